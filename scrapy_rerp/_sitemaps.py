@@ -1,0 +1,122 @@
+"""Sitemap discovery: a SitemapSpider follows the sitemaps robots.txt files list.
+
+With ``RERP_SITEMAP_DISCOVERY = True``, every robots.txt the crawl fetches (one per origin the
+crawl visits) hands its ``Sitemap:`` lines to :class:`SitemapDiscovery`, which schedules each
+sitemap URL once per crawl with the spider's own ``_parse_sitemap`` callback, so
+``sitemap_rules``, ``sitemap_filter`` and ``sitemap_follow`` apply to what the sitemaps contain
+exactly as they do for ``sitemap_urls``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+from scrapy import Request
+from scrapy.spiders import SitemapSpider
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy_rerp._settings import RerpSettings
+
+    from scrapy_rerp.engine import RobotsTxt
+
+logger = logging.getLogger(__name__)
+
+STAT_DISCOVERED = "robotstxt/sitemaps/discovered"
+STAT_SCHEDULED = "robotstxt/sitemaps/scheduled"
+STAT_FILTERED_OFFSITE = "robotstxt/sitemaps/filtered/offsite"
+STAT_FILTERED_FOLLOW = "robotstxt/sitemaps/filtered/sitemap_follow"
+STAT_INVALID = "robotstxt/sitemaps/invalid"
+
+#: Meta key set on discovered sitemap requests: the robots.txt URL that listed the sitemap.
+META_FROM_ROBOTS = "rerp_sitemap_from_robots"
+
+
+class SitemapDiscovery:
+    """Schedule the sitemaps listed in robots.txt files for a SitemapSpider, each once."""
+
+    def __init__(self, crawler: Crawler, enabled: bool) -> None:
+        self.crawler = crawler
+        self.enabled = enabled
+        self.stats = crawler.stats
+        self._seen: set[str] = set()
+        self._host_regex: re.Pattern[str] | None = None
+        self._allowed_domains: list[str] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, settings: RerpSettings) -> SitemapDiscovery:
+        return cls(crawler, bool(settings.sitemap_discovery))
+
+    def robots_parsed(self, origin: str, robots_url: str, robots: RobotsTxt) -> None:
+        """Schedule the sitemaps *robots* lists that were not scheduled before in this crawl.
+
+        A no-op unless discovery is enabled and the spider is a SitemapSpider. Sitemap URLs are
+        resolved against *robots_url* (relative values occur in the wild); sitemaps outside the
+        spider's ``allowed_domains`` or matching none of its ``sitemap_follow`` patterns are
+        left out. Called again on a refetch of the same robots.txt, it schedules nothing twice.
+        """
+        if not self.enabled or not robots.sitemaps:
+            return
+        spider = self.crawler.spider
+        if not isinstance(spider, SitemapSpider):
+            return
+        engine = self.crawler.engine
+        assert engine is not None
+        for value in robots.sitemaps:
+            url = _absolute(robots_url, value)
+            if url is None:
+                self.stats.inc_value(STAT_INVALID)
+                logger.debug(
+                    "Ignoring sitemap %r listed in %s: not an http(s) URL", value, robots_url
+                )
+                continue
+            if url in self._seen:
+                continue
+            self._seen.add(url)
+            self.stats.inc_value(STAT_DISCOVERED)
+            if not self._on_site(spider, url):
+                self.stats.inc_value(STAT_FILTERED_OFFSITE)
+                logger.debug("Ignoring offsite sitemap %s listed in %s", url, robots_url)
+                continue
+            # Scrapy applies sitemap_follow to sitemap-index children only; a robots.txt listing
+            # is an index too, so the same patterns decide here.
+            if not any(pattern.search(url) for pattern in spider._follow):
+                self.stats.inc_value(STAT_FILTERED_FOLLOW)
+                logger.debug(
+                    "Ignoring sitemap %s listed in %s: no sitemap_follow match", url, robots_url
+                )
+                continue
+            self.stats.inc_value(STAT_SCHEDULED)
+            logger.debug("Following sitemap %s listed in %s", url, robots_url)
+            engine.crawl(
+                Request(
+                    url,
+                    callback=spider._parse_sitemap,
+                    meta={META_FROM_ROBOTS: robots_url},
+                )
+            )
+
+    def _on_site(self, spider: SitemapSpider, url: str) -> bool:
+        # Same policy as Scrapy's OffsiteMiddleware: the host or a subdomain of it is in
+        # allowed_domains; no allowed_domains means everything is on site.
+        allowed = [d for d in (getattr(spider, "allowed_domains", None) or []) if d]
+        if not allowed:
+            return True
+        if allowed != self._allowed_domains:
+            self._allowed_domains = allowed
+            domains = "|".join(re.escape(d.lower()) for d in allowed)
+            self._host_regex = re.compile(rf"^(.*\.)?({domains})$")
+        assert self._host_regex is not None
+        host = urlsplit(url).hostname or ""
+        return bool(self._host_regex.search(host))
+
+
+def _absolute(robots_url: str, value: str) -> str | None:
+    url = urljoin(robots_url, value.strip())
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return url

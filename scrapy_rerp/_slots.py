@@ -1,0 +1,301 @@
+"""Crawl-delay floors on Scrapy downloader slots.
+
+This is the only module of scrapy_rerp that touches Scrapy's throttling internals
+(``Downloader.slots``, ``Downloader.per_slot_settings``, ``Slot.delay``/``Slot.jitter``,
+the ``download_slot`` meta key). Scrapy is reworking them upstream (scrapy/scrapy#6931), so
+everything that depends on them stays behind :class:`CrawlDelayFloors`.
+
+How a floor holds:
+
+* the floor is written to the live slot *and* to ``Downloader.per_slot_settings[key]`` so a slot
+  dropped by the idle-slot garbage collector comes back with it;
+* floored slots get no jitter: Scrapy draws each gap from ``delay * (1 ± jitter)``, which would
+  let gaps fall below the floor;
+* AutoThrottle rewrites ``slot.delay`` on every response; this class re-clamps it in its own
+  ``response_downloaded`` handler, connected by the downloader middleware and so after the
+  extensions (AutoThrottle) and called after them;
+* ``request_reached_downloader`` fires once the slot key is final (custom ``download_slot``
+  keys included) and before the slot queue is processed: the floor is applied there to slots
+  first seen for a floored origin.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy import signals
+from scrapy.core.downloader import Slot
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rerp._urls import origin_of
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.core.downloader import Downloader
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy_rerp._settings import RerpSettings
+
+    from scrapy_rerp.engine import RobotsTxt
+
+logger = logging.getLogger(__name__)
+
+_SLOT_META = "download_slot"
+# Scrapy 2.19 replaced Slot.randomize_delay (bool) with Slot.jitter (float).
+_HAS_JITTER = hasattr(Slot, "jitter")
+
+STAT_APPLIED = "robotstxt/crawl_delay/floor_applied"
+STAT_CAPPED = "robotstxt/crawl_delay/floor_capped"
+STAT_CLEARED = "robotstxt/crawl_delay/floor_cleared"
+STAT_RECLAMPED = "robotstxt/crawl_delay/reclamped"
+STAT_MAX = "robotstxt/crawl_delay/max_floor"
+
+
+def _default_slot_key(origin: str) -> str:
+    # Scrapy's default slot key is the lower-cased host name, without scheme or port.
+    return urlsplit(origin).hostname or ""
+
+
+class CrawlDelayFloors:
+    """Keep the downloader slots that serve an origin at or above its robots.txt Crawl-delay.
+
+    The floor of an origin is its Crawl-delay or the interval its Request-rate implies
+    (seconds / requests), the larger of the two, capped by ``max_crawl_delay`` and never below
+    ``DOWNLOAD_DELAY``. Several origins can share one slot (Scrapy keys slots by host name, so
+    ``http://h`` and ``https://h:8443`` share ``h``); a slot gets the largest floor among them.
+    """
+
+    def __init__(self, crawler: Crawler, max_crawl_delay: float) -> None:
+        self.crawler = crawler
+        self.max_crawl_delay = max_crawl_delay
+        self.download_delay: float = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        self.autothrottle: bool = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
+        self.stats = crawler.stats
+        self._origin_floor: dict[str, float] = {}
+        self._origin_keys: dict[str, set[str]] = {}
+        self._key_origins: dict[str, set[str]] = {}
+        self._key_floor: dict[str, float] = {}
+        # The per_slot_settings entry a key had before it was floored (None: no entry).
+        self._saved_slot_settings: dict[str, dict[str, Any] | None] = {}
+        self._warned_capped: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, settings: RerpSettings) -> CrawlDelayFloors:
+        floors = cls(crawler, float(settings.max_crawl_delay))
+        crawler.signals.connect(
+            floors._request_reached_downloader, signal=signals.request_reached_downloader
+        )
+        crawler.signals.connect(floors._response_downloaded, signal=signals.response_downloaded)
+        return floors
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def floor_for(self, robots: RobotsTxt, user_agent: str, origin: str = "") -> float | None:
+        """Return the floor *robots* asks of *user_agent*, capped and raised to DOWNLOAD_DELAY."""
+        wanted = 0.0
+        delay = robots.crawl_delay(user_agent)
+        if delay is not None and delay > 0:
+            wanted = float(delay)
+        rate = robots.request_rate(user_agent)
+        if rate is not None and rate.requests > 0 and rate.seconds > 0:
+            wanted = max(wanted, rate.seconds / rate.requests)
+        if wanted <= 0:
+            return None
+        if wanted > self.max_crawl_delay:
+            self.stats.inc_value(STAT_CAPPED)
+            if origin not in self._warned_capped:
+                self._warned_capped.add(origin)
+                logger.warning(
+                    "robots.txt of %s asks for %.3g s between requests; capped to "
+                    "RERP_MAX_CRAWL_DELAY = %.3g s",
+                    origin or "an origin",
+                    wanted,
+                    self.max_crawl_delay,
+                )
+            wanted = self.max_crawl_delay
+        return max(wanted, self.download_delay)
+
+    def set_floor(self, origin: str, robots: RobotsTxt, user_agent: str) -> float | None:
+        """Apply the floor that *robots* asks of *user_agent* to the slots serving *origin*.
+
+        Returns the floor in seconds, or None when robots.txt asks for none (any earlier floor
+        of *origin* is then cleared). Call it before releasing requests that waited for
+        robots.txt, so the first of them already respects the floor.
+        """
+        floor = self.floor_for(robots, user_agent, origin)
+        if floor is None:
+            self.clear_floor(origin)
+            return None
+        self._origin_floor[origin] = floor
+        keys = self._origin_keys.setdefault(origin, set())
+        keys.add(_default_slot_key(origin))
+        for key in keys:
+            self._key_origins.setdefault(key, set()).add(origin)
+            self._apply(key)
+        self.stats.inc_value(STAT_APPLIED)
+        self.stats.max_value(STAT_MAX, floor)
+        logger.debug("Crawl-delay floor %.3g s for %s (slots %s)", floor, origin, sorted(keys))
+        return floor
+
+    def clear_floor(self, origin: str) -> None:
+        """Drop the floor of *origin*; slots no other floored origin uses get their own back."""
+        if self._origin_floor.pop(origin, None) is None:
+            return
+        self.stats.inc_value(STAT_CLEARED)
+        for key in self._origin_keys.pop(origin, set()):
+            origins = self._key_origins.get(key)
+            if origins is not None:
+                origins.discard(origin)
+                if not origins:
+                    del self._key_origins[key]
+            self._apply(key)
+
+    def floor_of(self, origin: str) -> float | None:
+        """The floor currently applied for *origin*, if any."""
+        return self._origin_floor.get(origin)
+
+    def slot_delay(self, request: Request) -> tuple[float, float] | None:
+        """``(delay, jitter)`` of the live slot that served *request*, or None if it is gone.
+
+        For tests and diagnostics: the slot key is the one the downloader stored in the meta.
+        """
+        key = request.meta.get(_SLOT_META)
+        slot = self._downloader().slots.get(key) if key is not None else None
+        if slot is None:
+            return None
+        return slot.delay, _jitter_of(slot)
+
+    # -- slot handling -------------------------------------------------------------------------
+
+    def _downloader(self) -> Downloader:
+        assert self.crawler.engine is not None
+        return self.crawler.engine.downloader
+
+    def _apply(self, key: str) -> None:
+        """Write the current floor of *key* (or its absence) to per_slot_settings and the slot."""
+        downloader = self._downloader()
+        per_slot = downloader.per_slot_settings
+        origins = self._key_origins.get(key)
+        floor = max((self._origin_floor[o] for o in origins), default=0.0) if origins else 0.0
+        if key not in self._saved_slot_settings:
+            saved = per_slot.get(key)
+            self._saved_slot_settings[key] = dict(saved) if saved is not None else None
+        original = self._saved_slot_settings[key]
+        base = float((original or {}).get("delay", downloader._delay))
+        slot = downloader.slots.get(key)
+
+        if floor <= 0:
+            # No floored origin uses this slot any more: give it back its own settings.
+            self._key_floor.pop(key, None)
+            del self._saved_slot_settings[key]
+            if original is None:
+                per_slot.pop(key, None)
+            else:
+                per_slot[key] = original
+            if slot is not None:
+                _set_jitter(slot, _configured_jitter(original, downloader))
+                if not self.autothrottle:
+                    slot.delay = base
+            return
+
+        self._key_floor[key] = floor
+        settings = dict(original or {})
+        settings["delay"] = max(base, floor)
+        settings.pop("randomize_delay", None)
+        if _HAS_JITTER:
+            settings["jitter"] = 0.0
+        else:
+            settings["randomize_delay"] = False
+        per_slot[key] = settings
+        if slot is not None:
+            _set_jitter(slot, 0.0)
+            # AutoThrottle owns the delay above the floor; without it the slot runs at
+            # max(its configured delay, floor), which also lowers it when a floor goes down.
+            slot.delay = max(slot.delay, floor) if self.autothrottle else max(base, floor)
+
+    def _clamp(self, slot: Slot, floor: float) -> bool:
+        changed = False
+        if slot.delay < floor:
+            slot.delay = floor
+            changed = True
+        if _jitter_of(slot):
+            _set_jitter(slot, 0.0)
+            changed = True
+        return changed
+
+    # -- signal handlers -----------------------------------------------------------------------
+
+    def _request_reached_downloader(self, request: Request, spider: Any = None) -> None:
+        if not self._origin_floor:
+            return
+        key = request.meta.get(_SLOT_META)
+        if key is None:
+            return
+        if key != urlparse_cached(request).hostname:
+            # A custom slot key (download_slot meta, CONCURRENT_REQUESTS_PER_IP): learn which
+            # origin it serves the first time it is seen with that origin.
+            origin = origin_of(request.url)
+            keys = self._origin_keys.get(origin)
+            if keys is not None and key not in keys:
+                keys.add(key)
+                self._key_origins.setdefault(key, set()).add(origin)
+                self._apply(key)
+                self._inherit_lastseen(key, origin)
+        floor = self._key_floor.get(key)
+        if floor is None:
+            return
+        slot = self._downloader().slots.get(key)
+        if slot is not None:
+            self._clamp(slot, floor)
+
+    def _inherit_lastseen(self, key: str, origin: str) -> None:
+        """Start a newly mapped slot's delay from the origin's last request (robots.txt, say)
+        on its default slot, so its first request is not sent right after that one."""
+        slots = self._downloader().slots
+        slot = slots.get(key)
+        default = slots.get(_default_slot_key(origin))
+        if slot is not None and default is not None and default.lastseen > slot.lastseen:
+            slot.lastseen = default.lastseen
+
+    def _response_downloaded(
+        self, response: Response, request: Request, spider: Any = None
+    ) -> None:
+        # Runs after AutoThrottle's handler (extensions connect before downloader
+        # middlewares), so whatever delay AutoThrottle just wrote is raised back to the floor.
+        if not self._key_floor:
+            return
+        key = request.meta.get(_SLOT_META)
+        floor = self._key_floor.get(key) if key is not None else None
+        if floor is None:
+            return
+        slot = self._downloader().slots.get(key)
+        if slot is not None and self._clamp(slot, floor):
+            self.stats.inc_value(STAT_RECLAMPED)
+
+
+def _jitter_of(slot: Slot) -> float:
+    if _HAS_JITTER:
+        return float(slot.jitter)
+    return 0.5 if getattr(slot, "randomize_delay", False) else 0.0
+
+
+def _set_jitter(slot: Slot, jitter: float) -> None:
+    if _HAS_JITTER:
+        slot.jitter = jitter
+    else:
+        slot.randomize_delay = bool(jitter)
+
+
+def _configured_jitter(slot_settings: dict[str, Any] | None, downloader: Downloader) -> float:
+    """The jitter Scrapy itself gives a slot with *slot_settings*."""
+    slot_settings = slot_settings or {}
+    if _HAS_JITTER:
+        if "jitter" in slot_settings:
+            return float(slot_settings["jitter"])
+        if "randomize_delay" in slot_settings:
+            return 0.5 if slot_settings["randomize_delay"] else 0.0
+        return float(downloader._jitter)
+    randomize = slot_settings.get("randomize_delay", getattr(downloader, "randomize_delay", True))
+    return 0.5 if randomize else 0.0
