@@ -1,0 +1,367 @@
+"""Crawl-delay floors: gaps between requests measured at the server, in real crawls.
+
+``FloorFromRobots`` below is a small downloader middleware that does what the robots.txt
+middleware does for floors: fetch robots.txt once per origin through the engine, call
+``CrawlDelayFloors.set_floor`` and only then let the origin's requests through. It drives the
+real downloader and its slots, so these tests hold for any caller of ``set_floor``; the
+end-to-end tests through ``scrapy_rerp.RobotsTxtMiddleware`` are at the bottom.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import pytest_twisted
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+
+from scrapy_rerp._slots import (
+    STAT_APPLIED,
+    STAT_CAPPED,
+    STAT_MAX,
+    STAT_RECLAMPED,
+    CrawlDelayFloors,
+)
+from scrapy_rerp._urls import origin_of, robots_url_of
+from tests.servers import Hit, ListSpider, Server, crawl, gaps
+
+FLOOR = 0.4
+# Timer and thread scheduling slack between the downloader's dequeue and the server's clock.
+TOLERANCE = 0.02
+UA = "FloorBot"
+
+
+# -- robots.txt parsing for the test middleware ------------------------------------------------
+
+
+class _RequestRate(SimpleNamespace):
+    requests: int
+    seconds: float
+
+
+class _MiniRobots:
+    """Crawl-delay, Request-rate and Sitemap lines of a robots.txt, for every user agent.
+
+    Used only until ``scrapy_rerp.engine.parse`` is importable.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._delay: float | None = None
+        self._rate: _RequestRate | None = None
+        sitemaps: list[str] = []
+        for line in text.splitlines():
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "crawl-delay":
+                self._delay = float(value)
+            elif name == "request-rate":
+                count, _, period = value.partition("/")
+                self._rate = _RequestRate(requests=int(count), seconds=float(period.rstrip("s")))
+            elif name == "sitemap":
+                sitemaps.append(value)
+        self.sitemaps = tuple(sitemaps)
+
+    def crawl_delay(self, user_agent: str) -> float | None:
+        return self._delay
+
+    def request_rate(self, user_agent: str) -> _RequestRate | None:
+        return self._rate
+
+
+def parse_robots(body: bytes) -> Any:
+    try:
+        from scrapy_rerp.engine import parse
+    except ImportError:
+        return _MiniRobots(body.decode("utf-8", "replace"))
+    return parse(body)
+
+
+def rerp_settings(crawler: Crawler) -> Any:
+    try:
+        from scrapy_rerp._settings import RerpSettings
+    except ImportError:
+        s = crawler.settings
+        return SimpleNamespace(
+            max_crawl_delay=s.getfloat("RERP_MAX_CRAWL_DELAY", 30.0),
+            sitemap_discovery=s.getbool("RERP_SITEMAP_DISCOVERY", False),
+        )
+    return RerpSettings.from_settings(crawler.settings)
+
+
+class FloorFromRobots:
+    """Fetch robots.txt once per origin, set the floor, then release the origin's requests."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = rerp_settings(crawler)
+        self.floors = CrawlDelayFloors.from_crawler(crawler, settings)
+        self.on_robots: list[Any] = []  # extra callbacks(origin, robots_url, robots)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        crawler.floors = self.floors  # type: ignore[attr-defined]  # for assertions
+        crawler.floor_middleware = self  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FloorFromRobots:
+        return cls(crawler)
+
+    async def process_request(self, request: scrapy.Request) -> None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return
+        origin = origin_of(request.url)
+        task = self._tasks.get(origin)
+        if task is None:
+            task = asyncio.ensure_future(self._fetch(origin, robots_url_of(request.url)))
+            self._tasks[origin] = task
+        await asyncio.shield(task)
+
+    async def _fetch(self, origin: str, robots_url: str) -> None:
+        assert self.crawler.engine is not None
+        response = await self.crawler.engine.download_async(
+            scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000)
+        )
+        robots = parse_robots(response.body if response.status == 200 else b"")
+        self.floors.set_floor(origin, robots, UA)
+        for callback in self.on_robots:
+            callback(origin, robots_url, robots)
+
+
+MIDDLEWARE = {f"{__name__}.FloorFromRobots": 100}
+
+
+def settings(**extra: Any) -> dict[str, Any]:
+    return {
+        "DOWNLOADER_MIDDLEWARES": MIDDLEWARE,
+        "ROBOTSTXT_OBEY": False,
+        "USER_AGENT": UA,
+        "LOG_LEVEL": "INFO",
+        **extra,
+    }
+
+
+def pages(server: Server, n: int, host: str | None = None) -> list[str]:
+    return [server.url(f"/page{i}", host=host) for i in range(n)]
+
+
+def assert_gaps_at_least(hits: Iterable[Hit], floor: float) -> list[float]:
+    measured = gaps(hits)
+    assert measured, "need at least two requests to measure a gap"
+    assert min(measured) >= floor - TOLERANCE, f"gaps {measured} below floor {floor}"
+    return measured
+
+
+# -- the floor between requests --------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_floor_holds_and_the_first_page_after_robots_respects_it(server: Server) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    crawler = await crawl(ListSpider, settings(), urls=pages(server, 5))
+    hits = server.hits()
+    assert [h.path for h in hits][0] == "/robots.txt"
+    assert len(hits) == 6
+    # The robots.txt hit is included: the first page waits for the floor after it.
+    measured = assert_gaps_at_least(hits, FLOOR)
+    # Default jitter (0.5) is switched off on the floored slot, not compensated for by a
+    # longer base delay: gaps sit at the floor.
+    assert max(measured) < FLOOR + 0.2, measured
+    assert crawler.stats.get_value(STAT_APPLIED) == 1
+    assert crawler.stats.get_value(STAT_MAX) == pytest.approx(FLOOR)
+
+
+@pytest_twisted.ensureDeferred
+async def test_floor_holds_with_autothrottle(server: Server) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    # A start delay of 0 and fast local responses make AutoThrottle halve the delay on
+    # every response: 0.4 -> 0.2 -> 0.1 ... unless the floor is re-applied after it.
+    crawler = await crawl(
+        ListSpider,
+        settings(AUTOTHROTTLE_ENABLED=True, AUTOTHROTTLE_START_DELAY=0),
+        urls=pages(server, 6),
+    )
+    assert len(server.hits()) == 7
+    assert_gaps_at_least(server.hits(), FLOOR)
+    # AutoThrottle did lower the delay, and the floor was put back after it each time.
+    assert crawler.stats.get_value(STAT_RECLAMPED, 0) >= 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_autothrottle_alone_lowers_a_per_slot_delay(server: Server) -> None:
+    """Control for the test above: the same crawl with the delay in DOWNLOAD_SLOTS and no
+    floor falls below it, so the measurement does catch a floor that does not hold."""
+    server.robots("")
+    await crawl(
+        ListSpider,
+        {
+            "ROBOTSTXT_OBEY": False,
+            "LOG_LEVEL": "INFO",
+            "AUTOTHROTTLE_ENABLED": True,
+            "AUTOTHROTTLE_START_DELAY": 0,
+            "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": FLOOR, "jitter": 0}},
+        },
+        urls=pages(server, 6),
+    )
+    assert min(gaps(server.hits())) < FLOOR / 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_floor_holds_with_jitter(server: Server) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    crawler = await crawl(
+        ListSpider,
+        settings(DOWNLOAD_DELAY=0.2, DOWNLOAD_DELAY_JITTER=0.5),
+        urls=pages(server, 5),
+    )
+    assert_gaps_at_least(server.hits(), FLOOR)
+    assert crawler.stats.get_value(STAT_MAX) == pytest.approx(FLOOR)
+
+
+@pytest_twisted.ensureDeferred
+async def test_download_delay_above_crawl_delay_is_the_floor_and_jitter_cannot_undercut_it(
+    server: Server,
+) -> None:
+    # DOWNLOAD_DELAY 0.5 with jitter 0.5 alone gives gaps down to 0.25 s, below Crawl-delay.
+    server.robots("User-agent: *\nCrawl-delay: 0.3\n")
+    crawler = await crawl(
+        ListSpider,
+        settings(DOWNLOAD_DELAY=0.5, DOWNLOAD_DELAY_JITTER=0.5),
+        urls=pages(server, 4),
+    )
+    assert_gaps_at_least(server.hits()[1:], 0.5)
+    assert crawler.stats.get_value(STAT_MAX) == pytest.approx(0.5)
+
+
+class CustomSlotSpider(ListSpider):
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.urls:
+            yield scrapy.Request(
+                url, self.parse, meta={"download_slot": "pool-1"}, dont_filter=True
+            )
+
+
+@pytest_twisted.ensureDeferred
+async def test_floor_holds_on_a_custom_download_slot(server: Server) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    crawler = await crawl(
+        CustomSlotSpider, settings(DOWNLOAD_DELAY_JITTER=0.5), urls=pages(server, 5)
+    )
+    hits = server.hits()
+    assert len(hits) == 6
+    # robots.txt went through the host's slot, the pages through "pool-1": the first page
+    # still waits for the floor after robots.txt.
+    assert_gaps_at_least(hits, FLOOR)
+    assert crawler.stats.get_value(STAT_APPLIED) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any) -> None:
+    # Two ports on 127.0.0.1 are two origins but one slot ("127.0.0.1").
+    fast, slow = make_server(), make_server()
+    fast.robots("User-agent: *\nCrawl-delay: 0.3\n")
+    slow.robots("User-agent: *\nCrawl-delay: 0.5\n")
+
+    class Sequential(ListSpider):
+        # fast's pages first; slow's robots.txt is fetched when its first page is scheduled.
+        async def start(self) -> AsyncIterator[scrapy.Request]:
+            for url in pages(fast, 3):
+                yield scrapy.Request(url, self.parse, dont_filter=True)
+            await asyncio.sleep(1.2)
+            for url in pages(slow, 3):
+                yield scrapy.Request(url, self.parse, dont_filter=True)
+            for i in range(3):
+                yield scrapy.Request(fast.url(f"/late{i}"), self.parse, dont_filter=True)
+
+    crawler = await crawl(Sequential, settings())
+    hits = sorted(fast.hits() + slow.hits(), key=lambda h: h.time)
+    assert len(hits) == 11
+    assert_gaps_at_least(hits, 0.3)
+    slow_robots = next(i for i, h in enumerate(hits) if h is slow.hits("/robots.txt")[0])
+    # From slow's robots.txt on, both origins' requests share the 0.5 s floor.
+    assert_gaps_at_least(hits[slow_robots:], 0.5)
+    assert crawler.stats.get_value(STAT_APPLIED) == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_floor_is_capped_by_max_crawl_delay(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots("User-agent: *\nCrawl-delay: 100\n")
+    caplog.set_level(logging.WARNING, logger="scrapy_rerp._slots")
+    crawler = await crawl(ListSpider, settings(RERP_MAX_CRAWL_DELAY=0.3), urls=pages(server, 4))
+    measured = assert_gaps_at_least(server.hits(), 0.3)
+    assert max(measured) < 1.0
+    assert crawler.stats.get_value(STAT_CAPPED) == 1
+    warnings = [r for r in caplog.records if "capped" in r.getMessage()]
+    assert len(warnings) == 1
+    assert server.origin in warnings[0].getMessage()
+
+
+@pytest_twisted.ensureDeferred
+async def test_request_rate_sets_the_floor(server: Server) -> None:
+    # 2 requests per second: one every 0.5 s, more than the Crawl-delay.
+    server.robots("User-agent: *\nCrawl-delay: 0.2\nRequest-rate: 2/1s\n")
+    crawler = await crawl(ListSpider, settings(), urls=pages(server, 4))
+    assert_gaps_at_least(server.hits(), 0.5)
+    assert crawler.stats.get_value(STAT_MAX) == pytest.approx(0.5)
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_crawl_delay_leaves_slots_alone(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private\n")
+    crawler = await crawl(ListSpider, settings(), urls=pages(server, 6))
+    assert len(server.hits()) == 7
+    # No delay at all: the pages go out together.
+    assert min(gaps(server.hits()[1:])) < 0.05
+    assert crawler.stats.get_value(STAT_APPLIED) is None
+    assert crawler.floors.floor_of(server.origin) is None  # type: ignore[attr-defined]
+
+
+# -- idle slots dropped and recreated ---------------------------------------------------------
+
+
+class GcSpider(ListSpider):
+    """Requests one page, lets its slot go idle, has Scrapy's slot GC drop it, then requests a
+    batch at once: the recreated slot must space them by the floor again."""
+
+    recorded: list[tuple[float, float] | None]
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        self.recorded = []
+        yield scrapy.Request(self.urls[0], self.after_first, dont_filter=True)
+
+    async def after_first(self, response: Response) -> AsyncIterator[scrapy.Request]:
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        key = response.meta["download_slot"]
+        # Scrapy drops a slot once it is idle and `lastseen + delay` is older than the GC age;
+        # wait out the delay, then run its own GC with age 0 instead of waiting 60 s.
+        await asyncio.sleep(FLOOR + 0.1)
+        downloader._slot_gc(age=0)
+        self.dropped = key not in downloader.slots
+        self.slot_settings = dict(downloader.per_slot_settings.get(key, {}))
+        for url in self.urls[1:]:
+            yield scrapy.Request(url, self.after_gc, dont_filter=True)
+
+    def after_gc(self, response: Response) -> None:
+        self.recorded.append(self.crawler.floors.slot_delay(response.request))  # type: ignore[attr-defined]
+
+
+@pytest_twisted.ensureDeferred
+async def test_floor_survives_slot_garbage_collection(server: Server) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    crawler = await crawl(GcSpider, settings(DOWNLOAD_DELAY_JITTER=0.5), urls=pages(server, 6))
+    spider = crawler.spider
+    assert isinstance(spider, GcSpider)
+    assert spider.dropped
+    # What Scrapy recreates the slot from.
+    assert spider.slot_settings == {"delay": FLOOR, "jitter": 0.0}
+    hits = server.hits()
+    assert len(hits) == 7
+    # The five pages requested together after the slot was recreated.
+    assert_gaps_at_least(hits[2:], FLOOR)
+    # The recreated slot came back floored, without jitter.
+    assert spider.recorded and all(r == (FLOOR, 0.0) for r in spider.recorded)
