@@ -1,0 +1,236 @@
+"""Every setting of the Scrapy layer, read and validated once, at start-up.
+
+A bad value is an error naming the setting and the value, raised when the crawler is built:
+a crawl that silently ignores robots.txt (or hammers a site) because of a typo is worse than
+a crawl that does not start.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
+
+__all__ = ["SYNTAX_NAMES", "RerpSettings", "RerpSettingsError"]
+
+#: ``RERP_SYNTAX`` values, by name (case-insensitive) and by engine constant.
+SYNTAX_NAMES: dict[str, int] = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
+
+DAY = 24 * 3600.0
+WEEK = 7 * DAY
+
+_DEFAULT_CACHE = "scrapy_rerp.cache.MemoryOriginCache"
+
+
+class RerpSettingsError(ValueError):
+    """A RERP_* or ROBOTSTXT_* setting has a value that cannot be used."""
+
+    def __init__(self, name: str, value: object, expected: str) -> None:
+        self.setting = name
+        self.value = value
+        super().__init__(f"{name} = {value!r} is invalid: expected {expected}")
+
+
+class _SettingsLike(Protocol):
+    def get(self, name: str, default: Any = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class RerpSettings:
+    """The validated configuration; build it with :meth:`from_settings`."""
+
+    obey: bool = True  # ROBOTSTXT_OBEY
+    syntax: int = RFC9309  # RERP_SYNTAX, as an engine constant
+    user_agent: str | None = None  # ROBOTSTXT_USER_AGENT
+    default_user_agent: str = "Scrapy"  # USER_AGENT
+    max_size: int = 500 * 1024  # RERP_MAX_SIZE, bytes
+    max_redirects: int = 5  # RERP_MAX_REDIRECTS
+    unreachable_max_wait: float = 300.0  # RERP_UNREACHABLE_MAX_WAIT, seconds
+    retry_backoff_base: float = 1.0  # RERP_RETRY_BACKOFF_BASE, seconds
+    retry_backoff_max: float = 60.0  # RERP_RETRY_BACKOFF_MAX, seconds
+    lifetime: float = DAY  # RERP_LIFETIME: when the response says nothing
+    min_lifetime: float = 3600.0  # RERP_MIN_LIFETIME
+    max_lifetime: float = DAY  # RERP_MAX_LIFETIME
+    error_lifetime: float = 3600.0  # RERP_ERROR_LIFETIME: 4xx, redirect loops, give-ups
+    cache_max_origins: int = 10_000  # RERP_CACHE_MAX_ORIGINS
+    cache: str = _DEFAULT_CACHE  # RERP_CACHE, dotted path of the origin cache class
+    crawl_delay: bool = True  # RERP_CRAWL_DELAY
+    max_crawl_delay: float = 30.0  # RERP_MAX_CRAWL_DELAY, seconds
+    sitemap_discovery: bool = False  # RERP_SITEMAP_DISCOVERY
+
+    @property
+    def legacy(self) -> bool:
+        """True in the mk1996/gym2008 modes (rerp's behaviour for statuses, charset, lifetime)."""
+        return self.syntax != RFC9309
+
+    @property
+    def syntax_name(self) -> str:
+        return next(name for name, value in SYNTAX_NAMES.items() if value == self.syntax)
+
+    @property
+    def default_charset(self) -> str:
+        return "utf-8" if self.syntax == RFC9309 else "iso-8859-1"
+
+    @classmethod
+    def from_settings(
+        cls, settings: _SettingsLike | Mapping[str, Any], *, require_obey: bool = True
+    ) -> RerpSettings:
+        """Read and check every setting.
+
+        ``settings`` is a :class:`scrapy.settings.Settings` or any mapping. Raises
+        :class:`RerpSettingsError` for a bad value and, when ``require_obey`` is true,
+        :class:`scrapy.exceptions.NotConfigured` if ``ROBOTSTXT_OBEY`` is off (after the
+        checks, so a typo never hides behind a disabled middleware).
+        """
+        r = _Reader(settings)
+        syntax = r.syntax("RERP_SYNTAX")
+        legacy_default = WEEK if syntax != RFC9309 else DAY
+        lifetime = r.seconds("RERP_LIFETIME", legacy_default)
+        min_lifetime = r.seconds("RERP_MIN_LIFETIME", min(3600.0, lifetime))
+        max_lifetime = r.seconds("RERP_MAX_LIFETIME", max(legacy_default, lifetime))
+        if min_lifetime > max_lifetime:
+            raise RerpSettingsError(
+                "RERP_MIN_LIFETIME", min_lifetime, f"at most RERP_MAX_LIFETIME ({max_lifetime})"
+            )
+        backoff_base = r.seconds("RERP_RETRY_BACKOFF_BASE", 1.0, positive=True)
+        backoff_max = r.seconds("RERP_RETRY_BACKOFF_MAX", 60.0)
+        if backoff_max < backoff_base:
+            raise RerpSettingsError(
+                "RERP_RETRY_BACKOFF_MAX",
+                backoff_max,
+                f"at least RERP_RETRY_BACKOFF_BASE ({backoff_base})",
+            )
+        result = cls(
+            obey=r.boolean("ROBOTSTXT_OBEY", False),
+            syntax=syntax,
+            user_agent=r.optional_text("ROBOTSTXT_USER_AGENT"),
+            default_user_agent=r.optional_text("USER_AGENT") or "Scrapy",
+            max_size=r.integer("RERP_MAX_SIZE", 500 * 1024, minimum=1),
+            max_redirects=r.integer("RERP_MAX_REDIRECTS", 5, minimum=0),
+            unreachable_max_wait=r.seconds("RERP_UNREACHABLE_MAX_WAIT", 300.0),
+            retry_backoff_base=backoff_base,
+            retry_backoff_max=backoff_max,
+            lifetime=lifetime,
+            min_lifetime=min_lifetime,
+            max_lifetime=max_lifetime,
+            error_lifetime=r.seconds("RERP_ERROR_LIFETIME", min(3600.0, lifetime)),
+            cache_max_origins=r.integer("RERP_CACHE_MAX_ORIGINS", 10_000, minimum=1),
+            cache=r.dotted_path("RERP_CACHE", _DEFAULT_CACHE),
+            crawl_delay=r.boolean("RERP_CRAWL_DELAY", True),
+            max_crawl_delay=r.seconds("RERP_MAX_CRAWL_DELAY", 30.0),
+            sitemap_discovery=r.boolean("RERP_SITEMAP_DISCOVERY", False),
+        )
+        if require_obey and not result.obey:
+            from scrapy.exceptions import NotConfigured
+
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        return result
+
+    def clamp_lifetime(self, seconds: float | None) -> float:
+        """The lifetime of a fetched robots.txt: ``seconds`` (from HTTP headers) within bounds."""
+        if seconds is None:
+            seconds = self.lifetime
+        return min(max(seconds, self.min_lifetime), self.max_lifetime)
+
+
+class _Reader:
+    """Typed access with messages that name the setting; ``None`` means "use the default"."""
+
+    def __init__(self, settings: _SettingsLike | Mapping[str, Any]) -> None:
+        self._settings = settings
+
+    def raw(self, name: str) -> Any:
+        return self._settings.get(name)
+
+    def syntax(self, name: str) -> int:
+        value = self.raw(name)
+        if value is None:
+            return RFC9309
+        if isinstance(value, str) and value.strip().lower() in SYNTAX_NAMES:
+            return SYNTAX_NAMES[value.strip().lower()]
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and value
+            in (
+                RFC9309,
+                GYM2008,
+                MK1996,
+            )
+        ):
+            return value
+        raise RerpSettingsError(name, value, "one of " + ", ".join(map(repr, SYNTAX_NAMES)))
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.raw(name)
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str):
+            # The strings Scrapy's Settings.getbool() accepts (values from the command line).
+            lowered = value.strip().lower()
+            if lowered in ("1", "true"):
+                return True
+            if lowered in ("0", "false"):
+                return False
+        raise RerpSettingsError(name, value, "a boolean (True/False)")
+
+    def _number(self, name: str, value: object) -> float:
+        if isinstance(value, bool):
+            raise RerpSettingsError(name, value, "a number")
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise RerpSettingsError(name, value, "a number")
+
+    def seconds(self, name: str, default: float, *, positive: bool = False) -> float:
+        value = self.raw(name)
+        if value is None:
+            return default
+        number = self._number(name, value)
+        if math.isnan(number) or math.isinf(number) or number < 0 or (positive and number == 0):
+            raise RerpSettingsError(
+                name,
+                value,
+                "a positive number of seconds" if positive else "a number of seconds >= 0",
+            )
+        return number
+
+    def integer(self, name: str, default: int, *, minimum: int) -> int:
+        value = self.raw(name)
+        if value is None:
+            return default
+        number = self._number(name, value)
+        if not number.is_integer() or number < minimum:
+            raise RerpSettingsError(name, value, f"an integer >= {minimum}")
+        return int(number)
+
+    def optional_text(self, name: str) -> str | None:
+        value = self.raw(name)
+        if value is None or value == "":
+            return None
+        if isinstance(value, bytes):
+            return value.decode("utf-8", "replace")
+        if isinstance(value, str):
+            return value
+        raise RerpSettingsError(name, value, "a string")
+
+    def dotted_path(self, name: str, default: str) -> str:
+        value = self.raw(name)
+        if value is None or value == "":
+            return default
+        if isinstance(value, type):
+            return f"{value.__module__}.{value.__qualname__}"
+        if isinstance(value, str) and "." in value.strip():
+            return value.strip()
+        raise RerpSettingsError(name, value, "a class or its dotted import path")

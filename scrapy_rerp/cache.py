@@ -1,0 +1,107 @@
+"""The per-origin robots.txt cache: bounded, least recently used out.
+
+The middleware keeps one :class:`RobotsEntry` per origin (``scheme://host:port``). The
+default backend, :class:`MemoryOriginCache`, is an ``OrderedDict`` bounded by
+``RERP_CACHE_MAX_ORIGINS``. Another backend can be named with ``RERP_CACHE`` (a dotted path,
+built with Scrapy's ``build_from_crawler``, like ``HTTPCACHE_STORAGE``); it only has to
+provide the :class:`OriginCache` methods. The middleware treats any exception from a backend
+as a cache failure: it logs it once, counts it, and carries on with an in-memory cache.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from scrapy_rerp.engine import RobotsTxt
+
+__all__ = ["MemoryOriginCache", "OriginCache", "RobotsEntry"]
+
+
+@dataclass(frozen=True)
+class RobotsEntry:
+    """What is known about one origin's robots.txt.
+
+    ``robots`` is None while the origin is unreachable and no earlier copy exists; then
+    ``expires_at`` is the time of the next attempt. Times are wall-clock (``time.time()``)
+    so that an entry means the same thing to a backend that outlives the process.
+    """
+
+    robots: RobotsTxt | None
+    fetched_at: float  # last attempt
+    expires_at: float  # refetch (or retry) after this
+    status: int | None = None  # HTTP status of the response the rules came from
+    url: str | None = None  # final robots.txt URL, after redirects
+    outcome: str = "parsed"  # parsed | allow-all | disallow-all | unreachable
+    failures: int = 0  # consecutive unreachable attempts
+    outage_since: float | None = None  # first failure of the current outage
+
+    def expired(self, now: float | None = None) -> bool:
+        return (time.time() if now is None else now) >= self.expires_at
+
+    def with_(self, **changes: object) -> RobotsEntry:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+class OriginCache(Protocol):
+    """What the middleware needs from a cache backend."""
+
+    def get(self, origin: str) -> RobotsEntry | None:
+        """The entry for ``origin``, marking it recently used; None when absent."""
+
+    def set(self, origin: str, entry: RobotsEntry) -> list[str]:
+        """Store ``entry``; return the origins evicted to make room (may be empty)."""
+
+    def delete(self, origin: str) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class MemoryOriginCache:
+    """An in-memory LRU cache of at most ``max_origins`` entries."""
+
+    def __init__(self, max_origins: int = 10_000) -> None:
+        if max_origins < 1:
+            raise ValueError(f"max_origins must be >= 1, got {max_origins!r}")
+        self.max_origins = max_origins
+        self._entries: OrderedDict[str, RobotsEntry] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> MemoryOriginCache:
+        from scrapy_rerp._settings import RerpSettings
+
+        settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
+        return cls(settings.cache_max_origins)
+
+    def get(self, origin: str) -> RobotsEntry | None:
+        entry = self._entries.get(origin)
+        if entry is not None:
+            self._entries.move_to_end(origin)
+        return entry
+
+    def set(self, origin: str, entry: RobotsEntry) -> list[str]:
+        self._entries[origin] = entry
+        self._entries.move_to_end(origin)
+        evicted: list[str] = []
+        while len(self._entries) > self.max_origins:
+            old, _ = self._entries.popitem(last=False)
+            evicted.append(old)
+        return evicted
+
+    def delete(self, origin: str) -> None:
+        self._entries.pop(origin, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, origin: object) -> bool:
+        return origin in self._entries
+
+    def origins(self) -> list[str]:
+        """Cached origins, least recently used first."""
+        return list(self._entries)
