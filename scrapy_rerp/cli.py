@@ -1,0 +1,283 @@
+"""``scrapy-rerp``: check URLs against a robots.txt and lint it, for site owners.
+
+Subcommands::
+
+    scrapy-rerp check ROBOTS URL... [--agent UA] [--syntax rfc9309|gym2008|mk1996]
+    scrapy-rerp lint ROBOTS [--syntax rfc9309|gym2008|mk1996]
+
+``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL.
+
+Exit status: 0 when every URL is allowed (``check``) or the file has no warning (``lint``);
+1 when some URL is disallowed or the file has warnings; 2 on a usage error or when the
+robots.txt cannot be read.
+
+Standard library only: this module must work without Scrapy installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from email.message import Message
+from typing import TextIO
+
+from scrapy_rerp import __version__
+from scrapy_rerp.engine import GYM2008, MAX_FILESIZE, MK1996, RFC9309, RobotsTxt, parse
+
+EXIT_OK = 0
+EXIT_FLAGGED = 1
+EXIT_ERROR = 2
+
+SYNTAXES = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
+SYNTAX_NAMES = {value: name for name, value in SYNTAXES.items()}
+# RFC 9309 section 2.5: crawlers must parse at least 500 KiB. The older syntaxes keep rerp's
+# fetch() cap, so that the CLI sees what a rerp-based crawler sees.
+RFC9309_MAX_BYTES = 500 * 1024
+DEFAULT_AGENT = "*"
+DEFAULT_TIMEOUT = 30.0
+
+
+class CliError(Exception):
+    """A problem the user can fix; reported as one line on stderr with exit status 2."""
+
+
+@dataclass
+class Loaded:
+    robots: RobotsTxt
+    notes: list[str] = field(default_factory=list)  # facts about the fetch, printed on stderr
+
+
+def _is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+def _charset(headers: Message) -> str | None:
+    charset = headers.get_content_charset()
+    if charset is None:
+        return None
+    try:
+        "".encode(charset)
+    except LookupError:
+        return None  # an unknown charset: let the engine decode as it would without one
+    return charset
+
+
+def _fetch(url: str, syntax: int, agent: str, timeout: float) -> Loaded:
+    user_agent = agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
+    request = urllib.request.Request(url, headers={"User-Agent": user_agent})
+    limit = RFC9309_MAX_BYTES if syntax == RFC9309 else MAX_FILESIZE
+    notes: list[str] = []
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read(limit + 1)
+            charset = _charset(response.headers)
+            final_url = response.geturl()
+    except urllib.error.HTTPError as error:
+        return _status_fallback(url, error.code, syntax)
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        raise CliError(f"cannot fetch {url}: {reason}") from error
+    if final_url != url:
+        notes.append(f"{url}: redirected to {final_url}")
+    if len(body) > limit:
+        body = body[:limit]
+        notes.append(f"{url}: only the first {limit:,} bytes are read, as a crawler would")
+    content: str | bytes = body
+    # RFC 9309 says robots.txt is UTF-8; the older syntaxes follow rerp's fetch(), which honours
+    # the declared charset and otherwise reads ISO-8859-1 (what the engine does with bytes).
+    if syntax != RFC9309 and charset is not None:
+        content = body.decode(charset, errors="replace")
+    return Loaded(parse(content, syntax), notes)
+
+
+def _status_fallback(url: str, status: int, syntax: int) -> Loaded:
+    """What a crawler makes of an HTTP error status, in the chosen syntax."""
+    if syntax == RFC9309:
+        # RFC 9309 section 2.3.1.3 (unavailable) and 2.3.1.4 (unreachable).
+        if 400 <= status < 500:
+            note = f"{url}: HTTP {status}: unavailable, so RFC 9309 allows every URL"
+            return Loaded(RobotsTxt.allow_all(syntax), [note])
+        note = f"{url}: HTTP {status}: unreachable, so RFC 9309 disallows every URL"
+        return Loaded(RobotsTxt.disallow_all(syntax), [note])
+    # rerp's fetch(): 401 and 403 disallow everything, 404 allows everything, the rest is an error.
+    if status in (401, 403):
+        note = f"{url}: HTTP {status}: every URL is disallowed"
+        return Loaded(RobotsTxt.disallow_all(syntax), [note])
+    if status == 404:
+        return Loaded(RobotsTxt.allow_all(syntax), [f"{url}: HTTP 404: every URL is allowed"])
+    raise CliError(f"cannot fetch {url}: HTTP {status}")
+
+
+def load(source: str, syntax: int, agent: str, timeout: float, stdin: TextIO) -> Loaded:
+    if source == "-":
+        return Loaded(parse(stdin.buffer.read(), syntax))
+    if _is_url(source):
+        return _fetch(source, syntax, agent, timeout)
+    try:
+        with open(source, "rb") as file:
+            content = file.read()
+    except OSError as error:
+        raise CliError(f"cannot read {source}: {error.strerror or error}") from error
+    return Loaded(parse(content, syntax))
+
+
+# --- check --------------------------------------------------------------------------------------
+
+
+def run_check(robots: RobotsTxt, urls: Sequence[str], agent: str, out: TextIO) -> int:
+    status = EXIT_OK
+    for url in urls:
+        decision = robots.decide(url, agent)
+        verdict = "ALLOWED" if decision.allowed else "DISALLOWED"
+        if decision.line is not None:
+            why = f"line {decision.line}: {decision.rule}"
+        else:
+            why = f"({decision.reason})"
+        out.write(f"{verdict:<10}  {url}  {why}\n")
+        if not decision.allowed:
+            status = EXIT_FLAGGED
+    return status
+
+
+# --- lint ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    agents: list[str] = field(default_factory=list)
+    rules: int = 0
+    extras: list[str] = field(default_factory=list)  # Crawl-delay, Request-rate, Visit-time lines
+
+
+_RULE_KEYS = {"allow", "disallow"}
+_GROUP_EXTRAS = {"crawl-delay", "request-rate", "visit-time"}
+
+
+def groups_of(robots: RobotsTxt) -> list[Group]:
+    """The groups as the engine understood them, read back from its robots.txt rendering."""
+    groups: list[Group] = []
+    current: Group | None = None
+    for line in str(robots).splitlines():
+        key, colon, value = line.partition(":")
+        if not colon:
+            continue
+        key = key.strip().lower()
+        value = value.strip()
+        if key == "user-agent":
+            # Consecutive User-agent lines share one group; one after a rule starts the next.
+            if current is None or current.rules or current.extras:
+                current = Group()
+                groups.append(current)
+            current.agents.append(value)
+        elif current is not None and key in _RULE_KEYS:
+            current.rules += 1
+        elif current is not None and key in _GROUP_EXTRAS:
+            current.extras.append(f"{line.partition(':')[0].strip()}: {value}")
+    return groups
+
+
+def run_lint(robots: RobotsTxt, source: str, out: TextIO) -> int:
+    warnings = robots.warnings
+    out.write(f"{source} (syntax {SYNTAX_NAMES[robots.syntax]})\n")
+    out.write(f"warnings: {len(warnings)}\n")
+    for warning in warnings:
+        out.write(f"  line {warning.line}: {warning.message}: {warning.text.strip()}\n")
+    groups = groups_of(robots)
+    out.write(f"groups: {len(groups)}\n")
+    for group in groups:
+        plural = "" if group.rules == 1 else "s"
+        out.write(f"  User-agent: {', '.join(group.agents)} ({group.rules} rule{plural})\n")
+        for extra in group.extras:
+            out.write(f"    {extra}\n")
+    out.write(f"sitemaps: {len(robots.sitemaps)}\n")
+    for sitemap in robots.sitemaps:
+        out.write(f"  {sitemap}\n")
+    if robots.host is not None:
+        out.write(f"host: {robots.host}\n")
+    for clean_param in robots.clean_params:
+        out.write(f"clean-param: {clean_param}\n")
+    return EXIT_FLAGGED if warnings else EXIT_OK
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scrapy-rerp",
+        description="Check URLs against a robots.txt, or lint one.",
+        epilog="Exit status: 0 all allowed / no warning; 1 some URL disallowed / warnings; "
+        "2 usage error or unreadable robots.txt.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "robots", metavar="ROBOTS", help="robots.txt file, - for standard input, or http(s) URL"
+    )
+    common.add_argument(
+        "--syntax",
+        type=str.lower,
+        choices=list(SYNTAXES),
+        default="rfc9309",
+        help="how to read the file (default rfc9309)",
+    )
+    common.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait when ROBOTS is a URL (default {DEFAULT_TIMEOUT:g})",
+    )
+
+    check = commands.add_parser(
+        "check",
+        parents=[common],
+        help="say whether URLs may be crawled, and which line decided",
+        description="Print ALLOWED or DISALLOWED for each URL, with the line that decided.",
+    )
+    check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or path")
+    check.add_argument(
+        "--agent",
+        "-A",
+        default=DEFAULT_AGENT,
+        help="crawler user agent: a product token or a full User-Agent header "
+        "(default *, a crawler with no group of its own)",
+    )
+
+    lint = commands.add_parser(
+        "lint",
+        parents=[common],
+        help="list parse warnings, groups, sitemaps and crawl delays",
+        description="Print the parse warnings with line numbers and what the file declares.",
+    )
+    lint.set_defaults(agent=DEFAULT_AGENT)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # robots.txt bodies may hold undecodable bytes (kept as surrogates) that stdout cannot encode.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    syntax = SYNTAXES[args.syntax]
+    try:
+        loaded = load(args.robots, syntax, args.agent, args.timeout, sys.stdin)
+    except CliError as error:
+        print(f"scrapy-rerp: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    for note in loaded.notes:
+        print(f"scrapy-rerp: {note}", file=sys.stderr)
+    if args.command == "check":
+        return run_check(loaded.robots, args.urls, args.agent, sys.stdout)
+    return run_lint(loaded.robots, args.robots, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
