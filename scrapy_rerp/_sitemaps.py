@@ -19,8 +19,8 @@ from scrapy.spiders import SitemapSpider
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy_rerp._settings import RerpSettings
 
+    from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
 logger = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ class SitemapDiscovery:
         self.enabled = enabled
         self.stats = crawler.stats
         self._seen: set[str] = set()
+        self._seeded = False
         self._host_regex: re.Pattern[str] | None = None
         self._allowed_domains: list[str] | None = None
 
@@ -65,6 +66,10 @@ class SitemapDiscovery:
             return
         engine = self.crawler.engine
         assert engine is not None
+        if not self._seeded:
+            # The spider requests its own sitemap_urls; listing one in robots.txt adds nothing.
+            self._seeded = True
+            self._seen.update(getattr(spider, "sitemap_urls", ()) or ())
         for value in robots.sitemaps:
             url = _absolute(robots_url, value)
             if url is None:

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Downloader
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy_rerp._settings import RerpSettings
 
+    from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
 logger = logging.getLogger(__name__)

@@ -91,7 +91,7 @@ def rerp_settings(crawler: Crawler) -> Any:
             max_crawl_delay=s.getfloat("RERP_MAX_CRAWL_DELAY", 30.0),
             sitemap_discovery=s.getbool("RERP_SITEMAP_DISCOVERY", False),
         )
-    return RerpSettings.from_settings(crawler.settings)
+    return RerpSettings.from_settings(crawler.settings, require_obey=False)
 
 
 class FloorFromRobots:

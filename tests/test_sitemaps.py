@@ -1,0 +1,188 @@
+"""Sitemap discovery from robots.txt: what the servers received in real SitemapSpider crawls."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any
+
+import pytest
+import pytest_twisted
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.spiders import SitemapSpider
+
+from scrapy_rerp._sitemaps import (
+    STAT_DISCOVERED,
+    STAT_FILTERED_FOLLOW,
+    STAT_FILTERED_OFFSITE,
+    STAT_INVALID,
+    STAT_SCHEDULED,
+    SitemapDiscovery,
+)
+from tests.servers import ListSpider, Reply, Server, crawl
+from tests.test_slots import FloorFromRobots, rerp_settings
+from tests.test_slots import settings as slot_settings
+
+XML = "application/xml"
+
+
+class DiscoveringMiddleware(FloorFromRobots):
+    """The floors test middleware, also handing every parsed robots.txt to SitemapDiscovery."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.discovery = SitemapDiscovery.from_crawler(crawler, rerp_settings(crawler))
+        self.on_robots.append(self.discovery.robots_parsed)
+
+
+def settings(**extra: Any) -> dict[str, Any]:
+    return slot_settings(DOWNLOADER_MIDDLEWARES={f"{__name__}.DiscoveringMiddleware": 100}, **extra)
+
+
+def urlset(urls: Iterable[str]) -> Reply:
+    body = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    return Reply(
+        body=f'<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>',
+        content_type=XML,
+    )
+
+
+def sitemapindex(urls: Iterable[str]) -> Reply:
+    body = "".join(f"<sitemap><loc>{u}</loc></sitemap>" for u in urls)
+    return Reply(
+        body=f'<?xml version="1.0" encoding="UTF-8"?>'
+        f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}'
+        f"</sitemapindex>",
+        content_type=XML,
+    )
+
+
+class DiscoverySpider(SitemapSpider):
+    """Visits the home pages it is given; every sitemap it reads comes from robots.txt."""
+
+    name = "discovery"
+    allowed_domains = ["127.0.0.1"]
+    sitemap_follow = [r"/sitemap_index\.xml$", r"/sitemap-pages\.xml$", r"/sitemap\.xml$"]
+    sitemap_rules = [(r"/keep/", "parse")]
+
+    def __init__(self, homes: Iterable[str] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.homes = list(homes)
+        self.parsed: list[str] = []
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.homes:
+            yield scrapy.Request(url, self.parse)
+
+    def sitemap_filter(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for entry in entries:
+            if "drop" not in entry["loc"]:
+                yield entry
+
+    def parse(self, response: Response) -> None:
+        self.parsed.append(response.url)
+
+
+@pytest.fixture
+def sites(make_server: Any) -> Iterator[tuple[Server, Server, Server]]:
+    """Site ``a`` and site ``c`` on 127.0.0.1 (allowed), ``offsite`` on 127.0.0.2."""
+    a, c = make_server(), make_server()
+    with Server(host="127.0.0.2") as offsite:
+        a.robots(
+            "User-agent: *\nDisallow:\n"
+            f"Sitemap: {a.url('/sitemap_index.xml')}\n"
+            "Sitemap: /sitemap-news.xml\n"  # relative, and not in sitemap_follow
+            f"Sitemap: {offsite.url('/sitemap.xml')}\n"  # outside allowed_domains
+            f"Sitemap: {a.url('/sitemap_index.xml')}\n"  # listed twice
+            "Sitemap: ftp://files.example/sitemap.xml\n"
+        )
+        a.route(
+            "/sitemap_index.xml",
+            sitemapindex([a.url("/sitemap-pages.xml"), a.url("/sitemap-other.xml")]),
+        )
+        a.route(
+            "/sitemap-pages.xml",
+            urlset([a.url("/keep/1"), a.url("/keep/2"), a.url("/skip/3"), a.url("/keep/drop")]),
+        )
+        a.route("/sitemap-news.xml", urlset([a.url("/keep/news")]))
+        a.route("/sitemap-other.xml", urlset([a.url("/keep/other")]))
+        # c lists its own sitemap (relative to its robots.txt) and a's index, already seen.
+        c.robots(f"Sitemap: sitemap.xml\nSitemap: {a.url('/sitemap_index.xml')}\n")
+        c.route("/sitemap.xml", urlset([c.url("/keep/c1")]))
+        offsite.robots("")
+        offsite.route("/sitemap.xml", urlset([offsite.url("/keep/x")]))
+        yield a, c, offsite
+
+
+@pytest_twisted.ensureDeferred
+async def test_sitemaps_listed_in_robots_txt_are_followed_once(
+    sites: tuple[Server, Server, Server],
+) -> None:
+    a, c, offsite = sites
+    crawler = await crawl(
+        DiscoverySpider, settings(RERP_SITEMAP_DISCOVERY=True), homes=[a.url("/"), c.url("/")]
+    )
+    assert sorted(a.paths()) == sorted(
+        ["/robots.txt", "/", "/sitemap_index.xml", "/sitemap-pages.xml", "/keep/1", "/keep/2"]
+    )
+    assert sorted(c.paths()) == sorted(["/robots.txt", "/", "/sitemap.xml", "/keep/c1"])
+    assert offsite.paths() == []
+    spider = crawler.spider
+    assert isinstance(spider, DiscoverySpider)
+    assert sorted(spider.parsed) == sorted(
+        [a.url("/"), c.url("/"), a.url("/keep/1"), a.url("/keep/2"), c.url("/keep/c1")]
+    )
+    stats = crawler.stats
+    # a's index, a's news sitemap, the offsite one, c's own: a's index again is not new.
+    assert stats.get_value(STAT_DISCOVERED) == 4
+    assert stats.get_value(STAT_SCHEDULED) == 2
+    assert stats.get_value(STAT_FILTERED_OFFSITE) == 1
+    assert stats.get_value(STAT_FILTERED_FOLLOW) == 1
+    assert stats.get_value(STAT_INVALID) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_discovery_is_off_by_default(sites: tuple[Server, Server, Server]) -> None:
+    a, c, _ = sites
+    crawler = await crawl(DiscoverySpider, settings(), homes=[a.url("/"), c.url("/")])
+    assert sorted(a.paths()) == ["/", "/robots.txt"]
+    assert sorted(c.paths()) == ["/", "/robots.txt"]
+    assert crawler.stats.get_value(STAT_SCHEDULED) is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_discovery_needs_a_sitemap_spider(sites: tuple[Server, Server, Server]) -> None:
+    a, _, _ = sites
+    await crawl(ListSpider, settings(RERP_SITEMAP_DISCOVERY=True), urls=[a.url("/")])
+    assert sorted(a.paths()) == ["/", "/robots.txt"]
+
+
+class WithSitemapUrls(DiscoverySpider):
+    """A spider that also names a's index in sitemap_urls: still downloaded once."""
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.homes:
+            yield scrapy.Request(url, self.parse)
+        for url in self.sitemap_urls:
+            yield scrapy.Request(url, self._parse_sitemap)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_sitemap_also_in_sitemap_urls_is_downloaded_once(
+    sites: tuple[Server, Server, Server],
+) -> None:
+    a, _, _ = sites
+    crawler = await crawl(
+        WithSitemapUrls,
+        settings(RERP_SITEMAP_DISCOVERY=True),
+        homes=[a.url("/")],
+        sitemap_urls=[a.url("/sitemap_index.xml")],
+    )
+    assert a.count("/sitemap_index.xml") == 1
+    assert a.count("/sitemap-pages.xml") == 1
+    assert a.count("/keep/1") == 1
+    # Not counted as discovered: the spider had it already.
+    assert crawler.stats.get_value(STAT_DISCOVERED) == 2
+    assert crawler.stats.get_value(STAT_SCHEDULED) is None
