@@ -1,0 +1,90 @@
+"""The benchmark harness runs end to end on a tiny corpus (no timing is asserted)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+HARNESS = REPO_ROOT / "benchmarks" / "bench_engine.py"
+
+FILES = {
+    "a.example.txt": b"User-agent: *\nDisallow: /private\n",
+    "b.example.txt": b"\xef\xbb\xbfUser-agent: Googlebot\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+    "c.example.txt": b"",
+}
+CHECKS = [
+    ("a.example.txt", "Scrapy", "https://a.example/private/1"),
+    ("a.example.txt", "Scrapy", "https://a.example/public"),
+    ("b.example.txt", "Googlebot", "https://b.example/x"),
+    ("b.example.txt", "bingbot", "https://b.example/x"),
+    ("c.example.txt", "Scrapy", "https://c.example/"),
+    ("unknown.example.txt", "Scrapy", "https://unknown.example/"),  # no such file: skipped
+]
+
+
+def write_corpus(root: Path) -> None:
+    (root / "robots").mkdir(parents=True)
+    for name, body in FILES.items():
+        (root / "robots" / name).write_bytes(body)
+    with gzip.open(root / "urls.jsonl.gz", "wt", encoding="utf-8") as out:
+        for name, agent, url in CHECKS:
+            out.write(json.dumps({"file": name, "agent": agent, "url": url, "kind": "t"}) + "\n")
+
+
+def test_quick_run_writes_results(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus)
+    results = tmp_path / "RESULTS.md"
+    command = [
+        sys.executable,
+        str(HARNESS),
+        "--quick",
+        "--corpus",
+        str(corpus),
+        "--write-results",
+        str(results),
+        "--pathological-url-bytes",
+        "4096",
+        "--pathological-rules",
+        "100",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+
+    text = results.read_text(encoding="utf-8")
+    assert "3 robots.txt files" in text and "5 checks" in text
+    assert "| scrapy_rerp RFC9309 |" in text
+    assert "| scrapy_rerp GYM2008 |" in text
+    assert "| urllib.robotparser |" in text
+    assert "- Command " in text and "--quick" in text
+    assert "nproc" in text
+    for goal in ("parse >= 5x", "checks >= 6x", "memory <= 0.3x"):
+        assert goal in text
+    # Protego ships with Scrapy, so it is there whenever the test extra is; on files this plain
+    # the two RFC 9309 readers must agree on every check.
+    assert "| protego |" in text
+    assert "scrapy_rerp RFC9309 and protego: 100.00%" in text
+    # The engine answers the pathological input; nothing in it matches, so the URL is allowed.
+    rows = [line for line in text.splitlines() if line.startswith("| scrapy_rerp RFC9309 | ")]
+    assert len(rows) == 2  # the measurements, and the pathological input
+    assert rows[1].endswith("| allowed |")
+    # What is printed is what is written, after the heading, the date, the machine and command.
+    title, intro, provenance, report = text.split("\n\n", 3)
+    assert provenance.startswith("- Date: ")
+    assert report in done.stdout
+
+
+def test_missing_corpus_is_reported(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(HARNESS), "--quick", "--corpus", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    assert done.returncode != 0
+    assert "corpus not found" in done.stderr

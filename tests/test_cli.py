@@ -1,0 +1,295 @@
+"""The ``scrapy-rerp`` command line, run as ``python -m scrapy_rerp`` in a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.servers import Server
+
+ROBOTS = """\
+User-agent: *
+Disallow: /private
+Allow: /private/public
+
+User-agent: ExampleBot
+Disallow: /
+Crawl-delay: 5
+
+Sitemap: https://example.com/sitemap.xml
+"""
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rerp", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+    # Decoded here rather than with text=True, so that stdin can stay bytes.
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
+
+
+@pytest.fixture
+def robots_file(tmp_path: Path) -> Path:
+    path = tmp_path / "robots.txt"
+    path.write_text(ROBOTS, encoding="utf-8")
+    return path
+
+
+def verdicts(stdout: str) -> dict[str, str]:
+    """URL -> the whole output line for it."""
+    lines = [line.split(None, 2) for line in stdout.splitlines() if line.strip()]
+    return {parts[1]: " ".join(parts) for parts in lines}
+
+
+# --- check --------------------------------------------------------------------------------------
+
+
+def test_check_disallowed_url_names_the_deciding_line(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "https://example.com/private/x")
+    assert done.returncode == 1
+    line = verdicts(done.stdout)["https://example.com/private/x"]
+    assert line.startswith("DISALLOWED ")
+    assert "line 2: Disallow: /private" in line
+
+
+def test_check_allowed_urls_exit_zero(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "https://example.com/", "/private/public/page")
+    assert done.returncode == 0, done.stderr
+    lines = verdicts(done.stdout)
+    assert lines["https://example.com/"].startswith("ALLOWED ")
+    assert "line " not in lines["https://example.com/"]  # no rule matched, so no line to show
+    assert lines["/private/public/page"].startswith("ALLOWED ")
+    assert "line 3: Allow: /private/public" in lines["/private/public/page"]
+
+
+def test_check_one_disallowed_url_among_several_exits_one(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "/a", "/private", "/b")
+    assert done.returncode == 1
+    assert [line.split()[0] for line in done.stdout.splitlines()] == [
+        "ALLOWED",
+        "DISALLOWED",
+        "ALLOWED",
+    ]
+
+
+def test_check_agent_selects_its_group(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "/anything", "--agent", "ExampleBot")
+    assert done.returncode == 1
+    assert "line 6: Disallow: /" in verdicts(done.stdout)["/anything"]
+
+
+def test_check_full_user_agent_header_as_agent(robots_file: Path) -> None:
+    header = "Mozilla/5.0 (compatible; ExampleBot/2.1; +https://example.org/bot)"
+    done = run("check", str(robots_file), "/anything", "-A", header)
+    assert done.returncode == 1
+    assert verdicts(done.stdout)["/anything"].startswith("DISALLOWED ")
+
+
+def test_check_syntax_changes_precedence(robots_file: Path) -> None:
+    # RFC 9309: the longest match wins; GYM2008 (rerp): the first matching rule in the file wins.
+    url = "/private/public/page"
+    rfc = run("check", str(robots_file), url, "--syntax", "rfc9309")
+    gym = run("check", str(robots_file), url, "--syntax", "GYM2008")
+    assert rfc.returncode == 0
+    assert verdicts(rfc.stdout)[url].startswith("ALLOWED ")
+    assert gym.returncode == 1
+    assert "line 2: Disallow: /private" in verdicts(gym.stdout)[url]
+
+
+def test_check_reads_standard_input() -> None:
+    done = run("check", "-", "/private/x", stdin=ROBOTS.encode())
+    assert done.returncode == 1
+    assert "line 2: Disallow: /private" in verdicts(done.stdout)["/private/x"]
+
+
+def test_check_robots_txt_itself_is_always_allowed(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text("User-agent: *\nDisallow: /\n")
+    done = run("check", str(path), "/robots.txt", "/index.html")
+    assert done.returncode == 1
+    lines = verdicts(done.stdout)
+    assert lines["/robots.txt"].startswith("ALLOWED ")
+    assert lines["/index.html"].startswith("DISALLOWED ")
+
+
+# --- check, from a URL --------------------------------------------------------------------------
+
+
+def test_check_fetches_robots_url_with_the_agent(server: Server) -> None:
+    server.robots(ROBOTS)
+    done = run("check", server.url("/robots.txt"), "/private/x", "/ok", "--agent", "ExampleBot")
+    assert done.returncode == 1, done.stderr
+    lines = verdicts(done.stdout)
+    assert "line 6: Disallow: /" in lines["/private/x"]
+    assert lines["/ok"].startswith("DISALLOWED ")
+    (hit,) = server.hits("/robots.txt")
+    assert hit.header("User-Agent") == "ExampleBot"
+
+
+def test_check_follows_redirects_and_says_so(server: Server) -> None:
+    from tests.servers import Reply
+
+    server.route("/old-robots.txt", Reply.redirect(server.url("/robots.txt")))
+    server.robots(ROBOTS)
+    done = run("check", server.url("/old-robots.txt"), "/private/x")
+    assert done.returncode == 1
+    assert "redirected to " + server.url("/robots.txt") in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("syntax", "status", "exit_code", "verdict"),
+    [
+        ("rfc9309", 404, 0, "ALLOWED"),  # unavailable: everything allowed
+        ("rfc9309", 403, 0, "ALLOWED"),  # RFC 9309 treats every 4xx the same
+        ("rfc9309", 503, 1, "DISALLOWED"),  # unreachable: everything disallowed
+        ("gym2008", 404, 0, "ALLOWED"),  # rerp's fetch(): 404 allows everything
+        ("gym2008", 403, 1, "DISALLOWED"),  # ... and 401/403 disallow everything
+        ("mk1996", 401, 1, "DISALLOWED"),
+    ],
+)
+def test_check_http_error_status(
+    server: Server, syntax: str, status: int, exit_code: int, verdict: str
+) -> None:
+    server.robots("User-agent: *\nDisallow: /\n", status=status)
+    done = run("check", server.url("/robots.txt"), "/page", "--syntax", syntax)
+    assert done.returncode == exit_code, done.stderr
+    assert verdicts(done.stdout)["/page"].startswith(verdict + " ")
+    assert f"HTTP {status}" in done.stderr
+
+
+def test_check_status_without_meaning_in_gym2008_is_an_error(server: Server) -> None:
+    server.robots("", status=503)
+    done = run("check", server.url("/robots.txt"), "/page", "--syntax", "gym2008")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "HTTP 503" in done.stderr
+
+
+def test_check_unreachable_server_is_an_error() -> None:
+    with Server() as gone:
+        url = gone.url("/robots.txt")
+    done = run("check", url, "/page", "--timeout", "5")
+    assert done.returncode == 2
+    assert "cannot fetch" in done.stderr
+
+
+def test_check_declared_charset_is_used_by_gym2008(server: Server) -> None:
+    # "/café" in ISO-8859-1 would be read as "/cafÃ©" if the UTF-8 charset were ignored.
+    server.robots(
+        "User-agent: *\nDisallow: /café\n".encode(),
+        content_type="text/plain; charset=utf-8",
+    )
+    done = run("check", server.url("/robots.txt"), "/café", "--syntax", "gym2008")
+    assert done.returncode == 1, done.stdout
+    assert verdicts(done.stdout)["/café"].startswith("DISALLOWED ")
+
+
+# --- usage errors -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("check",),
+        ("check", "robots.txt"),  # no URL
+        ("check", "robots.txt", "/x", "--syntax", "rfc1234"),
+        ("frobnicate", "robots.txt"),
+    ],
+)
+def test_usage_errors_exit_two(args: tuple[str, ...]) -> None:
+    done = run(*args)
+    assert done.returncode == 2
+    assert "usage:" in done.stderr
+
+
+def test_missing_file_exits_two(tmp_path: Path) -> None:
+    done = run("check", str(tmp_path / "absent.txt"), "/x")
+    assert done.returncode == 2
+    assert "cannot read" in done.stderr and "absent.txt" in done.stderr
+
+
+def test_version() -> None:
+    import scrapy_rerp
+
+    done = run("--version")
+    assert done.returncode == 0
+    assert scrapy_rerp.__version__ in done.stdout
+
+
+def test_cli_does_not_import_scrapy_or_twisted() -> None:
+    code = (
+        "import sys, scrapy_rerp.cli\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# --- lint ---------------------------------------------------------------------------------------
+
+
+def test_lint_reports_groups_sitemaps_and_crawl_delay(robots_file: Path) -> None:
+    done = run("lint", str(robots_file))
+    out = done.stdout
+    assert "warnings: 0" in out
+    assert done.returncode == 0, out
+    assert "groups: 2" in out
+    assert "User-agent: * (2 rules)" in out
+    assert "User-agent: ExampleBot (1 rule)" in out
+    assert "Crawl-delay: 5" in out
+    assert "sitemaps: 1\n  https://example.com/sitemap.xml" in out
+
+
+def test_lint_lists_warnings_with_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text(
+        "User-agent: *\nDisallow: /a\nthis line means nothing\nCrawl-delay: soon\nAllow: /a/b\n"
+    )
+    done = run("lint", str(path))
+    assert done.returncode == 1
+    warning_lines = [
+        line.strip() for line in done.stdout.splitlines() if line.startswith("  line ")
+    ]
+    assert len(warning_lines) == 2, done.stdout
+    assert warning_lines[0].startswith("line 3: ")
+    assert warning_lines[0].endswith("this line means nothing")
+    assert warning_lines[1].startswith("line 4: ")
+    assert "groups: 1" in done.stdout
+
+
+def test_lint_agents_sharing_a_group(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text("User-agent: a-bot\nUser-agent: b-bot\nDisallow: /x\nDisallow: /y\n")
+    done = run("lint", str(path), "--syntax", "gym2008")
+    assert done.returncode == 0, done.stdout
+    assert "(syntax gym2008)" in done.stdout
+    assert "User-agent: a-bot, b-bot (2 rules)" in done.stdout
+
+
+def test_lint_survives_undecodable_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow: /\xff\xfe\n\xff\xfe garbage \x80\n")
+    done = run("lint", str(path))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "line 3: " in done.stdout
+
+
+def test_lint_from_url(server: Server) -> None:
+    server.robots(ROBOTS)
+    done = run("lint", server.url("/robots.txt"))
+    assert done.returncode == 0, done.stderr
+    assert "https://example.com/sitemap.xml" in done.stdout
+    assert server.count("/robots.txt") == 1
