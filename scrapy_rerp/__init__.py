@@ -1,0 +1,73 @@
+"""scrapy_rerp: a fast, standards-correct robots.txt engine, and its Scrapy integration.
+
+``import scrapy_rerp`` loads only the engine (standard library only). The Scrapy-facing names,
+``RerpRobotParser``, ``RobotsTxtMiddleware`` and ``Addon``, are imported on first access.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .engine import (
+    GYM2008,
+    MAX_FILESIZE,
+    MK1996,
+    RFC9309,
+    SEVEN_DAYS,
+    Decision,
+    ParseWarning,
+    RequestRate,
+    RobotExclusionRulesParser,
+    RobotFileParserLookalike,
+    RobotsTxt,
+    VisitTime,
+    parse,
+)
+
+if TYPE_CHECKING:
+    from .addon import Addon
+    from .middleware import RobotsTxtMiddleware
+    from .robotparser import RerpRobotParser
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GYM2008",
+    "MAX_FILESIZE",
+    "MK1996",
+    "RFC9309",
+    "SEVEN_DAYS",
+    "Addon",
+    "Decision",
+    "ParseWarning",
+    "RequestRate",
+    "RerpRobotParser",
+    "RobotExclusionRulesParser",
+    "RobotFileParserLookalike",
+    "RobotsTxt",
+    "RobotsTxtMiddleware",
+    "VisitTime",
+    "__version__",
+    "parse",
+]
+
+# Scrapy-facing names, resolved on first use so that the engine never imports scrapy.
+_LAZY = {
+    "RerpRobotParser": "scrapy_rerp.robotparser",
+    "RobotsTxtMiddleware": "scrapy_rerp.middleware",
+    "Addon": "scrapy_rerp.addon",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scrapy_rerp' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

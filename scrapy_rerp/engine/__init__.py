@@ -1,0 +1,28 @@
+"""The exclusion engine: robots.txt parsing and matching, standard library only."""
+
+from ._constants import GYM2008, MAX_FILESIZE, MK1996, RFC9309, SEVEN_DAYS
+from ._directives import RequestRate, VisitTime
+from ._lines import ParseWarning
+from ._robots import Decision, Group, RobotsTxt, parse
+
+__all__ = [
+    "GYM2008",
+    "MAX_FILESIZE",
+    "MK1996",
+    "RFC9309",
+    "SEVEN_DAYS",
+    "Decision",
+    "Group",
+    "ParseWarning",
+    "RequestRate",
+    "RobotsTxt",
+    "VisitTime",
+    "parse",
+]
+
+try:  # the rerp-compatible classes live beside the engine
+    from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
+
+    __all__ += ["RobotExclusionRulesParser", "RobotFileParserLookalike"]
+except ImportError:  # pragma: no cover - only while rerp.py is being written
+    pass

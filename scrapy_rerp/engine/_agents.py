@@ -1,0 +1,77 @@
+"""User agents: product tokens on both sides of the match."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_LEADING_TOKEN = re.compile(r"[A-Za-z_-]*")
+# A product in a User-Agent header: ``name/version`` (RFC 9110), or the name that follows
+# ``compatible;`` in a comment, which is how many crawlers announce themselves.
+_PRODUCT = re.compile(r"(?:^|[\s(;,])([A-Za-z_-]+)[A-Za-z0-9_.+-]*/")
+_COMPATIBLE = re.compile(r"compatible;\s*([A-Za-z_-]+)", re.IGNORECASE)
+_HEADER_MARKS = frozenset("/(;")
+
+#: Browser products found in crawler headers that never name the crawler itself. They are only
+#: used when a header names nothing else.
+GENERIC_PRODUCTS = frozenset(
+    {
+        "mozilla",
+        "applewebkit",
+        "khtml",
+        "gecko",
+        "chrome",
+        "chromium",
+        "safari",
+        "firefox",
+        "version",
+        "mobile",
+        "edg",
+        "edge",
+        "opera",
+        "opr",
+        "trident",
+        "msie",
+        "like",
+        "compatible",
+    }
+)
+
+
+def group_token(value: str) -> str:
+    """The product token of a ``User-agent:`` value, lower-cased, as google/robotstxt cuts it:
+    the leading run of ``[A-Za-z_-]`` (``Googlebot/2.1`` -> ``googlebot``, ``bot1`` -> ``bot``).
+    """
+    match = _LEADING_TOKEN.match(value)
+    return match.group().lower() if match else ""
+
+
+def is_global_value(value: str) -> bool:
+    """``*``, or ``*`` followed by whitespace and anything, names every crawler."""
+    return value[:1] == "*" and (len(value) == 1 or value[1].isspace())
+
+
+@lru_cache(maxsize=1024)
+def caller_tokens(user_agent: str) -> tuple[str, ...]:
+    """The lower-cased product tokens a caller's user agent stands for, best first.
+
+    A bare token (``MyBot``) is compared whole, as google/robotstxt does, so ``Foo Bar`` matches
+    no group. A User-Agent header (it has ``/``, ``(`` or ``;``) yields its products:
+    ``Mozilla/5.0 (compatible; MyBot/1.0)`` gives ``("mybot",)``.
+    """
+    user_agent = user_agent.strip()
+    if not user_agent:
+        return ()
+    if _HEADER_MARKS.isdisjoint(user_agent):
+        return (user_agent.lower(),)
+    found: list[str] = []
+    first = _LEADING_TOKEN.match(user_agent)
+    candidates = [first.group()] if first and first.group() else []
+    candidates += _PRODUCT.findall(user_agent)
+    candidates += _COMPATIBLE.findall(user_agent)
+    for token in candidates:
+        token = token.lower()
+        if token not in found:
+            found.append(token)
+    specific = [t for t in found if t not in GENERIC_PRODUCTS]
+    return tuple(specific or found)

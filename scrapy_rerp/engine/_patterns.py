@@ -1,0 +1,137 @@
+"""Paths and patterns: URL-to-path, rule escaping, and linear-time wildcard matching.
+
+No regular expression is built from a rule: a pattern with ``*`` is split into literal
+segments matched greedily with ``str.find``, which is linear in the URL length per segment
+(leftmost-first is optimal for ``*``-only globs), so no input can make a check backtrack.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+_PATH_START = re.compile(r"[/?;]")
+_FAST_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_ESCAPED_LOWER = re.compile(r"%(?=[0-9a-fA-F]{2})([0-9a-f][0-9a-fA-F]|[0-9A-F][0-9a-f])")
+_HIGH_BYTE = re.compile(r"[\x80-\xff]")
+_SLASH_ESCAPE = re.compile(r"%2[fF]")
+
+
+def path_params_query(url: str) -> str:
+    """Return the path, params and query of *url*, as google/robotstxt's GetPathParamsQuery.
+
+    The scheme and authority are dropped, so is the fragment; the result starts with ``/``.
+    Relative input is read the same way (``example.com/a`` gives ``/a``).
+    """
+    match = _FAST_AUTHORITY.match(url)
+    if match is not None:
+        after = match.end()
+        found = _PATH_START.search(url, after)
+        if found is None:
+            return "/"
+        path_start = found.start()
+        hash_pos = url.find("#", after, path_start)
+        if hash_pos != -1:
+            return "/"
+    else:
+        search_start = 2 if url.startswith("//") else 0
+        early = _PATH_START.search(url, search_start)
+        protocol_end = url.find("://", search_start)
+        if protocol_end == -1 or (early is not None and early.start() < protocol_end):
+            protocol_end = search_start
+        else:
+            protocol_end += 3
+        found = _PATH_START.search(url, protocol_end)
+        if found is None:
+            return "/"
+        path_start = found.start()
+        hash_pos = url.find("#", search_start)
+        if hash_pos != -1 and hash_pos < path_start:
+            return "/"
+    hash_pos = url.find("#", path_start)
+    path = url[path_start:] if hash_pos == -1 else url[path_start:hash_pos]
+    return path if path[0] == "/" else "/" + path
+
+
+def escape_pattern(value: str) -> str:
+    """%-escape a rule as google/robotstxt's MaybeEscapePattern.
+
+    Octets >= 0x80 become ``%XX`` and existing ``%xx`` escapes are upper-cased; nothing else
+    changes. Surrogate escapes (undecodable input bytes) are escaped as the bytes they stand for.
+    """
+    if value.isascii():
+        if "%" not in value:
+            return value
+        return _ESCAPED_LOWER.sub(lambda m: "%" + m.group(1).upper(), value)
+    octets = value.encode("utf-8", "surrogateescape").decode("iso-8859-1")
+    octets = _ESCAPED_LOWER.sub(lambda m: "%" + m.group(1).upper(), octets)
+    return _HIGH_BYTE.sub(lambda m: f"%{ord(m.group()):02X}", octets)
+
+
+def unquote_path(path: str) -> str:
+    """Decode every %-escape except ``%2F``, as rerp does (without its ``%0A`` bug)."""
+    if "%" not in path:
+        return path
+    return "%2F".join(unquote(part) for part in _SLASH_ESCAPE.split(path))
+
+
+class Glob:
+    """A pattern with ``*`` wildcards and an optional final ``$`` anchor, matched at the start.
+
+    Matching is greedy leftmost per literal segment: O(len(path) * segments), never exponential.
+    """
+
+    __slots__ = ("head", "middle", "tail", "anchored")
+
+    def __init__(self, pattern: str) -> None:
+        anchored = pattern.endswith("$")
+        if anchored:
+            pattern = pattern[:-1]
+        parts = pattern.split("*")
+        self.anchored = anchored
+        self.head = parts[0]
+        if len(parts) == 1:
+            self.middle: tuple[str, ...] = ()
+            self.tail: str | None = None
+        else:
+            self.middle = tuple(p for p in parts[1:-1] if p)
+            self.tail = parts[-1]
+
+    def match(self, path: str) -> bool:
+        head = self.head
+        if not path.startswith(head):
+            return False
+        tail = self.tail
+        if tail is None:  # no '*': only an anchored literal gets here
+            return not self.anchored or len(path) == len(head)
+        pos = len(head)
+        if self.anchored:
+            end = len(path) - len(tail)
+            if end < pos or not path.endswith(tail):
+                return False
+        else:
+            end = len(path)
+        find = path.find
+        for part in self.middle:
+            found = find(part, pos, end)
+            if found < 0:
+                return False
+            pos = found + len(part)
+        if self.anchored:
+            return True
+        return not tail or find(tail, pos) >= 0
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("Glob objects are rebuilt, not pickled")
+
+
+def is_wildcard(pattern: str, syntax_wildcards: bool = True) -> bool:
+    """True when *pattern* needs the glob matcher (a ``*`` or a final ``$``)."""
+    return syntax_wildcards and ("*" in pattern or pattern.endswith("$"))
+
+
+def pattern_matches(path: str, pattern: str) -> bool:
+    """Reference matcher for one RFC 9309 pattern (slow path: decisions, tests)."""
+    if "*" in pattern or pattern.endswith("$"):
+        return Glob(pattern).match(path)
+    return path.startswith(pattern)

@@ -1,0 +1,697 @@
+"""The parsed robots.txt: groups built from directive events, and the queries on them."""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from . import _lines as L
+from ._agents import caller_tokens, group_token, is_global_value
+from ._constants import GYM2008, RFC9309, SYNTAX_NAMES, check_syntax
+from ._directives import (
+    RequestRate,
+    VisitTime,
+    parse_crawl_delay,
+    parse_request_rate,
+    parse_visit_time,
+)
+from ._lines import ParseWarning
+from ._patterns import Glob, escape_pattern, path_params_query, pattern_matches, unquote_path
+
+_ROBOTS_PATH = "/robots.txt"
+# Bound on the per-object memo of user-agent strings; a crawl uses a handful.
+_AGENT_MEMO_SIZE = 64
+
+
+class Decision(NamedTuple):
+    """A verdict and the robots.txt line that decided it."""
+
+    allowed: bool
+    line: int | None
+    rule: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group (RFC 9309) or record (MK1996/GYM2008) as written in the file."""
+
+    agents: tuple[str, ...]
+    rules: tuple[tuple[bool, str, int], ...]  # (is_allow, pattern, line)
+    line: int  # line of the first User-agent
+
+
+class _Builder:
+    """Mutable group under construction; frozen into compact tuples by ``freeze``."""
+
+    __slots__ = ("agents", "patterns", "allows", "lines", "extras", "first_line")
+
+    def __init__(self, line: int) -> None:
+        self.agents: list[str] = []
+        self.patterns: list[str] = []
+        self.allows = 0  # bit i set: rule i is an Allow
+        self.lines: list[int] = []
+        self.extras: list[tuple[int, int, Any]] = []  # (agents declared so far, kind, value)
+        self.first_line = line
+
+
+class _StoredGroup:
+    """Compact storage of one group: shared pattern strings, bit mask, packed line numbers."""
+
+    __slots__ = ("agents", "patterns", "allows", "lines", "extras", "first_line")
+
+    def __init__(self, built: _Builder) -> None:
+        self.agents = tuple(built.agents)
+        self.patterns = tuple(built.patterns)
+        self.allows = built.allows
+        self.lines = array("I", built.lines)
+        self.extras = tuple(built.extras) if built.extras else ()
+        self.first_line = built.first_line
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.agents, self.patterns, self.allows, self.lines, self.extras, self.first_line)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.agents, self.patterns, self.allows, self.lines, self.extras, self.first_line) = state
+
+    def rules(self) -> tuple[tuple[bool, str, int], ...]:
+        allows = self.allows
+        return tuple(
+            (bool(allows >> i & 1), p, self.lines[i]) for i, p in enumerate(self.patterns)
+        )
+
+    def extra(self, kind: int, agent_index: int) -> Any:
+        for declared, extra_kind, value in self.extras:
+            if extra_kind == kind and agent_index < declared:
+                return value
+        return None
+
+    def crawl_delay_any(self) -> float | None:
+        for _, kind, value in self.extras:
+            if kind == L.CRAWL_DELAY:
+                return value  # type: ignore[no-any-return]
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled rule sets: what one query needs, built on first use for one agent.
+
+
+def _longest(prefixes: tuple[str, ...], path: str) -> int:
+    for prefix in prefixes:  # sorted longest first
+        if path.startswith(prefix):
+            return len(prefix)
+    return 0
+
+
+class _RfcRules:
+    """Merged rules of the groups that apply to one agent, RFC 9309 precedence."""
+
+    __slots__ = ("groups", "disallow", "allow", "wild_disallow", "wild_allow")
+
+    def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
+        self.groups = groups
+        best: dict[tuple[bool, str], None] = {}
+        for group in groups:
+            allows = group.allows
+            for i, pattern in enumerate(group.patterns):
+                if pattern:  # an empty rule matches with priority 0: no effect
+                    best[(bool(allows >> i & 1), pattern)] = None
+        disallow, allow, wild_disallow, wild_allow = [], [], [], []
+        for is_allow, pattern in best:
+            if "*" in pattern or pattern.endswith("$"):
+                (wild_allow if is_allow else wild_disallow).append((len(pattern), Glob(pattern)))
+            else:
+                (allow if is_allow else disallow).append(pattern)
+        self.disallow = tuple(sorted(disallow, key=len, reverse=True))
+        self.allow = tuple(sorted(allow, key=len, reverse=True))
+        self.wild_disallow = tuple(sorted(wild_disallow, key=lambda r: -r[0]))
+        self.wild_allow = tuple(sorted(wild_allow, key=lambda r: -r[0]))
+
+    def allows(self, path: str) -> bool:
+        disallow = self.disallow
+        if not (self.wild_disallow or self.wild_allow):
+            if not disallow or not path.startswith(disallow):
+                return True
+            allow = self.allow
+            if not allow or not path.startswith(allow):
+                return False
+            return _longest(allow, path) >= _longest(disallow, path)
+        worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
+        for priority, glob in self.wild_disallow:
+            if priority <= worst:
+                break
+            if glob.match(path):
+                worst = priority
+                break
+        if not worst:
+            return True
+        allow = self.allow
+        best = _longest(allow, path) if allow and path.startswith(allow) else 0
+        if best >= worst:
+            return True
+        for priority, glob in self.wild_allow:
+            if priority < worst:
+                break
+            if glob.match(path):
+                return True
+        return False
+
+
+class _LegacyRules:
+    """One rerp record: rules in file order, the first that matches decides."""
+
+    __slots__ = ("group", "patterns", "allows", "globs", "quick")
+
+    def __init__(self, group: _StoredGroup, wildcards: bool) -> None:
+        self.group = group
+        self.patterns = group.patterns
+        self.allows = group.allows
+        globs: dict[int, Glob] = {}
+        if wildcards:
+            for i, pattern in enumerate(self.patterns):
+                if "*" in pattern or pattern.endswith("$"):
+                    globs[i] = Glob(pattern)
+        self.globs = globs
+        # Without wildcards, one C-level startswith over all rules rejects most paths.
+        self.quick = None if globs else self.patterns
+
+    def allows_path(self, path: str) -> bool:
+        quick = self.quick
+        if quick is not None and not path.startswith(quick):
+            return True
+        return self.first_match(path)[0]
+
+    def first_match(self, path: str) -> tuple[bool, int | None]:
+        globs = self.globs
+        allows = self.allows
+        for i, pattern in enumerate(self.patterns):
+            glob = globs.get(i) if globs else None
+            if glob is not None:
+                if glob.match(path):
+                    return bool(allows >> i & 1), i
+            elif path.startswith(pattern):
+                is_allow = bool(allows >> i & 1)
+                # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
+                return (is_allow if pattern else not is_allow), i
+        return True, None
+
+
+_NO_RULES = object()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class RobotsTxt:
+    """An immutable parsed robots.txt. Build one with :func:`parse`.
+
+    Queries take the URL first, then the user agent. In RFC9309 the user agent may be a bare
+    product token (``MyBot``) or a whole User-Agent header; URLs are matched as given, without
+    %-decoding (pass them %-encoded, as Scrapy does).
+    """
+
+    __slots__ = (
+        "_syntax",
+        "_groups",
+        "_index",
+        "_global",
+        "_sitemaps",
+        "_host",
+        "_clean_params",
+        "_warnings",
+        "_memo",
+    )
+
+    def __init__(self) -> None:
+        raise TypeError("use scrapy_rerp.parse() or RobotsTxt.allow_all()/disallow_all()")
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def _build(
+        cls,
+        syntax: int,
+        groups: tuple[_StoredGroup, ...],
+        sitemaps: tuple[str, ...],
+        host: str | None,
+        clean_params: tuple[str, ...],
+        warnings: tuple[ParseWarning, ...],
+    ) -> RobotsTxt:
+        self = object.__new__(cls)
+        setter = object.__setattr__
+        setter(self, "_syntax", syntax)
+        setter(self, "_groups", groups)
+        setter(self, "_sitemaps", sitemaps)
+        setter(self, "_host", host)
+        setter(self, "_clean_params", clean_params)
+        setter(self, "_warnings", warnings)
+        self._index_groups()
+        return self
+
+    def _index_groups(self) -> None:
+        index: dict[str, list[int]] = {}
+        global_groups: list[int] = []
+        if self._syntax == RFC9309:
+            for number, group in enumerate(self._groups):
+                for value in group.agents:
+                    if is_global_value(value):
+                        if not global_groups or global_groups[-1] != number:
+                            global_groups.append(number)
+                        continue
+                    token = group_token(value)
+                    if token:
+                        numbers = index.setdefault(token, [])
+                        if not numbers or numbers[-1] != number:
+                            numbers.append(number)
+        object.__setattr__(self, "_index", {k: tuple(v) for k, v in index.items()})
+        object.__setattr__(self, "_global", tuple(global_groups))
+        object.__setattr__(self, "_memo", {})
+
+    @classmethod
+    def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
+        """A robots.txt that allows everything (what RFC 9309 says a 4xx means)."""
+        return cls._build(check_syntax(syntax), (), (), None, (), ())
+
+    @classmethod
+    def disallow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
+        """A robots.txt that disallows everything (``User-agent: *`` / ``Disallow: /``)."""
+        return parse("User-agent: *\nDisallow: /\n", syntax)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("RobotsTxt objects are immutable")
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (
+            self._syntax,
+            self._groups,
+            self._sitemaps,
+            self._host,
+            self._clean_params,
+            self._warnings,
+        )
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(
+            ("_syntax", "_groups", "_sitemaps", "_host", "_clean_params", "_warnings"),
+            state,
+            strict=True,
+        ):
+            object.__setattr__(self, name, value)
+        self._index_groups()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (object.__new__, (RobotsTxt,), self.__getstate__())
+
+    # -- plain properties -----------------------------------------------------------------
+
+    @property
+    def syntax(self) -> int:
+        return self._syntax  # type: ignore[no-any-return]
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """Sitemap URLs in file order, as written."""
+        return self._sitemaps  # type: ignore[no-any-return]
+
+    @property
+    def host(self) -> str | None:
+        """The first ``Host:`` value (a preferred host name), if any."""
+        return self._host  # type: ignore[no-any-return]
+
+    @property
+    def clean_params(self) -> tuple[str, ...]:
+        """``Clean-param:`` values, kept but not applied."""
+        return self._clean_params  # type: ignore[no-any-return]
+
+    @property
+    def warnings(self) -> tuple[ParseWarning, ...]:
+        """Lines skipped or partly understood, with 1-based line numbers."""
+        return self._warnings  # type: ignore[no-any-return]
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The groups (records) as parsed, in file order (legacy: rerp's order, ``*`` last)."""
+        return tuple(Group(g.agents, g.rules(), g.first_line) for g in self._groups)
+
+    # -- resolving the user agent ---------------------------------------------------------
+
+    def _rules_for(self, user_agent: str) -> Any:
+        memo = self._memo
+        rules = memo.get(user_agent)
+        if rules is None:
+            if len(memo) >= _AGENT_MEMO_SIZE:
+                memo.clear()
+            rules = memo[user_agent] = self._resolve(user_agent)
+        return rules
+
+    def _resolve(self, user_agent: str) -> Any:
+        if self._syntax == RFC9309:
+            groups = self._rfc_groups(user_agent)
+            return _RfcRules(groups) if groups else _NO_RULES
+        group = self._legacy_record(user_agent, with_rules=True)
+        if group is None:
+            return _NO_RULES
+        return _LegacyRules(group, wildcards=self._syntax == GYM2008)
+
+    def _rfc_groups(self, user_agent: str) -> tuple[_StoredGroup, ...]:
+        index = self._index
+        for token in caller_tokens(user_agent):
+            numbers = index.get(token)
+            if numbers is not None:
+                return tuple(self._groups[n] for n in numbers)
+        return tuple(self._groups[n] for n in self._global)
+
+    def _rfc_token(self, user_agent: str) -> str | None:
+        """The token whose groups apply, or None for the ``*`` groups."""
+        for token in caller_tokens(user_agent):
+            if token in self._index:
+                return token
+        return None
+
+    def _legacy_record(self, user_agent: str, with_rules: bool) -> _StoredGroup | None:
+        agent = user_agent.lower()
+        for group in self._groups:
+            if with_rules and not group.patterns:
+                continue
+            for name in group.agents:
+                if name == "*" or name.lower() in agent:
+                    return group
+        return None
+
+    # -- queries --------------------------------------------------------------------------
+
+    def allowed(self, url: str, user_agent: str) -> bool:
+        """True if *user_agent* may fetch *url*."""
+        if type(url) is not str or type(user_agent) is not str:
+            url, user_agent = _coerce(url, user_agent)
+        rules = self._rules_for(user_agent)
+        if rules is _NO_RULES:
+            return True
+        path = path_params_query(url)
+        if self._syntax == RFC9309:
+            if path == _ROBOTS_PATH:
+                return True
+            return rules.allows(path)  # type: ignore[no-any-return]
+        return rules.allows_path(unquote_path(path))  # type: ignore[no-any-return]
+
+    def decide(self, url: str, user_agent: str) -> Decision:
+        """The verdict for *url* and the line that decided it (slower than :meth:`allowed`)."""
+        if type(url) is not str or type(user_agent) is not str:
+            url, user_agent = _coerce(url, user_agent)
+        path = path_params_query(url)
+        if self._syntax == RFC9309:
+            return self._decide_rfc(path, user_agent)
+        return self._decide_legacy(unquote_path(path), user_agent)
+
+    def _decide_rfc(self, path: str, user_agent: str) -> Decision:
+        if path == _ROBOTS_PATH:
+            return Decision(True, None, None, "/robots.txt is always allowed")
+        groups = self._rfc_groups(user_agent)
+        if not groups:
+            return Decision(True, None, None, "no group applies to this user agent")
+        best: dict[bool, tuple[int, str, int]] = {}
+        for group in groups:
+            for is_allow, pattern, line in group.rules():
+                if not pattern or not pattern_matches(path, pattern):
+                    continue
+                priority = len(pattern)
+                if is_allow not in best or priority > best[is_allow][0]:
+                    best[is_allow] = (priority, pattern, line)
+        allow, disallow = best.get(True), best.get(False)
+        if disallow is not None and (allow is None or disallow[0] > allow[0]):
+            return Decision(False, disallow[2], f"Disallow: {disallow[1]}", "longest match")
+        if allow is not None:
+            return Decision(True, allow[2], f"Allow: {allow[1]}", "longest match")
+        return Decision(True, None, None, "no rule matched")
+
+    def _decide_legacy(self, path: str, user_agent: str) -> Decision:
+        group = self._legacy_record(user_agent, with_rules=True)
+        if group is None:
+            return Decision(True, None, None, "no record applies to this user agent")
+        verdict, index = _LegacyRules(group, self._syntax == GYM2008).first_match(path)
+        if index is None:
+            return Decision(True, None, None, "no rule matched")
+        keyword = "Allow" if group.allows >> index & 1 else "Disallow"
+        rule = f"{keyword}: {group.patterns[index]}"
+        return Decision(verdict, group.lines[index], rule, "first match")
+
+    def _extra(self, user_agent: str, kind: int) -> Any:
+        if type(user_agent) is not str:
+            _, user_agent = _coerce("", user_agent)
+        if self._syntax == RFC9309:
+            token = self._rfc_token(user_agent)
+            numbers = self._index[token] if token is not None else self._global
+            for number in numbers:
+                group = self._groups[number]
+                for agent_index, value in enumerate(group.agents):
+                    applies = (
+                        is_global_value(value) if token is None else group_token(value) == token
+                    )
+                    if applies:
+                        found = group.extra(kind, agent_index)
+                        if found is not None:
+                            return found
+                        break
+            return None
+        group = self._legacy_record(user_agent, with_rules=False)
+        if group is None:
+            return None
+        for _, extra_kind, value in reversed(group.extras):
+            if extra_kind == kind:  # rerp: the last Crawl-delay of a record wins
+                return value
+        return None
+
+    def crawl_delay(self, user_agent: str) -> float | None:
+        """Seconds to wait between requests, from the group that applies, or None."""
+        return self._extra(user_agent, L.CRAWL_DELAY)  # type: ignore[no-any-return]
+
+    def request_rate(self, user_agent: str) -> RequestRate | None:
+        return self._extra(user_agent, L.REQUEST_RATE)  # type: ignore[no-any-return]
+
+    def visit_time(self, user_agent: str) -> VisitTime | None:
+        return self._extra(user_agent, L.VISIT_TIME)  # type: ignore[no-any-return]
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        if self._syntax != RFC9309:
+            return self._render_rerp()
+        blocks = []
+        for group in self._groups:
+            lines = [f"User-agent: {agent}" for agent in group.agents]
+            lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
+            lines += [_render_extra(kind, value) for _, kind, value in group.extras]
+            blocks.append("\n".join(lines) + "\n")
+        tail = [f"Sitemap: {s}" for s in self._sitemaps]
+        if self._host is not None:
+            tail.append(f"Host: {self._host}")
+        tail += [f"Clean-param: {c}" for c in self._clean_params]
+        if tail:
+            blocks.append("\n".join(tail) + "\n")
+        return "\n".join(blocks)
+
+    def _render_rerp(self) -> str:
+        text = f"Sitemaps: {list(self._sitemaps)}\n\n" if self._sitemaps else ""
+        records = []
+        for group in self._groups:
+            record = "".join(f"User-agent: {name}\n" for name in group.agents)
+            delay = group.crawl_delay_any()
+            if delay:
+                record += f"Crawl-delay: {delay}\n"
+            record += "".join(f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in group.rules())
+            records.append(record)
+        return text + "\n".join(records)
+
+    def __repr__(self) -> str:
+        return (
+            f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "
+            f"sitemaps={len(self._sitemaps)}>"
+        )
+
+
+def _render_extra(kind: int, value: Any) -> str:
+    name = L.KIND_NAMES[kind]
+    if kind == L.REQUEST_RATE:
+        text = f"{value.requests}/{value.seconds:g}s"
+        if value.start_time is not None:
+            text += f" {value.start_time:%H%M}-{value.end_time:%H%M}"
+        return f"{name}: {text}"
+    if kind == L.VISIT_TIME:
+        return f"{name}: {value.start_time:%H%M}-{value.end_time:%H%M}"
+    return f"{name}: {value:g}"
+
+
+def _coerce(url: object, user_agent: object) -> tuple[str, str]:
+    if isinstance(url, bytes):
+        url = url.decode("utf-8", "surrogateescape")
+    if isinstance(user_agent, bytes):
+        user_agent = user_agent.decode("utf-8", "surrogateescape")
+    if not isinstance(url, str):
+        raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+    if not isinstance(user_agent, str):
+        raise TypeError(f"user_agent must be str or bytes, not {type(user_agent).__name__}")
+    return url, user_agent
+
+
+# ---------------------------------------------------------------------------------------------
+# Building
+
+
+def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
+    """Parse a robots.txt body. Never raises on content; bad lines become ``warnings``.
+
+    Raises TypeError if *content* is neither str nor bytes and ValueError for an unknown syntax.
+    """
+    check_syntax(syntax)
+    text = L.decode(content, syntax)
+    events, warnings = L.tokenize(text, syntax)
+    if syntax == RFC9309:
+        groups, globals_ = _build_rfc(events, warnings)
+    else:
+        groups, globals_ = _build_legacy(events, warnings)
+    sitemaps, host, clean_params = globals_
+    if warnings:
+        warnings.sort()
+    return RobotsTxt._build(
+        syntax, groups, tuple(sitemaps), host, tuple(clean_params), tuple(warnings)
+    )
+
+
+_Globals = tuple[list[str], "str | None", list[str]]
+
+
+def _extension(
+    kind: int, value: str, line: int, warnings: list[ParseWarning]
+) -> RequestRate | VisitTime | float | None:
+    if kind == L.CRAWL_DELAY:
+        parsed: Any = parse_crawl_delay(value)
+    elif kind == L.REQUEST_RATE:
+        parsed = parse_request_rate(value)
+    else:
+        parsed = parse_visit_time(value)
+    if parsed is None:
+        warnings.append(
+            ParseWarning(line, f"{L.KIND_NAMES[kind]}: {value}", "invalid value, ignored")
+        )
+    return parsed  # type: ignore[no-any-return]
+
+
+def _build_rfc(
+    events: list[L.Event], warnings: list[ParseWarning]
+) -> tuple[tuple[_StoredGroup, ...], _Globals]:
+    built: list[_Builder] = []
+    current: _Builder | None = None
+    in_rules = False
+    sitemaps: list[str] = []
+    host: str | None = None
+    clean_params: list[str] = []
+    for line, kind, value in events:
+        if kind == L.ALLOW or kind == L.DISALLOW:
+            if current is None:
+                warnings.append(ParseWarning(line, value, "rule before any User-agent, ignored"))
+                continue
+            in_rules = True
+            pattern = escape_pattern(value)
+            if kind == L.ALLOW:
+                current.allows |= 1 << len(current.patterns)
+                _append_rule(current, pattern, line)
+                # google: Allow .../index.htm(l) also allows the directory itself.
+                slash = pattern.rfind("/")
+                if slash != -1 and pattern.startswith("/index.htm", slash):
+                    current.allows |= 1 << len(current.patterns)
+                    _append_rule(current, pattern[: slash + 1] + "$", line)
+            else:
+                _append_rule(current, pattern, line)
+        elif kind == L.USER_AGENT:
+            if current is None or in_rules:
+                current = _Builder(line)
+                built.append(current)
+                in_rules = False
+            current.agents.append(value)
+        elif kind == L.SITEMAP:
+            sitemaps.append(value)
+        elif kind == L.HOST:
+            if host is None and value:
+                host = value
+        elif kind == L.CLEAN_PARAM:
+            clean_params.append(value)
+        else:  # Crawl-delay, Request-rate, Visit-time: per group, for the agents named so far
+            if current is None:
+                warnings.append(
+                    ParseWarning(line, value, f"{L.KIND_NAMES[kind]} outside a group, ignored")
+                )
+                continue
+            parsed = _extension(kind, value, line, warnings)
+            if parsed is not None:
+                current.extras.append((len(current.agents), kind, parsed))
+    return tuple(_StoredGroup(b) for b in built), (sitemaps, host, clean_params)
+
+
+def _append_rule(group: _Builder, pattern: str, line: int) -> None:
+    group.patterns.append(pattern)
+    group.lines.append(line)
+
+
+def _build_legacy(
+    events: list[L.Event], warnings: list[ParseWarning]
+) -> tuple[tuple[_StoredGroup, ...], _Globals]:
+    """rerp 1.7.1's record logic: blank lines end records, ``*`` records go last."""
+    records: list[_Builder] = []
+    current: _Builder | None = None
+    previous_was_agent = False
+    sitemaps: list[str] = []
+    host: str | None = None
+    clean_params: list[str] = []
+
+    def close() -> None:
+        # rerp keeps records with names and rules; we also keep those with only a Crawl-delay
+        # (or other extension), so that get_crawl_delay() sees them.
+        if current is not None and current.agents and (current.patterns or current.extras):
+            records.append(current)
+
+    for line, kind, value in events:
+        if kind == L.BLANK:
+            close()
+            current = None
+            previous_was_agent = False
+        elif kind == L.USER_AGENT:
+            if previous_was_agent:
+                if current is not None and value:
+                    current.agents.append(value)
+            else:
+                close()
+                current = _Builder(line)
+                if value:
+                    current.agents.append(value)
+            previous_was_agent = True
+        elif kind == L.ALLOW or kind == L.DISALLOW:
+            previous_was_agent = False
+            if current is None:
+                warnings.append(ParseWarning(line, value, "rule outside a record, ignored"))
+                continue
+            if kind == L.ALLOW:
+                current.allows |= 1 << len(current.patterns)
+            _append_rule(current, unquote_path(value), line)
+        elif kind == L.SITEMAP:
+            previous_was_agent = False
+            sitemaps.append(value)
+        elif kind == L.CRAWL_DELAY:
+            previous_was_agent = False
+            if current is not None:
+                parsed = _extension(kind, value, line, warnings)
+                if parsed is not None:
+                    current.extras.append((len(current.agents), kind, parsed))
+        elif kind == L.HOST:
+            if host is None and value:
+                host = value
+        elif kind == L.CLEAN_PARAM:
+            clean_params.append(value)
+        elif current is not None:  # Request-rate, Visit-time: unknown to rerp, no effect on records
+            parsed = _extension(kind, value, line, warnings)
+            if parsed is not None:
+                current.extras.append((len(current.agents), kind, parsed))
+    close()
+    ordered = [r for r in records if "*" not in r.agents] + [r for r in records if "*" in r.agents]
+    return tuple(_StoredGroup(r) for r in ordered), (sitemaps, host, clean_params)
