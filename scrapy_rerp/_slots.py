@@ -92,7 +92,7 @@ class CrawlDelayFloors:
 
     # -- public API ----------------------------------------------------------------------------
 
-    def floor_for(self, robots: RobotsTxt, user_agent: str, origin: str = "") -> float | None:
+    def _floor_for(self, robots: RobotsTxt, user_agent: str, origin: str = "") -> float | None:
         """Return the floor *robots* asks of *user_agent*, capped and raised to DOWNLOAD_DELAY."""
         wanted = 0.0
         delay = robots.crawl_delay(user_agent)
@@ -115,7 +115,9 @@ class CrawlDelayFloors:
                     self.max_crawl_delay,
                 )
             wanted = self.max_crawl_delay
-        return max(wanted, self.download_delay)
+        floor = max(wanted, self.download_delay)
+        # RERP_MAX_CRAWL_DELAY = 0 switches floors off.
+        return floor if floor > 0 else None
 
     def set_floor(self, origin: str, robots: RobotsTxt, user_agent: str) -> float | None:
         """Apply the floor that *robots* asks of *user_agent* to the slots serving *origin*.
@@ -124,7 +126,7 @@ class CrawlDelayFloors:
         of *origin* is then cleared). Call it before releasing requests that waited for
         robots.txt, so the first of them already respects the floor.
         """
-        floor = self.floor_for(robots, user_agent, origin)
+        floor = self._floor_for(robots, user_agent, origin)
         if floor is None:
             self.clear_floor(origin)
             return None
@@ -141,6 +143,7 @@ class CrawlDelayFloors:
 
     def clear_floor(self, origin: str) -> None:
         """Drop the floor of *origin*; slots no other floored origin uses get their own back."""
+        self._warned_capped.discard(origin)
         if self._origin_floor.pop(origin, None) is None:
             return
         self.stats.inc_value(STAT_CLEARED)

@@ -151,6 +151,8 @@ def pages(server: Server, n: int, host: str | None = None) -> list[str]:
 def assert_gaps_at_least(hits: Iterable[Hit], floor: float) -> list[float]:
     measured = gaps(hits)
     assert measured, "need at least two requests to measure a gap"
+    # Shown with `pytest -s`: the measured gaps are reported in the docs.
+    print(f"floor {floor:.3f} s, gaps at the server: {', '.join(f'{g:.3f}' for g in measured)}")
     assert min(measured) >= floor - TOLERANCE, f"gaps {measured} below floor {floor}"
     return measured
 

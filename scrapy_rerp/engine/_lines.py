@@ -97,7 +97,7 @@ _LEGACY_LINE = re.compile(
 # A line with content: not blank, not a comment.
 _CONTENT_LINE_RFC = re.compile(rf"^{_WS}*[^\s#]", re.MULTILINE)
 _CONTENT_LINE_LEGACY = re.compile(r"^[^\S\n]*[^\s#]", re.MULTILINE)
-_LONG_LINE = re.compile(r"[^\n]{%d,}" % (MAX_LINE_BYTES // 4 + 1))
+_LONG_LINE = re.compile(r"[^\n]{" + str(MAX_LINE_BYTES // 4 + 1) + ",}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BOM = "\ufeff"
 _LATIN1_BOM = "\xef\xbb\xbf"

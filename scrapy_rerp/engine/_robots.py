@@ -77,9 +77,7 @@ class _StoredGroup:
 
     def rules(self) -> tuple[tuple[bool, str, int], ...]:
         allows = self.allows
-        return tuple(
-            (bool(allows >> i & 1), p, self.lines[i]) for i, p in enumerate(self.patterns)
-        )
+        return tuple((bool(allows >> i & 1), p, self.lines[i]) for i, p in enumerate(self.patterns))
 
     def extra(self, kind: int, agent_index: int) -> Any:
         for declared, extra_kind, value in self.extras:
