@@ -1,0 +1,137 @@
+"""``.ci/run``: what it runs, where, and which outcomes fail it.
+
+The script runs against stand-ins for python3, pip, ruff and pytest that record their calls, so
+the test is fast and needs no network; the real tools are what CI itself exercises.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+FAKE_PYTHON3 = """#!/bin/sh
+# Only `python3 -m venv DIR` is expected: make DIR a venv whose tools are the stand-ins.
+[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 99
+mkdir -p "$3/bin"
+echo "export PATH=\\"$3/bin:\\$PATH\\"" > "$3/bin/activate"
+for tool in pip ruff pytest; do cp "$STANDINS/tool" "$3/bin/$tool"; done
+echo "venv $3" >> "$LOG"
+"""
+
+FAKE_TOOL = """#!/bin/sh
+name=$(basename "$0")
+echo "$name${*:+ $*} @ $PWD corpus=$SCRAPY_RERP_CORPUS" >> "$LOG"
+case "$name $1" in
+    "ruff check") exit "${FAKE_RUFF_CHECK:-0}" ;;
+    "ruff format") exit "${FAKE_RUFF_FORMAT:-0}" ;;
+    pytest*) exit "${FAKE_PYTEST:-0}" ;;
+esac
+exit 0
+"""
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+class CiRun:
+    """A copy of ``.ci/run`` in a clone of its own, run with the stand-ins first on PATH."""
+
+    def __init__(self, tmp_path: Path, bash: str) -> None:
+        self.tmp_path = tmp_path
+        self.bash = bash
+        self.repo = tmp_path / "clone"
+        (self.repo / ".ci").mkdir(parents=True)
+        shutil.copy(REPO_ROOT / ".ci" / "run", self.repo / ".ci" / "run")
+        self.standins = tmp_path / "standins"
+        self.standins.mkdir()
+        _executable(self.standins / "python3", FAKE_PYTHON3)
+        _executable(self.standins / "tool", FAKE_TOOL)
+        self.log = tmp_path / "log"
+
+    def __call__(self, **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        """Run the script (from outside the clone); return the result and the recorded calls."""
+        full_env = {
+            "PATH": f"{self.standins}{os.pathsep}{os.environ['PATH']}",
+            "STANDINS": str(self.standins),
+            "LOG": str(self.log),
+            "CI": "true",
+            **env,
+        }
+        done = subprocess.run(
+            [self.bash, str(self.repo / ".ci" / "run")],
+            cwd=self.tmp_path,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        calls = self.log.read_text().splitlines() if self.log.exists() else []
+        self.log.unlink(missing_ok=True)
+        return done, calls
+
+
+@pytest.fixture
+def ci(tmp_path: Path) -> CiRun:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    return CiRun(tmp_path, bash)
+
+
+def test_green_run_installs_lints_then_tests_from_the_repository_root(ci: CiRun) -> None:
+    done, calls = ci()
+    assert done.returncode == 0, done.stderr
+    repo = ci.repo
+    venv = calls[0].removeprefix("venv ")
+    assert [call.split(" @ ")[0] for call in calls[1:]] == [
+        "pip install -q -e .[test]",
+        "ruff check",
+        "ruff format --check",
+        "pytest",
+    ]
+    corpus = f"{repo}/../shared/corpus"
+    assert all(call.endswith(f" @ {repo} corpus={corpus}") for call in calls[1:])
+    assert not Path(venv).exists()  # the throwaway environment is removed
+
+
+@pytest.mark.parametrize("status", [1, 2])
+def test_failing_tests_fail_the_run(ci: CiRun, status: int) -> None:
+    done, _ = ci(FAKE_PYTEST=str(status))
+    assert done.returncode == status
+
+
+def test_a_run_without_tests_fails(ci: CiRun) -> None:
+    done, _ = ci(FAKE_PYTEST="5")
+    assert done.returncode != 0
+    assert "no test ran" in done.stderr
+
+
+@pytest.mark.parametrize("variable", ["FAKE_RUFF_CHECK", "FAKE_RUFF_FORMAT"])
+def test_lint_failure_fails_before_the_tests(ci: CiRun, variable: str) -> None:
+    done, calls = ci(**{variable: "1"})
+    assert done.returncode != 0
+    assert not any(call.startswith("pytest") for call in calls)
+
+
+def test_corpus_location_can_be_overridden(ci: CiRun, tmp_path: Path) -> None:
+    done, calls = ci(SCRAPY_RERP_CORPUS=str(tmp_path / "elsewhere"))
+    assert done.returncode == 0
+    assert calls[-1].endswith(f"corpus={tmp_path / 'elsewhere'}")
+
+
+def test_readme_names_the_command_the_script_runs() -> None:
+    readme = REPO_ROOT / "README.rst"
+    if not readme.exists():
+        pytest.skip("README.rst is not written yet")
+    text = readme.read_text(encoding="utf-8")
+    assert 'pip install -e ".[test]"' in text
+    assert "pytest" in text
