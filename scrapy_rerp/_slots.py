@@ -22,6 +22,7 @@ How a floor holds:
 from __future__ import annotations
 
 import logging
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -133,9 +134,17 @@ class CrawlDelayFloors:
         self._origin_floor[origin] = floor
         keys = self._origin_keys.setdefault(origin, set())
         keys.add(_default_slot_key(origin))
+        slots = self._downloader().slots
+        now = monotonic()
         for key in keys:
             self._key_origins.setdefault(key, set()).add(origin)
             self._apply(key)
+            slot = slots.get(key)
+            if slot is not None:
+                # robots.txt has just been answered: count the floor from now, not from when
+                # its request left the queue, so connection set-up time cannot shorten the gap
+                # to the next request as the server sees it.
+                slot.lastseen = max(slot.lastseen, now)
         self.stats.inc_value(STAT_APPLIED)
         self.stats.max_value(STAT_MAX, floor)
         logger.debug("Crawl-delay floor %.3g s for %s (slots %s)", floor, origin, sorted(keys))

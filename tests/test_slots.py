@@ -367,3 +367,42 @@ async def test_floor_survives_slot_garbage_collection(server: Server) -> None:
     assert_gaps_at_least(hits[2:], FLOOR)
     # The recreated slot came back floored, without jitter.
     assert spider.recorded and all(r == (FLOOR, 0.0) for r in spider.recorded)
+
+
+# -- clearing a floor -------------------------------------------------------------------------
+
+
+class ClearingSpider(ListSpider):
+    """After the first page, drops the origin's floor (as when robots.txt is refetched without
+    a Crawl-delay, or the origin leaves the cache), then requests a batch at once."""
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        yield scrapy.Request(self.urls[0], self.after_first, dont_filter=True)
+
+    def after_first(self, response: Response) -> Iterable[scrapy.Request]:
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        floors: CrawlDelayFloors = self.crawler.floors  # type: ignore[attr-defined]
+        key = response.meta["download_slot"]
+        self.floored_settings = dict(downloader.per_slot_settings[key])
+        floors.clear_floor(origin_of(response.url))
+        self.restored_settings = dict(downloader.per_slot_settings.get(key, {}))
+        self.restored_slot = floors.slot_delay(response.request)
+        for url in self.urls[1:]:
+            yield scrapy.Request(url, self.parse, dont_filter=True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_clear_floor_gives_the_slot_its_own_settings_back(server: Server) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    own = {"concurrency": 4, "jitter": 0.25}
+    crawler = await crawl(
+        ClearingSpider, settings(DOWNLOAD_SLOTS={"127.0.0.1": own}), urls=pages(server, 5)
+    )
+    spider = crawler.spider
+    assert isinstance(spider, ClearingSpider)
+    assert spider.floored_settings == {"concurrency": 4, "delay": FLOOR, "jitter": 0.0}
+    assert spider.restored_settings == own
+    assert spider.restored_slot == (0.0, 0.25)
+    # No floor any more: the batch goes out at once.
+    assert max(gaps(server.hits()[2:])) < 0.1
+    assert crawler.stats.get_value("robotstxt/crawl_delay/floor_cleared") == 1
