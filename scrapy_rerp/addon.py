@@ -1,0 +1,63 @@
+"""``ADDONS = {"scrapy_rerp.Addon": 100}``: robots.txt handled by scrapy_rerp, in one line.
+
+The equivalent manual settings::
+
+    ROBOTSTXT_OBEY = True
+    ROBOTSTXT_PARSER = "scrapy_rerp.RerpRobotParser"
+    DOWNLOADER_MIDDLEWARES = {
+        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+        "scrapy_rerp.RobotsTxtMiddleware": 100,
+    }
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
+
+from scrapy_rerp._settings import RerpSettings
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["Addon"]
+
+_SETTING = "DOWNLOADER_MIDDLEWARES"
+_PARSER = "scrapy_rerp.robotparser.RerpRobotParser"
+
+
+class Addon:
+    """Turns robots.txt on, with scrapy_rerp's middleware in place of Scrapy's."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        # A bad RERP_* value stops the crawl here, before anything is downloaded.
+        RerpSettings.from_settings(settings, require_obey=False)
+        # "addon" priority: a project or spider setting still wins (e.g. ROBOTSTXT_OBEY = False).
+        settings.set("ROBOTSTXT_OBEY", True, priority="addon")
+        settings.set("ROBOTSTXT_PARSER", _PARSER, priority="addon")
+
+        from scrapy_rerp.middleware import RobotsTxtMiddleware
+
+        # Take Scrapy's place in the chain: its priority (100 unless the project moved it).
+        priority = settings.get_component_priority_dict_with_base(_SETTING).get(
+            _scrapy_key(settings), None
+        )
+        if not isinstance(priority, int):
+            priority = 100
+        # setdefault: if the project already lists ours (under any import path), keep it.
+        settings.setdefault_in_component_priority_dict(_SETTING, RobotsTxtMiddleware, priority)
+        settings.set_in_component_priority_dict(_SETTING, ScrapyRobotsTxtMiddleware, None)
+
+
+def _scrapy_key(settings: BaseSettings) -> object:
+    """The key under which Scrapy's middleware appears (a class or any import path)."""
+    from scrapy.utils.misc import load_object
+
+    for key in settings.get_component_priority_dict_with_base(_SETTING):
+        try:
+            if load_object(key) is ScrapyRobotsTxtMiddleware:
+                return key
+        except (ImportError, NameError, TypeError, ValueError):
+            continue
+    return ScrapyRobotsTxtMiddleware
