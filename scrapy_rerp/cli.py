@@ -21,13 +21,23 @@ import http.client
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import TextIO
+from typing import Any, TextIO
 
 from scrapy_rerp import __version__
-from scrapy_rerp.engine import GYM2008, MAX_FILESIZE, MK1996, RFC9309, RobotsTxt, parse
+from scrapy_rerp.engine import (
+    GYM2008,
+    MAX_FILESIZE,
+    MK1996,
+    RFC9309,
+    Group,
+    RequestRate,
+    RobotsTxt,
+    VisitTime,
+    parse,
+)
 
 EXIT_OK = 0
 EXIT_FLAGGED = 1
@@ -147,38 +157,43 @@ def run_check(robots: RobotsTxt, urls: Sequence[str], agent: str, out: TextIO) -
 # --- lint ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class Group:
-    agents: list[str] = field(default_factory=list)
-    rules: int = 0
-    extras: list[str] = field(default_factory=list)  # Crawl-delay, Request-rate, Visit-time lines
+def _delay_text(value: float) -> str:
+    return f"{value:g}"
 
 
-_RULE_KEYS = {"allow", "disallow"}
-_GROUP_EXTRAS = {"crawl-delay", "request-rate", "visit-time"}
+def _rate_text(value: RequestRate) -> str:
+    text = f"{value.requests}/{value.seconds:g}s"
+    if value.start_time is not None and value.end_time is not None:
+        text += f" {value.start_time:%H%M}-{value.end_time:%H%M}"
+    return text
 
 
-def groups_of(robots: RobotsTxt) -> list[Group]:
-    """The groups as the engine understood them, read back from its robots.txt rendering."""
-    groups: list[Group] = []
-    current: Group | None = None
-    for line in str(robots).splitlines():
-        key, colon, value = line.partition(":")
-        if not colon:
+def _visit_text(value: VisitTime) -> str:
+    return f"{value.start_time:%H%M}-{value.end_time:%H%M}"
+
+
+def group_settings(robots: RobotsTxt, group: Group) -> list[str]:
+    """Crawl-delay, Request-rate and Visit-time as a crawler named after each agent gets them.
+
+    Asked through the engine rather than read from the group, so that the answer is the one a
+    crawler sees (merged groups in RFC 9309, rerp's record choice in the older syntaxes).
+    """
+    lines: list[str] = []
+    getters: tuple[tuple[str, Callable[[str], Any], Callable[[Any], str]], ...] = (
+        ("Crawl-delay", robots.crawl_delay, _delay_text),
+        ("Request-rate", robots.request_rate, _rate_text),
+        ("Visit-time", robots.visit_time, _visit_text),
+    )
+    for label, getter, text in getters:
+        values = [(agent, getter(agent)) for agent in group.agents]
+        shown = {text(value) for _, value in values if value is not None}
+        if not shown:
             continue
-        key = key.strip().lower()
-        value = value.strip()
-        if key == "user-agent":
-            # Consecutive User-agent lines share one group; one after a rule starts the next.
-            if current is None or current.rules or current.extras:
-                current = Group()
-                groups.append(current)
-            current.agents.append(value)
-        elif current is not None and key in _RULE_KEYS:
-            current.rules += 1
-        elif current is not None and key in _GROUP_EXTRAS:
-            current.extras.append(f"{line.partition(':')[0].strip()}: {value}")
-    return groups
+        if len(shown) == 1 and all(value is not None for _, value in values):
+            lines.append(f"{label}: {shown.pop()}")
+        else:
+            lines += [f"{label}: {text(v)} ({agent})" for agent, v in values if v is not None]
+    return lines
 
 
 def run_lint(robots: RobotsTxt, source: str, out: TextIO) -> int:
@@ -187,13 +202,15 @@ def run_lint(robots: RobotsTxt, source: str, out: TextIO) -> int:
     out.write(f"warnings: {len(warnings)}\n")
     for warning in warnings:
         out.write(f"  line {warning.line}: {warning.message}: {warning.text.strip()}\n")
-    groups = groups_of(robots)
+    groups = robots.groups
     out.write(f"groups: {len(groups)}\n")
     for group in groups:
-        plural = "" if group.rules == 1 else "s"
-        out.write(f"  User-agent: {', '.join(group.agents)} ({group.rules} rule{plural})\n")
-        for extra in group.extras:
-            out.write(f"    {extra}\n")
+        rules = len(group.rules)
+        agents = ", ".join(group.agents)
+        plural = "" if rules == 1 else "s"
+        out.write(f"  line {group.line}: User-agent: {agents} ({rules} rule{plural})\n")
+        for setting in group_settings(robots, group):
+            out.write(f"    {setting}\n")
     out.write(f"sitemaps: {len(robots.sitemaps)}\n")
     for sitemap in robots.sitemaps:
         out.write(f"  {sitemap}\n")

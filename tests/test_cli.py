@@ -18,6 +18,7 @@ Allow: /private/public
 User-agent: ExampleBot
 Disallow: /
 Crawl-delay: 5
+Request-rate: 1/10s 0600-0845
 
 Sitemap: https://example.com/sitemap.xml
 """
@@ -246,9 +247,8 @@ def test_lint_reports_groups_sitemaps_and_crawl_delay(robots_file: Path) -> None
     assert "warnings: 0" in out
     assert done.returncode == 0, out
     assert "groups: 2" in out
-    assert "User-agent: * (2 rules)" in out
-    assert "User-agent: ExampleBot (1 rule)" in out
-    assert "Crawl-delay: 5" in out
+    assert "  line 1: User-agent: * (2 rules)\n  line 5: User-agent: ExampleBot (1 rule)\n" in out
+    assert "    Crawl-delay: 5\n    Request-rate: 1/10s 0600-0845\n" in out
     assert "sitemaps: 1\n  https://example.com/sitemap.xml" in out
 
 
@@ -275,7 +275,7 @@ def test_lint_agents_sharing_a_group(tmp_path: Path) -> None:
     done = run("lint", str(path), "--syntax", "gym2008")
     assert done.returncode == 0, done.stdout
     assert "(syntax gym2008)" in done.stdout
-    assert "User-agent: a-bot, b-bot (2 rules)" in done.stdout
+    assert "line 1: User-agent: a-bot, b-bot (2 rules)" in done.stdout
 
 
 def test_lint_survives_undecodable_bytes(tmp_path: Path) -> None:
