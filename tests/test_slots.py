@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._slots import (
     STAT_APPLIED,
     STAT_CAPPED,
@@ -29,6 +29,7 @@ from scrapy_rerp._slots import (
     CrawlDelayFloors,
 )
 from scrapy_rerp._urls import origin_of, robots_url_of
+from scrapy_rerp.engine import parse
 from tests.servers import Hit, ListSpider, Server, crawl, gaps
 
 FLOOR = 0.4
@@ -37,60 +38,8 @@ TOLERANCE = 0.02
 UA = "FloorBot"
 
 
-# -- robots.txt parsing for the test middleware ------------------------------------------------
-
-
-class _RequestRate(SimpleNamespace):
-    requests: int
-    seconds: float
-
-
-class _MiniRobots:
-    """Crawl-delay, Request-rate and Sitemap lines of a robots.txt, for every user agent.
-
-    Used only until ``scrapy_rerp.engine.parse`` is importable.
-    """
-
-    def __init__(self, text: str) -> None:
-        self._delay: float | None = None
-        self._rate: _RequestRate | None = None
-        sitemaps: list[str] = []
-        for line in text.splitlines():
-            name, _, value = line.partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "crawl-delay":
-                self._delay = float(value)
-            elif name == "request-rate":
-                count, _, period = value.partition("/")
-                self._rate = _RequestRate(requests=int(count), seconds=float(period.rstrip("s")))
-            elif name == "sitemap":
-                sitemaps.append(value)
-        self.sitemaps = tuple(sitemaps)
-
-    def crawl_delay(self, user_agent: str) -> float | None:
-        return self._delay
-
-    def request_rate(self, user_agent: str) -> _RequestRate | None:
-        return self._rate
-
-
-def parse_robots(body: bytes) -> Any:
-    try:
-        from scrapy_rerp.engine import parse
-    except ImportError:
-        return _MiniRobots(body.decode("utf-8", "replace"))
-    return parse(body)
-
-
-def rerp_settings(crawler: Crawler) -> Any:
-    try:
-        from scrapy_rerp._settings import RerpSettings
-    except ImportError:
-        s = crawler.settings
-        return SimpleNamespace(
-            max_crawl_delay=s.getfloat("RERP_MAX_CRAWL_DELAY", 30.0),
-            sitemap_discovery=s.getbool("RERP_SITEMAP_DISCOVERY", False),
-        )
+def rerp_settings(crawler: Crawler) -> RerpSettings:
+    # The test middleware stands in for the robots.txt one, so ROBOTSTXT_OBEY stays off.
     return RerpSettings.from_settings(crawler.settings, require_obey=False)
 
 
@@ -125,7 +74,7 @@ class FloorFromRobots:
         response = await self.crawler.engine.download_async(
             scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000)
         )
-        robots = parse_robots(response.body if response.status == 200 else b"")
+        robots = parse(response.body if response.status == 200 else b"")
         self.floors.set_floor(origin, robots, UA)
         for callback in self.on_robots:
             callback(origin, robots_url, robots)
