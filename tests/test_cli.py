@@ -259,9 +259,8 @@ def test_lint_lists_warnings_with_line_numbers(tmp_path: Path) -> None:
     )
     done = run("lint", str(path))
     assert done.returncode == 1
-    warning_lines = [
-        line.strip() for line in done.stdout.splitlines() if line.startswith("  line ")
-    ]
+    warnings_part = done.stdout.split("warnings: ", 1)[1].split("groups: ", 1)[0]
+    warning_lines = [line.strip() for line in warnings_part.splitlines()[1:]]
     assert len(warning_lines) == 2, done.stdout
     assert warning_lines[0].startswith("line 3: ")
     assert warning_lines[0].endswith("this line means nothing")
