@@ -41,9 +41,11 @@ def charset_from_content_type(content_type: bytes | str | None) -> str | None:
         if name.strip().lower() == "charset":
             charset = charset.strip().strip("\"'")
             try:
-                return codecs.lookup(charset).name
+                info = codecs.lookup(charset)
             except LookupError:
                 return None
+            # Codecs such as "base64" exist but are no text encoding: bytes.decode refuses them.
+            return info.name if getattr(info, "_is_text_encoding", True) else None
     return None
 
 

@@ -108,7 +108,7 @@ class Server:
         self._counters: dict[str, int] = {}
         self._hits: list[Hit] = []
         self.default: Callable[[Hit], Reply] = _default_page
-        self._httpd = ThreadingHTTPServer((host, 0), _make_handler(self))
+        self._httpd = _HTTPServer((host, 0), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
         self.host = host
@@ -201,6 +201,12 @@ class Server:
         if callable(route):
             return route(hit)
         return route[min(index, len(route) - 1)]
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    # Hundreds of concurrent connections: the default backlog (5) would drop SYNs and
+    # make clients wait for TCP retransmits.
+    request_queue_size = 1024
 
 
 def _default_page(hit: Hit) -> Reply:
