@@ -21,7 +21,7 @@ from scrapy_rerp._sitemaps import (
     SitemapDiscovery,
 )
 from tests.servers import ListSpider, Reply, Server, crawl
-from tests.test_slots import FloorFromRobots, rerp_settings
+from tests.test_slots import ADDON, STAND_IN, FloorFromRobots, rerp_settings
 from tests.test_slots import settings as slot_settings
 
 XML = "application/xml"
@@ -36,8 +36,18 @@ class DiscoveringMiddleware(FloorFromRobots):
         self.on_robots.append(self.discovery.robots_parsed)
 
 
-def settings(**extra: Any) -> dict[str, Any]:
-    return slot_settings(DOWNLOADER_MIDDLEWARES={f"{__name__}.DiscoveringMiddleware": 100}, **extra)
+def settings(via: str, **extra: Any) -> dict[str, Any]:
+    """The stand-in middleware with discovery, or RobotsTxtMiddleware through the Addon."""
+    if via == ADDON:
+        return slot_settings(ADDON, **extra)
+    return slot_settings(
+        STAND_IN, DOWNLOADER_MIDDLEWARES={f"{__name__}.DiscoveringMiddleware": 100}, **extra
+    )
+
+
+@pytest.fixture(params=[STAND_IN, ADDON])
+def via(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def urlset(urls: Iterable[str]) -> Reply:
@@ -118,11 +128,11 @@ def sites(make_server: Any) -> Iterator[tuple[Server, Server, Server]]:
 
 @pytest_twisted.ensureDeferred
 async def test_sitemaps_listed_in_robots_txt_are_followed_once(
-    sites: tuple[Server, Server, Server],
+    sites: tuple[Server, Server, Server], via: str
 ) -> None:
     a, c, offsite = sites
     crawler = await crawl(
-        DiscoverySpider, settings(RERP_SITEMAP_DISCOVERY=True), homes=[a.url("/"), c.url("/")]
+        DiscoverySpider, settings(via, RERP_SITEMAP_DISCOVERY=True), homes=[a.url("/"), c.url("/")]
     )
     assert sorted(a.paths()) == sorted(
         ["/robots.txt", "/", "/sitemap_index.xml", "/sitemap-pages.xml", "/keep/1", "/keep/2"]
@@ -144,18 +154,20 @@ async def test_sitemaps_listed_in_robots_txt_are_followed_once(
 
 
 @pytest_twisted.ensureDeferred
-async def test_discovery_is_off_by_default(sites: tuple[Server, Server, Server]) -> None:
+async def test_discovery_is_off_by_default(sites: tuple[Server, Server, Server], via: str) -> None:
     a, c, _ = sites
-    crawler = await crawl(DiscoverySpider, settings(), homes=[a.url("/"), c.url("/")])
+    crawler = await crawl(DiscoverySpider, settings(via), homes=[a.url("/"), c.url("/")])
     assert sorted(a.paths()) == ["/", "/robots.txt"]
     assert sorted(c.paths()) == ["/", "/robots.txt"]
     assert crawler.stats.get_value(STAT_SCHEDULED) is None
 
 
 @pytest_twisted.ensureDeferred
-async def test_discovery_needs_a_sitemap_spider(sites: tuple[Server, Server, Server]) -> None:
+async def test_discovery_needs_a_sitemap_spider(
+    sites: tuple[Server, Server, Server], via: str
+) -> None:
     a, _, _ = sites
-    await crawl(ListSpider, settings(RERP_SITEMAP_DISCOVERY=True), urls=[a.url("/")])
+    await crawl(ListSpider, settings(via, RERP_SITEMAP_DISCOVERY=True), urls=[a.url("/")])
     assert sorted(a.paths()) == ["/", "/robots.txt"]
 
 
@@ -171,12 +183,12 @@ class WithSitemapUrls(DiscoverySpider):
 
 @pytest_twisted.ensureDeferred
 async def test_a_sitemap_also_in_sitemap_urls_is_downloaded_once(
-    sites: tuple[Server, Server, Server],
+    sites: tuple[Server, Server, Server], via: str
 ) -> None:
     a, _, _ = sites
     crawler = await crawl(
         WithSitemapUrls,
-        settings(RERP_SITEMAP_DISCOVERY=True),
+        settings(via, RERP_SITEMAP_DISCOVERY=True),
         homes=[a.url("/")],
         sitemap_urls=[a.url("/sitemap_index.xml")],
     )
@@ -186,3 +198,31 @@ async def test_a_sitemap_also_in_sitemap_urls_is_downloaded_once(
     # Not counted as discovered: the spider had it already.
     assert crawler.stats.get_value(STAT_DISCOVERED) == 2
     assert crawler.stats.get_value(STAT_SCHEDULED) is None
+
+
+class FromRobotsSpider(DiscoverySpider):
+    """The classic SitemapSpider set-up: sitemap_urls names robots.txt itself."""
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.sitemap_urls:
+            yield scrapy.Request(url, self._parse_sitemap)
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_in_sitemap_urls_with_discovery_downloads_everything_once(
+    sites: tuple[Server, Server, Server],
+) -> None:
+    a, _, offsite = sites
+    crawler = await crawl(
+        FromRobotsSpider,
+        settings(ADDON, RERP_SITEMAP_DISCOVERY=True),
+        sitemap_urls=[a.url("/robots.txt")],
+    )
+    # The spider reads robots.txt too (Scrapy does not apply sitemap_follow to it, so it also
+    # asks for the news sitemap); discovery adds nothing twice, and robots.txt is fetched once.
+    assert a.count("/robots.txt") == 1
+    for path in ("/sitemap_index.xml", "/sitemap-pages.xml", "/keep/1", "/keep/2"):
+        assert a.count(path) == 1, path
+    assert a.count("/skip/3") == 0
+    assert offsite.paths() == []
+    assert crawler.stats.get_value(STAT_SCHEDULED) == 1
