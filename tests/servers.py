@@ -216,6 +216,9 @@ def _default_page(hit: Hit) -> Reply:
 def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes; with Nagle's algorithm and delayed
+        # ACKs each response on a kept-alive connection would stall ~40 ms.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass  # keep test output clean
