@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_twisted
@@ -30,7 +31,7 @@ from scrapy_rerp._slots import (
 )
 from scrapy_rerp._urls import origin_of, robots_url_of
 from scrapy_rerp.engine import parse
-from tests.servers import Hit, ListSpider, Server, crawl, gaps
+from tests.servers import Hit, ListSpider, Reply, Server, crawl, gaps
 
 FLOOR = 0.4
 # Timer and thread scheduling slack between the downloader's dequeue and the server's clock.
@@ -368,3 +369,53 @@ async def test_clear_floor_gives_the_slot_its_own_settings_back(server: Server) 
     # No floor any more: the batch goes out at once.
     assert max(gaps(server.hits()[2:])) < 0.1
     assert crawler.stats.get_value("robotstxt/crawl_delay/floor_cleared") == 1
+
+
+# -- robots.txt refetched after expiry --------------------------------------------------------
+
+
+class BatchesSpider(ListSpider):
+    """Requests ``batches`` of pages, each batch at once, ``pause`` seconds apart."""
+
+    def __init__(self, batches: list[list[str]], pause: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.batches = batches
+        self.pause = pause
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for i, batch in enumerate(self.batches):
+            if i:
+                await asyncio.sleep(self.pause)
+            for url in batch:
+                yield scrapy.Request(url, self.parse, dont_filter=True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_delay_added_on_refetch_applies_to_the_next_requests(server: Server) -> None:
+    # robots.txt lives 1 s; the refetch finds a Crawl-delay the first copy did not have.
+    server.route(
+        "/robots.txt",
+        [
+            Reply(body="User-agent: *\nAllow: /\n", headers={"Cache-Control": "max-age=1"}),
+            Reply(body=f"User-agent: *\nCrawl-delay: {FLOOR}\n"),
+        ],
+    )
+    first, second, third = pages(server, 3), pages(server, 10)[3:6], pages(server, 10)[6:]
+    crawler = await crawl(
+        BatchesSpider,
+        settings(ADDON, RERP_MIN_LIFETIME=0),
+        batches=[first, second, third],
+        pause=1.3,
+    )
+    hits = server.hits()
+    assert server.count("/robots.txt") == 2
+    assert len(hits) == 12
+    # No floor at first: the first batch goes out at once.
+    assert max(gaps(hits[1:4])) < 0.1
+    # The second batch triggers the refetch (and is served by the old rules meanwhile);
+    # from the refetched robots.txt on, the floor holds, the third batch included.
+    refetch = next(i for i, h in enumerate(hits) if i > 0 and h.path == "/robots.txt")
+    later = [h for h in hits[refetch:] if h.path in {urlsplit(u).path for u in third}]
+    assert len(later) == 4
+    assert_gaps_at_least([hits[refetch], *later], FLOOR)
+    assert crawler.stats.get_value(STAT_APPLIED) == 1
