@@ -22,10 +22,11 @@ How a floor holds:
 from __future__ import annotations
 
 import logging
-from time import monotonic
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+import scrapy.core.downloader as _downloader_module
 from scrapy import signals
 from scrapy.core.downloader import Slot
 from scrapy.utils.httpobj import urlparse_cached
@@ -46,6 +47,8 @@ logger = logging.getLogger(__name__)
 _SLOT_META = "download_slot"
 # Scrapy 2.19 replaced Slot.randomize_delay (bool) with Slot.jitter (float).
 _HAS_JITTER = hasattr(Slot, "jitter")
+# The clock of Slot.lastseen: time.monotonic since Scrapy 2.19, time.time before.
+_slot_clock = getattr(_downloader_module, "monotonic", time.time)
 
 STAT_APPLIED = "robotstxt/crawl_delay/floor_applied"
 STAT_CAPPED = "robotstxt/crawl_delay/floor_capped"
@@ -81,15 +84,23 @@ class CrawlDelayFloors:
         # The per_slot_settings entry a key had before it was floored (None: no entry).
         self._saved_slot_settings: dict[str, dict[str, Any] | None] = {}
         self._warned_capped: set[str] = set()
+        self._connected = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, settings: RerpSettings) -> CrawlDelayFloors:
-        floors = cls(crawler, float(settings.max_crawl_delay))
-        crawler.signals.connect(
-            floors._request_reached_downloader, signal=signals.request_reached_downloader
+        return cls(crawler, float(settings.max_crawl_delay))
+
+    def _connect(self) -> None:
+        # Connected on the first floor, so a crawl whose sites ask for none pays nothing per
+        # request. Still after AutoThrottle's response_downloaded handler, which connects when
+        # the extensions are built: signal handlers run in connection order.
+        if self._connected:
+            return
+        self._connected = True
+        self.crawler.signals.connect(
+            self._request_reached_downloader, signal=signals.request_reached_downloader
         )
-        crawler.signals.connect(floors._response_downloaded, signal=signals.response_downloaded)
-        return floors
+        self.crawler.signals.connect(self._response_downloaded, signal=signals.response_downloaded)
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -131,11 +142,12 @@ class CrawlDelayFloors:
         if floor is None:
             self.clear_floor(origin)
             return None
+        self._connect()
         self._origin_floor[origin] = floor
         keys = self._origin_keys.setdefault(origin, set())
         keys.add(_default_slot_key(origin))
         slots = self._downloader().slots
-        now = monotonic()
+        now = _slot_clock()
         for key in keys:
             self._key_origins.setdefault(key, set()).add(origin)
             self._apply(key)
@@ -195,7 +207,7 @@ class CrawlDelayFloors:
             saved = per_slot.get(key)
             self._saved_slot_settings[key] = dict(saved) if saved is not None else None
         original = self._saved_slot_settings[key]
-        base = float((original or {}).get("delay", downloader._delay))
+        base = float((original or {}).get("delay", self._new_slot_delay(downloader)))
         slot = downloader.slots.get(key)
 
         if floor <= 0:
@@ -226,6 +238,14 @@ class CrawlDelayFloors:
             # AutoThrottle owns the delay above the floor; without it the slot runs at
             # max(its configured delay, floor), which also lowers it when a floor goes down.
             slot.delay = max(slot.delay, floor) if self.autothrottle else max(base, floor)
+
+    def _new_slot_delay(self, downloader: Downloader) -> float:
+        """The delay Scrapy gives a new slot without DOWNLOAD_SLOTS entry (AutoThrottle's start
+        delay when it is on)."""
+        delay = getattr(downloader, "_delay", None)  # Scrapy >= 2.19
+        if delay is None:
+            delay = getattr(self.crawler.spider, "download_delay", self.download_delay)
+        return float(delay)
 
     def _clamp(self, slot: Slot, floor: float) -> bool:
         changed = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -419,3 +420,39 @@ async def test_a_crawl_delay_added_on_refetch_applies_to_the_next_requests(serve
     assert len(later) == 4
     assert_gaps_at_least([hits[refetch], *later], FLOOR)
     assert crawler.stats.get_value(STAT_APPLIED) == 1
+
+
+# -- Scrapy's own slot GC, in real time (about two minutes) ----------------------------------
+
+
+class RealGcSpider(ListSpider):
+    """Like GcSpider, but waits for Scrapy's slot GC (every 60 s, for slots idle 60 s)."""
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        yield scrapy.Request(self.urls[0], self.after_first, dont_filter=True)
+
+    async def after_first(self, response: Response) -> AsyncIterator[scrapy.Request]:
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        key = response.meta["download_slot"]
+        waited = 0
+        while key in downloader.slots and waited < 200:
+            await asyncio.sleep(1)
+            waited += 1
+        self.dropped = key not in downloader.slots
+        for url in self.urls[1:]:
+            yield scrapy.Request(url, self.parse, dont_filter=True)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("RERP_SLOW_TESTS"), reason="about two minutes; set RERP_SLOW_TESTS=1"
+)
+@pytest_twisted.ensureDeferred
+async def test_floor_survives_scrapys_own_slot_gc(server: Server, via: str) -> None:
+    server.robots(f"User-agent: *\nCrawl-delay: {FLOOR}\n")
+    crawler = await crawl(RealGcSpider, settings(via), urls=pages(server, 5))
+    spider = crawler.spider
+    assert isinstance(spider, RealGcSpider)
+    assert spider.dropped
+    hits = server.hits()
+    assert len(hits) == 6
+    assert_gaps_at_least(hits[2:], FLOOR)
