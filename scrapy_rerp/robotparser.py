@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.robotstxt import RobotParser
 from scrapy.utils.python import to_unicode
+from w3lib.url import safe_url_string
 
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
@@ -98,7 +99,12 @@ class RerpRobotParser(RobotParser):
         return self._robots.syntax
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
-        return self._robots.allowed(to_unicode(url), to_unicode(user_agent))
+        url = to_unicode(url)
+        if not url.isascii():
+            # As scrapy.Request does: non-ASCII characters %-encoded as UTF-8, so that
+            # "/wiki/Käyttäjä:" matches a rule written either way.
+            url = safe_url_string(url)
+        return self._robots.allowed(url, to_unicode(user_agent))
 
     def crawl_delay(self, user_agent: str | bytes) -> float | None:
         return self._robots.crawl_delay(to_unicode(user_agent))

@@ -300,6 +300,7 @@ def gaps(hits: Iterable[Hit]) -> list[float]:
 #: Settings every test crawl starts from: no telnet, no delays, quiet but inspectable logs.
 BASE_SETTINGS: dict[str, Any] = {
     "TELNETCONSOLE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
     "LOG_LEVEL": "DEBUG",
     "DOWNLOAD_DELAY": 0,
     "DOWNLOAD_TIMEOUT": 10,

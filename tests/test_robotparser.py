@@ -1,0 +1,212 @@
+"""RerpRobotParser: Scrapy's RobotParser interface, checked like Scrapy's own parsers."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+import pytest_twisted
+from scrapy.robotstxt import ProtegoRobotParser, PythonRobotParser, RobotParser
+from scrapy.utils.test import get_crawler
+
+from scrapy_rerp import RerpRobotParser
+from scrapy_rerp._settings import RerpSettingsError
+from scrapy_rerp.engine import MK1996, RFC9309, RobotsTxt, parse
+from tests.servers import Server, crawl
+
+
+class RobotParserContract:
+    """Behaviour every RobotParser shares; subclasses name the parser and what it lacks."""
+
+    parser_cls: ClassVar[type[RobotParser]]
+    lacks: ClassVar[frozenset[str]] = frozenset()
+
+    def parser(self, body: bytes) -> RobotParser:
+        return self.parser_cls.from_crawler(None, body)  # type: ignore[arg-type]
+
+    def needs(self, feature: str) -> None:
+        if feature in self.lacks:
+            pytest.skip(f"{self.parser_cls.__name__} has no {feature}")
+
+    def test_allowed(self) -> None:
+        rp = self.parser(b"User-agent: *\nDisallow: /disallowed\nAllow: /allowed\nCrawl-delay: 10")
+        assert rp.allowed("https://site.local/allowed", "*")
+        assert not rp.allowed("https://site.local/disallowed", "*")
+        assert rp.allowed("https://site.local/other", "*")
+
+    def test_bytes_url_and_user_agent(self) -> None:
+        rp = self.parser(b"User-agent: *\nDisallow: /d\n")
+        assert not rp.allowed(b"https://site.local/d", b"mybot")
+        assert rp.allowed(b"https://site.local/a", b"mybot")
+
+    def test_specific_group_over_star(self) -> None:
+        rp = self.parser(b"User-agent: *\nDisallow: /\n\nUser-agent: mybot\nDisallow: /x\n")
+        assert rp.allowed("https://site.local/a", "mybot")
+        assert not rp.allowed("https://site.local/x", "mybot")
+        assert not rp.allowed("https://site.local/a", "otherbot")
+
+    def test_wildcards(self) -> None:
+        self.needs("wildcards")
+        rp = self.parser(
+            b"User-agent: first\nDisallow: /disallowed/*/end$\n\n"
+            b"User-agent: second\nAllow: /*allowed\nDisallow: /\n"
+        )
+        assert rp.allowed("https://site.local/disallowed", "first")
+        assert not rp.allowed("https://site.local/disallowed/xyz/end", "first")
+        assert rp.allowed("https://site.local/disallowed/xyz/endinglater", "first")
+        assert rp.allowed("https://site.local/is_still_allowed", "second")
+        assert not rp.allowed("https://site.local/other", "second")
+
+    def test_longest_match_wins(self) -> None:
+        self.needs("longest match")
+        rp = self.parser(b"User-agent: *\nDisallow: /\nAllow: /page\n")
+        assert rp.allowed("https://site.local/page", "*")
+        assert not rp.allowed("https://site.local/other", "*")
+
+    def test_empty_body_allows_all(self) -> None:
+        rp = self.parser(b"")
+        for url in ("https://site.local/", "https://site.local/index.html", "https://site.local/x"):
+            assert rp.allowed(url, "*") and rp.allowed(url, "chrome")
+
+    def test_garbage_allows_all_and_never_crashes(self) -> None:
+        rp = self.parser(b"GIF89a\xd3\x00\xfe\x00\xa2\xff\xfe\x80")
+        assert rp.allowed("https://site.local/", "*")
+        assert rp.allowed("https://site.local/disallowed", "chrome")
+
+    def test_utf8_bom(self) -> None:
+        self.needs("BOM handling")
+        rp = self.parser(b"\xef\xbb\xbfUser-agent: *\nDisallow: /x\n")
+        assert not rp.allowed("https://site.local/x", "*")
+
+    def test_unicode_url_and_user_agent(self) -> None:
+        rp = self.parser(
+            "User-Agent: *\nDisallow: /admin/\n"
+            "Disallow: /wiki/K%C3%A4ytt%C3%A4j%C3%A4:\nDisallow: /wiki/Käyttäjä:\n\n"
+            "User-Agent: UnicödeBöt\nDisallow: /some/page.html\n".encode()
+        )
+        assert rp.allowed("https://site.local/", "*")
+        assert not rp.allowed("https://site.local/admin/", "*")
+        assert not rp.allowed("https://site.local/wiki/K%C3%A4ytt%C3%A4j%C3%A4:", "*")
+        assert not rp.allowed("https://site.local/wiki/Käyttäjä:", "*")
+        assert rp.allowed("https://site.local/some/page.html", "*")
+
+    def test_crawl_delay(self) -> None:
+        self.needs("crawl delay")
+        rp = self.parser(b"User-agent: *\nCrawl-delay: 10\n\nUser-agent: mybot\nCrawl-delay: 2\n")
+        assert rp.crawl_delay("mybot") == 2.0
+        assert rp.crawl_delay(b"otherbot") == 10.0
+        assert self.parser(b"User-agent: *\nDisallow: /\n").crawl_delay("mybot") is None
+
+
+class TestRerpRobotParser(RobotParserContract):
+    parser_cls = RerpRobotParser
+
+
+class TestProtegoRobotParser(RobotParserContract):
+    parser_cls = ProtegoRobotParser
+
+
+class TestPythonRobotParser(RobotParserContract):
+    parser_cls = PythonRobotParser
+    lacks = frozenset({"wildcards", "longest match", "BOM handling"})
+
+
+class TestScrapyRerpRobotParser(RobotParserContract):
+    """Scrapy's adapter for robotexclusionrulesparser, when that package is installed."""
+
+    lacks = frozenset({"longest match", "crawl delay"})
+
+    @classmethod
+    def setup_class(cls) -> None:
+        pytest.importorskip("robotexclusionrulesparser")
+        from scrapy.robotstxt import RerpRobotParser as ScrapyRerp
+
+        cls.parser_cls = ScrapyRerp
+
+
+# -- beyond the shared interface ------------------------------------------------------------------
+
+
+def test_is_a_scrapy_robot_parser_and_exposes_the_engine() -> None:
+    rp = RerpRobotParser.from_crawler(None, b"User-agent: *\nDisallow: /x\n")  # type: ignore[arg-type]
+    assert isinstance(rp, RobotParser)
+    assert isinstance(rp.robots, RobotsTxt) and rp.syntax == RFC9309
+    assert rp.robots.decide("https://site.local/x", "bot").line == 2
+
+
+def test_fractional_crawl_delay() -> None:
+    assert RerpRobotParser(b"User-agent: *\nCrawl-delay: 2.5\n").crawl_delay("bot") == 2.5
+
+
+def test_request_rate_sitemaps_and_preferred_host() -> None:
+    rp = RerpRobotParser(
+        b"User-agent: *\nRequest-rate: 1/5s\n"
+        b"Sitemap: https://site.local/a.xml\nSitemap: /b.xml\nHost: mirror.site.local\n"
+    )
+    rate = rp.request_rate("mybot")
+    assert rate is not None and (rate.requests, rate.seconds) == (1, 5.0)
+    assert rp.sitemaps() == ["https://site.local/a.xml", "/b.xml"]
+    assert rp.preferred_host() == "mirror.site.local"
+    empty = RerpRobotParser(b"")
+    assert empty.request_rate("bot") is None and empty.sitemaps() == []
+    assert empty.preferred_host() is None
+
+
+def test_from_robots_wraps_parsed_rules() -> None:
+    robots = parse("User-agent: *\nDisallow: /x\n")
+    rp = RerpRobotParser.from_robots(robots)
+    assert rp.robots is robots and not rp.allowed("https://h/x", "bot")
+
+
+def test_syntax_from_crawler_settings() -> None:
+    body = b"User-agent: *\nDisallow: /\nAllow: /page\n"
+    rfc = RerpRobotParser.from_crawler(get_crawler(settings_dict={}), body)
+    legacy = RerpRobotParser.from_crawler(
+        get_crawler(settings_dict={"RERP_SYNTAX": "mk1996"}), body
+    )
+    assert rfc.allowed("https://h/page", "bot")  # longest match
+    assert legacy.syntax == MK1996
+    assert not legacy.allowed("https://h/page", "bot")  # first match, as rerp
+
+
+def test_bad_syntax_setting_is_an_error() -> None:
+    with pytest.raises(RerpSettingsError, match="RERP_SYNTAX"):
+        RerpRobotParser.from_crawler(get_crawler(settings_dict={"RERP_SYNTAX": "rfc"}), b"")
+
+
+# -- with Scrapy's own RobotsTxtMiddleware ----------------------------------------------------
+
+
+def scrapy_mw(**settings: Any) -> dict[str, Any]:
+    return {
+        "ROBOTSTXT_OBEY": True,
+        "ROBOTSTXT_PARSER": "scrapy_rerp.RerpRobotParser",
+        # One request at a time: Scrapy 2.19's middleware hands None (= allow) to all but the
+        # first request waiting on a robots.txt download under the asyncio reactor.
+        "CONCURRENT_REQUESTS": 1,
+        **settings,
+    }
+
+
+@pytest_twisted.ensureDeferred
+async def test_crawl_with_scrapys_middleware(server: Server) -> None:
+    server.robots("\ufeffUser-agent: *\nDisallow: /\nAllow: /public\n".encode())
+    urls = [server.url("/public/a"), server.url("/private"), server.url("/")]
+    crawler = await crawl(settings=scrapy_mw(), urls=urls)
+    assert sorted(server.paths()) == ["/public/a", "/robots.txt"]
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("robotstxt/forbidden") == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_crawl_with_scrapys_middleware_legacy_syntax(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /\nAllow: /public\n")
+    await crawl(settings=scrapy_mw(RERP_SYNTAX="gym2008"), urls=[server.url("/public/a")])
+    assert server.paths() == ["/robots.txt"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_bad_setting_stops_the_crawl_at_start_up(server: Server) -> None:
+    with pytest.raises(RerpSettingsError, match="RERP_SYNTAX"):
+        await crawl(settings=scrapy_mw(RERP_SYNTAX="robots"), urls=[server.url("/a")])
+    assert server.paths() == []
