@@ -1,0 +1,113 @@
+"""The Addon on real crawlers: one line turns scrapy_rerp's robots.txt handling on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyMiddleware
+from scrapy.settings import Settings
+from scrapy.utils.misc import load_object
+
+from scrapy_rerp import Addon, RobotsTxtMiddleware
+from scrapy_rerp._settings import RerpSettingsError
+from tests.servers import Server, crawl
+
+ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
+
+
+def middlewares(crawler: Crawler) -> dict[type, Any]:
+    """The enabled downloader middlewares as the crawler resolved them: class -> priority."""
+    merged = crawler.settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+    resolved: dict[type, Any] = {}
+    for key, priority in merged.items():
+        cls = load_object(key)
+        assert cls not in resolved, f"{cls} listed twice"
+        resolved[cls] = priority
+    return resolved
+
+
+def active(crawler: Crawler) -> list[type]:
+    assert crawler.engine is not None
+    return [type(mw) for mw in crawler.engine.downloader.middleware.middlewares]
+
+
+@pytest_twisted.ensureDeferred
+async def test_addon_alone_turns_everything_on(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private\n")
+    crawler = await crawl(settings=ADDON, urls=[server.url("/a"), server.url("/private/b")])
+    assert sorted(server.paths()) == ["/a", "/robots.txt"]
+    settings = crawler.settings
+    assert settings.getbool("ROBOTSTXT_OBEY")
+    assert settings.getpriority("ROBOTSTXT_OBEY") == settings.getpriority("ROBOTSTXT_PARSER")
+    assert load_object(settings["ROBOTSTXT_PARSER"]).__name__ == "RerpRobotParser"
+    resolved = middlewares(crawler)
+    assert ScrapyMiddleware not in resolved
+    assert resolved[RobotsTxtMiddleware] == 100
+    assert RobotsTxtMiddleware in active(crawler) and ScrapyMiddleware not in active(crawler)
+    assert crawler.get_downloader_middleware(RobotsTxtMiddleware) is not None
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("robotstxt/forbidden") == 1
+
+
+def test_settings_at_addon_priority() -> None:
+    settings = Settings()
+    Addon().update_settings(settings)
+    addon_priority = 15  # scrapy.settings.SETTINGS_PRIORITIES["addon"]
+    assert settings.getpriority("ROBOTSTXT_OBEY") == addon_priority
+    assert settings.getpriority("ROBOTSTXT_PARSER") == addon_priority
+    merged = settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+    resolved = {load_object(k): v for k, v in merged.items()}
+    assert ScrapyMiddleware not in resolved and resolved[RobotsTxtMiddleware] == 100
+
+
+def test_applied_twice_no_duplicates() -> None:
+    settings = Settings()
+    Addon().update_settings(settings)
+    Addon().update_settings(settings)
+    keys = [load_object(k) for k in settings.getdict("DOWNLOADER_MIDDLEWARES")]
+    assert keys.count(RobotsTxtMiddleware) == 1 and keys.count(ScrapyMiddleware) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_project_listing_kept_without_duplicate(server: Server) -> None:
+    settings = {
+        **ADDON,
+        "DOWNLOADER_MIDDLEWARES": {"scrapy_rerp.middleware.RobotsTxtMiddleware": 120},
+    }
+    crawler = await crawl(settings=settings, urls=[server.url("/a")])
+    resolved = middlewares(crawler)
+    assert resolved[RobotsTxtMiddleware] == 120
+    assert ScrapyMiddleware not in resolved
+    assert active(crawler).count(RobotsTxtMiddleware) == 1
+    assert server.paths() == ["/robots.txt", "/a"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_takes_the_priority_the_project_gave_scrapys(server: Server) -> None:
+    settings = {**ADDON, "DOWNLOADER_MIDDLEWARES": {ScrapyMiddleware: 200}}
+    crawler = await crawl(settings=settings, urls=[server.url("/a")])
+    resolved = middlewares(crawler)
+    assert resolved[RobotsTxtMiddleware] == 200 and ScrapyMiddleware not in resolved
+
+
+@pytest_twisted.ensureDeferred
+async def test_project_can_still_turn_robots_off(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /\n")
+    await crawl(settings={**ADDON, "ROBOTSTXT_OBEY": False}, urls=[server.url("/a")])
+    assert server.paths() == ["/a"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("RERP_SYNTAX", "rfc"), ("RERP_MAX_CRAWL_DELAY", -2), ("RERP_CRAWL_DELAY", "sometimes")],
+)
+@pytest_twisted.ensureDeferred
+async def test_misconfiguration_stops_the_crawl_at_start_up(
+    server: Server, name: str, value: Any
+) -> None:
+    with pytest.raises(RerpSettingsError, match=name):
+        await crawl(settings={**ADDON, name: value}, urls=[server.url("/a")])
+    assert server.paths() == []
