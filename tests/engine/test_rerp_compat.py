@@ -490,4 +490,10 @@ def test_lookalike_agrees_with_stdlib(agent: str, url: str) -> None:
 
 
 def test_module_exports() -> None:
+    import scrapy_rerp
+    import scrapy_rerp.engine
+
     assert set(compat.__all__) >= {"RobotExclusionRulesParser", "RobotFileParserLookalike"}
+    for package in (scrapy_rerp, scrapy_rerp.engine):
+        assert package.RobotExclusionRulesParser is RobotExclusionRulesParser
+        assert package.RobotFileParserLookalike is RobotFileParserLookalike
