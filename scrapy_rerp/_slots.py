@@ -295,7 +295,8 @@ class CrawlDelayFloors:
         self, response: Response, request: Request, spider: Any = None
     ) -> None:
         # Runs after AutoThrottle's handler (extensions connect before downloader
-        # middlewares), so whatever delay AutoThrottle just wrote is raised back to the floor.
+        # middlewares), so whatever delay AutoThrottle just wrote is raised back to the floor,
+        # and before the downloader looks at the slot queue again.
         if not self._key_floor:
             return
         key = request.meta.get(_SLOT_META)
@@ -303,8 +304,14 @@ class CrawlDelayFloors:
         if floor is None:
             return
         slot = self._downloader().slots.get(key)
-        if slot is not None and self._clamp(slot, floor):
+        if slot is None:
+            return
+        if self._clamp(slot, floor):
             self.stats.inc_value(STAT_RECLAMPED)
+        # Scrapy counts the delay from when a request leaves the queue; the server sees it
+        # later, by the connection set-up time, which varies (a new connection, then a reused
+        # one). Counting from the response as well keeps every gap the server sees >= floor.
+        slot.lastseen = max(slot.lastseen, _slot_clock())
 
 
 def _jitter_of(slot: Slot) -> float:
