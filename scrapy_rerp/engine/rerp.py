@@ -26,7 +26,8 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
-from typing import Any
+from email.message import Message
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 from urllib.robotparser import RequestRate
 
@@ -35,6 +36,8 @@ from ._constants import GYM2008, MAX_FILESIZE, SEVEN_DAYS, check_syntax
 from ._robots import RobotsTxt, parse
 
 __all__ = ["RobotExclusionRulesParser", "RobotFileParserLookalike", "RequestRate"]
+
+_Text = TypeVar("_Text", str, bytes)
 
 # Served in place of the body when the server says 401/403 (MK1996 section 3.1: "access
 # restricted"); rerp does the same, so str() shows the same rules.
@@ -184,7 +187,7 @@ class RobotExclusionRulesParser:
         self._content = content
         self._parsed = {}
 
-    def parse(self, s: str | bytes) -> None:
+    def parse(self, s: str | bytes | bytearray) -> None:
         """Parse *s* (str, or bytes read as ISO-8859-1 like rerp) as robots.txt rules."""
         if isinstance(s, (bytearray, memoryview)):
             s = bytes(s)
@@ -209,8 +212,8 @@ class RobotExclusionRulesParser:
         return str(self._robots(GYM2008))
 
     # -- fetching ---------------------------------------------------------------------------
-    def _download(self, url: str, timeout: float | None) -> tuple[int, bytes, Any]:
-        """GET *url*: (status, at most MAX_FILESIZE body bytes, headers or None)."""
+    def _download(self, url: str, timeout: float | None) -> tuple[int, bytes, Message | None]:
+        """GET *url*: (status, at most MAX_FILESIZE body bytes, headers of a 2xx or None)."""
         self._response_code = 0
         self._source_url = url
         headers = {"User-Agent": self.user_agent} if self.user_agent else {}
@@ -223,6 +226,7 @@ class RobotExclusionRulesParser:
                 else urllib.request.urlopen(request)
             ) as response:
                 body = response.read(MAX_FILESIZE)
+                # file: URLs have no status; rerp counts them as 200.
                 self._response_code = getattr(response, "status", None) or 200
                 return self._response_code, body, response.headers
         except urllib.error.HTTPError as error:
@@ -230,7 +234,7 @@ class RobotExclusionRulesParser:
             self._response_code = error.code
             return error.code, b"", None
 
-    def _expiration(self, headers: Any) -> float:
+    def _expiration(self, headers: Message | None) -> float:
         """MK1996 section 3.4: the Expires header, else seven days from now."""
         expires = headers.get("Expires") if headers is not None else None
         if expires:
@@ -239,30 +243,43 @@ class RobotExclusionRulesParser:
                 return timestamp
         return self._now() + SEVEN_DAYS
 
+    def _fetch(self, url: str, timeout: float | None, any_4xx_allows: bool) -> int:
+        """Download and parse *url* under rerp's status policy; return the status.
+
+        With *any_4xx_allows* (the standard library's policy), every 4xx but 401/403 allows
+        all, not just 404.
+        """
+        status, body, headers = self._download(url, timeout)
+        self.expiration_date = self._expiration(headers)
+        if headers is not None and 200 <= status < 300:
+            self._set_content(_decode_body(body, headers.get_content_charset()))
+        elif status in (401, 403):
+            self._set_content(_DISALLOW_ALL)
+        elif status == 404 or (any_4xx_allows and 400 <= status < 500):
+            self._set_content("")
+        else:
+            # rerp's reason is the bare status code; callers compare it.
+            raise urllib.error.URLError(status)  # type: ignore[arg-type]
+        return status
+
     def fetch(self, url: str, timeout: float | None = None) -> None:
         """Fetch and parse the robots.txt at *url* (e.g. ``http://example.com/robots.txt``).
 
         2xx: the body is parsed. 401/403: everything is disallowed. 404: everything is
         allowed. Any other status raises ``urllib.error.URLError(status)``, as rerp does.
         """
-        status, body, headers = self._download(url, timeout)
-        self.expiration_date = self._expiration(headers if 200 <= status < 300 else None)
-        if 200 <= status < 300:
-            self._set_content(_decode_body(body, headers.get_content_charset()))
-        elif status in (401, 403):
-            self._set_content(_DISALLOW_ALL)
-        elif status == 404:
-            self._set_content("")
-        else:
-            raise urllib.error.URLError(status)
+        self._fetch(url, timeout, any_4xx_allows=False)
 
 
-def _strip_line_ending(line: Any) -> Any:
-    if line.endswith(b"\r\n" if isinstance(line, bytes) else "\r\n"):
+def _strip_line_ending(line: _Text) -> _Text:
+    """*line* without its own line ending (``\\r\\n``, ``\\n`` or ``\\r``), if any."""
+    if isinstance(line, bytes):
+        if line.endswith(b"\r\n"):
+            return line[:-2]
+        return line[:-1] if line.endswith((b"\n", b"\r")) else line
+    if line.endswith("\r\n"):
         return line[:-2]
-    if line.endswith((b"\n", b"\r") if isinstance(line, bytes) else ("\n", "\r")):
-        return line[:-1]
-    return line
+    return line[:-1] if line.endswith(("\n", "\r")) else line
 
 
 class RobotFileParserLookalike(RobotExclusionRulesParser):
@@ -291,46 +308,37 @@ class RobotFileParserLookalike(RobotExclusionRulesParser):
     def read(self) -> None:
         """Fetch the robots.txt at the URL given to the constructor or :meth:`set_url`."""
         self.disallow_all = self.allow_all = False
-        status, body, headers = self._download(self._user_provided_url, None)
-        self.expiration_date = self._expiration(headers if 200 <= status < 300 else None)
-        if 200 <= status < 300:
-            self._set_content(_decode_body(body, headers.get_content_charset()))
-        elif status in (401, 403):
-            self.disallow_all = True
-            self._set_content(_DISALLOW_ALL)
-        elif 400 <= status < 500:
-            self.allow_all = True
-            self._set_content("")
-        else:
-            raise urllib.error.URLError(status)
+        status = self._fetch(self._user_provided_url, None, any_4xx_allows=True)
+        self.disallow_all = status in (401, 403)
+        self.allow_all = 400 <= status < 500 and not self.disallow_all
         self.modified()
 
     def fetch(self, url: str, timeout: float | None = None) -> None:
         super().fetch(url, timeout)
         self.modified()
 
-    def parse(self, lines: Iterable[str | bytes] | str | bytes) -> None:  # type: ignore[override]
+    def parse(self, lines: Iterable[str | bytes | bytearray] | str | bytes | bytearray) -> None:
         """Parse *lines*, with or without their line endings (or a whole str/bytes)."""
         if isinstance(lines, (str, bytes, bytearray)):
             super().parse(lines)
         else:
-            items = list(lines)
-            for item in items:
-                if not isinstance(item, (str, bytes, bytearray)):
+            texts: list[str] = []
+            raws: list[bytes] = []
+            for item in lines:
+                if isinstance(item, str):
+                    texts.append(_strip_line_ending(item))
+                elif isinstance(item, (bytes, bytearray)):
+                    raw = _strip_line_ending(bytes(item))
+                    raws.append(raw)
+                    # Mixed input is read as text; bytes in it as ISO-8859-1, as rerp would.
+                    texts.append(raw.decode("iso-8859-1"))
+                else:
                     raise TypeError(f"lines must be str or bytes, not {type(item).__name__}")
-            stripped = [
-                _strip_line_ending(bytes(item) if isinstance(item, bytearray) else item)
-                for item in items
-            ]
-            if stripped and all(isinstance(item, bytes) for item in stripped):
-                super().parse(b"\n".join(stripped))
+            if raws and len(raws) == len(texts):
+                # Only bytes: the engine decodes them per syntax (UTF-8 for RFC9309).
+                super().parse(b"\n".join(raws))
             else:
-                super().parse(
-                    "\n".join(
-                        item.decode("iso-8859-1") if isinstance(item, bytes) else item
-                        for item in stripped
-                    )
-                )
+                super().parse("\n".join(texts))
         self.modified()
 
     def can_fetch(self, useragent: str | bytes, url: str | bytes, syntax: int = GYM2008) -> bool:
@@ -360,11 +368,9 @@ class RobotFileParserLookalike(RobotExclusionRulesParser):
         rate = self._robots(GYM2008).request_rate(_text_arg(useragent, "useragent"))
         if rate is None:
             return None
-        seconds = rate.seconds
         # The standard library's seconds are ints; keep fractions where there are some.
-        if isinstance(seconds, float) and seconds.is_integer():
-            seconds = int(seconds)
-        return RequestRate(rate.requests, seconds)
+        seconds = int(rate.seconds) if float(rate.seconds).is_integer() else rate.seconds
+        return RequestRate(rate.requests, seconds)  # type: ignore[arg-type]
 
     def site_maps(self) -> list[str] | None:
         """The Sitemap URLs in file order, or None when there are none (as the stdlib)."""

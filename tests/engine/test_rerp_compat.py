@@ -33,7 +33,7 @@ Sitemap: http://example.com/sitemap2.xml
 """
 
 
-def parsed(content: str | bytes = SAMPLE) -> RobotExclusionRulesParser:
+def parsed(content: str | bytes | bytearray = SAMPLE) -> RobotExclusionRulesParser:
     rp = RobotExclusionRulesParser()
     rp.parse(content)
     return rp
@@ -484,7 +484,8 @@ def test_lookalike_agrees_with_stdlib(agent: str, url: str) -> None:
     ours = RobotFileParserLookalike()
     ours.parse(STDLIB_FILE.splitlines())
     assert ours.can_fetch(agent, url) is stdlib.can_fetch(agent, url)
-    assert ours.crawl_delay(agent) == stdlib.crawl_delay(agent)
+    # typeshed types the stdlib's crawl_delay as str; it returns an int.
+    assert ours.crawl_delay(agent) == stdlib.crawl_delay(agent)  # type: ignore[comparison-overlap]
     assert ours.request_rate(agent) == stdlib.request_rate(agent)
     assert ours.site_maps() == stdlib.site_maps()
 

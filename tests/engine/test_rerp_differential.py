@@ -53,7 +53,7 @@ def _load_rerp() -> ModuleType:
     return module
 
 
-def fix_anchored_directives(module: ModuleType) -> None:
+def fix_anchored_directives(module: Any) -> None:
     """rerp's directive regex is not anchored: ``Nodisallow: /x`` and ``Image Sitemap: u``
     are read as directives. Anchored, a leading byte order mark must be skipped explicitly
     (rerp skipped it by accident)."""
@@ -73,13 +73,13 @@ def fix_anchored_directives(module: ModuleType) -> None:
     module.RobotExclusionRulesParser.parse = parse_without_bom
 
 
-def fix_delete_character(module: ModuleType) -> None:
+def fix_delete_character(module: Any) -> None:
     """rerp's control-character regex ends in ``\\0177``, which is ``\\x0f`` then ``7``, so
     DEL (0x7f) is never scrubbed."""
     module._control_characters_regex = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def fix_crawl_delay_records(module: ModuleType) -> None:
+def fix_crawl_delay_records(module: Any) -> None:
     """rerp drops a record that has no Allow/Disallow line, Crawl-delay and all, so
     get_crawl_delay() misses it. Kept, it serves Crawl-delay but still decides no URL."""
     ruleset = module._Ruleset
@@ -99,7 +99,7 @@ def fix_crawl_delay_records(module: ModuleType) -> None:
     module.RobotExclusionRulesParser.is_allowed = is_allowed
 
 
-def fix_crawl_delay_values(module: ModuleType) -> None:
+def fix_crawl_delay_values(module: Any) -> None:
     """rerp takes any ``float()``: ``nan``, ``inf``, negative delays, ``1_0``. Only finite,
     non-negative numbers are delays; the rest is ignored like any unparsable value."""
 
@@ -112,7 +112,7 @@ def fix_crawl_delay_values(module: ModuleType) -> None:
     module.float = strict_float  # rerp's parse() calls the module-level name
 
 
-def fix_url_path(module: ModuleType) -> None:
+def fix_url_path(module: Any) -> None:
     """rerp rebuilds the path with urlparse/urlunparse, which drops an empty query
     (``/page?`` becomes ``/page``), keeps the ``#fragment``, and leaves ``http://host``
     with an empty path instead of ``/``."""
@@ -126,7 +126,7 @@ def fix_url_path(module: ModuleType) -> None:
     module.urllib_urlunparse = lambda parts: parts[2]
 
 
-def fix_newline_escape(module: ModuleType) -> None:
+def fix_newline_escape(module: Any) -> None:
     """rerp's ``_unquote_path`` protects ``%2F`` by swapping it for a newline, so a ``%0A``
     (or a newline) in a path comes back as ``%2F``."""
     from urllib.parse import unquote
@@ -136,7 +136,7 @@ def fix_newline_escape(module: ModuleType) -> None:
     )
 
 
-FIXES: dict[str, Callable[[ModuleType], None]] = {
+FIXES: dict[str, Callable[[Any], None]] = {
     "unanchored directive regex": fix_anchored_directives,
     "DEL not scrubbed (\\0177)": fix_delete_character,
     "Crawl-delay-only record dropped": fix_crawl_delay_records,
@@ -230,6 +230,18 @@ class Report:
         return "\n".join(lines)
 
 
+def _verdict_is(agent: str, url: str, syntax: int, verdict: bool) -> Callable[[Any], bool]:
+    return lambda parser: parser.is_allowed(agent, url, syntax) == verdict
+
+
+def _crawl_delay_is(agent: str, delay: float | None) -> Callable[[Any], bool]:
+    return lambda parser: _same(parser.get_crawl_delay(agent), delay)
+
+
+def _sitemaps_are(sitemaps: list[str]) -> Callable[[Any], bool]:
+    return lambda parser: parser.sitemaps == sitemaps
+
+
 def _double_encoded_bom(content: bytes) -> bool:
     return content.startswith(b"\xc3\xaf\xc2\xbb\xc2\xbf")
 
@@ -255,23 +267,17 @@ def compare(corpus: Path) -> Report:
                 verdict = ours.is_allowed(agent, url, syntax)
                 if theirs.is_allowed(agent, url, syntax) == verdict:
                     continue
-                cause = variants.explain(
-                    name,
-                    content,
-                    lambda p, a=agent, u=url, s=syntax, v=verdict: p.is_allowed(a, u, s) == v,
-                )
+                cause = variants.explain(name, content, _verdict_is(agent, url, syntax, verdict))
                 report.add("is_allowed", cause, f"{name} {agent!r} {url} syntax={syntax}", bom)
         for agent in sorted({agent for agent, _ in file_checks}):
             delay = ours.get_crawl_delay(agent)
             if _same(theirs.get_crawl_delay(agent), delay):
                 continue
-            cause = variants.explain(
-                name, content, lambda p, a=agent, d=delay: _same(p.get_crawl_delay(a), d)
-            )
+            cause = variants.explain(name, content, _crawl_delay_is(agent, delay))
             report.add("get_crawl_delay", cause, f"{name} {agent!r}", bom)
         sitemaps = ours.sitemaps
         if theirs.sitemaps != sitemaps:
-            cause = variants.explain(name, content, lambda p, m=sitemaps: p.sitemaps == m)
+            cause = variants.explain(name, content, _sitemaps_are(sitemaps))
             report.add("sitemaps", cause, name, bom)
     return report
 
