@@ -94,15 +94,18 @@ class SitemapDiscovery:
                     "Ignoring sitemap %s listed in %s: no sitemap_follow match", url, robots_url
                 )
                 continue
+            try:
+                request = Request(
+                    url, callback=spider._parse_sitemap, meta={META_FROM_ROBOTS: robots_url}
+                )
+            except (ValueError, UnicodeError):
+                # e.g. undecodable bytes kept by the parser: skip this one, not the rest.
+                self.stats.inc_value(STAT_INVALID)
+                logger.debug("Ignoring sitemap %r listed in %s: bad URL", value, robots_url)
+                continue
             self.stats.inc_value(STAT_SCHEDULED)
             logger.debug("Following sitemap %s listed in %s", url, robots_url)
-            engine.crawl(
-                Request(
-                    url,
-                    callback=spider._parse_sitemap,
-                    meta={META_FROM_ROBOTS: robots_url},
-                )
-            )
+            engine.crawl(request)
 
     def _on_site(self, spider: SitemapSpider, url: str) -> bool:
         # Same policy as Scrapy's OffsiteMiddleware: the host or a subdomain of it is in

@@ -226,3 +226,22 @@ async def test_robots_txt_in_sitemap_urls_with_discovery_downloads_everything_on
     assert a.count("/skip/3") == 0
     assert offsite.paths() == []
     assert crawler.stats.get_value(STAT_SCHEDULED) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_undecodable_sitemap_line_does_not_stop_the_others(
+    server: Server, via: str
+) -> None:
+    server.robots(
+        b"Sitemap: " + server.url("/bad-\xff/sitemap.xml").encode("latin-1") + b"\n"
+        b"Sitemap: " + server.url("/sitemap.xml").encode() + b"\n"
+    )
+    server.route("/sitemap.xml", urlset([server.url("/keep/1")]))
+    crawler = await crawl(
+        DiscoverySpider,
+        settings(via, RERP_SITEMAP_DISCOVERY=True),
+        homes=[server.url("/")],
+    )
+    assert sorted(server.paths()) == ["/", "/keep/1", "/robots.txt", "/sitemap.xml"]
+    assert crawler.stats.get_value(STAT_SCHEDULED) == 1
+    assert crawler.stats.get_value(STAT_INVALID) == 1
