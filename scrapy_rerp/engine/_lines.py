@@ -80,23 +80,23 @@ _RFC_PREFIX_KEYS = _alternation(_RFC_KEYS)
 _RFC_ONE_WORD_KEYS = _alternation(k for k in _RFC_KEYS if " " not in k)
 _EXT_KEYS = _alternation(_EXTENSION_KEYS)
 
-# RFC 9309 / google: ``key: value`` where the key starts with a known word, or, without a
-# colon, exactly two whitespace-separated tokens.  Groups: 1/2/4 key, 3/5 value.
+# One match per line (so that a match's ordinal is its line number), with groups:
+# 1 key and 2 value of ``key: value`` (google reads any key that starts with a known word;
+# extension keys must be whole), 3 key and 4 value of a colon-less two-token line, and 5 the
+# first character of any other line ("" for blank lines, "#" for comments).
 _RFC_LINE = re.compile(
     rf"^{_WS}*(?:"
-    rf"(?:({_RFC_PREFIX_KEYS})[^:#\n]*|({_EXT_KEYS}){_WS}*):{_WS}*([^#\n]*)"
+    rf"({_RFC_PREFIX_KEYS}|(?:{_EXT_KEYS})(?={_WS}*:))[^:#\n]*:{_WS}*([^#\n]*)"
     rf"|({_RFC_ONE_WORD_KEYS}|{_EXT_KEYS})[^\s:#]*{_WS}+([^\s:#]+){_WS}*(?:#[^\n]*)?$"
-    r")",
+    r"|(\S?))",
     re.IGNORECASE | re.MULTILINE,
 )
-# rerp: ``key:`` right after the (stripped) line start; blank lines are events too.
+# rerp: ``key:`` right after the (stripped) line start. Groups: 1 key, 2 value, 3 the first
+# character of any other line ("" for a blank line, which ends a record).
 _LEGACY_LINE = re.compile(
-    rf"^[^\S\n]*(?:({_alternation(_LEGACY_KEYS)}):[ \t]*([^#\n]*)|$)",
+    rf"^[^\S\n]*(?:({_alternation(_LEGACY_KEYS)}):[ \t]*([^#\n]*)|(\S?))",
     re.IGNORECASE | re.MULTILINE,
 )
-# A line with content: not blank, not a comment.
-_CONTENT_LINE_RFC = re.compile(rf"^{_WS}*[^\s#]", re.MULTILINE)
-_CONTENT_LINE_LEGACY = re.compile(r"^[^\S\n]*[^\s#]", re.MULTILINE)
 _LONG_LINE = re.compile(r"[^\n]{" + str(MAX_LINE_BYTES // 4 + 1) + ",}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BOM = "\ufeff"
@@ -168,61 +168,51 @@ def tokenize(text: str, syntax: int) -> tuple[list[Event], list[ParseWarning]]:
         text = _truncate_long_lines(text, warnings)
     events: list[Event] = []
     append = events.append
-    line = 1
-    last = 0
-    count = text.count
+    junk: list[int] = []
     if syntax == RFC9309:
-        keys = _RFC_KEYS
-        ext = _EXTENSION_KEYS
-        for match in _RFC_LINE.finditer(text):
-            start = match.start()
-            line += count("\n", last, start)
-            last = start
-            key, ext_key, value, bare_key, bare_value = match.groups()
-            if value is None:
-                key = bare_key.lower()
-                kind = ext.get(key)
-                if kind is None:
-                    kind = keys[_prefix_key(key)]
-                append((line, kind, bare_value))
-            else:
-                kind = keys[key.lower()] if key is not None else ext[ext_key.lower()]
+        keys = _RFC_ALL_KEYS
+        line = 0
+        for key, value, bare_key, bare_value, other in _RFC_LINE.findall(text):
+            line += 1
+            if key:
+                kind = keys.get(key) or keys[key.lower()]
                 append((line, kind, value.rstrip(" \t\v\f")))
-        content = _CONTENT_LINE_RFC
+            elif bare_key:
+                append((line, _bare_kind(bare_key), bare_value))
+            elif other and other != "#":
+                junk.append(line)
     else:
-        legacy = _LEGACY_KEYS
-        for match in _LEGACY_LINE.finditer(text):
-            start = match.start()
-            line += count("\n", last, start)
-            last = start
-            key, value = match.groups()
-            if key is None:
-                append((line, BLANK, ""))
-            else:
+        keys = _LEGACY_KEYS
+        line = 0
+        for key, value, other in _LEGACY_LINE.findall(text):
+            line += 1
+            if key:
                 if not value.isprintable():
                     value = _CONTROL.sub("", value)
-                append((line, legacy[key.lower()], value.strip()))
-        content = _CONTENT_LINE_LEGACY
-    directives = len(events) if syntax == RFC9309 else sum(1 for e in events if e[1] != BLANK)
-    if len(content.findall(text)) != directives:
-        warnings.extend(_unrecognised_lines(text, events))
+                append((line, keys.get(key) or keys[key.lower()], value.strip()))
+            elif not other:
+                append((line, BLANK, ""))
+            elif other != "#":
+                junk.append(line)
+    if junk:
+        lines = text.split("\n")
+        for number in junk:
+            stripped = lines[number - 1].strip()
+            warnings.append(ParseWarning(number, stripped[:200], "not a robots.txt directive"))
         warnings.sort()
     return events, warnings
 
 
-def _prefix_key(key: str) -> str:
-    for known in _RFC_KEYS:
+def _bare_kind(key: str) -> int:
+    key = key.lower()
+    kind = _EXTENSION_KEYS.get(key)
+    if kind is not None:
+        return kind
+    for known, kind in _RFC_KEYS.items():
         if key.startswith(known):
-            return known
+            return kind
     raise AssertionError(key)  # the regex only matches known prefixes
 
 
-def _unrecognised_lines(text: str, events: list[Event]) -> list[ParseWarning]:
-    """Slow path, only for files with junk: name each content line that is not a directive."""
-    seen = {line for line, kind, _ in events if kind != BLANK}
-    found = []
-    for number, raw in enumerate(text.split("\n"), 1):
-        stripped = raw.strip()
-        if stripped and not stripped.startswith("#") and number not in seen:
-            found.append(ParseWarning(number, stripped[:200], "not a robots.txt directive"))
-    return found
+# Keys as the regex captures them: the known word alone, in any case.
+_RFC_ALL_KEYS = {**_RFC_KEYS, **_EXTENSION_KEYS}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -43,41 +44,71 @@ class Group:
 
 
 class _Builder:
-    """Mutable group under construction; frozen into compact tuples by ``freeze``."""
+    """A group under construction; ``_StoredGroup`` freezes it."""
 
-    __slots__ = ("agents", "patterns", "allows", "lines", "extras", "first_line")
+    __slots__ = ("agents", "patterns", "kinds", "lines", "extras", "first_line")
 
     def __init__(self, line: int) -> None:
         self.agents: list[str] = []
         self.patterns: list[str] = []
-        self.allows = 0  # bit i set: rule i is an Allow
+        self.kinds = bytearray()  # 1 = Allow, 0 = Disallow, per rule
         self.lines: list[int] = []
         self.extras: list[tuple[int, int, Any]] = []  # (agents declared so far, kind, value)
         self.first_line = line
 
 
 class _StoredGroup:
-    """Compact storage of one group: shared pattern strings, bit mask, packed line numbers."""
+    """One group, compact and ready to query without a compile step.
 
-    __slots__ = ("agents", "patterns", "allows", "lines", "extras", "first_line")
+    The rules are kept twice over shared strings: in file order with their line numbers (for
+    ``decide`` and rendering), and split for matching: plain prefixes per verdict, checked with
+    one C-level ``str.startswith(tuple)``, and wildcard rules as globs, longest first.
+    """
 
-    def __init__(self, built: _Builder) -> None:
+    __slots__ = (
+        "agents",
+        "patterns",
+        "kinds",
+        "lines",
+        "extras",
+        "first_line",
+        "disallow",
+        "allow",
+        "wild",
+        "globs",
+        "legacy_globs",
+    )
+
+    def __init__(self, built: _Builder, syntax: int) -> None:
         self.agents = tuple(built.agents)
         self.patterns = tuple(built.patterns)
-        self.allows = built.allows
+        self.kinds = bytes(built.kinds)
         self.lines = array("I", built.lines)
         self.extras = tuple(built.extras) if built.extras else ()
         self.first_line = built.first_line
+        self._index_rules(syntax)
+
+    def _index_rules(self, syntax: int) -> None:
+        self.disallow: tuple[str, ...] = ()
+        self.allow: tuple[str, ...] = ()
+        self.wild: tuple[tuple[int, int, str], ...] = ()
+        self.globs: tuple[tuple[int, int, Glob], ...] | None = None
+        self.legacy_globs: dict[int, Glob] | None = None
+        if syntax == RFC9309:
+            _index_rfc(self, self.patterns, self.kinds)
+        elif syntax == GYM2008:
+            globs = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p.endswith("$")}
+            self.legacy_globs = globs or None
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.agents, self.patterns, self.allows, self.lines, self.extras, self.first_line)
+        return (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        (self.agents, self.patterns, self.allows, self.lines, self.extras, self.first_line) = state
+        (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line) = state
 
     def rules(self) -> tuple[tuple[bool, str, int], ...]:
-        allows = self.allows
-        return tuple((bool(allows >> i & 1), p, self.lines[i]) for i, p in enumerate(self.patterns))
+        kinds, lines = self.kinds, self.lines
+        return tuple((kinds[i] == 1, p, lines[i]) for i, p in enumerate(self.patterns))
 
     def extra(self, kind: int, agent_index: int) -> Any:
         for declared, extra_kind, value in self.extras:
@@ -92,8 +123,49 @@ class _StoredGroup:
         return None
 
 
-# ---------------------------------------------------------------------------------------------
-# Compiled rule sets: what one query needs, built on first use for one agent.
+def _index_rfc(target: Any, patterns: Sequence[str], kinds: bytes) -> None:
+    disallow: list[str] = []
+    allow: list[str] = []
+    wild: list[tuple[int, int, str]] = []
+    for i, pattern in enumerate(patterns):
+        if not pattern:
+            continue  # an empty rule matches with priority 0: it never decides
+        if "*" in pattern or pattern[-1] == "$":
+            wild.append((len(pattern), kinds[i], pattern))
+        elif kinds[i]:
+            allow.append(pattern)
+        else:
+            disallow.append(pattern)
+    # Longest first, so that the first prefix that matches is the one with the highest priority.
+    target.disallow = tuple(sorted(disallow, key=len, reverse=True)) if disallow else ()
+    target.allow = tuple(sorted(allow, key=len, reverse=True)) if allow else ()
+    if wild:
+        # Longest first; on equal length Allow (kind 1) first, since it wins ties.
+        wild.sort(key=lambda rule: (-rule[0], -rule[1]))
+        target.wild = tuple(wild)
+    else:
+        target.wild = ()
+    target.globs = None
+
+
+def _globs(rules: Any) -> tuple[tuple[int, int, Glob], ...]:
+    """The wildcard rules of *rules* as globs, built on first use."""
+    globs = rules.globs
+    if globs is None:
+        globs = rules.globs = tuple((p, k, Glob(pattern)) for p, k, pattern in rules.wild)
+    return globs  # type: ignore[no-any-return]
+
+
+class _Merged:
+    """Several groups for one agent, merged as RFC 9309 section 2.2.1 asks."""
+
+    __slots__ = ("groups", "disallow", "allow", "wild", "globs")
+
+    def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
+        self.groups = groups
+        patterns = [p for g in groups for p in g.patterns]
+        kinds = b"".join(g.kinds for g in groups)
+        _index_rfc(self, patterns, kinds)
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
@@ -103,100 +175,46 @@ def _longest(prefixes: tuple[str, ...], path: str) -> int:
     return 0
 
 
-class _RfcRules:
-    """Merged rules of the groups that apply to one agent, RFC 9309 precedence."""
+def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
+    """RFC 9309 precedence: the longest match wins, Allow wins a tie."""
+    disallow = rules.disallow
+    wild = rules.wild
+    if not wild:
+        if not disallow or not path.startswith(disallow):
+            return True
+        allow = rules.allow
+        if not allow or not path.startswith(allow):
+            return False
+        return _longest(allow, path) >= _longest(disallow, path)
+    best_disallow = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
+    allow = rules.allow
+    best_allow = _longest(allow, path) if allow and path.startswith(allow) else 0
+    # Longest first: the first match of a kind is its best.
+    for priority, is_allow, glob in rules.globs or _globs(rules):
+        if is_allow:
+            if priority > best_allow and glob.match(path):
+                best_allow = priority
+        elif priority > best_disallow and glob.match(path):
+            best_disallow = priority
+        if priority <= best_allow and priority <= best_disallow:
+            break
+    return best_disallow <= best_allow
 
-    __slots__ = ("groups", "disallow", "allow", "wild_disallow", "wild_allow")
 
-    def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
-        self.groups = groups
-        best: dict[tuple[bool, str], None] = {}
-        for group in groups:
-            allows = group.allows
-            for i, pattern in enumerate(group.patterns):
-                if pattern:  # an empty rule matches with priority 0: no effect
-                    best[(bool(allows >> i & 1), pattern)] = None
-        disallow, allow, wild_disallow, wild_allow = [], [], [], []
-        for is_allow, pattern in best:
-            if "*" in pattern or pattern.endswith("$"):
-                (wild_allow if is_allow else wild_disallow).append((len(pattern), Glob(pattern)))
-            else:
-                (allow if is_allow else disallow).append(pattern)
-        self.disallow = tuple(sorted(disallow, key=len, reverse=True))
-        self.allow = tuple(sorted(allow, key=len, reverse=True))
-        self.wild_disallow = tuple(sorted(wild_disallow, key=lambda r: -r[0]))
-        self.wild_allow = tuple(sorted(wild_allow, key=lambda r: -r[0]))
-
-    def allows(self, path: str) -> bool:
-        disallow = self.disallow
-        if not (self.wild_disallow or self.wild_allow):
-            if not disallow or not path.startswith(disallow):
-                return True
-            allow = self.allow
-            if not allow or not path.startswith(allow):
-                return False
-            return _longest(allow, path) >= _longest(disallow, path)
-        worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
-        for priority, glob in self.wild_disallow:
-            if priority <= worst:
-                break
+def _legacy_first_match(group: _StoredGroup, path: str) -> tuple[bool, int | None]:
+    """rerp: within the record, the first rule in file order that matches decides."""
+    globs = group.legacy_globs
+    kinds = group.kinds
+    for i, pattern in enumerate(group.patterns):
+        glob = globs.get(i) if globs else None
+        if glob is not None:
             if glob.match(path):
-                worst = priority
-                break
-        if not worst:
-            return True
-        allow = self.allow
-        best = _longest(allow, path) if allow and path.startswith(allow) else 0
-        if best >= worst:
-            return True
-        for priority, glob in self.wild_allow:
-            if priority < worst:
-                break
-            if glob.match(path):
-                return True
-        return False
-
-
-class _LegacyRules:
-    """One rerp record: rules in file order, the first that matches decides."""
-
-    __slots__ = ("group", "patterns", "allows", "globs", "quick")
-
-    def __init__(self, group: _StoredGroup, wildcards: bool) -> None:
-        self.group = group
-        self.patterns = group.patterns
-        self.allows = group.allows
-        globs: dict[int, Glob] = {}
-        if wildcards:
-            for i, pattern in enumerate(self.patterns):
-                if "*" in pattern or pattern.endswith("$"):
-                    globs[i] = Glob(pattern)
-        self.globs = globs
-        # Without wildcards, one C-level startswith over all rules rejects most paths.
-        self.quick = None if globs else self.patterns
-
-    def allows_path(self, path: str) -> bool:
-        quick = self.quick
-        if quick is not None and not path.startswith(quick):
-            return True
-        return self.first_match(path)[0]
-
-    def first_match(self, path: str) -> tuple[bool, int | None]:
-        globs = self.globs
-        allows = self.allows
-        for i, pattern in enumerate(self.patterns):
-            glob = globs.get(i) if globs else None
-            if glob is not None:
-                if glob.match(path):
-                    return bool(allows >> i & 1), i
-            elif path.startswith(pattern):
-                is_allow = bool(allows >> i & 1)
-                # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
-                return (is_allow if pattern else not is_allow), i
-        return True, None
-
-
-_NO_RULES = object()
+                return kinds[i] == 1, i
+        elif path.startswith(pattern):
+            is_allow = kinds[i] == 1
+            # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
+            return (is_allow if pattern else not is_allow), i
+    return True, None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,23 +267,31 @@ class RobotsTxt:
         return self
 
     def _index_groups(self) -> None:
-        index: dict[str, list[int]] = {}
-        global_groups: list[int] = []
+        """Map each product token to the rules that apply to it (RFC 9309), once per parse."""
+        index: dict[str, Any] = {}
+        global_rules: Any = None
         if self._syntax == RFC9309:
-            for number, group in enumerate(self._groups):
+            by_token: dict[str, list[_StoredGroup]] = {}
+            global_groups: list[_StoredGroup] = []
+            for group in self._groups:
                 for value in group.agents:
                     if is_global_value(value):
-                        if not global_groups or global_groups[-1] != number:
-                            global_groups.append(number)
-                        continue
-                    token = group_token(value)
-                    if token:
-                        numbers = index.setdefault(token, [])
-                        if not numbers or numbers[-1] != number:
-                            numbers.append(number)
-        object.__setattr__(self, "_index", {k: tuple(v) for k, v in index.items()})
-        object.__setattr__(self, "_global", tuple(global_groups))
-        object.__setattr__(self, "_memo", {})
+                        found = global_groups
+                    else:
+                        token = group_token(value)
+                        if not token:
+                            continue
+                        found = by_token.setdefault(token, [])
+                    if not found or found[-1] is not group:
+                        found.append(group)
+            index = {t: g[0] if len(g) == 1 else _Merged(tuple(g)) for t, g in by_token.items()}
+            if global_groups:
+                global_rules = (
+                    global_groups[0] if len(global_groups) == 1 else _Merged(tuple(global_groups))
+                )
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_global", global_rules)
+        object.__setattr__(self, "_memo", {} if self._syntax != RFC9309 else None)
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -297,6 +323,8 @@ class RobotsTxt:
             strict=True,
         ):
             object.__setattr__(self, name, value)
+        for group in self._groups:
+            group._index_rules(self._syntax)
         self._index_groups()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -335,31 +363,14 @@ class RobotsTxt:
 
     # -- resolving the user agent ---------------------------------------------------------
 
-    def _rules_for(self, user_agent: str) -> Any:
-        memo = self._memo
-        rules = memo.get(user_agent)
-        if rules is None:
-            if len(memo) >= _AGENT_MEMO_SIZE:
-                memo.clear()
-            rules = memo[user_agent] = self._resolve(user_agent)
-        return rules
-
-    def _resolve(self, user_agent: str) -> Any:
-        if self._syntax == RFC9309:
-            groups = self._rfc_groups(user_agent)
-            return _RfcRules(groups) if groups else _NO_RULES
-        group = self._legacy_record(user_agent, with_rules=True)
-        if group is None:
-            return _NO_RULES
-        return _LegacyRules(group, wildcards=self._syntax == GYM2008)
-
-    def _rfc_groups(self, user_agent: str) -> tuple[_StoredGroup, ...]:
+    def _rfc_rules(self, user_agent: str) -> Any:
+        """The rules (a group or merged groups) for *user_agent*, or None."""
         index = self._index
         for token in caller_tokens(user_agent):
-            numbers = index.get(token)
-            if numbers is not None:
-                return tuple(self._groups[n] for n in numbers)
-        return tuple(self._groups[n] for n in self._global)
+            rules = index.get(token)
+            if rules is not None:
+                return rules
+        return self._global
 
     def _rfc_token(self, user_agent: str) -> str | None:
         """The token whose groups apply, or None for the ``*`` groups."""
@@ -367,6 +378,23 @@ class RobotsTxt:
             if token in self._index:
                 return token
         return None
+
+    def _rfc_groups(self, user_agent: str) -> tuple[_StoredGroup, ...]:
+        rules = self._rfc_rules(user_agent)
+        if rules is None:
+            return ()
+        return rules.groups if isinstance(rules, _Merged) else (rules,)
+
+    def _legacy_rules(self, user_agent: str) -> _StoredGroup | None:
+        memo = self._memo
+        try:
+            return memo[user_agent]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        if len(memo) >= _AGENT_MEMO_SIZE:
+            memo.clear()
+        found = memo[user_agent] = self._legacy_record(user_agent, with_rules=True)
+        return found
 
     def _legacy_record(self, user_agent: str, with_rules: bool) -> _StoredGroup | None:
         agent = user_agent.lower()
@@ -384,15 +412,21 @@ class RobotsTxt:
         """True if *user_agent* may fetch *url*."""
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
-        rules = self._rules_for(user_agent)
-        if rules is _NO_RULES:
-            return True
-        path = path_params_query(url)
         if self._syntax == RFC9309:
+            rules = self._rfc_rules(user_agent)
+            if rules is None:
+                return True
+            path = path_params_query(url)
             if path == _ROBOTS_PATH:
                 return True
-            return rules.allows(path)  # type: ignore[no-any-return]
-        return rules.allows_path(unquote_path(path))  # type: ignore[no-any-return]
+            return _rfc_allows(rules, path)
+        group = self._legacy_rules(user_agent)
+        if group is None:
+            return True
+        path = unquote_path(path_params_query(url))
+        if group.legacy_globs is None and not path.startswith(group.patterns):
+            return True  # no rule is a prefix of the path
+        return _legacy_first_match(group, path)[0]
 
     def decide(self, url: str, user_agent: str) -> Decision:
         """The verdict for *url* and the line that decided it (slower than :meth:`allowed`)."""
@@ -428,10 +462,10 @@ class RobotsTxt:
         group = self._legacy_record(user_agent, with_rules=True)
         if group is None:
             return Decision(True, None, None, "no record applies to this user agent")
-        verdict, index = _LegacyRules(group, self._syntax == GYM2008).first_match(path)
+        verdict, index = _legacy_first_match(group, path)
         if index is None:
             return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if group.allows >> index & 1 else "Disallow"
+        keyword = "Allow" if group.kinds[index] == 1 else "Disallow"
         rule = f"{keyword}: {group.patterns[index]}"
         return Decision(verdict, group.lines[index], rule, "first match")
 
@@ -548,7 +582,7 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     if syntax == RFC9309:
         groups, globals_ = _build_rfc(events, warnings)
     else:
-        groups, globals_ = _build_legacy(events, warnings)
+        groups, globals_ = _build_legacy(events, warnings, syntax)
     sitemaps, host, clean_params = globals_
     if warnings:
         warnings.sort()
@@ -591,17 +625,19 @@ def _build_rfc(
                 warnings.append(ParseWarning(line, value, "rule before any User-agent, ignored"))
                 continue
             in_rules = True
-            pattern = escape_pattern(value)
+            pattern = value if value.isascii() and "%" not in value else escape_pattern(value)
+            current.patterns.append(pattern)
+            current.lines.append(line)
             if kind == L.ALLOW:
-                current.allows |= 1 << len(current.patterns)
-                _append_rule(current, pattern, line)
+                current.kinds.append(1)
                 # google: Allow .../index.htm(l) also allows the directory itself.
                 slash = pattern.rfind("/")
                 if slash != -1 and pattern.startswith("/index.htm", slash):
-                    current.allows |= 1 << len(current.patterns)
-                    _append_rule(current, pattern[: slash + 1] + "$", line)
+                    current.patterns.append(pattern[: slash + 1] + "$")
+                    current.lines.append(line)
+                    current.kinds.append(1)
             else:
-                _append_rule(current, pattern, line)
+                current.kinds.append(0)
         elif kind == L.USER_AGENT:
             if current is None or in_rules:
                 current = _Builder(line)
@@ -624,16 +660,11 @@ def _build_rfc(
             parsed = _extension(kind, value, line, warnings)
             if parsed is not None:
                 current.extras.append((len(current.agents), kind, parsed))
-    return tuple(_StoredGroup(b) for b in built), (sitemaps, host, clean_params)
-
-
-def _append_rule(group: _Builder, pattern: str, line: int) -> None:
-    group.patterns.append(pattern)
-    group.lines.append(line)
+    return tuple(_StoredGroup(b, RFC9309) for b in built), (sitemaps, host, clean_params)
 
 
 def _build_legacy(
-    events: list[L.Event], warnings: list[ParseWarning]
+    events: list[L.Event], warnings: list[ParseWarning], syntax: int
 ) -> tuple[tuple[_StoredGroup, ...], _Globals]:
     """rerp 1.7.1's record logic: blank lines end records, ``*`` records go last."""
     records: list[_Builder] = []
@@ -669,9 +700,9 @@ def _build_legacy(
             if current is None:
                 warnings.append(ParseWarning(line, value, "rule outside a record, ignored"))
                 continue
-            if kind == L.ALLOW:
-                current.allows |= 1 << len(current.patterns)
-            _append_rule(current, unquote_path(value), line)
+            current.patterns.append(unquote_path(value))
+            current.lines.append(line)
+            current.kinds.append(1 if kind == L.ALLOW else 0)
         elif kind == L.SITEMAP:
             previous_was_agent = False
             sitemaps.append(value)
@@ -692,4 +723,4 @@ def _build_legacy(
                 current.extras.append((len(current.agents), kind, parsed))
     close()
     ordered = [r for r in records if "*" not in r.agents] + [r for r in records if "*" in r.agents]
-    return tuple(_StoredGroup(r) for r in ordered), (sitemaps, host, clean_params)
+    return tuple(_StoredGroup(r, syntax) for r in ordered), (sitemaps, host, clean_params)
