@@ -219,6 +219,23 @@ async def test_floor_counts_from_the_previous_response_too(server: Server, via: 
     assert_gaps_at_least(server.hits()[1:], 0.3 + 0.25)
 
 
+@pytest_twisted.ensureDeferred
+async def test_floor_comes_from_the_group_of_the_crawlers_user_agent(server: Server) -> None:
+    server.robots(
+        "User-agent: otherbot\nCrawl-delay: 5\n\n"
+        f"User-agent: floorbot\nCrawl-delay: {FLOOR}\n\n"
+        "User-agent: *\nCrawl-delay: 3\n"
+    )
+    crawler = await crawl(
+        ListSpider,
+        settings(ADDON, USER_AGENT="Mozilla/5.0 (compatible; FloorBot/1.0)"),
+        urls=pages(server, 4),
+    )
+    measured = assert_gaps_at_least(server.hits(), FLOOR)
+    assert max(measured) < 1.0
+    assert crawler.stats.get_value(STAT_MAX) == pytest.approx(FLOOR)
+
+
 class CustomSlotSpider(ListSpider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.urls:
