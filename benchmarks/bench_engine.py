@@ -101,17 +101,27 @@ def _version(dist: str) -> str:
         return "?"
 
 
-def _git_revision() -> str:
+def _git(directory: Path, *args: str) -> str | None:
     try:
         out = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
+            ["git", "-C", str(directory), *args], capture_output=True, text=True, check=True
         )
     except (OSError, subprocess.CalledProcessError):
-        return "?"
+        return None
     return out.stdout.strip()
+
+
+def engine_revision() -> str:
+    """The commit of the engine that is imported, marked when its files differ from it."""
+    import scrapy_rerp.engine
+
+    directory = Path(scrapy_rerp.engine.__file__).resolve().parent
+    commit = _git(directory, "rev-parse", "--short", "HEAD")
+    if commit is None:
+        return "?"
+    # Numbers for a half-edited engine must not pass for the commit's.
+    changed = _git(directory, "status", "--porcelain", "--", ".")
+    return commit + ("+uncommitted" if changed else "")
 
 
 def load_peers(names: Sequence[str] | None = None) -> tuple[list[Peer], list[str]]:
@@ -122,7 +132,7 @@ def load_peers(names: Sequence[str] | None = None) -> tuple[list[Peer], list[str
     from scrapy_rerp.engine import GYM2008, RFC9309
     from scrapy_rerp.engine import parse as rerp_parse
 
-    engine_version = _version("scrapy-rerp") + "@" + _git_revision()
+    engine_version = _version("scrapy-rerp") + "@" + engine_revision()
     peers.append(
         Peer(
             ENGINE_ROW,
