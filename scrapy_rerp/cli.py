@@ -27,6 +27,7 @@ from email.message import Message
 from typing import Any, TextIO
 
 from scrapy_rerp import __version__
+from scrapy_rerp._urls import origin_of
 from scrapy_rerp.engine import (
     GYM2008,
     MAX_FILESIZE,
@@ -152,6 +153,16 @@ def run_check(robots: RobotsTxt, urls: Sequence[str], agent: str, out: TextIO) -
         if not decision.allowed:
             status = EXIT_FLAGGED
     return status
+
+
+def _foreign_urls(robots_url: str, urls: Sequence[str]) -> list[str]:
+    """Notes for absolute URLs outside the robots.txt's origin, which it does not govern."""
+    origin = origin_of(robots_url)
+    return [
+        f"{url}: not on {origin}, so this robots.txt does not apply to it (RFC 9309 section 2.3)"
+        for url in urls
+        if _is_url(url) and origin_of(url) != origin
+    ]
 
 
 # --- lint ---------------------------------------------------------------------------------------
@@ -292,6 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for note in loaded.notes:
         print(f"scrapy-rerp: {note}", file=sys.stderr)
     if args.command == "check":
+        if _is_url(args.robots):
+            for note in _foreign_urls(args.robots, args.urls):
+                print(f"scrapy-rerp: {note}", file=sys.stderr)
         return run_check(loaded.robots, args.urls, args.agent, sys.stdout)
     return run_lint(loaded.robots, args.robots, sys.stdout)
 

@@ -138,6 +138,17 @@ def test_check_fetches_robots_url_with_the_agent(server: Server) -> None:
     assert hit.header("User-Agent") == "ExampleBot"
 
 
+def test_check_notes_urls_of_another_origin(server: Server) -> None:
+    server.robots(ROBOTS)
+    here = server.url("/private/x")
+    elsewhere = "https://other.example/private/x"
+    done = run("check", server.url("/robots.txt"), here, elsewhere, "/private/y")
+    assert done.returncode == 1
+    assert len(verdicts(done.stdout)) == 3  # the verdicts are still given
+    notes = [line for line in done.stderr.splitlines() if "does not apply" in line]
+    assert len(notes) == 1 and elsewhere in notes[0]
+
+
 def test_check_follows_redirects_and_says_so(server: Server) -> None:
     from tests.servers import Reply
 
