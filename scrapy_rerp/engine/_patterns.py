@@ -11,7 +11,8 @@ import re
 from urllib.parse import unquote
 
 _PATH_START = re.compile(r"[/?;]")
-_FAST_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+# scheme://authority then, if any, the path, params and query up to a fragment.
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([/?;][^#]*)?")
 _ESCAPED_LOWER = re.compile(r"%(?=[0-9a-fA-F]{2})([0-9a-f][0-9a-fA-F]|[0-9A-F][0-9a-f])")
 _HIGH_BYTE = re.compile(r"[\x80-\xff]")
 _SLASH_ESCAPE = re.compile(r"%2[fF]")
@@ -23,31 +24,26 @@ def path_params_query(url: str) -> str:
     The scheme and authority are dropped, so is the fragment; the result starts with ``/``.
     Relative input is read the same way (``example.com/a`` gives ``/a``).
     """
-    match = _FAST_AUTHORITY.match(url)
-    if match is not None:
-        after = match.end()
-        found = _PATH_START.search(url, after)
-        if found is None:
+    match = _ABSOLUTE.match(url)
+    if match is not None:  # the common case: scheme://authority[path]
+        path = match.group(1)
+        if path is None:
             return "/"
-        path_start = found.start()
-        hash_pos = url.find("#", after, path_start)
-        if hash_pos != -1:
-            return "/"
+        return path if path[0] == "/" else "/" + path
+    search_start = 2 if url.startswith("//") else 0
+    early = _PATH_START.search(url, search_start)
+    protocol_end = url.find("://", search_start)
+    if protocol_end == -1 or (early is not None and early.start() < protocol_end):
+        protocol_end = search_start
     else:
-        search_start = 2 if url.startswith("//") else 0
-        early = _PATH_START.search(url, search_start)
-        protocol_end = url.find("://", search_start)
-        if protocol_end == -1 or (early is not None and early.start() < protocol_end):
-            protocol_end = search_start
-        else:
-            protocol_end += 3
-        found = _PATH_START.search(url, protocol_end)
-        if found is None:
-            return "/"
-        path_start = found.start()
-        hash_pos = url.find("#", search_start)
-        if hash_pos != -1 and hash_pos < path_start:
-            return "/"
+        protocol_end += 3
+    found = _PATH_START.search(url, protocol_end)
+    if found is None:
+        return "/"
+    path_start = found.start()
+    hash_pos = url.find("#", search_start)
+    if hash_pos != -1 and hash_pos < path_start:
+        return "/"
     hash_pos = url.find("#", path_start)
     path = url[path_start:] if hash_pos == -1 else url[path_start:hash_pos]
     return path if path[0] == "/" else "/" + path

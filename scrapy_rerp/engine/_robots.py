@@ -5,6 +5,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from sys import intern
 from typing import Any, NamedTuple
 
 from . import _lines as L
@@ -22,7 +23,7 @@ from ._patterns import Glob, escape_pattern, path_params_query, pattern_matches,
 
 _ROBOTS_PATH = "/robots.txt"
 # Bound on the per-object memo of user-agent strings; a crawl uses a handful.
-_AGENT_MEMO_SIZE = 64
+_AGENT_MEMO_SIZE = 16
 
 
 class Decision(NamedTuple):
@@ -91,7 +92,7 @@ class _StoredGroup:
     def _index_rules(self, syntax: int) -> None:
         self.disallow: tuple[str, ...] = ()
         self.allow: tuple[str, ...] = ()
-        self.wild: tuple[tuple[int, int, str], ...] = ()
+        self.wild: tuple[tuple[str, ...], ...] = ()
         self.globs: tuple[tuple[int, int, Glob], ...] | None = None
         self.legacy_globs: dict[int, Glob] | None = None
         if syntax == RFC9309:
@@ -126,34 +127,76 @@ class _StoredGroup:
 def _index_rfc(target: Any, patterns: Sequence[str], kinds: bytes) -> None:
     disallow: list[str] = []
     allow: list[str] = []
-    wild: list[tuple[int, int, str]] = []
-    for i, pattern in enumerate(patterns):
+    wild_disallow: list[str] = []
+    wild_allow: list[str] = []
+    for pattern, kind in zip(patterns, kinds, strict=True):
         if not pattern:
             continue  # an empty rule matches with priority 0: it never decides
         if "*" in pattern or pattern[-1] == "$":
-            wild.append((len(pattern), kinds[i], pattern))
-        elif kinds[i]:
-            allow.append(pattern)
+            (wild_allow if kind else wild_disallow).append(pattern)
         else:
-            disallow.append(pattern)
-    # Longest first, so that the first prefix that matches is the one with the highest priority.
+            (allow if kind else disallow).append(pattern)
+    # Longest first, so that the first pattern that matches has the highest priority.
     target.disallow = tuple(sorted(disallow, key=len, reverse=True)) if disallow else ()
     target.allow = tuple(sorted(allow, key=len, reverse=True)) if allow else ()
-    if wild:
-        # Longest first; on equal length Allow (kind 1) first, since it wins ties.
-        wild.sort(key=lambda rule: (-rule[0], -rule[1]))
-        target.wild = tuple(wild)
+    if wild_disallow or wild_allow:
+        target.wild = (
+            tuple(sorted(wild_disallow, key=len, reverse=True)),
+            tuple(sorted(wild_allow, key=len, reverse=True)),
+        )
     else:
         target.wild = ()
     target.globs = None
 
 
-def _globs(rules: Any) -> tuple[tuple[int, int, Glob], ...]:
-    """The wildcard rules of *rules* as globs, built on first use."""
+_CompiledGlob = tuple[int, str, "tuple[str, ...] | None", str, bool]
+
+
+def _globs(rules: Any) -> tuple[tuple[_CompiledGlob, ...], tuple[_CompiledGlob, ...]]:
+    """The wildcard rules of *rules*, split for matching on first use: (disallow, allow).
+
+    Each is ``(priority, head, middle, tail, anchored)``, longest first; ``middle`` is None
+    when the pattern has at most one ``*``, the case matched inline.
+    """
     globs = rules.globs
     if globs is None:
-        globs = rules.globs = tuple((p, k, Glob(pattern)) for p, k, pattern in rules.wild)
+        globs = rules.globs = tuple(tuple(map(_compile_glob, side)) for side in rules.wild)
     return globs  # type: ignore[no-any-return]
+
+
+def _compile_glob(pattern: str) -> _CompiledGlob:
+    glob = Glob(pattern)
+    if glob.tail is None:  # no '*', only a final '$': the whole path must equal head
+        return (len(pattern), glob.head, None, "", True)
+    middle = glob.middle or None
+    # ``head*$`` matches what ``head*`` matches.
+    anchored = glob.anchored and bool(glob.tail or middle)
+    return (len(pattern), glob.head, middle, glob.tail, anchored)
+
+
+def _glob_hit(
+    path: str, head: str, middle: tuple[str, ...] | None, tail: str, anchored: bool
+) -> bool:
+    """Greedy leftmost matching of ``head*middle...*tail[$]``: linear, no backtracking."""
+    if not path.startswith(head):
+        return False
+    pos = len(head)
+    if anchored:
+        end = len(path) - len(tail)
+        if end < pos or not path.endswith(tail):
+            return False
+        if middle is None:
+            return bool(tail) or end == pos
+    else:
+        end = len(path)
+    if middle is not None:
+        find = path.find
+        for part in middle:
+            found = find(part, pos, end)
+            if found < 0:
+                return False
+            pos = found + len(part)
+    return anchored or not tail or path.find(tail, pos) >= 0
 
 
 class _Merged:
@@ -178,27 +221,45 @@ def _longest(prefixes: tuple[str, ...], path: str) -> int:
 def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
     """RFC 9309 precedence: the longest match wins, Allow wins a tie."""
     disallow = rules.disallow
-    wild = rules.wild
-    if not wild:
+    if not rules.wild:
         if not disallow or not path.startswith(disallow):
             return True
         allow = rules.allow
         if not allow or not path.startswith(allow):
             return False
         return _longest(allow, path) >= _longest(disallow, path)
-    best_disallow = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
-    allow = rules.allow
-    best_allow = _longest(allow, path) if allow and path.startswith(allow) else 0
-    # Longest first: the first match of a kind is its best.
-    for priority, is_allow, glob in rules.globs or _globs(rules):
-        if is_allow:
-            if priority > best_allow and glob.match(path):
-                best_allow = priority
-        elif priority > best_disallow and glob.match(path):
-            best_disallow = priority
-        if priority <= best_allow and priority <= best_disallow:
+    worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
+    wild_disallow, wild_allow = rules.globs or _globs(rules)
+    # Longest first, so the first wildcard Disallow that matches is the best one.
+    for priority, head, middle, tail, anchored in wild_disallow:
+        if priority <= worst:
             break
-    return best_disallow <= best_allow
+        if not path.startswith(head):
+            continue
+        if middle is None:  # at most one '*': matched inline
+            if anchored:
+                if tail:
+                    if len(path) - len(tail) < len(head) or not path.endswith(tail):
+                        continue
+                elif len(path) != len(head):
+                    continue
+            elif tail and path.find(tail, len(head)) < 0:
+                continue
+        elif not _glob_hit(path, head, middle, tail, anchored):
+            continue
+        worst = priority
+        break
+    if not worst:
+        return True
+    allow = rules.allow
+    if allow and path.startswith(allow) and _longest(allow, path) >= worst:
+        return True
+    for priority, head, middle, tail, anchored in wild_allow:
+        if priority < worst:
+            break
+        if _glob_hit(path, head, middle, tail, anchored):
+            return True
+    return False
 
 
 def _legacy_first_match(group: _StoredGroup, path: str) -> tuple[bool, int | None]:
@@ -291,7 +352,7 @@ class RobotsTxt:
                 )
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_global", global_rules)
-        object.__setattr__(self, "_memo", {} if self._syntax != RFC9309 else None)
+        object.__setattr__(self, "_memo", {})
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -413,7 +474,12 @@ class RobotsTxt:
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
         if self._syntax == RFC9309:
-            rules = self._rfc_rules(user_agent)
+            memo = self._memo
+            rules = memo.get(user_agent, memo)
+            if rules is memo:
+                if len(memo) >= _AGENT_MEMO_SIZE:
+                    memo.clear()
+                rules = memo[user_agent] = self._rfc_rules(user_agent)
             if rules is None:
                 return True
             path = path_params_query(url)
@@ -619,31 +685,38 @@ def _build_rfc(
     sitemaps: list[str] = []
     host: str | None = None
     clean_params: list[str] = []
+    # The current group's lists, held in locals: this loop runs once per line of every file.
+    patterns: list[str] = []
+    lines: list[int] = []
+    kinds = bytearray()
+    ALLOW, DISALLOW, USER_AGENT = L.ALLOW, L.DISALLOW, L.USER_AGENT
     for line, kind, value in events:
-        if kind == L.ALLOW or kind == L.DISALLOW:
+        if kind == DISALLOW or kind == ALLOW:
             if current is None:
                 warnings.append(ParseWarning(line, value, "rule before any User-agent, ignored"))
                 continue
             in_rules = True
-            pattern = value if value.isascii() and "%" not in value else escape_pattern(value)
-            current.patterns.append(pattern)
-            current.lines.append(line)
-            if kind == L.ALLOW:
-                current.kinds.append(1)
-                # google: Allow .../index.htm(l) also allows the directory itself.
-                slash = pattern.rfind("/")
-                if slash != -1 and pattern.startswith("/index.htm", slash):
-                    current.patterns.append(pattern[: slash + 1] + "$")
-                    current.lines.append(line)
-                    current.kinds.append(1)
-            else:
-                current.kinds.append(0)
-        elif kind == L.USER_AGENT:
+            if not value.isascii() or "%" in value:
+                value = escape_pattern(value)
+            patterns.append(intern(value))
+            lines.append(line)
+            if kind == DISALLOW:
+                kinds.append(0)
+                continue
+            kinds.append(1)
+            # google: Allow .../index.htm(l) also allows the directory itself.
+            slash = value.rfind("/")
+            if slash != -1 and value.startswith("/index.htm", slash):
+                patterns.append(intern(value[: slash + 1] + "$"))
+                lines.append(line)
+                kinds.append(1)
+        elif kind == USER_AGENT:
             if current is None or in_rules:
                 current = _Builder(line)
                 built.append(current)
+                patterns, lines, kinds = current.patterns, current.lines, current.kinds
                 in_rules = False
-            current.agents.append(value)
+            current.agents.append(intern(value))
         elif kind == L.SITEMAP:
             sitemaps.append(value)
         elif kind == L.HOST:
