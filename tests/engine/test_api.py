@@ -1,0 +1,306 @@
+"""The parsed object's contract: immutable, picklable, printable, and precise about lines."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import pytest
+
+from scrapy_rerp.engine import (
+    GYM2008,
+    MK1996,
+    RFC9309,
+    Decision,
+    Group,
+    RequestRate,
+    RobotsTxt,
+    VisitTime,
+    parse,
+)
+
+ALL = [
+    pytest.param(MK1996, id="MK1996"),
+    pytest.param(GYM2008, id="GYM2008"),
+    pytest.param(RFC9309, id="RFC9309"),
+]
+
+SITE = "https://example.com"
+
+ROBOTS = """\
+# example
+User-agent: mybot
+Disallow: /private
+Allow: /private/open
+Crawl-delay: 2
+
+User-agent: *
+Disallow: /*.pdf$
+Disallow: /tmp
+Request-rate: 1/5s
+Visit-time: 0100-0500
+
+Sitemap: https://example.com/sitemap.xml
+Host: example.com
+Clean-param: ref
+this line is junk
+"""
+
+URLS = [
+    "/",
+    "/private",
+    "/private/open",
+    "/private/open/x",
+    "/tmp/x",
+    "/a.pdf",
+    "/a.pdf?x",
+    "/robots.txt",
+]
+AGENTS = ["mybot", "otherbot", "Mozilla/5.0 (compatible; mybot/1.0)"]
+
+
+def verdicts(robots: RobotsTxt) -> list[bool]:
+    return [robots.allowed(SITE + url, agent) for url in URLS for agent in AGENTS]
+
+
+# -- immutability ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_attributes_cannot_be_set(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    for name in ("sitemaps", "host", "syntax", "_groups", "anything"):
+        with pytest.raises(AttributeError):
+            setattr(robots, name, None)
+    assert robots.host == "example.com"
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_attributes_cannot_be_deleted(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    before = verdicts(robots)
+    for name in ("_groups", "_sitemaps", "_host", "sitemaps"):
+        with pytest.raises(AttributeError):
+            delattr(robots, name)
+    assert verdicts(robots) == before
+    assert robots.sitemaps == ("https://example.com/sitemap.xml",)
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_returned_collections_are_immutable(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    assert isinstance(robots.sitemaps, tuple)
+    assert isinstance(robots.warnings, tuple)
+    assert isinstance(robots.clean_params, tuple)
+    assert isinstance(robots.groups, tuple)
+    group = robots.groups[0]
+    assert isinstance(group, Group)
+    with pytest.raises(AttributeError):
+        group.agents = ("x",)  # type: ignore[misc]
+    assert isinstance(group.rules, tuple)
+
+
+def test_robots_txt_cannot_be_built_directly() -> None:
+    with pytest.raises(TypeError):
+        RobotsTxt()
+
+
+# -- pickling ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("syntax", ALL)
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_pickle_round_trip(protocol: int, syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    before = verdicts(robots)  # queried before pickling, so any memo is filled
+    clone = pickle.loads(pickle.dumps(robots, protocol=protocol))
+    assert type(clone) is RobotsTxt
+    assert clone.syntax == syntax
+    assert verdicts(clone) == before
+    assert clone.sitemaps == robots.sitemaps
+    assert clone.host == robots.host
+    assert clone.clean_params == robots.clean_params
+    assert clone.warnings == robots.warnings
+    assert clone.groups == robots.groups
+    assert str(clone) == str(robots)
+    for url in URLS:
+        assert clone.decide(SITE + url, "mybot") == robots.decide(SITE + url, "mybot")
+    with pytest.raises(AttributeError):
+        clone._groups = ()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_extensions_survive_pickling(syntax: int) -> None:
+    robots = pickle.loads(pickle.dumps(parse(ROBOTS, syntax)))
+    assert robots.crawl_delay("mybot") == 2.0
+    assert robots.request_rate("otherbot") == RequestRate(1, 5.0)
+    visit = robots.visit_time("otherbot")
+    assert isinstance(visit, VisitTime)
+    assert (visit.start_time.hour, visit.end_time.hour) == (1, 5)
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_copies_answer_the_same(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    assert verdicts(copy.copy(robots)) == verdicts(robots)
+    assert verdicts(copy.deepcopy(robots)) == verdicts(robots)
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_allow_all_and_disallow_all_pickle(syntax: int) -> None:
+    for robots in (RobotsTxt.allow_all(syntax), RobotsTxt.disallow_all(syntax)):
+        clone = pickle.loads(pickle.dumps(robots))
+        assert verdicts(clone) == verdicts(robots)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_str_renders_the_rules(syntax: int) -> None:
+    text = str(parse(ROBOTS, syntax))
+    for line in (
+        "User-agent: mybot",
+        "Disallow: /private",
+        "Allow: /private/open",
+        "User-agent: *",
+        "Disallow: /*.pdf$",
+        "Disallow: /tmp",
+    ):
+        assert line in text.splitlines()
+    assert "https://example.com/sitemap.xml" in text
+    assert "junk" not in text
+
+
+def test_str_rfc_round_trips() -> None:
+    """RFC9309's rendering is itself a robots.txt that parses to the same answers."""
+    robots = parse(ROBOTS, RFC9309)
+    again = parse(str(robots), RFC9309)
+    assert verdicts(again) == verdicts(robots)
+    assert again.sitemaps == robots.sitemaps
+    assert again.host == robots.host
+    assert again.clean_params == robots.clean_params
+    assert again.crawl_delay("mybot") == robots.crawl_delay("mybot")
+    assert again.request_rate("otherbot") == robots.request_rate("otherbot")
+    assert again.visit_time("otherbot") == robots.visit_time("otherbot")
+    assert again.warnings == ()
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_repr_names_the_syntax(syntax: int) -> None:
+    text = repr(parse(ROBOTS, syntax))
+    assert {MK1996: "MK1996", GYM2008: "GYM2008", RFC9309: "RFC9309"}[syntax] in text
+
+
+# -- allow_all / disallow_all ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_allow_all(syntax: int) -> None:
+    robots = RobotsTxt.allow_all(syntax)
+    assert robots.syntax == syntax
+    assert all(verdicts(robots))
+    assert robots.decide(SITE + "/x", "bot").allowed is True
+    assert robots.crawl_delay("bot") is None
+    assert robots.sitemaps == () and robots.host is None and robots.warnings == ()
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_disallow_all(syntax: int) -> None:
+    robots = RobotsTxt.disallow_all(syntax)
+    assert robots.syntax == syntax
+    for url in ("/", "/x", "/a/b?c"):
+        for agent in AGENTS:
+            assert robots.allowed(SITE + url, agent) is False
+    assert robots.decide(SITE + "/x", "bot").allowed is False
+
+
+def test_default_syntax_is_rfc9309() -> None:
+    assert parse("").syntax == RFC9309
+    assert RobotsTxt.allow_all().syntax == RFC9309
+    assert RobotsTxt.disallow_all().syntax == RFC9309
+    # RFC9309's /robots.txt exception shows the syntax in use.
+    assert RobotsTxt.disallow_all().allowed(SITE + "/robots.txt", "bot") is True
+
+
+# -- decisions -------------------------------------------------------------------------------
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if line == needle)
+
+
+@pytest.mark.parametrize(
+    ("syntax", "url", "agent", "expected"),
+    [
+        (RFC9309, "/private/x", "mybot", (False, "Disallow: /private")),
+        (RFC9309, "/private/open/x", "mybot", (True, "Allow: /private/open")),
+        (RFC9309, "/tmp/x", "otherbot", (False, "Disallow: /tmp")),
+        (RFC9309, "/a.pdf", "otherbot", (False, "Disallow: /*.pdf$")),
+        (GYM2008, "/a.pdf", "otherbot", (False, "Disallow: /*.pdf$")),
+        (GYM2008, "/private/x", "mybot", (False, "Disallow: /private")),
+        # first match: Disallow: /private comes before Allow: /private/open
+        (GYM2008, "/private/open/x", "mybot", (False, "Disallow: /private")),
+        (MK1996, "/private/open/x", "mybot", (False, "Disallow: /private")),
+        (MK1996, "/tmp/x", "otherbot", (False, "Disallow: /tmp")),
+    ],
+)
+def test_decision_points_at_the_deciding_line(
+    syntax: int, url: str, agent: str, expected: tuple[bool, str]
+) -> None:
+    decision = parse(ROBOTS, syntax).decide(SITE + url, agent)
+    assert isinstance(decision, Decision)
+    verdict, rule = expected
+    assert decision.allowed is verdict
+    assert decision.rule == rule
+    assert decision.line == line_of(ROBOTS, rule)
+    assert decision.reason
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_decision_without_a_rule(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    for url, agent in (("/public", "mybot"), ("/public", "otherbot")):
+        decision = robots.decide(SITE + url, agent)
+        assert decision == Decision(True, None, None, decision.reason)
+        assert decision.reason
+    no_group = parse("User-agent: a\nDisallow: /\n", syntax).decide(SITE + "/x", "b")
+    assert (no_group.allowed, no_group.line, no_group.rule) == (True, None, None)
+    assert no_group.reason != decision.reason
+
+
+def test_decision_robots_txt_in_rfc() -> None:
+    decision = parse("User-agent: *\nDisallow: /\n", RFC9309).decide(SITE + "/robots.txt", "b")
+    assert (decision.allowed, decision.line, decision.rule) == (True, None, None)
+    assert "robots.txt" in decision.reason
+
+
+def test_decision_line_counts_every_kind_of_line() -> None:
+    text = "\ufeff# c\r\n\r\nUser-agent: *\rjunk\nAllow: /a\n\n\nDisallow: /a/b\n"
+    robots = parse(text.encode(), RFC9309)
+    assert robots.decide(SITE + "/a/b/c", "bot").line == 8
+    assert robots.decide(SITE + "/a/c", "bot").line == 5
+    assert [w.line for w in robots.warnings] == [4]
+
+
+def test_decision_line_of_merged_groups() -> None:
+    text = "User-agent: a\nDisallow: /x\nUser-agent: b\nAllow: /\nUser-agent: a\nDisallow: /yy\n"
+    robots = parse(text, RFC9309)
+    assert robots.decide(SITE + "/x", "a").line == 2
+    assert robots.decide(SITE + "/yy", "a").line == 6
+
+
+def test_decision_line_of_index_html_allow() -> None:
+    text = "User-agent: *\nDisallow: /\nAllow: /d/index.html\n"
+    decision = parse(text, RFC9309).decide(SITE + "/d/", "bot")
+    assert decision.allowed is True
+    assert decision.line == 3
+
+
+def test_groups_report_first_lines_and_rules() -> None:
+    robots = parse(ROBOTS, RFC9309)
+    groups: list[Any] = list(robots.groups)
+    assert [g.agents for g in groups] == [("mybot",), ("*",)]
+    assert [g.line for g in groups] == [2, 7]
+    assert groups[0].rules == ((False, "/private", 3), (True, "/private/open", 4))

@@ -1,0 +1,129 @@
+"""The package's public names, and what importing it loads."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import scrapy_rerp
+
+PUBLIC = [
+    "GYM2008",
+    "MAX_FILESIZE",
+    "MK1996",
+    "RFC9309",
+    "SEVEN_DAYS",
+    "Addon",
+    "Decision",
+    "ParseWarning",
+    "RequestRate",
+    "RerpRobotParser",
+    "RobotExclusionRulesParser",
+    "RobotFileParserLookalike",
+    "RobotsTxt",
+    "RobotsTxtMiddleware",
+    "VisitTime",
+    "__version__",
+    "parse",
+]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_all_is_pinned() -> None:
+    assert scrapy_rerp.__all__ == PUBLIC
+    assert sorted(scrapy_rerp.__all__) == sorted(set(PUBLIC))
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_resolves(name: str) -> None:
+    if name == "RerpRobotParser" and not robotparser_exists():
+        pytest.skip("scrapy_rerp/robotparser.py is not written yet")
+    assert getattr(scrapy_rerp, name) is not None
+    assert name in dir(scrapy_rerp)
+
+
+def test_constants() -> None:
+    assert (scrapy_rerp.MK1996, scrapy_rerp.GYM2008) == (1, 2)
+    assert scrapy_rerp.RFC9309 not in (scrapy_rerp.MK1996, scrapy_rerp.GYM2008)
+    assert scrapy_rerp.SEVEN_DAYS == 604800
+    assert scrapy_rerp.MAX_FILESIZE == 100 * 1024
+    assert isinstance(scrapy_rerp.__version__, str) and scrapy_rerp.__version__
+
+
+def test_engine_names_are_the_engines() -> None:
+    from scrapy_rerp import engine
+
+    for name in ("parse", "RobotsTxt", "Decision", "ParseWarning", "RequestRate", "VisitTime"):
+        assert getattr(scrapy_rerp, name) is getattr(engine, name)
+    for name in ("RobotExclusionRulesParser", "RobotFileParserLookalike"):
+        assert getattr(scrapy_rerp, name) is getattr(engine, name)
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        scrapy_rerp.NoSuchName  # noqa: B018
+
+
+def robotparser_exists() -> bool:
+    return (REPO / "scrapy_rerp" / "robotparser.py").is_file()
+
+
+def run_fresh(code: str) -> dict[str, bool]:
+    """Run *code* in a new interpreter; it prints a JSON object, which is returned."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+CHECK_MODULES = """
+import json, sys
+loaded = lambda: {"scrapy": "scrapy" in sys.modules, "twisted": "twisted" in sys.modules}
+"""
+
+
+def test_engine_does_not_import_scrapy_or_twisted() -> None:
+    code = CHECK_MODULES + (
+        "import scrapy_rerp\n"
+        "from scrapy_rerp import parse, RobotsTxt, RFC9309, GYM2008, MK1996\n"
+        "from scrapy_rerp import RobotExclusionRulesParser, RobotFileParserLookalike\n"
+        "for syntax in (MK1996, GYM2008, RFC9309):\n"
+        "    r = parse('User-agent: *\\nDisallow: /x\\nCrawl-delay: 1\\n', syntax)\n"
+        "    assert r.allowed('https://example.com/x', 'bot') is False\n"
+        "    r.decide('https://example.com/y', 'bot'); str(r)\n"
+        "    RobotsTxt.allow_all(syntax)\n"
+        "p = RobotExclusionRulesParser(); p.parse('User-agent: *\\nDisallow: /x\\n')\n"
+        "assert p.is_allowed('bot', '/x') is False\n"
+        "l = RobotFileParserLookalike(); l.parse(['User-agent: *', 'Disallow: /x'])\n"
+        "assert l.can_fetch('bot', '/x') is False\n"
+        "print(json.dumps(loaded()))\n"
+    )
+    assert run_fresh(code) == {"scrapy": False, "twisted": False}
+
+
+def test_scrapy_names_import_scrapy_on_access() -> None:
+    if not robotparser_exists():
+        pytest.skip("scrapy_rerp/robotparser.py is not written yet")
+    if importlib.util.find_spec("scrapy") is None:
+        pytest.skip("scrapy is not installed")
+    code = CHECK_MODULES + (
+        "import scrapy_rerp\n"
+        "before = loaded()\n"
+        "cls = scrapy_rerp.RerpRobotParser\n"
+        "after = loaded()\n"
+        "assert cls.__name__ == 'RerpRobotParser'\n"
+        "print(json.dumps({'before': before['scrapy'], 'after': after['scrapy']}))\n"
+    )
+    assert run_fresh(code) == {"before": False, "after": True}
