@@ -11,6 +11,7 @@ import re
 from typing import NamedTuple
 
 from ._constants import MAX_LINE_BYTES, RFC9309
+from ._patterns import to_utf8
 
 # Directive kinds, as small ints so that events stay plain tuples.
 USER_AGENT = 0
@@ -100,7 +101,7 @@ _LEGACY_LINE = re.compile(
 _LONG_LINE = re.compile(r"[^\n]{" + str(MAX_LINE_BYTES // 4 + 1) + ",}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _BOM = "\ufeff"
-_LATIN1_BOM = "\xef\xbb\xbf"
+_LEADING_NON_ASCII = re.compile(r"\A[^\x00-\x7f]+")
 
 
 class ParseWarning(NamedTuple):
@@ -137,8 +138,11 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
             text = raw.decode("iso-8859-1")
     else:
         raise TypeError(f"robots.txt content must be str or bytes, not {type(content).__name__}")
-    if syntax != RFC9309 and text.startswith(_LATIN1_BOM):
-        text = text[3:]
+    if syntax != RFC9309 and text[:1] > "\x7f":
+        # rerp's unanchored regex read a line whatever preceded its directive; keep that for
+        # the BOM-like junk real files start with (a BOM read as ISO-8859-1, or one encoded
+        # twice), and nothing else.
+        text = _LEADING_NON_ASCII.sub("", text, count=1)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
@@ -149,7 +153,7 @@ def _truncate_long_lines(text: str, warnings: list[ParseWarning]) -> str:
     lines = text.split("\n")
     for index, line in enumerate(lines):
         if len(line) > MAX_LINE_BYTES // 4:
-            raw = line.encode("utf-8", "surrogateescape")
+            raw = to_utf8(line)
             if len(raw) > MAX_LINE_BYTES:
                 lines[index] = raw[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
                 warnings.append(

@@ -49,6 +49,15 @@ def path_params_query(url: str) -> str:
     return path if path[0] == "/" else "/" + path
 
 
+def to_utf8(text: str) -> bytes:
+    """UTF-8 bytes of *text*; surrogate escapes give back their bytes, other lone surrogates
+    (only a str caller can pass them) are encoded as they are rather than raising."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def escape_pattern(value: str) -> str:
     """%-escape a rule as google/robotstxt's MaybeEscapePattern.
 
@@ -59,7 +68,7 @@ def escape_pattern(value: str) -> str:
         if "%" not in value:
             return value
         return _ESCAPED_LOWER.sub(lambda m: "%" + m.group(1).upper(), value)
-    octets = value.encode("utf-8", "surrogateescape").decode("iso-8859-1")
+    octets = to_utf8(value).decode("iso-8859-1")
     octets = _ESCAPED_LOWER.sub(lambda m: "%" + m.group(1).upper(), octets)
     return _HIGH_BYTE.sub(lambda m: f"%{ord(m.group()):02X}", octets)
 

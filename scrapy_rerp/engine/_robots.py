@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from sys import intern
 from typing import Any, NamedTuple
 
@@ -83,8 +83,13 @@ class _StoredGroup:
     def __init__(self, built: _Builder, syntax: int) -> None:
         self.agents = tuple(built.agents)
         self.patterns = tuple(built.patterns)
-        self.kinds = bytes(built.kinds)
-        self.lines = array("I", built.lines)
+        # Most groups hold only Disallow rules on consecutive lines: store those compactly.
+        self.kinds = bytes(built.kinds) if any(built.kinds) else None
+        lines = built.lines
+        if lines and lines[-1] - lines[0] == len(lines) - 1:
+            self.lines: int | array[int] = lines[0]
+        else:
+            self.lines = array("I", lines)
         self.extras = tuple(built.extras) if built.extras else ()
         self.first_line = built.first_line
         self._index_rules(syntax)
@@ -107,9 +112,18 @@ class _StoredGroup:
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line) = state
 
+    def kind_at(self, index: int) -> int:
+        """1 if rule *index* is an Allow, 0 for a Disallow."""
+        return self.kinds[index] if self.kinds is not None else 0
+
+    def line_at(self, index: int) -> int:
+        lines = self.lines
+        return lines + index if isinstance(lines, int) else lines[index]
+
     def rules(self) -> tuple[tuple[bool, str, int], ...]:
-        kinds, lines = self.kinds, self.lines
-        return tuple((kinds[i] == 1, p, lines[i]) for i, p in enumerate(self.patterns))
+        return tuple(
+            (self.kind_at(i) == 1, p, self.line_at(i)) for i, p in enumerate(self.patterns)
+        )
 
     def extra(self, kind: int, agent_index: int) -> Any:
         for declared, extra_kind, value in self.extras:
@@ -124,18 +138,26 @@ class _StoredGroup:
         return None
 
 
-def _index_rfc(target: Any, patterns: Sequence[str], kinds: bytes) -> None:
+def _index_rfc(target: Any, patterns: tuple[str, ...], kinds: bytes | None) -> None:
+    if kinds is None and all(patterns) and not any("*" in p or p[-1] == "$" for p in patterns):
+        # Only plain Disallow prefixes: file order serves, since without an Allow to compare
+        # with, only whether some prefix matches counts, not which one is longest.
+        target.disallow = patterns
+        target.allow = target.wild = ()
+        target.globs = None
+        return
     disallow: list[str] = []
     allow: list[str] = []
     wild_disallow: list[str] = []
     wild_allow: list[str] = []
-    for pattern, kind in zip(patterns, kinds, strict=True):
+    for i, pattern in enumerate(patterns):
         if not pattern:
             continue  # an empty rule matches with priority 0: it never decides
+        is_allow = kinds is not None and kinds[i]
         if "*" in pattern or pattern[-1] == "$":
-            (wild_allow if kind else wild_disallow).append(pattern)
+            (wild_allow if is_allow else wild_disallow).append(pattern)
         else:
-            (allow if kind else disallow).append(pattern)
+            (allow if is_allow else disallow).append(pattern)
     # Longest first, so that the first pattern that matches has the highest priority.
     target.disallow = tuple(sorted(disallow, key=len, reverse=True)) if disallow else ()
     target.allow = tuple(sorted(allow, key=len, reverse=True)) if allow else ()
@@ -164,14 +186,17 @@ def _globs(rules: Any) -> tuple[tuple[_CompiledGlob, ...], tuple[_CompiledGlob, 
     return globs  # type: ignore[no-any-return]
 
 
+@lru_cache(maxsize=8192)
 def _compile_glob(pattern: str) -> _CompiledGlob:
+    """Split a wildcard pattern for matching; shared by every file that has the same rule."""
     glob = Glob(pattern)
+    head = intern(glob.head)
     if glob.tail is None:  # no '*', only a final '$': the whole path must equal head
-        return (len(pattern), glob.head, None, "", True)
-    middle = glob.middle or None
+        return (len(pattern), head, None, "", True)
+    middle = tuple(map(intern, glob.middle)) or None
     # ``head*$`` matches what ``head*`` matches.
     anchored = glob.anchored and bool(glob.tail or middle)
-    return (len(pattern), glob.head, middle, glob.tail, anchored)
+    return (len(pattern), head, middle, intern(glob.tail), anchored)
 
 
 def _glob_hit(
@@ -206,9 +231,9 @@ class _Merged:
 
     def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
         self.groups = groups
-        patterns = [p for g in groups for p in g.patterns]
-        kinds = b"".join(g.kinds for g in groups)
-        _index_rfc(self, patterns, kinds)
+        patterns = tuple(p for g in groups for p in g.patterns)
+        kinds = bytes(g.kind_at(i) for g in groups for i in range(len(g.patterns)))
+        _index_rfc(self, patterns, kinds if any(kinds) else None)
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
@@ -270,9 +295,9 @@ def _legacy_first_match(group: _StoredGroup, path: str) -> tuple[bool, int | Non
         glob = globs.get(i) if globs else None
         if glob is not None:
             if glob.match(path):
-                return kinds[i] == 1, i
+                return kinds is not None and kinds[i] == 1, i
         elif path.startswith(pattern):
-            is_allow = kinds[i] == 1
+            is_allow = kinds is not None and kinds[i] == 1
             # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
             return (is_allow if pattern else not is_allow), i
     return True, None
@@ -365,6 +390,9 @@ class RobotsTxt:
         return parse("User-agent: *\nDisallow: /\n", syntax)
 
     def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("RobotsTxt objects are immutable")
+
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("RobotsTxt objects are immutable")
 
     def __getstate__(self) -> tuple[Any, ...]:
@@ -531,18 +559,16 @@ class RobotsTxt:
         verdict, index = _legacy_first_match(group, path)
         if index is None:
             return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if group.kinds[index] == 1 else "Disallow"
+        keyword = "Allow" if group.kind_at(index) == 1 else "Disallow"
         rule = f"{keyword}: {group.patterns[index]}"
-        return Decision(verdict, group.lines[index], rule, "first match")
+        return Decision(verdict, group.line_at(index), rule, "first match")
 
     def _extra(self, user_agent: str, kind: int) -> Any:
         if type(user_agent) is not str:
             _, user_agent = _coerce("", user_agent)
         if self._syntax == RFC9309:
             token = self._rfc_token(user_agent)
-            numbers = self._index[token] if token is not None else self._global
-            for number in numbers:
-                group = self._groups[number]
+            for group in self._rfc_groups(user_agent):
                 for agent_index, value in enumerate(group.agents):
                     applies = (
                         is_global_value(value) if token is None else group_token(value) == token
