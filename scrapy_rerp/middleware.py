@@ -22,6 +22,7 @@ would silently drop it) and a failure must hold the origin, not end in "allow al
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
 import re
@@ -38,7 +39,8 @@ from scrapy.utils.asyncio import call_later, sleep
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.python import to_unicode
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.python.failure import Failure
 
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._urls import origin_of, robots_url_of
@@ -66,6 +68,9 @@ META_KEY = "rerp_robots_origin"
 
 _MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
 _NO_CACHE = re.compile(r"(?:^|[,\s])(?:no-cache|no-store)(?:$|[,\s=])", re.IGNORECASE)
+
+#: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
+_OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 
 # Outcomes of one robots.txt fetch (RobotsEntry.outcome).
 PARSED, ALLOW_ALL, DISALLOW_ALL, UNREACHABLE = "parsed", "allow-all", "disallow-all", "unreachable"
@@ -142,8 +147,10 @@ class RobotsTxtMiddleware:
         self._wanted_robots: set[str] = set()
         self._kept: dict[str, Response] = {}
         self._receiving = 0  # robots.txt downloads in progress (bytes_received connected)
-        self._cache_failed = False
+        maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self._download_maxsize = maxsize and max(maxsize, 64 * settings.max_size)
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -175,7 +182,9 @@ class RobotsTxtMiddleware:
         if request.meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
-        if url.startswith(("data:", "file:")):
+        if not url.startswith(_OBEYED_SCHEMES):
+            # data:, file:, s3: and the like have no robots.txt; Scrapy skips data: and
+            # file: only, and for others an error fetching robots.txt meant "allow all".
             return None
         origin = origin_of(url)
         is_robots_url = self._is_robots_url(url)
@@ -218,11 +227,10 @@ class RobotsTxtMiddleware:
             return
         decision = robots.decide(request.url, user_agent)
         logger.debug(
-            "Forbidden by robots.txt: %(request)s (%(origin)s/robots.txt line %(line)s: "
-            "%(rule)s; %(reason)s)",
+            "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; %(reason)s)",
             {
                 "request": request,
-                "origin": origin,
+                "robots": robots_url_of(request.url),
                 "line": decision.line,
                 "rule": decision.rule,
                 "reason": decision.reason,
@@ -288,7 +296,9 @@ class RobotsTxtMiddleware:
 
     def _task_done(self, result: Any, task: Deferred[None]) -> None:
         self._tasks.discard(task)
-        if hasattr(result, "getTraceback"):  # a Failure: a bug here, never a site's fault
+        if isinstance(result, Failure) and not result.check(
+            CancelledError, asyncio.CancelledError
+        ):  # a bug here, never a site's fault
             logger.error(
                 "robots.txt handling failed: %s",
                 result.getTraceback(),
@@ -525,8 +535,10 @@ class RobotsTxtMiddleware:
                 "dont_retry": True,
                 "allow_offsite": True,
                 "handle_httpstatus_all": True,
-                # The size cap is RERP_MAX_SIZE, enforced in _bytes_received().
-                "download_maxsize": 0,
+                # The size cap is RERP_MAX_SIZE, enforced in _bytes_received(); this one
+                # must not cancel a large file up front (Content-Length), and still bounds
+                # decompression (a gzip bomb) as DOWNLOAD_MAXSIZE does.
+                "download_maxsize": self._download_maxsize,
                 "download_warnsize": 0,
                 META_KEY: origin,
             },
@@ -578,6 +590,12 @@ class RobotsTxtMiddleware:
         for url in getattr(spider, "sitemap_urls", None) or ():
             if isinstance(url, str) and self._is_robots_url(url):
                 self._wanted_robots.add(origin_of(url))
+
+    def _spider_closed(self, spider: Spider) -> None:
+        # Background refetches and retry loops end with the crawl.
+        for task in list(self._tasks):
+            task.cancel()
+        self._kept.clear()
 
     @staticmethod
     def _is_robots_url(url: str) -> bool:

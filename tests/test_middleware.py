@@ -28,6 +28,8 @@ def rerp(**settings: Any) -> dict[str, Any]:
     return {
         "ROBOTSTXT_OBEY": True,
         "DOWNLOADER_MIDDLEWARES": {SCRAPY_MW: None, RERP_MW: 100},
+        # A test that wrongly finds an origin unreachable fails in seconds, not minutes.
+        "RERP_UNREACHABLE_MAX_WAIT": 5,
         **settings,
     }
 
@@ -503,3 +505,10 @@ async def test_sitemap_spider_robots_url_downloaded_once(server: Server) -> None
     assert sorted(server.paths()) == ["/page", "/robots.txt", "/sitemap.xml"]
     assert seen == [server.url("/page")]
     assert stat(crawler, "robotstxt/served_to_spider") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_schemes_without_robots_txt_are_skipped() -> None:
+    crawler = await crawl(settings=rerp(**FAST_OUTAGE), urls=["foo://example.invalid/x"])
+    assert ignored(crawler) == []
+    assert stat(crawler, "robotstxt/request_count") is None
