@@ -204,6 +204,16 @@ def test_bom_is_ignored() -> None:
             assert not rp.is_allowed("bot", "/x", syntax)
 
 
+def test_bom_like_junk_at_the_start_is_skipped_like_rerp() -> None:
+    # A BOM encoded twice (UTF-8 of "ï»¿"): rerp's unanchored regex reads the line behind it.
+    content = b"\xc3\xaf\xc2\xbb\xc2\xbfUser-agent: *\nDisallow: /x\n"
+    assert not reference(content).is_allowed("bot", "/x")
+    rp = parsed(content)
+    for syntax in (MK1996, GYM2008):
+        assert not rp.is_allowed("bot", "/x", syntax)
+        assert rp.is_allowed("bot", "/y", syntax)
+
+
 def test_get_crawl_delay() -> None:
     rp = parsed()
     assert rp.get_crawl_delay("FooBot") == 2.5
