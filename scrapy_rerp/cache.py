@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["MemoryOriginCache", "OriginCache", "RobotsEntry"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RobotsEntry:
     """What is known about one origin's robots.txt.
 

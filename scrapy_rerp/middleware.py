@@ -187,7 +187,7 @@ class RobotsTxtMiddleware:
             # file: only, and for others an error fetching robots.txt meant "allow all".
             return None
         origin = origin_of(url)
-        is_robots_url = self._is_robots_url(url)
+        is_robots_url = url.endswith("/robots.txt") and self._is_robots_url(url)
         if is_robots_url and origin in self._kept:
             return self._serve_kept(origin, request)
         entry = self._cache_get(origin)
