@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Addon"]
 
 _SETTING = "DOWNLOADER_MIDDLEWARES"
-_PARSER = "scrapy_rerp.robotparser.RerpRobotParser"
+_PARSER = "scrapy_rerp.RerpRobotParser"
 
 
 class Addon:

@@ -237,12 +237,16 @@ async def test_4xx(server: Server, status: int, syntax: str, allowed: bool) -> N
 
 @pytest.mark.parametrize("status", [500, 503, 429])
 @pytest_twisted.ensureDeferred
-async def test_unreachable_holds_then_drops(server: Server, status: int) -> None:
+async def test_unreachable_holds_then_drops(
+    server: Server, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
     # The body says "allow all"; a 5xx/429 must not be read as rules.
     server.robots("User-agent: *\nAllow: /\n", status=status)
     urls = [server.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
     crawler = await crawl(settings=rerp(**FAST_OUTAGE), urls=urls)
+    dropped = [r for r in caplog.records if r.getMessage().startswith("Dropped <GET")]
+    assert len(dropped) == 10 and all(r.levelno == logging.WARNING for r in dropped)
     assert time.monotonic() - started >= 0.6
     assert pages(server) == []
     assert ignored(crawler) == sorted(urls)
@@ -251,6 +255,28 @@ async def test_unreachable_holds_then_drops(server: Server, status: int) -> None
     robots = server.hits("/robots.txt")
     assert 2 <= len(robots) <= 6  # retried with backoff, not hammered
     assert stat(crawler, "robotstxt/retry_count") == len(robots) - 1
+
+
+class RefuseRobots:
+    """Another downloader middleware that will not let robots.txt requests through."""
+
+    def process_request(self, request: scrapy.Request) -> None:
+        if request.url.endswith("/robots.txt"):
+            raise IgnoreRequest("no robots here")
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_request_refused_by_another_middleware_allows_all(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots("User-agent: *\nDisallow: /\n")
+    middlewares = {SCRAPY_MW: None, RERP_MW: 100, f"{__name__}.RefuseRobots": 110}
+    crawler = await crawl(
+        settings=rerp(DOWNLOADER_MIDDLEWARES=middlewares), urls=[server.url("/a")]
+    )
+    assert server.paths() == ["/a"]
+    assert stat(crawler, "robotstxt/ignored") == 1
+    assert any("allowing all" in r.getMessage() for r in caplog.records)
 
 
 @pytest_twisted.ensureDeferred
