@@ -15,6 +15,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import sleep
 
+from scrapy_rerp._settings import RerpSettingsError
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 from tests.servers import ListSpider, Reply, Server, crawl
@@ -538,3 +539,15 @@ async def test_schemes_without_robots_txt_are_skipped() -> None:
     crawler = await crawl(settings=rerp(**FAST_OUTAGE), urls=["foo://example.invalid/x"])
     assert ignored(crawler) == []
     assert stat(crawler, "robotstxt/request_count") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("RERP_SYNTAX", "google"), ("RERP_UNREACHABLE_MAX_WAIT", -1)]
+)
+@pytest_twisted.ensureDeferred
+async def test_misconfiguration_stops_the_crawl_at_start_up(
+    server: Server, name: str, value: Any
+) -> None:
+    with pytest.raises(RerpSettingsError, match=name):
+        await crawl(settings=rerp(**{name: value}), urls=[server.url("/a")])
+    assert server.paths() == []
