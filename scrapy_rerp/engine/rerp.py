@@ -10,11 +10,15 @@ Deliberate differences from rerp 1.7.1 (its bugs, fixed):
   do not decode in the declared charset are replaced (U+FFFD) instead of raising
   ``UnicodeError``; a network error is re-raised as the original ``URLError`` (with its
   reason) instead of ``URLError(0)``; an Expires header is converted to a POSIX timestamp
-  without rerp's shift by the local UTC offset; RFC 850 two-digit years follow RFC 9110.
+  without rerp's shift by the local UTC offset, and a past date (even the epoch) means
+  expired; RFC 850 two-digit years follow RFC 9110.
 * ``is_allowed()`` accepts ``RFC9309``; str and bytes arguments are accepted, anything else
   is a ``TypeError``.
 * ``RobotFileParserLookalike.parse(lines)`` joins lines with newlines, so lines without
   their line endings (``text.splitlines()``) work.
+
+The rule-level fixes (anchored directives, DEL scrubbed, Crawl-delay-only records kept,
+invalid Crawl-delay values ignored, URL path extraction, ``%0A``) live in the engine.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from urllib.robotparser import RequestRate
 from ._constants import GYM2008, MAX_FILESIZE, SEVEN_DAYS, check_syntax
 from ._robots import RobotsTxt, parse
 
-__all__ = ["RobotExclusionRulesParser", "RobotFileParserLookalike", "RequestRate"]
+__all__ = ["RobotExclusionRulesParser", "RobotFileParserLookalike"]
 
 _Text = TypeVar("_Text", str, bytes)
 
