@@ -307,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for note in _foreign_urls(args.robots, args.urls):
                 print(f"scrapy-rerp: {note}", file=sys.stderr)
         return run_check(loaded.robots, args.urls, args.agent, sys.stdout)
-    return run_lint(loaded.robots, args.robots, sys.stdout)
+    return run_lint(loaded.robots, "<stdin>" if args.robots == "-" else args.robots, sys.stdout)
 
 
 if __name__ == "__main__":

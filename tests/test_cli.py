@@ -297,6 +297,13 @@ def test_lint_survives_undecodable_bytes(tmp_path: Path) -> None:
     assert "line 3: " in done.stdout
 
 
+def test_lint_reads_standard_input() -> None:
+    done = run("lint", "-", stdin=b"User-agent: *\nDisallow: /x\n")
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith("<stdin> (syntax rfc9309)\n")
+    assert "line 1: User-agent: * (1 rule)" in done.stdout
+
+
 def test_lint_from_url(server: Server) -> None:
     server.robots(ROBOTS)
     done = run("lint", server.url("/robots.txt"))
