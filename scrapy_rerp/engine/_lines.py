@@ -8,7 +8,7 @@ neither a directive, a comment nor blank become warnings.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._constants import MAX_LINE_BYTES, RFC9309
 from ._patterns import to_utf8
@@ -162,61 +162,67 @@ def _truncate_long_lines(text: str, warnings: list[ParseWarning]) -> str:
     return "\n".join(lines)
 
 
-Event = tuple[int, int, str]
+RfcRow = tuple[str, str, str, str, str]
+LegacyRow = tuple[str, str, str]
 
 
-def tokenize(text: str, syntax: int) -> tuple[list[Event], list[ParseWarning]]:
-    """Return the directive events of *text* (already decoded) and the skipped lines."""
+def scan(text: str, syntax: int) -> tuple[list[Any], list[ParseWarning]]:
+    """Split decoded *text* into rows, one per line (row ``i`` is line ``i + 1``).
+
+    RFC9309 rows are ``(key, value, bare_key, bare_value, other)`` and MK1996/GYM2008 rows
+    ``(key, value, other)``, as the regular expressions above capture them; ``rfc_kind`` and
+    ``legacy_kind`` name a row's key. Over-long lines are cut first, each with a warning.
+    """
     warnings: list[ParseWarning] = []
     if len(text) > MAX_LINE_BYTES // 4 and _LONG_LINE.search(text):
         text = _truncate_long_lines(text, warnings)
-    events: list[Event] = []
-    append = events.append
-    junk: list[int] = []
-    if syntax == RFC9309:
-        keys = _RFC_ALL_KEYS
-        line = 0
-        for key, value, bare_key, bare_value, other in _RFC_LINE.findall(text):
-            line += 1
-            if key:
-                kind = keys.get(key) or keys[key.lower()]
-                append((line, kind, value.rstrip(" \t\v\f")))
-            elif bare_key:
-                append((line, _bare_kind(bare_key), bare_value))
-            elif other and other != "#":
-                junk.append(line)
-    else:
-        keys = _LEGACY_KEYS
-        line = 0
-        for key, value, other in _LEGACY_LINE.findall(text):
-            line += 1
-            if key:
-                if not value.isprintable():
-                    value = _CONTROL.sub("", value)
-                append((line, keys.get(key) or keys[key.lower()], value.strip()))
-            elif not other:
-                append((line, BLANK, ""))
-            elif other != "#":
-                junk.append(line)
-    if junk:
-        lines = text.split("\n")
-        for number in junk:
-            stripped = lines[number - 1].strip()
-            warnings.append(ParseWarning(number, stripped[:200], "not a robots.txt directive"))
-        warnings.sort()
-    return events, warnings
+    pattern = _RFC_LINE if syntax == RFC9309 else _LEGACY_LINE
+    return pattern.findall(text), warnings
 
 
-def _bare_kind(key: str) -> int:
-    key = key.lower()
-    kind = _EXTENSION_KEYS.get(key)
+def junk_warnings(text: str, numbers: list[int]) -> list[ParseWarning]:
+    """Warnings for the lines *numbers* of *text*, which are not directives."""
+    lines = text.split("\n")
+    return [
+        ParseWarning(n, lines[n - 1].strip()[:200], "not a robots.txt directive") for n in numbers
+    ]
+
+
+def _with_casings(keys: dict[str, int]) -> dict[str, int]:
+    # Keys as files usually write them, so that most look-ups need no lower().
+    table = dict(keys)
+    for key, kind in keys.items():
+        table[key.capitalize()] = kind
+        table[key.upper()] = kind
+        table["-".join(part.capitalize() for part in key.split("-"))] = kind
+    return table
+
+
+_RFC_KIND = _with_casings({**_RFC_KEYS, **_EXTENSION_KEYS})
+_LEGACY_KIND = _with_casings(_LEGACY_KEYS)
+
+
+def rfc_kind(key: str) -> int:
+    """The kind of a key as ``_RFC_LINE`` captures it (a known word in any case)."""
+    kind = _RFC_KIND.get(key)
     if kind is not None:
         return kind
-    for known, kind in _RFC_KEYS.items():
+    key = key.lower()
+    kind = _RFC_KIND.get(key)
+    if kind is not None:
+        return kind
+    for known, kind in _RFC_KEYS.items():  # a colon-less key only starts with a known word
         if key.startswith(known):
             return kind
-    raise AssertionError(key)  # the regex only matches known prefixes
+    raise AssertionError(key)
 
 
-# Keys as the regex captures them: the known word alone, in any case.
-_RFC_ALL_KEYS = {**_RFC_KEYS, **_EXTENSION_KEYS}
+def legacy_kind(key: str) -> int:
+    return _LEGACY_KIND.get(key) or _LEGACY_KIND[key.lower()]
+
+
+def clean_legacy_value(value: str) -> str:
+    """rerp's scrubbing: control characters removed (DEL too, which rerp missed), stripped."""
+    if not value.isprintable():
+        value = _CONTROL.sub("", value)
+    return value.strip()

@@ -670,14 +670,17 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     """
     check_syntax(syntax)
     text = L.decode(content, syntax)
-    events, warnings = L.tokenize(text, syntax)
+    rows, warnings = L.scan(text, syntax)
+    junk: list[int] = []
     if syntax == RFC9309:
-        groups, globals_ = _build_rfc(events, warnings)
+        groups, globals_ = _build_rfc(rows, warnings, junk)
     else:
-        groups, globals_ = _build_legacy(events, warnings, syntax)
-    sitemaps, host, clean_params = globals_
+        groups, globals_ = _build_legacy(rows, warnings, junk, syntax)
+    if junk:
+        warnings += L.junk_warnings(text, junk)
     if warnings:
         warnings.sort()
+    sitemaps, host, clean_params = globals_
     return RobotsTxt._build(
         syntax, groups, tuple(sitemaps), host, tuple(clean_params), tuple(warnings)
     )
@@ -703,7 +706,7 @@ def _extension(
 
 
 def _build_rfc(
-    events: list[L.Event], warnings: list[ParseWarning]
+    rows: list[L.RfcRow], warnings: list[ParseWarning], junk: list[int]
 ) -> tuple[tuple[_StoredGroup, ...], _Globals]:
     built: list[_Builder] = []
     current: _Builder | None = None
@@ -716,7 +719,20 @@ def _build_rfc(
     lines: list[int] = []
     kinds = bytearray()
     ALLOW, DISALLOW, USER_AGENT = L.ALLOW, L.DISALLOW, L.USER_AGENT
-    for line, kind, value in events:
+    kind_of = L.rfc_kind
+    line = 0
+    for key, value, bare_key, bare_value, other in rows:
+        line += 1
+        if key:
+            kind = kind_of(key)
+            value = value.rstrip(" \t\v\f")
+        elif bare_key:
+            kind = kind_of(bare_key)
+            value = bare_value
+        else:
+            if other and other != "#":
+                junk.append(line)
+            continue
         if kind == DISALLOW or kind == ALLOW:
             if current is None:
                 warnings.append(ParseWarning(line, value, "rule before any User-agent, ignored"))
@@ -763,7 +779,7 @@ def _build_rfc(
 
 
 def _build_legacy(
-    events: list[L.Event], warnings: list[ParseWarning], syntax: int
+    rows: list[L.LegacyRow], warnings: list[ParseWarning], junk: list[int], syntax: int
 ) -> tuple[tuple[_StoredGroup, ...], _Globals]:
     """rerp 1.7.1's record logic: blank lines end records, ``*`` records go last."""
     records: list[_Builder] = []
@@ -779,7 +795,18 @@ def _build_legacy(
         if current is not None and current.agents and (current.patterns or current.extras):
             records.append(current)
 
-    for line, kind, value in events:
+    line = 0
+    for key, value, other in rows:
+        line += 1
+        if key:
+            kind = L.legacy_kind(key)
+            value = L.clean_legacy_value(value)
+        elif not other:
+            kind = L.BLANK
+        else:
+            if other != "#":
+                junk.append(line)
+            continue
         if kind == L.BLANK:
             close()
             current = None
