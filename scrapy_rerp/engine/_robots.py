@@ -720,11 +720,14 @@ def _build_rfc(
     kinds = bytearray()
     ALLOW, DISALLOW, USER_AGENT = L.ALLOW, L.DISALLOW, L.USER_AGENT
     kind_of = L.rfc_kind
+    known = L.RFC_KIND
     line = 0
     for key, value, bare_key, bare_value, other in rows:
         line += 1
         if key:
-            kind = kind_of(key)
+            kind = known.get(key)
+            if kind is None:
+                kind = kind_of(key)
             value = value.rstrip(" \t\v\f")
         elif bare_key:
             kind = kind_of(bare_key)
