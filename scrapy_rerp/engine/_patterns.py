@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 _PATH_START = re.compile(r"[/?;]")
 # scheme://authority then, if any, the path, params and query up to a fragment.
-_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([/?;][^#]*)?")
+ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([/?;][^#]*)?")
 _ESCAPED_LOWER = re.compile(r"%(?=[0-9a-fA-F]{2})([0-9a-f][0-9a-fA-F]|[0-9A-F][0-9a-f])")
 _HIGH_BYTE = re.compile(r"[\x80-\xff]")
 _SLASH_ESCAPE = re.compile(r"%2[fF]")
@@ -24,7 +24,7 @@ def path_params_query(url: str) -> str:
     The scheme and authority are dropped, so is the fragment; the result starts with ``/``.
     Relative input is read the same way (``example.com/a`` gives ``/a``).
     """
-    match = _ABSOLUTE.match(url)
+    match = ABSOLUTE_URL.match(url)
     if match is not None:  # the common case: scheme://authority[path]
         path = match.group(1)
         if path is None:

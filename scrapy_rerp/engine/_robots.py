@@ -19,9 +19,17 @@ from ._directives import (
     parse_visit_time,
 )
 from ._lines import ParseWarning
-from ._patterns import Glob, escape_pattern, path_params_query, pattern_matches, unquote_path
+from ._patterns import (
+    ABSOLUTE_URL,
+    Glob,
+    escape_pattern,
+    path_params_query,
+    pattern_matches,
+    unquote_path,
+)
 
 _ROBOTS_PATH = "/robots.txt"
+_ABSOLUTE_URL = ABSOLUTE_URL.match
 # Bound on the per-object memo of user-agent strings; a crawl uses a handful.
 _AGENT_MEMO_SIZE = 16
 
@@ -95,14 +103,14 @@ class _StoredGroup:
         self._index_rules(syntax)
 
     def _index_rules(self, syntax: int) -> None:
-        self.disallow: tuple[str, ...] = ()
+        # RFC 9309 groups are split for matching on their first query (``split``): many
+        # groups name crawlers that never ask.
+        self.disallow: tuple[str, ...] | None = None
         self.allow: tuple[str, ...] = ()
         self.wild: tuple[tuple[str, ...], ...] = ()
         self.globs: tuple[tuple[int, int, Glob], ...] | None = None
         self.legacy_globs: dict[int, Glob] | None = None
-        if syntax == RFC9309:
-            _index_rfc(self, self.patterns, self.kinds)
-        elif syntax == GYM2008:
+        if syntax == GYM2008:
             globs = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p.endswith("$")}
             self.legacy_globs = globs or None
 
@@ -111,6 +119,11 @@ class _StoredGroup:
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line) = state
+
+    def split(self) -> tuple[str, ...]:
+        """Sort the rules for RFC 9309 matching; return the Disallow prefixes."""
+        _index_rfc(self, self.patterns, self.kinds)
+        return self.disallow  # type: ignore[return-value]
 
     def kind_at(self, index: int) -> int:
         """1 if rule *index* is an Allow, 0 for a Disallow."""
@@ -246,6 +259,8 @@ def _longest(prefixes: tuple[str, ...], path: str) -> int:
 def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
     """RFC 9309 precedence: the longest match wins, Allow wins a tie."""
     disallow = rules.disallow
+    if disallow is None:
+        disallow = rules.split()  # type: ignore[union-attr]
     if not rules.wild:
         if not disallow or not path.startswith(disallow):
             return True
@@ -510,10 +525,29 @@ class RobotsTxt:
                 rules = memo[user_agent] = self._rfc_rules(user_agent)
             if rules is None:
                 return True
-            path = path_params_query(url)
+            match = _ABSOLUTE_URL(url)  # path_params_query's common case, inlined
+            if match is not None:
+                path = match.group(1)
+                if path is None:
+                    path = "/"
+                elif path[0] != "/":
+                    path = "/" + path
+            else:
+                path = path_params_query(url)
             if path == _ROBOTS_PATH:
                 return True
-            return _rfc_allows(rules, path)
+            # The common case of _rfc_allows, inlined: no wildcard rule in the group.
+            disallow = rules.disallow
+            if disallow is None:
+                disallow = rules.split()
+            if rules.wild:
+                return _rfc_allows(rules, path)
+            if not disallow or not path.startswith(disallow):
+                return True
+            allow = rules.allow
+            if not allow or not path.startswith(allow):
+                return False
+            return _longest(allow, path) >= _longest(disallow, path)
         group = self._legacy_rules(user_agent)
         if group is None:
             return True
