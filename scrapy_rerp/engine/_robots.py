@@ -144,8 +144,9 @@ class _StoredGroup:
                 return value
         return None
 
-    def crawl_delay_any(self) -> float | None:
-        for _, kind, value in self.extras:
+    def crawl_delay_last(self) -> float | None:
+        """The record's last valid Crawl-delay (rerp: a later line overwrites an earlier one)."""
+        for _, kind, value in reversed(self.extras):
             if kind == L.CRAWL_DELAY:
                 return value  # type: ignore[no-any-return]
         return None
@@ -500,10 +501,16 @@ class RobotsTxt:
         found = memo[user_agent] = self._legacy_record(user_agent, with_rules=True)
         return found
 
-    def _legacy_record(self, user_agent: str, with_rules: bool) -> _StoredGroup | None:
+    def _legacy_record(
+        self, user_agent: str, with_rules: bool, extra: int | None = None
+    ) -> _StoredGroup | None:
+        """rerp's first matching record; records without rules count only when they carry the
+        *extra* directive asked for (rerp dropped them: a Crawl-delay-only record was lost)."""
         agent = user_agent.lower()
         for group in self._groups:
-            if with_rules and not group.patterns:
+            if not group.patterns and (
+                with_rules or not any(kind == extra for _, kind, _ in group.extras)
+            ):
                 continue
             for name in group.agents:
                 if name == "*" or name.lower() in agent:
@@ -613,7 +620,7 @@ class RobotsTxt:
                             return found
                         break
             return None
-        group = self._legacy_record(user_agent, with_rules=False)
+        group = self._legacy_record(user_agent, with_rules=False, extra=kind)
         if group is None:
             return None
         for _, extra_kind, value in reversed(group.extras):
@@ -654,8 +661,10 @@ class RobotsTxt:
         text = f"Sitemaps: {list(self._sitemaps)}\n\n" if self._sitemaps else ""
         records = []
         for group in self._groups:
+            delay = group.crawl_delay_last()
+            if not group.patterns and delay is None:
+                continue  # a record with neither rules nor Crawl-delay (rerp drops those)
             record = "".join(f"User-agent: {name}\n" for name in group.agents)
-            delay = group.crawl_delay_any()
             if delay:
                 record += f"Crawl-delay: {delay}\n"
             record += "".join(f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in group.rules())
