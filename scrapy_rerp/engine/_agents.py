@@ -8,8 +8,13 @@ from functools import lru_cache
 _LEADING_TOKEN = re.compile(r"[A-Za-z_-]*")
 # A product in a User-Agent header: ``name/version`` (RFC 9110), or the name that follows
 # ``compatible;`` in a comment, which is how many crawlers announce themselves.
-_PRODUCT = re.compile(r"(?:^|[\s(;,])([A-Za-z_-]+)[A-Za-z0-9_.+-]*/")
-_COMPATIBLE = re.compile(r"compatible;\s*([A-Za-z_-]+)", re.IGNORECASE)
+# Names are taken whole, digits included, and compared whole, as a bare token is (google/
+# robotstxt): ``MyBot2/1.0`` is ``mybot2``, which no group can name (RFC 9309 tokens are
+# ``[A-Za-z_-]+``; a ``User-agent: MyBot2`` line names ``mybot``).
+_NAME = r"[A-Za-z_][A-Za-z0-9_.+-]*"
+_PRODUCT = re.compile(rf"(?:^|[\s(;,])({_NAME})/")
+_COMPATIBLE = re.compile(rf"compatible;\s*({_NAME})", re.IGNORECASE)
+_FIRST_NAME = re.compile(_NAME)
 _HEADER_MARKS = frozenset("/(;")
 
 #: Browser products found in crawler headers that never name the crawler itself. They are only
@@ -65,7 +70,7 @@ def caller_tokens(user_agent: str) -> tuple[str, ...]:
     if _HEADER_MARKS.isdisjoint(user_agent):
         return (user_agent.lower(),)
     found: list[str] = []
-    first = _LEADING_TOKEN.match(user_agent)
+    first = _FIRST_NAME.match(user_agent)
     candidates = [first.group()] if first and first.group() else []
     candidates += _PRODUCT.findall(user_agent)
     candidates += _COMPATIBLE.findall(user_agent)
