@@ -116,6 +116,36 @@ def test_no_group_at_all_allows(syntax: int) -> None:
     assert allowed("", "/x", "b", syntax) is True
 
 
+def test_rfc_star_followed_by_text_is_the_global_group() -> None:
+    robots = "User-agent: * everyone\nDisallow: /x\n"
+    assert allowed(robots, "/x", "bot", RFC9309) is False
+
+
+@pytest.mark.parametrize("syntax", ALL)
+@pytest.mark.parametrize("agent", ["MyBot/1.0", "mybot/2.1 (+https://example.org)"])
+def test_caller_product_token_before_the_version(agent: str, syntax: int) -> None:
+    robots = "User-agent: *\nDisallow: /\n\nUser-agent: MyBot\nDisallow: /private\n"
+    assert allowed(robots, "/public", agent, syntax) is True
+    assert allowed(robots, "/private", agent, syntax) is False
+
+
+@pytest.mark.parametrize(("syntax", "expected"), per_syntax(False, False, True))
+def test_group_name_is_no_prefix_of_the_caller_token_in_rfc(syntax: int, expected: bool) -> None:
+    # Legacy: "googlebot" is a substring of "googlebot-news"; RFC: the tokens differ.
+    robots = "User-agent: googlebot\nDisallow: /x\n"
+    assert allowed(robots, "/x", "googlebot-news", syntax) is expected
+    assert allowed(robots, "/x", "Googlebot", syntax) is False
+
+
+@pytest.mark.parametrize(("syntax", "expected"), per_syntax(True, True, False))
+def test_user_agent_without_rules_before_a_blank_line(syntax: int, expected: bool) -> None:
+    # Legacy: "User-agent: a" followed by a blank line is a record without rules, dropped, so
+    # "a" falls to "*". RFC: the blank line is nothing; "a" and "b" share a group.
+    robots = "User-agent: *\nDisallow: /s\n\nUser-agent: a\n\nUser-agent: b\nDisallow: /x\n"
+    assert allowed(robots, "/x", "a", syntax) is expected
+    assert allowed(robots, "/s", "a", syntax) is not expected
+
+
 @pytest.mark.parametrize(("syntax", "expected"), per_syntax(True, True, False))
 def test_groups_for_one_agent_are_merged_in_rfc(syntax: int, expected: bool) -> None:
     robots = (
