@@ -4,6 +4,7 @@ from ._constants import GYM2008, MAX_FILESIZE, MK1996, RFC9309, SEVEN_DAYS
 from ._directives import RequestRate, VisitTime
 from ._lines import ParseWarning
 from ._robots import Decision, Group, RobotsTxt, parse
+from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
 
 __all__ = [
     "GYM2008",
@@ -15,14 +16,9 @@ __all__ = [
     "Group",
     "ParseWarning",
     "RequestRate",
+    "RobotExclusionRulesParser",
+    "RobotFileParserLookalike",
     "RobotsTxt",
     "VisitTime",
     "parse",
 ]
-
-try:  # the rerp-compatible classes live beside the engine
-    from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
-
-    __all__ += ["RobotExclusionRulesParser", "RobotFileParserLookalike"]
-except ImportError:  # pragma: no cover - only while rerp.py is being written
-    pass
