@@ -65,11 +65,12 @@ def test_blank_line_ends_a_record_in_legacy_only(syntax: int, expected: bool) ->
     assert allowed(robots, "/x", "a", syntax) is expected
 
 
-@pytest.mark.parametrize(("syntax", "expected"), per_syntax(False, False, False))
-def test_consecutive_user_agents_share_a_record(syntax: int, expected: bool) -> None:
+@pytest.mark.parametrize("syntax", ALL)
+def test_consecutive_user_agents_share_a_record(syntax: int) -> None:
     robots = "User-agent: a\nUser-agent: b\nDisallow: /x\n"
-    assert allowed(robots, "/x", "a", syntax) is expected
-    assert allowed(robots, "/x", "b", syntax) is expected
+    assert allowed(robots, "/x", "a", syntax) is False
+    assert allowed(robots, "/x", "b", syntax) is False
+    assert allowed(robots, "/x", "c", syntax) is True
 
 
 @pytest.mark.parametrize(("syntax", "expected"), per_syntax(False, False, True))
