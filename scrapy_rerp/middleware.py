@@ -194,7 +194,7 @@ class RobotsTxtMiddleware:
         if entry is not None and entry.robots is not None:
             if entry.expired() and origin not in self._flights:
                 self.stats.inc_value("robotstxt/refresh_count")
-                self._start_flight(origin, request, entry, delay=0.0)
+                self._launch(self._new_flight(origin, request), entry, delay=0.0)
             robots = entry.robots
         else:
             robots = await self._wait(origin, request, entry, is_robots_url)
@@ -254,17 +254,21 @@ class RobotsTxtMiddleware:
         self, origin: str, request: Request, entry: RobotsEntry | None, is_robots_url: bool
     ) -> RobotsTxt | None:
         flight = self._flights.get(origin)
+        new = flight is None
         if flight is None:
-            # During an outage, the next attempt waits for its backoff time.
-            delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
-            flight = self._start_flight(origin, request, entry, delay)
-            if entry is not None:
-                flight.in_outage = True
+            flight = self._new_flight(origin, request)
+            flight.in_outage = entry is not None  # only unreachable entries get here
         waiter = _Waiter(request)
         flight.waiters.append(waiter)
         flight.keep_response = flight.keep_response or is_robots_url
         if flight.in_outage:
             self._hold(flight, waiter)
+        if new:
+            # Started once the waiter is in: without an asyncio loop the coroutine runs
+            # synchronously up to its first real wait, and must not finish without it.
+            # During an outage, the next attempt waits for its backoff time.
+            delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
+            self._launch(flight, entry, delay)
         return await maybe_deferred_to_future(waiter.deferred)
 
     def _hold(self, flight: _Flight, waiter: _Waiter) -> None:
@@ -284,15 +288,16 @@ class RobotsTxtMiddleware:
             waiter.deferred.callback(None)
 
     # -- fetching ----------------------------------------------------------------------------
-    def _start_flight(
-        self, origin: str, request: Request, previous: RobotsEntry | None, delay: float
-    ) -> _Flight:
+    def _new_flight(self, origin: str, request: Request) -> _Flight:
         flight = _Flight(origin, robots_url_of(request.url), request)
         self._flights[origin] = flight
-        task = deferred_from_coro(self._fly(flight, previous, delay))
-        self._tasks.add(task)
-        task.addBoth(self._task_done, task)
         return flight
+
+    def _launch(self, flight: _Flight, previous: RobotsEntry | None, delay: float) -> None:
+        task = deferred_from_coro(self._fly(flight, previous, delay))
+        if not task.called:
+            self._tasks.add(task)
+        task.addBoth(self._task_done, task)
 
     def _task_done(self, result: Any, task: Deferred[None]) -> None:
         self._tasks.discard(task)
