@@ -551,3 +551,36 @@ async def test_misconfiguration_stops_the_crawl_at_start_up(
     with pytest.raises(RerpSettingsError, match=name):
         await crawl(settings=rerp(**{name: value}), urls=[server.url("/a")])
     assert server.paths() == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_sitemap_spider_robots_url_after_a_page_downloaded_once(server: Server) -> None:
+    server.robots(f"Sitemap: {server.url('/sitemap.xml')}\n")
+    server.route(
+        "/sitemap.xml",
+        Reply(
+            body='<?xml version="1.0" encoding="UTF-8"?>'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{server.url('/page')}</loc></url></urlset>",
+            content_type="application/xml",
+        ),
+    )
+
+    class PageFirst(scrapy.spiders.SitemapSpider):
+        name = "page-first"
+        sitemap_urls = [server.url("/robots.txt")]
+
+        async def start(self) -> AsyncIterator[scrapy.Request]:
+            # A page of the same origin first: it triggers the robots.txt download.
+            yield scrapy.Request(server.url("/home"), callback=self.parse)
+            await sleep(0.3)
+            async for request in super().start():
+                yield request
+
+        def parse(self, response: scrapy.http.Response) -> None:
+            pass
+
+    crawler = await crawl(PageFirst, rerp())
+    assert server.count("/robots.txt") == 1
+    assert sorted(server.paths()) == ["/home", "/page", "/robots.txt", "/sitemap.xml"]
+    assert stat(crawler, "robotstxt/served_to_spider") == 1
