@@ -584,3 +584,21 @@ async def test_sitemap_spider_robots_url_after_a_page_downloaded_once(server: Se
     assert server.count("/robots.txt") == 1
     assert sorted(server.paths()) == ["/home", "/page", "/robots.txt", "/sitemap.xml"]
     assert stat(crawler, "robotstxt/served_to_spider") == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "stat_name"),
+    [
+        (Reply(status=302, content_type=None), "robotstxt/allow_all"),
+        (Reply.redirect("mailto:webmaster@example.invalid"), "robotstxt/redirect/invalid"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_unusable_redirect_means_unavailable(
+    server: Server, reply: Reply, stat_name: str
+) -> None:
+    server.route("/robots.txt", reply)
+    crawler = await crawl(settings=rerp(), urls=[server.url("/a")])
+    assert server.paths() == ["/robots.txt", "/a"]
+    assert stat(crawler, stat_name) == 1
+    assert stat(crawler, "robotstxt/allow_all") == 1
