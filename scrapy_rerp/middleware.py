@@ -43,6 +43,8 @@ from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
 
 from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._sitemaps import SitemapDiscovery
+from scrapy_rerp._slots import CrawlDelayFloors
 from scrapy_rerp._urls import origin_of, robots_url_of
 from scrapy_rerp.cache import MemoryOriginCache, OriginCache, RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
@@ -56,8 +58,6 @@ if TYPE_CHECKING:
     from scrapy.utils.asyncio import CallLaterResult
     from typing_extensions import Self
 
-    from scrapy_rerp._sitemaps import SitemapDiscovery
-    from scrapy_rerp._slots import CrawlDelayFloors
 
 __all__ = ["RobotsTxtMiddleware"]
 
@@ -157,22 +157,8 @@ class RobotsTxtMiddleware:
         settings = RerpSettings.from_settings(crawler.settings)
         cache_cls = load_object(settings.cache)
         cache: OriginCache = build_from_crawler(cache_cls, crawler)
-        floors = sitemaps = None
-        try:
-            from scrapy_rerp._slots import CrawlDelayFloors
-        except ModuleNotFoundError as exc:  # pragma: no cover - optional piece missing
-            if exc.name != "scrapy_rerp._slots":
-                raise
-        else:
-            if settings.crawl_delay:
-                floors = CrawlDelayFloors.from_crawler(crawler, settings)
-        try:
-            from scrapy_rerp._sitemaps import SitemapDiscovery
-        except ModuleNotFoundError as exc:  # pragma: no cover - optional piece missing
-            if exc.name != "scrapy_rerp._sitemaps":
-                raise
-        else:
-            sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
+        floors = CrawlDelayFloors.from_crawler(crawler, settings) if settings.crawl_delay else None
+        sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
         return cls(crawler, settings, cache, floors, sitemaps)
 
     # -- the downloader middleware API -------------------------------------------------------
@@ -344,7 +330,7 @@ class RobotsTxtMiddleware:
                     # An earlier good copy keeps serving; retry once it "expires" again.
                     logger.info(
                         "robots.txt of %(origin)s unreachable (%(reason)s); keeping the copy "
-                        "fetched %(age)ds ago, retrying in %(backoff).1fs",
+                        "fetched %(age)ds ago, retrying in %(backoff).2fs",
                         {
                             "origin": origin,
                             "reason": fetched.reason,
@@ -375,7 +361,7 @@ class RobotsTxtMiddleware:
                 self._cache_set(origin, previous)
                 logger.info(
                     "robots.txt of %(origin)s unreachable (%(reason)s); holding %(n)d "
-                    "request(s), retry %(failures)d in %(backoff).1fs",
+                    "request(s), retry %(failures)d in %(backoff).2fs",
                     {
                         "origin": origin,
                         "reason": fetched.reason,
