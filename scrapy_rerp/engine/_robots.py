@@ -185,14 +185,15 @@ def _index_rfc(target: Any, patterns: tuple[str, ...], kinds: bytes | None) -> N
     target.globs = None
 
 
-_CompiledGlob = tuple[int, str, "tuple[str, ...] | None", str, bool]
+_CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", str, bool]
 
 
 def _globs(rules: Any) -> tuple[tuple[_CompiledGlob, ...], tuple[_CompiledGlob, ...]]:
     """The wildcard rules of *rules*, split for matching on first use: (disallow, allow).
 
-    Each is ``(priority, head, middle, tail, anchored)``, longest first; ``middle`` is None
-    when the pattern has at most one ``*``, the case matched inline.
+    Each is ``(priority, probe, head, middle, tail, anchored)``, longest first. ``probe`` is
+    the longest literal the path must contain after the head: one ``in`` test rejects most
+    paths before any matching. ``middle`` is None when the pattern has at most one ``*``.
     """
     globs = rules.globs
     if globs is None:
@@ -206,11 +207,13 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     glob = Glob(pattern)
     head = intern(glob.head)
     if glob.tail is None:  # no '*', only a final '$': the whole path must equal head
-        return (len(pattern), head, None, "", True)
+        return (len(pattern), "", head, None, "", True)
     middle = tuple(map(intern, glob.middle)) or None
-    # ``head*$`` matches what ``head*`` matches.
-    anchored = glob.anchored and bool(glob.tail or middle)
-    return (len(pattern), head, middle, intern(glob.tail), anchored)
+    tail = intern(glob.tail)
+    probe = max((*(middle or ()), tail), key=len)
+    # ``...*$`` matches what ``...*`` matches.
+    anchored = glob.anchored and bool(tail)
+    return (len(pattern), probe, head, middle, tail, anchored)
 
 
 def _glob_hit(
@@ -272,21 +275,29 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
     worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
     wild_disallow, wild_allow = rules.globs or _globs(rules)
     # Longest first, so the first wildcard Disallow that matches is the best one.
-    for priority, head, middle, tail, anchored in wild_disallow:
+    for priority, probe, head, middle, tail, anchored in wild_disallow:
         if priority <= worst:
             break
-        if not path.startswith(head):
-            continue
-        if middle is None:  # at most one '*': matched inline
-            if anchored:
-                if tail:
-                    if len(path) - len(tail) < len(head) or not path.endswith(tail):
-                        continue
-                elif len(path) != len(head):
+        # The test that rejects most paths first: the anchored tail, or one scan for the
+        # literal the path must contain; the head (usually "/") after.
+        if anchored:
+            if tail:
+                if (
+                    not path.endswith(tail)
+                    or len(path) - len(tail) < len(head)
+                    or not path.startswith(head)
+                ):
                     continue
-            elif tail and path.find(tail, len(head)) < 0:
+                if middle is not None and not _glob_hit(path, head, middle, tail, True):
+                    continue
+            elif path != head:  # no '*': the path must be the pattern itself
                 continue
-        elif not _glob_hit(path, head, middle, tail, anchored):
+        elif probe not in path or not path.startswith(head):
+            continue
+        elif middle is None:
+            if tail and path.find(tail, len(head)) < 0:
+                continue
+        elif not _glob_hit(path, head, middle, tail, False):
             continue
         worst = priority
         break
@@ -295,10 +306,10 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
     allow = rules.allow
     if allow and path.startswith(allow) and _longest(allow, path) >= worst:
         return True
-    for priority, head, middle, tail, anchored in wild_allow:
+    for priority, probe, head, middle, tail, anchored in wild_allow:
         if priority < worst:
             break
-        if _glob_hit(path, head, middle, tail, anchored):
+        if (anchored or probe in path) and _glob_hit(path, head, middle, tail, anchored):
             return True
     return False
 
