@@ -92,7 +92,7 @@ class _StoredGroup:
         self.agents = tuple(built.agents)
         self.patterns = tuple(built.patterns)
         # Most groups hold only Disallow rules on consecutive lines: store those compactly.
-        self.kinds = bytes(built.kinds) if any(built.kinds) else None
+        self.kinds = bytes(built.kinds) if 1 in built.kinds else None
         lines = built.lines
         if lines and lines[-1] - lines[0] == len(lines) - 1:
             self.lines: int | array[int] = lines[0]
@@ -108,7 +108,7 @@ class _StoredGroup:
         self.disallow: tuple[str, ...] | None = None
         self.allow: tuple[str, ...] = ()
         self.wild: tuple[tuple[str, ...], ...] = ()
-        self.globs: tuple[tuple[int, int, Glob], ...] | None = None
+        self.globs: tuple[tuple[_CompiledGlob, ...], ...] | None = None
         self.legacy_globs: dict[int, Glob] | None = None
         if syntax == GYM2008:
             globs = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p.endswith("$")}
