@@ -126,14 +126,6 @@ class Glob:
             return True
         return not tail or find(tail, pos) >= 0
 
-    def __reduce__(self) -> tuple[object, ...]:
-        raise TypeError("Glob objects are rebuilt, not pickled")
-
-
-def is_wildcard(pattern: str, syntax_wildcards: bool = True) -> bool:
-    """True when *pattern* needs the glob matcher (a ``*`` or a final ``$``)."""
-    return syntax_wildcards and ("*" in pattern or pattern.endswith("$"))
-
 
 def pattern_matches(path: str, pattern: str) -> bool:
     """Reference matcher for one RFC 9309 pattern (slow path: decisions, tests)."""
