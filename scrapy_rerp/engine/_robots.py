@@ -29,6 +29,7 @@ from ._patterns import (
 )
 
 _ROBOTS_PATH = "/robots.txt"
+_UNSET: Any = object()  # a lazily computed field not computed yet
 _ABSOLUTE_URL = ABSOLUTE_URL.match
 # Bound on the per-object memo of user-agent strings; a crawl uses a handful.
 _AGENT_MEMO_SIZE = 16
@@ -109,10 +110,16 @@ class _StoredGroup:
         self.allow: tuple[str, ...] = ()
         self.wild: tuple[tuple[str, ...], ...] = ()
         self.globs: tuple[tuple[_CompiledGlob, ...], ...] | None = None
-        self.legacy_globs: dict[int, Glob] | None = None
-        if syntax == GYM2008:
-            globs = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p.endswith("$")}
-            self.legacy_globs = globs or None
+        # GYM2008 wildcard rules become globs on the record's first query, as above.
+        self.legacy_globs: dict[int, Glob] | None = _UNSET if syntax == GYM2008 else None
+
+    def gym2008_globs(self) -> dict[int, Glob] | None:
+        """The record's wildcard rules by index (GYM2008), or None if it has none."""
+        globs = self.legacy_globs
+        if globs is _UNSET:
+            found = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p[-1:] == "$"}
+            globs = self.legacy_globs = found or None
+        return globs
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line)
@@ -316,7 +323,7 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
 
 def _legacy_first_match(group: _StoredGroup, path: str) -> tuple[bool, int | None]:
     """rerp: within the record, the first rule in file order that matches decides."""
-    globs = group.legacy_globs
+    globs = group.gym2008_globs()
     kinds = group.kinds
     for i, pattern in enumerate(group.patterns):
         glob = globs.get(i) if globs else None
@@ -570,7 +577,7 @@ class RobotsTxt:
         if group is None:
             return True
         path = unquote_path(path_params_query(url))
-        if group.legacy_globs is None and not path.startswith(group.patterns):
+        if group.gym2008_globs() is None and not path.startswith(group.patterns):
             return True  # no rule is a prefix of the path
         return _legacy_first_match(group, path)[0]
 
