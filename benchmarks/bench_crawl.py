@@ -631,6 +631,7 @@ def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, A
             "runs": r.runs,
         }
     ratios: dict[str, float] = {}
+    paired: dict[str, list[float]] = {}
     if RERP in results:
         rerp = results[RERP]
         for base in (OFF, SCRAPY):
@@ -641,7 +642,16 @@ def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, A
                     rerp.pages_per_cpu_second, b.pages_per_cpu_second
                 )
                 ratios[f"cpu_vs_{base}"] = _ratio(rerp.cpu_per_1000, b.cpu_per_1000)
-    return {**extra, "ways": ways, "ratios": ratios}
+                # Paired: the two ways' runs of one repeat ran minutes apart at most, so the
+                # machine's load changed less between them than over the whole benchmark.
+                pairs = list(zip(rerp.runs, b.runs, strict=True))
+                paired[f"throughput_vs_{base}"] = [
+                    (x["pages"] / x["wall"]) / (y["pages"] / y["wall"]) for x, y in pairs
+                ]
+                paired[f"cpu_throughput_vs_{base}"] = [
+                    (x["pages"] / x["cpu"]) / (y["pages"] / y["cpu"]) for x, y in pairs
+                ]
+    return {**extra, "ways": ways, "ratios": ratios, "paired_ratios": paired}
 
 
 def render(data: dict[str, Any], args: argparse.Namespace) -> str:
@@ -735,6 +745,18 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
                 f"- vs {WAYS[base]}: pages/s {wall:.3f}x, pages per CPU s {cpu:.3f}x, "
                 f"CPU per request {per_request:.3f}x (goal: throughput >= {goal:g}x, {words}: "
                 f"{verdict})"
+            )
+            pairs = [
+                (name, data["paired_ratios"][f"{key}_vs_{base}"])
+                for name, key in (("pages/s", "throughput"), ("pages per CPU s", "cpu_throughput"))
+            ]
+            out.append(
+                "  - per repeat (the same repeat's runs compared): "
+                + "; ".join(
+                    f"{name} median {statistics.median(values):.3f}x, "
+                    f"from {min(values):.3f}x to {max(values):.3f}x"
+                    for name, values in pairs
+                )
             )
 
     out.append("")

@@ -1,0 +1,130 @@
+"""The crawl benchmark runs end to end (``--quick``) and its crawls say what they should.
+
+No timing is asserted: only the report's structure and the facts of each crawl (what was
+blocked, what reached the servers, how often robots.txt was downloaded).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+HARNESS = REPO_ROOT / "benchmarks" / "bench_crawl.py"
+TIMEOUT = 240  # seconds; a guard against a hung crawl, not a timing assertion
+QUICK_ORIGINS = 10
+QUICK_PAGES = 500
+
+
+def load_harness() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_crawl", HARNESS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def quick_run(tmp: str) -> tuple[subprocess.CompletedProcess[str], str, dict[str, Any]]:
+    results = Path(tmp) / "CRAWL_RESULTS.md"
+    data = Path(tmp) / "crawl.json"
+    command = [
+        sys.executable,
+        str(HARNESS),
+        "--quick",
+        "--write-results",
+        str(results),
+        "--json",
+        str(data),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    return done, results.read_text(encoding="utf-8"), json.loads(data.read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict[str, Any]]:
+    done, text, data = quick_run(str(tmp_path_factory.mktemp("bench_crawl")))
+    return done.stdout, text, data
+
+
+def test_report_structure(run: tuple[str, str, dict[str, Any]]) -> None:
+    stdout, text, _ = run
+    title, intro, provenance, report = text.split("\n\n", 3)
+    assert title == "# Crawl benchmark results"
+    assert provenance.startswith("- Date: ")
+    assert "nproc" in provenance and "- Versions: scrapy " in provenance
+    assert "- Command " in provenance and "--quick" in provenance
+    assert report in stdout  # what is printed is what is written
+    assert f"{QUICK_PAGES} URLs over {QUICK_ORIGINS} origins" in report
+    for name in (
+        "ROBOTSTXT_OBEY off",
+        "Scrapy's RobotsTxtMiddleware + Protego",
+        "scrapy_rerp (Addon)",
+    ):
+        # Speed, facts, every run, and memory for the two robots-aware ways.
+        assert sum(line.startswith(f"| {name} | ") for line in report.splitlines()) >= 2
+        assert f"- {name}: " in report
+    assert "goal: throughput >= 0.98x, at most 2% lost" in report
+    assert "goal: throughput >= 1x, never slower" in report
+    assert "Memory per cached origin" in report
+
+
+def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
+    _, _, data = run
+    ways = data["ways"]
+    expected = data["expected_disallowed"]
+    assert expected > 0
+    off, scrapy, rerp = ways["off"], ways["scrapy"], ways["scrapy_rerp"]
+    for way in (off, scrapy, rerp):
+        assert way["requests"] == QUICK_PAGES
+        assert way["errors"] == 0
+        assert way["pages_per_second"] > 0 and way["cpu_per_1000_requests"] > 0
+    # Without robots.txt every URL is downloaded, the disallowed ones too.
+    assert off["pages"] == QUICK_PAGES
+    assert off["blocked"] == 0 and off["robots_downloads"] == 0
+    assert off["disallowed_pages_fetched"] == expected
+    # Both robots-aware ways block the same URLs, and only those; the rest are all fetched.
+    for way in (scrapy, rerp):
+        assert way["blocked"] == way["ignored"] == expected
+        assert way["pages"] == QUICK_PAGES - expected
+        assert way["disallowed_pages_fetched"] == 0
+    # scrapy_rerp: one robots.txt download per origin, every origin in its cache.
+    assert rerp["robots_downloads"] == QUICK_ORIGINS
+    assert rerp["robots_origins"] == QUICK_ORIGINS
+    assert rerp["robots_max_per_origin"] == 1
+    assert rerp["cache_origins"] == QUICK_ORIGINS
+    assert rerp["cache_bytes_per_origin"] > 0
+    assert data["memory"]["scrapy_rerp"] > 0 and data["memory"]["scrapy"] > 0
+    assert set(data["ratios"]) >= {"throughput_vs_off", "throughput_vs_scrapy", "cpu_vs_off"}
+
+
+def test_plan_labels_agree_with_both_parsers() -> None:
+    """Each URL's "disallowed" label is what Protego and scrapy_rerp both decide."""
+    from protego import Protego
+    from scrapy.settings.default_settings import USER_AGENT
+
+    from scrapy_rerp.engine import RFC9309, parse
+
+    bench = load_harness()
+    ports = [8000 + i for i in range(12)]
+    urls = bench.plan(ports, 3_000, 64)
+    assert len(urls) == 3_000
+    disallowed = sum(label for _, label in urls)
+    assert 0.01 * len(urls) < disallowed < 0.05 * len(urls)
+    # The first rounds over the origins are all allowed (see warmup_rounds).
+    assert not any(label for _, label in urls[: len(ports) * bench.warmup_rounds(len(ports), 64)])
+    rules = {port: bench.robots_txt(i, port) for i, port in enumerate(ports)}
+    protego = {port: Protego.parse(text) for port, text in rules.items()}
+    rerp = {port: parse(text, RFC9309) for port, text in rules.items()}
+    for url, label in urls:
+        port = int(url.split(":")[2].split("/")[0])
+        assert protego[port].can_fetch(url, USER_AGENT) is not label, url
+        assert rerp[port].allowed(url, USER_AGENT) is not label, url
