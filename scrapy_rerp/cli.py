@@ -109,8 +109,9 @@ def _fetch(url: str, syntax: int, agent: str, timeout: float) -> Loaded:
 def _status_fallback(url: str, status: int, syntax: int) -> Loaded:
     """What a crawler makes of an HTTP error status, in the chosen syntax."""
     if syntax == RFC9309:
-        # RFC 9309 section 2.3.1.3 (unavailable) and 2.3.1.4 (unreachable).
-        if 400 <= status < 500:
+        # RFC 9309 sections 2.3.1.2-2.3.1.4: a redirect urllib gave up on (a loop, too many hops)
+        # and a 4xx make the file unavailable; a 5xx makes it unreachable.
+        if status < 500:
             note = f"{url}: HTTP {status}: unavailable, so RFC 9309 allows every URL"
             return Loaded(RobotsTxt.allow_all(syntax), [note])
         note = f"{url}: HTTP {status}: unreachable, so RFC 9309 disallows every URL"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import Server
+from tests.servers import Reply, Server
 
 ROBOTS = """\
 User-agent: *
@@ -150,8 +150,6 @@ def test_check_notes_urls_of_another_origin(server: Server) -> None:
 
 
 def test_check_follows_redirects_and_says_so(server: Server) -> None:
-    from tests.servers import Reply
-
     server.route("/old-robots.txt", Reply.redirect(server.url("/robots.txt")))
     server.robots(ROBOTS)
     done = run("check", server.url("/old-robots.txt"), "/private/x")
@@ -178,6 +176,14 @@ def test_check_http_error_status(
     assert done.returncode == exit_code, done.stderr
     assert verdicts(done.stdout)["/page"].startswith(verdict + " ")
     assert f"HTTP {status}" in done.stderr
+
+
+def test_check_redirect_loop_counts_as_unavailable_in_rfc9309(server: Server) -> None:
+    server.route("/robots.txt", Reply.redirect(server.url("/robots.txt")))
+    done = run("check", server.url("/robots.txt"), "/page")
+    assert done.returncode == 0, done.stderr
+    assert verdicts(done.stdout)["/page"].startswith("ALLOWED ")
+    assert "unavailable" in done.stderr
 
 
 def test_check_status_without_meaning_in_gym2008_is_an_error(server: Server) -> None:
