@@ -1,7 +1,9 @@
 """A local Scrapy crawl run three ways: robots.txt off, Scrapy's own middleware, scrapy_rerp.
 
-One run starts ``--origins`` HTTP servers on 127.0.0.1 (distinct ports, so distinct origins) in
-a separate process, so that serving costs the crawler no CPU time. Each origin serves a small
+One run starts ``--origins`` HTTP servers on loopback addresses (127.0.0.1, 127.0.0.2, ...,
+each on its own port, so distinct origins and, as Scrapy keys download slots by host, distinct
+slots; ``--one-host`` puts them all on 127.0.0.1, one slot for the whole crawl) in a separate
+process, so that serving costs the crawler no CPU time. Each origin serves a small
 HTML page for any path and its own robots.txt: a ``*`` group with a few Disallow rules, Allow
 exceptions, two wildcard rules and some origin-specific lines, plus two groups for other robots;
 no Crawl-delay, so that politeness does not set the pace. A small, known share of the
@@ -27,7 +29,7 @@ another way) of
 
 and the facts, from the crawler's stats and from what the servers received: requests blocked by
 robots.txt, disallowed pages that reached a server, robots.txt downloads. Memory per cached
-origin is measured once, outside the timed runs (see ``memory_report``).
+origin is measured once, outside the timed runs (see ``memory_child``).
 
 Usage::
 
@@ -90,7 +92,7 @@ CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
 # --- the sites --------------------------------------------------------------------------------
 
 
-def robots_txt(index: int, port: int) -> str:
+def robots_txt(index: int, netloc: str) -> str:
     """The robots.txt of origin ``index``: shared rules, wildcards, origin-specific lines."""
     extra = "".join(f"Disallow: /archive-{index}-{k}/\n" for k in range((index % 5) * 3))
     return (
@@ -116,7 +118,7 @@ def robots_txt(index: int, port: int) -> str:
         "Allow: /public/\n"
         f"{extra}"
         "\n"
-        f"Sitemap: http://127.0.0.1:{port}/sitemap.xml\n"
+        f"Sitemap: http://{netloc}/sitemap.xml\n"
     )
 
 
@@ -152,14 +154,19 @@ def warmup_rounds(origins: int, concurrency: int) -> int:
     return max(3, -(-2 * concurrency // origins))
 
 
-def plan(ports: Sequence[int], pages: int, concurrency: int) -> list[tuple[str, bool]]:
+def host_of(index: int, one_host: bool) -> str:
+    """The loopback address of origin ``index``: 127.0.0.1, 127.0.0.2, ... (all on 127/8)."""
+    return "127.0.0.1" if one_host else f"127.0.{index // 250}.{index % 250 + 1}"
+
+
+def plan(netlocs: Sequence[str], pages: int, concurrency: int) -> list[tuple[str, bool]]:
     """The spider's URLs, round-robin over the origins, each with "disallowed by robots.txt"."""
-    origins = len(ports)
+    origins = len(netlocs)
     warmup = warmup_rounds(origins, concurrency)
     urls: list[tuple[str, bool]] = []
     rounds = -(-pages // origins)
     for j in range(rounds):
-        for i, port in enumerate(ports):
+        for i, netloc in enumerate(netlocs):
             if len(urls) == pages:
                 return urls
             if j == 0:
@@ -168,7 +175,7 @@ def plan(ports: Sequence[int], pages: int, concurrency: int) -> list[tuple[str, 
                 path, disallowed = _DISALLOWED_PATHS[(j + i) % len(_DISALLOWED_PATHS)](i, j), True
             else:
                 path, disallowed = _ALLOWED_PATHS[(j + i) % len(_ALLOWED_PATHS)](i, j), False
-            urls.append((f"http://127.0.0.1:{port}{path}", disallowed))
+            urls.append((f"http://{netloc}{path}", disallowed))
     return urls
 
 
@@ -189,8 +196,8 @@ def _response(body: bytes, content_type: str) -> bytes:
 class _Site:
     """One origin: its replies, and what it received (touched by the event loop only)."""
 
-    def __init__(self, index: int, port: int) -> None:
-        self.robots = _response(robots_txt(index, port).encode(), "text/plain; charset=utf-8")
+    def __init__(self, index: int, netloc: str) -> None:
+        self.robots = _response(robots_txt(index, netloc).encode(), "text/plain; charset=utf-8")
         self.disallowed: set[bytes] = set()
         self.counts = [0, 0, 0]  # robots.txt, pages, disallowed pages
 
@@ -232,7 +239,7 @@ class _HTTP(asyncio.Protocol):
                 return
 
 
-def serve(conn: Connection, origins: int, pages: int, concurrency: int) -> None:
+def serve(conn: Connection, origins: int, pages: int, concurrency: int, one_host: bool) -> None:
     """The server process: ``origins`` servers, then commands from ``conn`` until "stop"."""
 
     async def main() -> None:
@@ -242,24 +249,23 @@ def serve(conn: Connection, origins: int, pages: int, concurrency: int) -> None:
         for i in range(origins):
             holder: list[_Site] = []
             server = await loop.create_server(
-                lambda holder=holder: _HTTP(holder[0]), "127.0.0.1", 0, backlog=1024
+                lambda holder=holder: _HTTP(holder[0]), host_of(i, one_host), 0, backlog=1024
             )
-            port = server.sockets[0].getsockname()[1]
-            holder.append(_Site(i, port))
+            host, port = server.sockets[0].getsockname()[:2]
+            holder.append(_Site(i, f"{host}:{port}"))
             sites.append(holder[0])
             servers.append(server)
-        ports = [s.sockets[0].getsockname()[1] for s in servers]
-        by_port = dict(zip(ports, sites, strict=True))
-        for url, disallowed in plan(ports, pages, concurrency):
+        netlocs = ["{}:{}".format(*s.sockets[0].getsockname()[:2]) for s in servers]
+        by_netloc = dict(zip(netlocs, sites, strict=True))
+        for url, disallowed in plan(netlocs, pages, concurrency):
             if disallowed:
                 parts = urlsplit(url)
                 target = parts.path + (f"?{parts.query}" if parts.query else "")
-                assert parts.port is not None
-                by_port[parts.port].disallowed.add(target.encode())
+                by_netloc[parts.netloc].disallowed.add(target.encode())
         done = loop.create_future()
 
         def commands() -> None:
-            conn.send(ports)
+            conn.send(netlocs)
             while True:
                 command = conn.recv()
                 if command == "stop":
@@ -287,13 +293,13 @@ async def _command(sites: Sequence[_Site], command: str) -> list[list[int]]:
 class Servers:
     """The server process, seen from the benchmark."""
 
-    def __init__(self, origins: int, pages: int, concurrency: int) -> None:
+    def __init__(self, origins: int, pages: int, concurrency: int, one_host: bool) -> None:
         self._conn, child = multiprocessing.Pipe()
         self._process = multiprocessing.Process(
-            target=serve, args=(child, origins, pages, concurrency), daemon=True
+            target=serve, args=(child, origins, pages, concurrency, one_host), daemon=True
         )
         self._process.start()
-        self.ports: list[int] = self._conn.recv()
+        self.netlocs: list[str] = self._conn.recv()
 
     def reset(self) -> None:
         self._conn.send("reset")
@@ -353,7 +359,7 @@ def crawl_child(config: dict[str, Any]) -> None:
     from scrapy.exceptions import IgnoreRequest
 
     way = config["way"]
-    urls = [url for url, _ in plan(config["ports"], config["pages"], config["concurrency"])]
+    urls = [url for url, _ in plan(config["netlocs"], config["pages"], config["concurrency"])]
     settings = {**CRAWL_SETTINGS, "CONCURRENT_REQUESTS": config["concurrency"]}
     settings["LOG_LEVEL"] = config["log_level"]
     if way == OFF:
@@ -435,10 +441,10 @@ def crawl_child(config: dict[str, Any]) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
-def run_crawl(way: str, ports: Sequence[int], args: argparse.Namespace) -> dict[str, Any]:
+def run_crawl(way: str, netlocs: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
     config = {
         "way": way,
-        "ports": list(ports),
+        "netlocs": list(netlocs),
         "pages": args.pages,
         "concurrency": args.concurrency,
         "log_level": args.log_level,
@@ -476,24 +482,24 @@ def memory_child(config: dict[str, Any]) -> None:
     from scrapy_rerp.cache import MemoryOriginCache, RobotsEntry
     from scrapy_rerp.robotparser import parse_body
 
-    ports: list[int] = config["ports"]
-    bodies = [robots_txt(i, port).encode() for i, port in enumerate(ports)]
-    probe = [f"http://127.0.0.1:{port}/private/1.html" for port in ports]
+    netlocs: list[str] = config["netlocs"]
+    bodies = [robots_txt(i, netloc).encode() for i, netloc in enumerate(netlocs)]
+    probe = [f"http://{netloc}/private/1.html" for netloc in netlocs]
 
     def rerp() -> object:
         cache = MemoryOriginCache(10_000)
-        for port, body, url in zip(ports, bodies, probe, strict=True):
+        for netloc, body, url in zip(netlocs, bodies, probe, strict=True):
             robots = parse_body(body, charset="utf-8")
             now = time.time()
-            cache.set(f"http://127.0.0.1:{port}", RobotsEntry(robots, now, now + 86400, 200))
+            cache.set(f"http://{netloc}", RobotsEntry(robots, now, now + 86400, 200))
             robots.allowed(url, USER_AGENT)
         return cache
 
     def protego() -> object:
         parsers: dict[str, Any] = {}
-        for port, body, url in zip(ports, bodies, probe, strict=True):
+        for netloc, body, url in zip(netlocs, bodies, probe, strict=True):
             parser = ProtegoRobotParser(body, None)
-            parsers[f"127.0.0.1:{port}"] = parser
+            parsers[netloc] = parser
             parser.allowed(url, USER_AGENT)
         return parsers
 
@@ -507,18 +513,18 @@ def memory_child(config: dict[str, Any]) -> None:
         gc.collect()
         after = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
-        out[name] = (after - before) / len(ports)
+        out[name] = (after - before) / len(netlocs)
         del kept
     out["robots_bytes"] = statistics.mean(len(b) for b in bodies)
     print("RESULT " + json.dumps(out), flush=True)
 
 
-def run_memory(ports: Sequence[int]) -> dict[str, float]:
+def run_memory(netlocs: Sequence[str]) -> dict[str, float]:
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
         "--memory-child",
-        json.dumps({"ports": list(ports)}),
+        json.dumps({"netlocs": list(netlocs)}),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -562,10 +568,10 @@ class WayResult:
 
 
 def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, Any]]:
-    servers = Servers(args.origins, args.pages, args.concurrency)
+    servers = Servers(args.origins, args.pages, args.concurrency, args.one_host)
     try:
-        ports = servers.ports
-        expected = sum(disallowed for _, disallowed in plan(ports, args.pages, args.concurrency))
+        netlocs = servers.netlocs
+        expected = sum(d for _, d in plan(netlocs, args.pages, args.concurrency))
         results = {way: WayResult(way) for way in args.way}
         ways = list(results)
         for repeat in range(args.repeats):
@@ -574,7 +580,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
             for way in ways[shift:] + ways[:shift]:
                 print(f"repeat {repeat + 1}/{args.repeats}: {way} ...", flush=True)
                 servers.reset()
-                run = run_crawl(way, ports, args)
+                run = run_crawl(way, netlocs, args)
                 run.update(servers.counts())
                 results[way].runs.append(run)
                 print(
@@ -586,7 +592,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
         memory: dict[str, float] = {}
         if not args.no_memory and (RERP in results or SCRAPY in results):
             print("memory per cached origin ...", flush=True)
-            memory = run_memory(ports)
+            memory = run_memory(netlocs)
     finally:
         servers.stop()
     return results, {"expected_disallowed": expected, "memory": memory}
@@ -658,9 +664,15 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
     ways: dict[str, Any] = data["ways"]
     ratios: dict[str, float] = data["ratios"]
     out: list[str] = []
+    if args.one_host:
+        hosts = "127.0.0.1: one Scrapy download slot"
+    else:
+        last = host_of(args.origins - 1, False)
+        hosts = f"127.0.0.1 to {last}: a Scrapy download slot each"
     out.append(
-        f"Crawl: {args.pages:,} URLs over {args.origins} origins (HTTP servers on 127.0.0.1 in "
-        f"one separate asyncio process), {data['expected_disallowed']:,} of them disallowed by "
+        f"Crawl: {args.pages:,} URLs over {args.origins} origins (HTTP servers on {hosts}, "
+        "each on its own port, in one separate asyncio process), "
+        f"{data['expected_disallowed']:,} of them disallowed by "
         f"robots.txt; each crawl in a fresh process; median of {args.repeats} repeat(s), the "
         "order of the ways rotating per repeat."
     )
@@ -872,6 +884,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
         type=int,
         default=CRAWL_SETTINGS["CONCURRENT_REQUESTS"],
         help="CONCURRENT_REQUESTS (default %(default)s)",
+    )
+    parser.add_argument(
+        "--one-host",
+        action="store_true",
+        help="every origin on 127.0.0.1 (one Scrapy download slot for the whole crawl)",
     )
     parser.add_argument("--log-level", default=CRAWL_SETTINGS["LOG_LEVEL"], help="LOG_LEVEL")
     parser.add_argument(

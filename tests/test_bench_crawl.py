@@ -114,17 +114,19 @@ def test_plan_labels_agree_with_both_parsers() -> None:
     from scrapy_rerp.engine import RFC9309, parse
 
     bench = load_harness()
-    ports = [8000 + i for i in range(12)]
-    urls = bench.plan(ports, 3_000, 64)
+    netlocs = [f"{bench.host_of(i, False)}:{8000 + i}" for i in range(12)]
+    assert len(set(netlocs)) == len({n.split(":")[0] for n in netlocs}) == 12
+    urls = bench.plan(netlocs, 3_000, 64)
     assert len(urls) == 3_000
     disallowed = sum(label for _, label in urls)
     assert 0.01 * len(urls) < disallowed < 0.05 * len(urls)
     # The first rounds over the origins are all allowed (see warmup_rounds).
-    assert not any(label for _, label in urls[: len(ports) * bench.warmup_rounds(len(ports), 64)])
-    rules = {port: bench.robots_txt(i, port) for i, port in enumerate(ports)}
-    protego = {port: Protego.parse(text) for port, text in rules.items()}
-    rerp = {port: parse(text, RFC9309) for port, text in rules.items()}
+    warmup = len(netlocs) * bench.warmup_rounds(len(netlocs), 64)
+    assert not any(label for _, label in urls[:warmup])
+    rules = {netloc: bench.robots_txt(i, netloc) for i, netloc in enumerate(netlocs)}
+    protego = {netloc: Protego.parse(text) for netloc, text in rules.items()}
+    rerp = {netloc: parse(text, RFC9309) for netloc, text in rules.items()}
     for url, label in urls:
-        port = int(url.split(":")[2].split("/")[0])
-        assert protego[port].can_fetch(url, USER_AGENT) is not label, url
-        assert rerp[port].allowed(url, USER_AGENT) is not label, url
+        netloc = url.split("/")[2]
+        assert protego[netloc].can_fetch(url, USER_AGENT) is not label, url
+        assert rerp[netloc].allowed(url, USER_AGENT) is not label, url
