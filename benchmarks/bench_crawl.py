@@ -74,7 +74,7 @@ QUICK_PAGES, QUICK_ORIGINS = 500, 10
 #: all, and never slower than Scrapy's own middleware.
 THROUGHPUT_VS_OFF = 0.98
 THROUGHPUT_VS_SCRAPY = 1.0
-#: One URL in DISALLOW_EVERY (after the warm-up) is disallowed by robots.txt.
+#: One URL in DISALLOW_EVERY (after the warm-up) is disallowed by robots.txt (--disallow-every).
 DISALLOW_EVERY = 33
 #: Settings of every crawl; the ways differ only in robots.txt handling.
 CRAWL_SETTINGS: dict[str, Any] = {
@@ -159,8 +159,13 @@ def host_of(index: int, one_host: bool) -> str:
     return "127.0.0.1" if one_host else f"127.0.{index // 250}.{index % 250 + 1}"
 
 
-def plan(netlocs: Sequence[str], pages: int, concurrency: int) -> list[tuple[str, bool]]:
-    """The spider's URLs, round-robin over the origins, each with "disallowed by robots.txt"."""
+def plan(
+    netlocs: Sequence[str], pages: int, concurrency: int, disallow_every: int = DISALLOW_EVERY
+) -> list[tuple[str, bool]]:
+    """The spider's URLs, round-robin over the origins, each with "disallowed by robots.txt".
+
+    One URL in ``disallow_every`` (after the warm-up) is disallowed; none with 0.
+    """
     origins = len(netlocs)
     warmup = warmup_rounds(origins, concurrency)
     urls: list[tuple[str, bool]] = []
@@ -171,7 +176,7 @@ def plan(netlocs: Sequence[str], pages: int, concurrency: int) -> list[tuple[str
                 return urls
             if j == 0:
                 path, disallowed = "/", False
-            elif j >= warmup and (j * 7 + i) % DISALLOW_EVERY == 0:
+            elif j >= warmup and disallow_every and (j * 7 + i) % disallow_every == 0:
                 path, disallowed = _DISALLOWED_PATHS[(j + i) % len(_DISALLOWED_PATHS)](i, j), True
             else:
                 path, disallowed = _ALLOWED_PATHS[(j + i) % len(_ALLOWED_PATHS)](i, j), False
@@ -199,7 +204,7 @@ class _Site:
     def __init__(self, index: int, netloc: str) -> None:
         self.robots = _response(robots_txt(index, netloc).encode(), "text/plain; charset=utf-8")
         self.disallowed: set[bytes] = set()
-        self.counts = [0, 0, 0]  # robots.txt, pages, disallowed pages
+        self.counts = [0, 0, 0, 0]  # robots.txt, pages, disallowed pages, connections
 
     def reply(self, target: bytes) -> bytes:
         if target == b"/robots.txt":
@@ -222,6 +227,7 @@ class _HTTP(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        self.site.counts[3] += 1
 
     def data_received(self, data: bytes) -> None:
         assert self.transport is not None
@@ -239,7 +245,9 @@ class _HTTP(asyncio.Protocol):
                 return
 
 
-def serve(conn: Connection, origins: int, pages: int, concurrency: int, one_host: bool) -> None:
+def serve(
+    conn: Connection, origins: int, pages: int, concurrency: int, one_host: bool, every: int
+) -> None:
     """The server process: ``origins`` servers, then commands from ``conn`` until "stop"."""
 
     async def main() -> None:
@@ -257,7 +265,7 @@ def serve(conn: Connection, origins: int, pages: int, concurrency: int, one_host
             servers.append(server)
         netlocs = ["{}:{}".format(*s.sockets[0].getsockname()[:2]) for s in servers]
         by_netloc = dict(zip(netlocs, sites, strict=True))
-        for url, disallowed in plan(netlocs, pages, concurrency):
+        for url, disallowed in plan(netlocs, pages, concurrency, every):
             if disallowed:
                 parts = urlsplit(url)
                 target = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -286,17 +294,19 @@ async def _command(sites: Sequence[_Site], command: str) -> list[list[int]]:
     counts = [list(site.counts) for site in sites]
     if command == "reset":
         for site in sites:
-            site.counts = [0, 0, 0]
+            site.counts = [0, 0, 0, 0]
     return counts
 
 
 class Servers:
     """The server process, seen from the benchmark."""
 
-    def __init__(self, origins: int, pages: int, concurrency: int, one_host: bool) -> None:
+    def __init__(
+        self, origins: int, pages: int, concurrency: int, one_host: bool, every: int
+    ) -> None:
         self._conn, child = multiprocessing.Pipe()
         self._process = multiprocessing.Process(
-            target=serve, args=(child, origins, pages, concurrency, one_host), daemon=True
+            target=serve, args=(child, origins, pages, concurrency, one_host, every), daemon=True
         )
         self._process.start()
         self.netlocs: list[str] = self._conn.recv()
@@ -314,6 +324,7 @@ class Servers:
             "robots_origins": sum(1 for c in per_site if c[0]),
             "pages": sum(c[1] for c in per_site),
             "disallowed_pages": sum(c[2] for c in per_site),
+            "connections": sum(c[3] for c in per_site),
         }
 
     def stop(self) -> None:
@@ -359,7 +370,8 @@ def crawl_child(config: dict[str, Any]) -> None:
     from scrapy.exceptions import IgnoreRequest
 
     way = config["way"]
-    urls = [url for url, _ in plan(config["netlocs"], config["pages"], config["concurrency"])]
+    planned = plan(config["netlocs"], config["pages"], config["concurrency"], config["every"])
+    urls = [url for url, _ in planned]
     settings = {**CRAWL_SETTINGS, "CONCURRENT_REQUESTS": config["concurrency"]}
     settings["LOG_LEVEL"] = config["log_level"]
     if way == OFF:
@@ -447,6 +459,7 @@ def run_crawl(way: str, netlocs: Sequence[str], args: argparse.Namespace) -> dic
         "netlocs": list(netlocs),
         "pages": args.pages,
         "concurrency": args.concurrency,
+        "every": args.disallow_every,
         "log_level": args.log_level,
     }
     command = [sys.executable, str(Path(__file__).resolve()), "--crawl-child", json.dumps(config)]
@@ -568,10 +581,13 @@ class WayResult:
 
 
 def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, Any]]:
-    servers = Servers(args.origins, args.pages, args.concurrency, args.one_host)
+    servers = Servers(
+        args.origins, args.pages, args.concurrency, args.one_host, args.disallow_every
+    )
     try:
         netlocs = servers.netlocs
-        expected = sum(d for _, d in plan(netlocs, args.pages, args.concurrency))
+        planned = plan(netlocs, args.pages, args.concurrency, args.disallow_every)
+        expected = sum(d for _, d in planned)
         results = {way: WayResult(way) for way in args.way}
         ways = list(results)
         for repeat in range(args.repeats):
@@ -626,6 +642,7 @@ def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, A
             "errors": sum(run["errors"] for run in r.runs),
             "disallowed_pages_fetched": max(run["disallowed_pages"] for run in r.runs),
             "robots_downloads": r.same("robots_downloads"),
+            "connections": r.median("connections"),
             "robots_max_per_origin": max(run["robots_max_per_origin"] for run in r.runs),
             "robots_origins": r.same("robots_origins"),
             "cache_origins": r.same("cache_origins"),
@@ -715,14 +732,14 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
     out.append("")
     out.append(
         "| way | requests | pages downloaded | blocked by robots.txt "
-        "| disallowed pages at the servers | robots.txt downloads | errors |"
+        "| disallowed pages at the servers | robots.txt downloads | TCP connections | errors |"
     )
-    out.append("|---|--:|--:|--:|--:|--:|--:|")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
     for way, w in ways.items():
         out.append(
             f"| {WAYS[way]} | {_fmt(w['requests'])} | {_fmt(w['pages'])} | {_fmt(w['blocked'])} "
             f"| {w['disallowed_pages_fetched']:,} | {_fmt(w['robots_downloads'])} "
-            f"| {w['errors']} |"
+            f"| {w['connections']:,.0f} | {w['errors']} |"
         )
     out.append("")
     out.append("Every run (pages/s; pages per CPU s; CPU s per 1,000 requests; CPU share):")
@@ -886,6 +903,13 @@ def build_arg_parser() -> argparse.ArgumentParser:
         help="CONCURRENT_REQUESTS (default %(default)s)",
     )
     parser.add_argument(
+        "--disallow-every",
+        type=int,
+        default=DISALLOW_EVERY,
+        metavar="N",
+        help="one URL in N is disallowed by robots.txt (default %(default)s; 0: none)",
+    )
+    parser.add_argument(
         "--one-host",
         action="store_true",
         help="every origin on 127.0.0.1 (one Scrapy download slot for the whole crawl)",
@@ -931,6 +955,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.repeats = 1 if quick else 3
     if args.repeats < 1 or args.origins < 1 or args.pages < args.origins:
         raise SystemExit("need --repeats >= 1, --origins >= 1 and --pages >= --origins")
+    if args.disallow_every < 0:
+        raise SystemExit("need --disallow-every >= 0")
     if not args.way:
         args.way = list(WAYS)
     args.way = [way for way in WAYS if way in args.way]
