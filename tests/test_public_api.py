@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -42,8 +41,6 @@ def test_all_is_pinned() -> None:
 
 @pytest.mark.parametrize("name", PUBLIC)
 def test_every_public_name_resolves(name: str) -> None:
-    if name == "RerpRobotParser" and not robotparser_exists():
-        pytest.skip("scrapy_rerp/robotparser.py is not written yet")
     assert getattr(scrapy_rerp, name) is not None
     assert name in dir(scrapy_rerp)
 
@@ -68,10 +65,6 @@ def test_engine_names_are_the_engines() -> None:
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         scrapy_rerp.NoSuchName  # noqa: B018
-
-
-def robotparser_exists() -> bool:
-    return (REPO / "scrapy_rerp" / "robotparser.py").is_file()
 
 
 def run_fresh(code: str) -> dict[str, bool]:
@@ -114,10 +107,6 @@ def test_engine_does_not_import_scrapy_or_twisted() -> None:
 
 
 def test_scrapy_names_import_scrapy_on_access() -> None:
-    if not robotparser_exists():
-        pytest.skip("scrapy_rerp/robotparser.py is not written yet")
-    if importlib.util.find_spec("scrapy") is None:
-        pytest.skip("scrapy is not installed")
     code = CHECK_MODULES + (
         "import scrapy_rerp\n"
         "before = loaded()\n"
