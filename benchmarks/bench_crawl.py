@@ -813,9 +813,9 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
         out.append(
             "The robots.txt middleware's own CPU time: the thread CPU time of every step of its "
             "process_request (waits for robots.txt not included; scrapy_rerp parses robots.txt "
-            "in a background task, left out: one parse per origin), per request of the spider and as a "
-            "share of the crawler's CPU time in the window. Thread CPU time is little disturbed "
-            "by other processes, so this is the steadiest number here:"
+            "in a background task, left out: one parse per origin), per request of the spider "
+            "and as a share of the crawler's CPU time in the window. Thread CPU time is little "
+            "disturbed by other processes, so this is the steadiest number here:"
         )
         out.append("")
         out.append("| way | µs per request | share of the crawl's CPU |")

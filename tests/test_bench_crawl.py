@@ -103,6 +103,10 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
     assert rerp["cache_origins"] == QUICK_ORIGINS
     assert rerp["cache_bytes_per_origin"] > 0
     assert data["memory"]["scrapy_rerp"] > 0 and data["memory"]["scrapy"] > 0
+    # The middleware's own CPU time is measured for both robots-aware ways.
+    for way in (scrapy, rerp):
+        assert way["middleware_us_per_request"] > 0
+        assert all(run["middleware_calls"] >= QUICK_PAGES for run in way["runs"])
     assert set(data["ratios"]) >= {"throughput_vs_off", "throughput_vs_scrapy", "cpu_vs_off"}
 
 
