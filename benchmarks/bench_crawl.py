@@ -934,6 +934,27 @@ def machine_description() -> str:
     )
 
 
+def revision() -> str:
+    """The commit of the scrapy_rerp package that is imported, marked when its files differ."""
+    import scrapy_rerp
+
+    directory = Path(scrapy_rerp.__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(directory), *args], capture_output=True, text=True, check=True
+            )
+        except (OSError, subprocess.CalledProcessError):
+            return None
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if commit is None:
+        return "?"
+    return commit + ("+uncommitted" if git("status", "--porcelain", "--", ".") else "")
+
+
 def versions() -> str:
     names = ("scrapy", "twisted", "protego", "scrapy-rerp")
     parts = []
@@ -942,7 +963,7 @@ def versions() -> str:
             parts.append(f"{name} {metadata.version(name)}")
         except metadata.PackageNotFoundError:
             parts.append(f"{name} ?")
-    return ", ".join(parts)
+    return ", ".join(parts) + f" (scrapy_rerp at {revision()})"
 
 
 def write_results(path: Path, report: str, argv: Sequence[str], load: str) -> None:
