@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from sys import intern
 
 _LEADING_TOKEN = re.compile(r"[A-Za-z_-]*")
 # A product in a User-Agent header: ``name/version`` (RFC 9110), or the name that follows
@@ -48,7 +49,7 @@ def group_token(value: str) -> str:
     the leading run of ``[A-Za-z_-]`` (``Googlebot/2.1`` -> ``googlebot``, ``bot1`` -> ``bot``).
     """
     match = _LEADING_TOKEN.match(value)
-    return match.group().lower() if match else ""
+    return intern(match.group().lower()) if match else ""
 
 
 def is_global_value(value: str) -> bool:

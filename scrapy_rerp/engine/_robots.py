@@ -31,8 +31,9 @@ from ._patterns import (
 _ROBOTS_PATH = "/robots.txt"
 _UNSET: Any = object()  # a lazily computed field not computed yet
 _ABSOLUTE_URL = ABSOLUTE_URL.match
-# Bound on the per-object memo of user-agent strings; a crawl uses a handful.
-_AGENT_MEMO_SIZE = 16
+_NO_AGENT = (None, None)  # RobotsTxt._last before the first query
+_STAR = ("*",)  # the agents of most groups, shared
+_NO_INDEX: dict[str, Any] = {}  # RobotsTxt._index of a file with no specific group; never written
 
 
 class Decision(NamedTuple):
@@ -85,12 +86,11 @@ class _StoredGroup:
         "disallow",
         "allow",
         "wild",
-        "globs",
-        "legacy_globs",
     )
 
     def __init__(self, built: _Builder, syntax: int) -> None:
-        self.agents = tuple(built.agents)
+        agents = built.agents
+        self.agents = _STAR if agents == ["*"] else tuple(agents)
         self.patterns = tuple(built.patterns)
         # Most groups hold only Disallow rules on consecutive lines: store those compactly.
         self.kinds = bytes(built.kinds) if 1 in built.kinds else None
@@ -108,18 +108,19 @@ class _StoredGroup:
         # groups name crawlers that never ask.
         self.disallow: tuple[str, ...] | None = None
         self.allow: tuple[str, ...] = ()
-        self.wild: tuple[tuple[str, ...], ...] = ()
-        self.globs: tuple[tuple[_CompiledGlob, ...], ...] | None = None
-        # GYM2008 wildcard rules become globs on the record's first query, as above.
-        self.legacy_globs: dict[int, Glob] | None = _UNSET if syntax == GYM2008 else None
+        # RFC9309: the wildcard rules as (Disallow globs, Allow globs); GYM2008: the record's
+        # globs by rule index, built on its first query (_UNSET until then).
+        self.wild: Any = ()
+        if syntax == GYM2008:
+            self.wild = _UNSET
 
     def gym2008_globs(self) -> dict[int, Glob] | None:
         """The record's wildcard rules by index (GYM2008), or None if it has none."""
-        globs = self.legacy_globs
+        globs = self.wild
         if globs is _UNSET:
             found = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p[-1:] == "$"}
-            globs = self.legacy_globs = found or None
-        return globs
+            globs = self.wild = found or None
+        return globs  # type: ignore[no-any-return]
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line)
@@ -165,7 +166,6 @@ def _index_rfc(target: Any, patterns: tuple[str, ...], kinds: bytes | None) -> N
         # with, only whether some prefix matches counts, not which one is longest.
         target.disallow = patterns
         target.allow = target.wild = ()
-        target.globs = None
         return
     disallow: list[str] = []
     allow: list[str] = []
@@ -182,30 +182,18 @@ def _index_rfc(target: Any, patterns: tuple[str, ...], kinds: bytes | None) -> N
     # Longest first, so that the first pattern that matches has the highest priority.
     target.disallow = tuple(sorted(disallow, key=len, reverse=True)) if disallow else ()
     target.allow = tuple(sorted(allow, key=len, reverse=True)) if allow else ()
-    if wild_disallow or wild_allow:
-        target.wild = (
-            tuple(sorted(wild_disallow, key=len, reverse=True)),
-            tuple(sorted(wild_allow, key=len, reverse=True)),
+    # Wildcard rules are split into globs now, longest first (see _compile_glob).
+    target.wild = (
+        (
+            tuple(map(_compile_glob, sorted(wild_disallow, key=len, reverse=True))),
+            tuple(map(_compile_glob, sorted(wild_allow, key=len, reverse=True))),
         )
-    else:
-        target.wild = ()
-    target.globs = None
+        if wild_disallow or wild_allow
+        else ()
+    )
 
 
 _CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", str, bool]
-
-
-def _globs(rules: Any) -> tuple[tuple[_CompiledGlob, ...], tuple[_CompiledGlob, ...]]:
-    """The wildcard rules of *rules*, split for matching on first use: (disallow, allow).
-
-    Each is ``(priority, probe, head, middle, tail, anchored)``, longest first. ``probe`` is
-    the longest literal the path must contain after the head: one ``in`` test rejects most
-    paths before any matching. ``middle`` is None when the pattern has at most one ``*``.
-    """
-    globs = rules.globs
-    if globs is None:
-        globs = rules.globs = tuple(tuple(map(_compile_glob, side)) for side in rules.wild)
-    return globs  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=8192)
@@ -251,7 +239,7 @@ def _glob_hit(
 class _Merged:
     """Several groups for one agent, merged as RFC 9309 section 2.2.1 asks."""
 
-    __slots__ = ("groups", "disallow", "allow", "wild", "globs")
+    __slots__ = ("groups", "disallow", "allow", "wild")
 
     def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
         self.groups = groups
@@ -280,7 +268,7 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
             return False
         return _longest(allow, path) >= _longest(disallow, path)
     worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
-    wild_disallow, wild_allow = rules.globs or _globs(rules)
+    wild_disallow, wild_allow = rules.wild
     # Longest first, so the first wildcard Disallow that matches is the best one.
     for priority, probe, head, middle, tail, anchored in wild_disallow:
         if priority <= worst:
@@ -357,7 +345,7 @@ class RobotsTxt:
         "_host",
         "_clean_params",
         "_warnings",
-        "_memo",
+        "_last",
     )
 
     def __init__(self) -> None:
@@ -388,7 +376,7 @@ class RobotsTxt:
 
     def _index_groups(self) -> None:
         """Map each product token to the rules that apply to it (RFC 9309), once per parse."""
-        index: dict[str, Any] = {}
+        index: dict[str, Any] = _NO_INDEX  # shared: most files name no crawler
         global_rules: Any = None
         if self._syntax == RFC9309:
             by_token: dict[str, list[_StoredGroup]] = {}
@@ -404,14 +392,16 @@ class RobotsTxt:
                         found = by_token.setdefault(token, [])
                     if not found or found[-1] is not group:
                         found.append(group)
-            index = {t: g[0] if len(g) == 1 else _Merged(tuple(g)) for t, g in by_token.items()}
+            if by_token:
+                index = {t: g[0] if len(g) == 1 else _Merged(tuple(g)) for t, g in by_token.items()}
             if global_groups:
                 global_rules = (
                     global_groups[0] if len(global_groups) == 1 else _Merged(tuple(global_groups))
                 )
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_global", global_rules)
-        object.__setattr__(self, "_memo", {})
+        # The last user agent asked about and its rules: a crawl asks with one agent.
+        object.__setattr__(self, "_last", _NO_AGENT)
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -508,16 +498,15 @@ class RobotsTxt:
             return ()
         return rules.groups if isinstance(rules, _Merged) else (rules,)
 
-    def _legacy_rules(self, user_agent: str) -> _StoredGroup | None:
-        memo = self._memo
-        try:
-            return memo[user_agent]  # type: ignore[no-any-return]
-        except KeyError:
-            pass
-        if len(memo) >= _AGENT_MEMO_SIZE:
-            memo.clear()
-        found = memo[user_agent] = self._legacy_record(user_agent, with_rules=True)
-        return found
+    def _rules_for(self, user_agent: str) -> Any:
+        """The rules for *user_agent*, remembered for the next query (one tuple, swapped whole,
+        so that threads sharing the object never see an agent with another agent's rules)."""
+        if self._syntax == RFC9309:
+            rules = self._rfc_rules(user_agent)
+        else:
+            rules = self._legacy_record(user_agent, with_rules=True)
+        object.__setattr__(self, "_last", (user_agent, rules))
+        return rules
 
     def _legacy_record(
         self, user_agent: str, with_rules: bool, extra: int | None = None
@@ -541,13 +530,10 @@ class RobotsTxt:
         """True if *user_agent* may fetch *url*."""
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
+        last_agent, rules = self._last
+        if user_agent != last_agent:
+            rules = self._rules_for(user_agent)
         if self._syntax == RFC9309:
-            memo = self._memo
-            rules = memo.get(user_agent, memo)
-            if rules is memo:
-                if len(memo) >= _AGENT_MEMO_SIZE:
-                    memo.clear()
-                rules = memo[user_agent] = self._rfc_rules(user_agent)
             if rules is None:
                 return True
             match = _ABSOLUTE_URL(url)  # path_params_query's common case, inlined
@@ -573,7 +559,7 @@ class RobotsTxt:
             if not allow or not path.startswith(allow):
                 return False
             return _longest(allow, path) >= _longest(disallow, path)
-        group = self._legacy_rules(user_agent)
+        group = rules
         if group is None:
             return True
         path = unquote_path(path_params_query(url))
