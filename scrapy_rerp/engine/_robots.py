@@ -33,6 +33,7 @@ _UNSET: Any = object()  # a lazily computed field not computed yet
 _ABSOLUTE_URL = ABSOLUTE_URL.match
 _NO_AGENT = (None, None)  # RobotsTxt._last before the first query
 _STAR = ("*",)  # the agents of most groups, shared
+_LEGACY_MEMO_SIZE = 16
 _NO_INDEX: dict[str, Any] = {}  # RobotsTxt._index of a file with no specific group; never written
 
 
@@ -346,6 +347,7 @@ class RobotsTxt:
         "_clean_params",
         "_warnings",
         "_last",
+        "_legacy_memo",
     )
 
     def __init__(self) -> None:
@@ -402,6 +404,9 @@ class RobotsTxt:
         object.__setattr__(self, "_global", global_rules)
         # The last user agent asked about and its rules: a crawl asks with one agent.
         object.__setattr__(self, "_last", _NO_AGENT)
+        # MK1996/GYM2008 only: finding rerp's record scans every record's names, so a few
+        # agents are remembered (created on the first miss, at most _LEGACY_MEMO_SIZE).
+        object.__setattr__(self, "_legacy_memo", None)
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -504,7 +509,15 @@ class RobotsTxt:
         if self._syntax == RFC9309:
             rules = self._rfc_rules(user_agent)
         else:
-            rules = self._legacy_record(user_agent, with_rules=True)
+            memo = self._legacy_memo
+            if memo is None:
+                memo = {}
+                object.__setattr__(self, "_legacy_memo", memo)
+            rules = memo.get(user_agent, _UNSET)
+            if rules is _UNSET:
+                if len(memo) >= _LEGACY_MEMO_SIZE:
+                    memo.clear()
+                rules = memo[user_agent] = self._legacy_record(user_agent, with_rules=True)
         object.__setattr__(self, "_last", (user_agent, rules))
         return rules
 
