@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import ParseResult, SplitResult, urlsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
@@ -13,7 +13,11 @@ def origin_of(url: str) -> str:
     RFC 9309 section 2.3 scopes a robots.txt to scheme, host and port, so ``http://h``
     and ``https://h`` are two origins while ``http://h`` and ``http://h:80`` are one.
     """
-    parts = urlsplit(url)
+    return origin_of_parts(urlsplit(url))
+
+
+def origin_of_parts(parts: SplitResult | ParseResult) -> str:
+    """:func:`origin_of` for a URL already split (e.g. Scrapy's ``urlparse_cached``)."""
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     try:

@@ -37,6 +37,7 @@ from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.asyncio import call_later, sleep
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.python import to_unicode
 from twisted.internet.defer import CancelledError, Deferred
@@ -45,7 +46,7 @@ from twisted.python.failure import Failure
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._sitemaps import SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
-from scrapy_rerp._urls import origin_of, robots_url_of
+from scrapy_rerp._urls import origin_of, origin_of_parts, robots_url_of
 from scrapy_rerp.cache import MemoryOriginCache, OriginCache, RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
 from scrapy_rerp.robotparser import RerpRobotParser, charset_from_content_type, parse_body
@@ -172,7 +173,7 @@ class RobotsTxtMiddleware:
             # data:, file:, s3: and the like have no robots.txt; Scrapy skips data: and
             # file: only, and for others an error fetching robots.txt meant "allow all".
             return None
-        origin = origin_of(url)
+        origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
         is_robots_url = url.endswith("/robots.txt") and self._is_robots_url(url)
         if is_robots_url and origin in self._kept:
             return self._serve_kept(origin, request)
@@ -211,6 +212,12 @@ class RobotsTxtMiddleware:
         user_agent = self.user_agent_for(request)
         if robots.allowed(request.url, user_agent):
             return
+        self.stats.inc_value("robotstxt/forbidden")
+        if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
+            self._log_forbidden(robots, request, user_agent)
+        raise IgnoreRequest("Forbidden by robots.txt")
+
+    def _log_forbidden(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
         decision = robots.decide(request.url, user_agent)
         logger.debug(
             "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; %(reason)s)",
@@ -223,8 +230,6 @@ class RobotsTxtMiddleware:
             },
             extra={"spider": self.crawler.spider},
         )
-        self.stats.inc_value("robotstxt/forbidden")
-        raise IgnoreRequest("Forbidden by robots.txt")
 
     def _drop(self, origin: str, request: Request) -> None:
         logger.warning(
