@@ -41,14 +41,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import gc
 import inspect
 import json
 import multiprocessing
 import os
-import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -61,6 +58,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+# The shared report helpers sit beside the script, which also runs as a child process.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import machine_description, write_results  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "CRAWL_RESULTS.md"
 WAYS: dict[str, str] = {
@@ -919,21 +920,6 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(out) + "\n"
 
 
-def machine_description() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (
-        f"{cpu}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, "
-        f"{platform.python_implementation()} {platform.python_version()}"
-    )
-
-
 def revision() -> str:
     """The commit of the scrapy_rerp package that is imported, marked when its files differ."""
     import scrapy_rerp
@@ -964,27 +950,6 @@ def versions() -> str:
         except metadata.PackageNotFoundError:
             parts.append(f"{name} ?")
     return ", ".join(parts) + f" (scrapy_rerp at {revision()})"
-
-
-def write_results(path: Path, report: str, argv: Sequence[str], load: str) -> None:
-    script = Path(__file__).resolve()
-    try:
-        shown = script.relative_to(Path.cwd())
-    except ValueError:
-        shown = script
-    command = shlex.join(["python", str(shown), *argv])
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = (
-        "# Crawl benchmark results\n\n"
-        "Written by `benchmarks/bench_crawl.py --write-results`.\n\n"
-        f"- Date: {now}\n"
-        f"- Machine: {machine_description()}\n"
-        f"- Load average (1 min) before and after: {load}\n"
-        f"- Versions: {versions()}\n"
-        f'- Command (from the repository root, after `pip install -e ".[bench]"`): `{command}`\n\n'
-        f"{report}"
-    )
-    path.write_text(text, encoding="utf-8")
 
 
 # --- command line -----------------------------------------------------------------------------
@@ -1078,7 +1043,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
     if args.write_results is not None:
-        write_results(args.write_results, report, argv, load)
+        write_results(
+            args.write_results,
+            "Crawl benchmark results",
+            __file__,
+            report,
+            argv,
+            [f"Load average (1 min) before and after: {load}", f"Versions: {versions()}"],
+        )
         print(f"\nwritten to {args.write_results}")
     return 0
 

@@ -28,14 +28,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import gzip
 import json
 import os
 import platform
 import re
-import shlex
 import statistics
 import subprocess
 import sys
@@ -47,6 +45,10 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+# The shared report helpers sit beside the script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import machine_description, write_results  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -509,40 +511,6 @@ def render(
     return "\n".join(out) + "\n"
 
 
-def machine_description() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (
-        f"{cpu}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, "
-        f"{platform.python_implementation()} {platform.python_version()}"
-    )
-
-
-def write_results(path: Path, report: str, argv: Sequence[str]) -> None:
-    script = Path(__file__).resolve()
-    try:
-        shown = script.relative_to(Path.cwd())
-    except ValueError:
-        shown = script
-    command = shlex.join(["python", str(shown), *argv])
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = (
-        "# Benchmark results\n\n"
-        "Written by `benchmarks/bench_engine.py --write-results`.\n\n"
-        f"- Date: {now}\n"
-        f"- Machine: {machine_description()}\n"
-        f'- Command (from the repository root, after `pip install -e ".[bench]"`): `{command}`\n\n'
-        f"{report}"
-    )
-    path.write_text(text, encoding="utf-8")
-
-
 # --- command line -------------------------------------------------------------------------------
 
 
@@ -637,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(report, end="")
     if args.write_results is not None:
-        write_results(args.write_results, report, argv)
+        write_results(args.write_results, "Benchmark results", __file__, report, argv)
         print(f"\nwritten to {args.write_results}")
     return 0
 
