@@ -80,6 +80,35 @@ def unquote_path(path: str) -> str:
     return "%2F".join(unquote(part) for part in _SLASH_ESCAPE.split(path))
 
 
+def glob_match(
+    path: str, head: str, middle: tuple[str, ...] | None, tail: str | None, anchored: bool
+) -> bool:
+    """Greedy leftmost matching of ``head*middle...*tail[$]`` at the start of *path*.
+
+    *tail* None means the pattern has no ``*``. Linear in the path per segment: leftmost-first
+    is optimal for ``*``-only globs, so nothing ever backtracks.
+    """
+    if not path.startswith(head):
+        return False
+    if tail is None:  # no '*': a literal, whole when anchored
+        return not anchored or len(path) == len(head)
+    pos = len(head)
+    if anchored:
+        end = len(path) - len(tail)
+        if end < pos or not path.endswith(tail):
+            return False
+    else:
+        end = len(path)
+    if middle:
+        find = path.find
+        for part in middle:
+            found = find(part, pos, end)
+            if found < 0:
+                return False
+            pos = found + len(part)
+    return anchored or not tail or path.find(tail, pos) >= 0
+
+
 class Glob:
     """A pattern with ``*`` wildcards and an optional final ``$`` anchor, matched at the start.
 
@@ -103,28 +132,7 @@ class Glob:
             self.tail = parts[-1]
 
     def match(self, path: str) -> bool:
-        head = self.head
-        if not path.startswith(head):
-            return False
-        tail = self.tail
-        if tail is None:  # no '*': only an anchored literal gets here
-            return not self.anchored or len(path) == len(head)
-        pos = len(head)
-        if self.anchored:
-            end = len(path) - len(tail)
-            if end < pos or not path.endswith(tail):
-                return False
-        else:
-            end = len(path)
-        find = path.find
-        for part in self.middle:
-            found = find(part, pos, end)
-            if found < 0:
-                return False
-            pos = found + len(part)
-        if self.anchored:
-            return True
-        return not tail or find(tail, pos) >= 0
+        return glob_match(path, self.head, self.middle, self.tail, self.anchored)
 
 
 def pattern_matches(path: str, pattern: str) -> bool:

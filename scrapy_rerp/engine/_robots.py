@@ -23,6 +23,7 @@ from ._patterns import (
     ABSOLUTE_URL,
     Glob,
     escape_pattern,
+    glob_match,
     path_params_query,
     pattern_matches,
     unquote_path,
@@ -194,7 +195,7 @@ def _index_rfc(target: Any, patterns: tuple[str, ...], kinds: bytes | None) -> N
     )
 
 
-_CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", str, bool]
+_CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", "str | None", bool]
 
 
 @lru_cache(maxsize=8192)
@@ -203,38 +204,13 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     glob = Glob(pattern)
     head = intern(glob.head)
     if glob.tail is None:  # no '*', only a final '$': the whole path must equal head
-        return (len(pattern), "", head, None, "", True)
+        return (len(pattern), "", head, None, None, True)
     middle = tuple(map(intern, glob.middle)) or None
     tail = intern(glob.tail)
     probe = max((*(middle or ()), tail), key=len)
     # ``...*$`` matches what ``...*`` matches.
     anchored = glob.anchored and bool(tail)
     return (len(pattern), probe, head, middle, tail, anchored)
-
-
-def _glob_hit(
-    path: str, head: str, middle: tuple[str, ...] | None, tail: str, anchored: bool
-) -> bool:
-    """Greedy leftmost matching of ``head*middle...*tail[$]``: linear, no backtracking."""
-    if not path.startswith(head):
-        return False
-    pos = len(head)
-    if anchored:
-        end = len(path) - len(tail)
-        if end < pos or not path.endswith(tail):
-            return False
-        if middle is None:
-            return bool(tail) or end == pos
-    else:
-        end = len(path)
-    if middle is not None:
-        find = path.find
-        for part in middle:
-            found = find(part, pos, end)
-            if found < 0:
-                return False
-            pos = found + len(part)
-    return anchored or not tail or path.find(tail, pos) >= 0
 
 
 class _Merged:
@@ -284,7 +260,7 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
                     or not path.startswith(head)
                 ):
                     continue
-                if middle is not None and not _glob_hit(path, head, middle, tail, True):
+                if middle is not None and not glob_match(path, head, middle, tail, True):
                     continue
             elif path != head:  # no '*': the path must be the pattern itself
                 continue
@@ -293,7 +269,7 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
         elif middle is None:
             if tail and path.find(tail, len(head)) < 0:
                 continue
-        elif not _glob_hit(path, head, middle, tail, False):
+        elif not glob_match(path, head, middle, tail, False):
             continue
         worst = priority
         break
@@ -305,7 +281,7 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
     for priority, probe, head, middle, tail, anchored in wild_allow:
         if priority < worst:
             break
-        if (anchored or probe in path) and _glob_hit(path, head, middle, tail, anchored):
+        if (anchored or probe in path) and glob_match(path, head, middle, tail, anchored):
             return True
     return False
 
@@ -733,20 +709,21 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     rows, warnings = L.scan(text, syntax)
     junk: list[int] = []
     if syntax == RFC9309:
-        groups, globals_ = _build_rfc(rows, warnings, junk)
+        groups, file_wide = _build_rfc(rows, warnings, junk)
     else:
-        groups, globals_ = _build_legacy(rows, warnings, junk, syntax)
+        groups, file_wide = _build_legacy(rows, warnings, junk, syntax)
     if junk:
         warnings += L.junk_warnings(text, junk)
     if warnings:
         warnings.sort()
-    sitemaps, host, clean_params = globals_
     return RobotsTxt._build(
-        syntax, groups, tuple(sitemaps), host, tuple(clean_params), tuple(warnings)
+        syntax,
+        groups,
+        tuple(file_wide.sitemaps),
+        file_wide.host,
+        tuple(file_wide.clean_params),
+        tuple(warnings),
     )
-
-
-_Globals = tuple[list[str], "str | None", list[str]]
 
 
 def _extension(
@@ -765,15 +742,37 @@ def _extension(
     return parsed  # type: ignore[no-any-return]
 
 
+class _FileWide:
+    """Directives that belong to the whole file, whatever the group: Sitemap, Host, Clean-param."""
+
+    __slots__ = ("sitemaps", "host", "clean_params")
+
+    def __init__(self) -> None:
+        self.sitemaps: list[str] = []
+        self.host: str | None = None
+        self.clean_params: list[str] = []
+
+    def add(self, kind: int, value: str) -> bool:
+        """Record *value* if *kind* is file-wide; False for the other kinds."""
+        if kind == L.SITEMAP:
+            self.sitemaps.append(value)
+        elif kind == L.HOST:
+            if self.host is None and value:
+                self.host = value  # the first Host wins
+        elif kind == L.CLEAN_PARAM:
+            self.clean_params.append(value)
+        else:
+            return False
+        return True
+
+
 def _build_rfc(
     rows: list[L.RfcRow], warnings: list[ParseWarning], junk: list[int]
-) -> tuple[tuple[_StoredGroup, ...], _Globals]:
+) -> tuple[tuple[_StoredGroup, ...], _FileWide]:
     built: list[_Builder] = []
     current: _Builder | None = None
     in_rules = False
-    sitemaps: list[str] = []
-    host: str | None = None
-    clean_params: list[str] = []
+    file_wide = _FileWide()
     # The current group's lists, held in locals: this loop runs once per line of every file.
     patterns: list[str] = []
     lines: list[int] = []
@@ -822,13 +821,8 @@ def _build_rfc(
                 patterns, lines, kinds = current.patterns, current.lines, current.kinds
                 in_rules = False
             current.agents.append(intern(value))
-        elif kind == L.SITEMAP:
-            sitemaps.append(value)
-        elif kind == L.HOST:
-            if host is None and value:
-                host = value
-        elif kind == L.CLEAN_PARAM:
-            clean_params.append(value)
+        elif file_wide.add(kind, value):
+            pass
         else:  # Crawl-delay, Request-rate, Visit-time: per group, for the agents named so far
             if current is None:
                 warnings.append(
@@ -838,19 +832,17 @@ def _build_rfc(
             parsed = _extension(kind, value, line, warnings)
             if parsed is not None:
                 current.extras.append((len(current.agents), kind, parsed))
-    return tuple(_StoredGroup(b, RFC9309) for b in built), (sitemaps, host, clean_params)
+    return tuple(_StoredGroup(b, RFC9309) for b in built), file_wide
 
 
 def _build_legacy(
     rows: list[L.LegacyRow], warnings: list[ParseWarning], junk: list[int], syntax: int
-) -> tuple[tuple[_StoredGroup, ...], _Globals]:
+) -> tuple[tuple[_StoredGroup, ...], _FileWide]:
     """rerp 1.7.1's record logic: blank lines end records, ``*`` records go last."""
     records: list[_Builder] = []
     current: _Builder | None = None
     previous_was_agent = False
-    sitemaps: list[str] = []
-    host: str | None = None
-    clean_params: list[str] = []
+    file_wide = _FileWide()
 
     def close() -> None:
         # rerp keeps records with names and rules; we also keep those with only a Crawl-delay
@@ -894,22 +886,19 @@ def _build_legacy(
             current.kinds.append(1 if kind == L.ALLOW else 0)
         elif kind == L.SITEMAP:
             previous_was_agent = False
-            sitemaps.append(value)
+            file_wide.add(kind, value)
         elif kind == L.CRAWL_DELAY:
             previous_was_agent = False
             if current is not None:
                 parsed = _extension(kind, value, line, warnings)
                 if parsed is not None:
                     current.extras.append((len(current.agents), kind, parsed))
-        elif kind == L.HOST:
-            if host is None and value:
-                host = value
-        elif kind == L.CLEAN_PARAM:
-            clean_params.append(value)
+        elif file_wide.add(kind, value):  # Host, Clean-param: unknown to rerp, no effect
+            pass
         elif current is not None:  # Request-rate, Visit-time: unknown to rerp, no effect on records
             parsed = _extension(kind, value, line, warnings)
             if parsed is not None:
                 current.extras.append((len(current.agents), kind, parsed))
     close()
     ordered = [r for r in records if "*" not in r.agents] + [r for r in records if "*" in r.agents]
-    return tuple(_StoredGroup(r, syntax) for r in ordered), (sitemaps, host, clean_params)
+    return tuple(_StoredGroup(r, syntax) for r in ordered), file_wide
