@@ -1,13 +1,17 @@
-"""Tokenizer: robots.txt bytes or text in, directive events out.
+"""Tokenizer: robots.txt bytes or text in, one directive kind and value per line out.
 
-The work is done by one multi-line regular expression per syntax, run over the whole text, so
-that the per-line cost stays in C. An event is ``(line_number, kind, value)``; lines that are
-neither a directive, a comment nor blank become warnings.
+RFC9309 text is split into lines and each line's key is looked up whole in a table of the
+spellings files use (``Disallow``, ``User-agent``...), with the loops in C (``map``); only the
+lines the table does not know (comments, odd spacing, misspellings, colon-less lines) go
+through the line regular expression. MK1996/GYM2008 run one multi-line regular expression
+over the text. Lines that are neither a directive, a comment nor blank become warnings.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ._constants import MAX_LINE_BYTES, RFC9309
@@ -24,6 +28,8 @@ VISIT_TIME = 6
 HOST = 7
 CLEAN_PARAM = 8
 BLANK = 9  # only emitted for MK1996/GYM2008, where a blank line ends a record
+IGNORED = 10  # RFC9309: a blank line, a comment, or a line that is not a directive
+_UNKNOWN = 11  # RFC9309, while tokenizing: a key the table does not know
 
 KIND_NAMES = {
     USER_AGENT: "User-agent",
@@ -147,9 +153,9 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
     return text
 
 
-def _truncate_long_lines(text: str, warnings: list[ParseWarning]) -> str:
+def _truncate_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list[str]:
     """Cut lines to google's limit of MAX_LINE_BYTES bytes (UTF-8), warning for each."""
-    lines = text.split("\n")
+    lines = list(lines)
     for index, line in enumerate(lines):
         if len(line) > MAX_LINE_BYTES // 4:
             raw = to_utf8(line)
@@ -158,34 +164,121 @@ def _truncate_long_lines(text: str, warnings: list[ParseWarning]) -> str:
                 warnings.append(
                     ParseWarning(index + 1, line[:80], f"line longer than {MAX_LINE_BYTES} bytes")
                 )
-    return "\n".join(lines)
+    return lines
 
 
 RfcRow = tuple[str, str, str, str, str]
 LegacyRow = tuple[str, str, str]
 
 
-def scan(text: str, syntax: int) -> tuple[list[Any], list[ParseWarning]]:
-    """Split decoded *text* into rows, one per line (row ``i`` is line ``i + 1``).
+def _cut_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list[str]:
+    # A line can only exceed MAX_LINE_BYTES bytes if it has more than a quarter as many chars.
+    if max(map(len, lines)) > MAX_LINE_BYTES // 4:
+        return _truncate_long_lines(lines, warnings)
+    return lines
 
-    RFC9309 rows are ``(key, value, bare_key, bare_value, other)`` and MK1996/GYM2008 rows
-    ``(key, value, other)``, as the regular expressions above capture them; ``rfc_kind`` and
-    ``legacy_kind`` name a row's key. Over-long lines are cut first, each with a warning.
+
+def scan(text: str, syntax: int) -> tuple[list[Any], list[ParseWarning]]:
+    """Split decoded MK1996/GYM2008 *text* into rows, one per line (row ``i`` is line ``i + 1``).
+
+    Rows are ``(key, value, other)``, as ``_LEGACY_LINE`` captures them; ``legacy_kind`` names
+    a row's key. Over-long lines are cut first, each with a warning.
     """
     warnings: list[ParseWarning] = []
-    # A line can only exceed MAX_LINE_BYTES bytes if it has more than a quarter as many chars.
-    if len(text) > MAX_LINE_BYTES // 4 and max(map(len, text.split("\n"))) > MAX_LINE_BYTES // 4:
-        text = _truncate_long_lines(text, warnings)
+    if len(text) > MAX_LINE_BYTES // 4:
+        lines = text.split("\n")
+        cut = _cut_long_lines(lines, warnings)
+        if cut is not lines:
+            text = "\n".join(cut)
     pattern = _RFC_LINE if syntax == RFC9309 else _LEGACY_LINE
     return pattern.findall(text), warnings
 
 
-def junk_warnings(text: str, numbers: list[int]) -> list[ParseWarning]:
-    """Warnings for the lines *numbers* of *text*, which are not directives."""
-    lines = text.split("\n")
+def junk_warnings(lines: list[str], numbers: list[int]) -> list[ParseWarning]:
+    """Warnings for the lines *numbers* (1-based) of *lines*, which are not directives."""
     return [
         ParseWarning(n, lines[n - 1].strip()[:200], "not a robots.txt directive") for n in numbers
     ]
+
+
+_PARTITION = str.partition
+_KEY = itemgetter(0)
+
+
+def tokenize_rfc(
+    text: str, warnings: list[ParseWarning]
+) -> tuple[bytearray, list[str], list[str], dict[int, str], list[int]]:
+    """Read decoded RFC9309 *text*: ``(kinds, read, lines, bare_values, junk)``.
+
+    ``kinds[i]`` is line ``i + 1``'s directive kind: ``IGNORED`` for blank lines, comments and
+    junk, ``STD_DISALLOW`` for a Disallow written ``Disallow:`` at the line start. ``read`` are
+    the lines to read values from (``value_of``), ``lines`` the lines as written (before
+    over-long lines are cut) for warnings, ``bare_values`` the values of colon-less lines
+    (``Disallow /x``) by index, and ``junk`` the 1-based numbers of lines that are not directives.
+    """
+    lines = text.split("\n")
+    read = _cut_long_lines(lines, warnings) if len(text) > MAX_LINE_BYTES // 4 else lines
+    # Most lines are ``Disallow:`` lines: one C-level pass finds them; only the others are
+    # split at their colon and looked up (their partition tuples are dropped at once, as holding
+    # a tuple per line would set off the garbage collector).
+    kinds = bytearray(map(_STARTS, read, repeat(_STD_DISALLOW_KEY))).translate(_STD_OR_UNSET)
+    if _UNSET_KIND in kinds:
+        others = list(compress(range(len(kinds)), kinds.translate(_IS_UNSET)))
+        other_lines = list(map(read.__getitem__, others))
+        found = map(_FAST_RFC_KIND.get, map(_KEY, map(_PARTITION, other_lines, repeat(":"))))
+        for index, kind, line in zip(others, found, other_lines, strict=True):
+            # The table knows keys written whole before a colon: a line that is only a key
+            # (``Disallow``, no colon) is not one.
+            if kind is None or ":" not in line:
+                kind = _UNKNOWN
+            kinds[index] = kind
+    bare_values: dict[int, str] = {}
+    junk: list[int] = []
+    index = kinds.find(_UNKNOWN)
+    match = _RFC_LINE.match
+    while index != -1:
+        line = read[index]
+        if not line or line[0] == "#":
+            kinds[index] = IGNORED
+        else:
+            key, _, bare_key, bare_value, other = match(line).groups("")  # type: ignore[union-attr]
+            if key:  # what follows the first colon, as value_of reads it
+                kinds[index] = rfc_kind(key)
+            elif bare_key:
+                kinds[index] = rfc_kind(bare_key)
+                bare_values[index] = bare_value
+            else:
+                kinds[index] = IGNORED
+                if other and other != "#":
+                    junk.append(index + 1)
+        index = kinds.find(_UNKNOWN, index + 1)
+    return kinds, read, lines, bare_values, junk
+
+
+def value_of(read: list[str], bare_values: dict[int, str], index: int) -> str:
+    """The cleaned value of line *index* (0-based) as tokenize_rfc read it."""
+    if bare_values and index in bare_values:
+        return bare_values[index]
+    return clean_value(read[index].partition(":")[2])
+
+
+STD_DISALLOW = 12  # RFC9309: a Disallow line that starts ``Disallow:``; its value is line[9:]
+STD_DISALLOW_VALUE = itemgetter(slice(9, None))
+_STD_DISALLOW_KEY = "Disallow:"
+_UNSET_KIND = 13
+_STARTS = str.startswith
+_STD_OR_UNSET = bytes([_UNSET_KIND, STD_DISALLOW] + [0] * 254)
+_IS_UNSET = bytes(1 if i == _UNSET_KIND else 0 for i in range(256))
+
+
+_VALUE_SPACE = " \t\v\f"
+
+
+def clean_value(value: str) -> str:
+    """A directive's value: up to a ``#``, without the blanks google trims."""
+    if "#" in value:
+        value = value[: value.index("#")]
+    return value.strip(_VALUE_SPACE)
 
 
 def _with_casings(keys: dict[str, int]) -> dict[str, int]:
@@ -199,6 +292,11 @@ def _with_casings(keys: dict[str, int]) -> dict[str, int]:
 
 
 RFC_KIND = _with_casings({**_RFC_KEYS, **_EXTENSION_KEYS})
+# The keys tokenize_rfc reads without the regular expression: a key written exactly so (no
+# blank before the colon) is read by _RFC_LINE as the same kind, with the same value. A blank
+# line (no key either) takes the short way in tokenize_rfc; any other line takes the regular
+# expression.
+_FAST_RFC_KIND = dict(RFC_KIND)
 _LEGACY_KIND = _with_casings(_LEGACY_KEYS)
 
 

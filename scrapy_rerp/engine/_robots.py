@@ -5,6 +5,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress, repeat
+from operator import itemgetter, not_, or_
 from sys import intern
 from typing import Any, NamedTuple
 
@@ -18,7 +20,7 @@ from ._directives import (
     parse_request_rate,
     parse_visit_time,
 )
-from ._lines import ParseWarning
+from ._lines import _VALUE_SPACE, ParseWarning
 from ._patterns import (
     ABSOLUTE_URL,
     Glob,
@@ -32,10 +34,31 @@ from ._patterns import (
 _ROBOTS_PATH = "/robots.txt"
 _UNSET: Any = object()  # a lazily computed field not computed yet
 _ABSOLUTE_URL = ABSOLUTE_URL.match
-_NO_AGENT = (None, None)  # RobotsTxt._last before the first query
+_NO_ORIGIN: tuple[tuple[str, ...], int] = ((), 0)  # RobotsTxt._origin before the first query
 _STAR = ("*",)  # the agents of most groups, shared
 _LEGACY_MEMO_SIZE = 16
 _NO_INDEX: dict[str, Any] = {}  # RobotsTxt._index of a file with no specific group; never written
+# User agent -> its product token, for agents that have one (or none: ""), as caller_tokens
+# reads them; shared by every parsed file, so a crawl's agent is read once.
+_TOKEN_OF_AGENT: dict[str, str] = {}
+_TOKEN_MEMO_SIZE = 4096
+# User-agent value -> the token it names ("*" for the global group, "" for none).
+_AGENT_KEYS: dict[str, str] = {}
+_AGENT_KEY_MEMO_SIZE = 8192
+
+
+def _remember_token(user_agent: str, token: str) -> None:
+    if len(_TOKEN_OF_AGENT) >= _TOKEN_MEMO_SIZE:
+        _TOKEN_OF_AGENT.clear()
+    _TOKEN_OF_AGENT[user_agent] = token
+
+
+def _agent_key(value: str) -> str:
+    key = "*" if is_global_value(value) else group_token(value)
+    if len(_AGENT_KEYS) >= _AGENT_KEY_MEMO_SIZE:
+        _AGENT_KEYS.clear()
+    _AGENT_KEYS[value] = key
+    return key
 
 
 class Decision(NamedTuple):
@@ -57,7 +80,7 @@ class Group:
 
 
 class _Builder:
-    """A group under construction; ``_StoredGroup`` freezes it."""
+    """A MK1996/GYM2008 record under construction; ``_group`` freezes it."""
 
     __slots__ = ("agents", "patterns", "kinds", "lines", "extras", "first_line")
 
@@ -70,130 +93,132 @@ class _Builder:
         self.first_line = line
 
 
-class _StoredGroup:
-    """One group, compact and ready to query without a compile step.
+# A stored group (RFC 9309) or record (MK1996/GYM2008) is a plain tuple, so that the garbage
+# collector stops tracking it (and the strings, bytes and ints in it) once it has seen it:
+#   (agents, patterns, kinds, lines, extras, first_line)
+# kinds: None if every rule is a Disallow, else bytes with 1 for an Allow, per rule;
+# lines: an int if the rules are on consecutive lines from there, else an array of them;
+# extras: (agents declared so far, kind, value) per Crawl-delay, Request-rate, Visit-time.
+_StoredGroup = tuple[
+    tuple[str, ...], tuple[str, ...], "bytes | None", "int | array[int]", tuple[Any, ...], int
+]
+_AGENTS, _PATTERNS, _KINDS, _LINES, _EXTRAS, _FIRST_LINE = range(6)
 
-    The rules are kept twice over shared strings: in file order with their line numbers (for
-    ``decide`` and rendering), and split for matching: plain prefixes per verdict, checked with
-    one C-level ``str.startswith(tuple)``, and wildcard rules as globs, longest first.
+
+def _from_builder(built: _Builder) -> _StoredGroup:
+    agents = built.agents
+    lines = built.lines
+    return (
+        _STAR if agents == ["*"] else tuple(agents),
+        tuple(built.patterns),
+        bytes(built.kinds) if 1 in built.kinds else None,
+        lines[0] if lines and lines[-1] - lines[0] == len(lines) - 1 else array("I", lines),
+        tuple(built.extras),
+        built.first_line,
+    )
+
+
+def _kind_at(group: _StoredGroup, index: int) -> int:
+    """1 if rule *index* is an Allow, 0 for a Disallow."""
+    kinds = group[_KINDS]
+    return kinds[index] if kinds is not None else 0
+
+
+def _line_at(group: _StoredGroup, index: int) -> int:
+    lines = group[_LINES]
+    return lines + index if isinstance(lines, int) else lines[index]
+
+
+def _group_rules(group: _StoredGroup) -> tuple[tuple[bool, str, int], ...]:
+    return tuple(
+        (_kind_at(group, i) == 1, p, _line_at(group, i)) for i, p in enumerate(group[_PATTERNS])
+    )
+
+
+def _group_extra(group: _StoredGroup, kind: int, agent_index: int) -> Any:
+    for declared, extra_kind, value in group[_EXTRAS]:
+        if extra_kind == kind and agent_index < declared:
+            return value
+    return None
+
+
+def _crawl_delay_last(group: _StoredGroup) -> float | None:
+    """The record's last valid Crawl-delay (rerp: a later line overwrites an earlier one)."""
+    for _, kind, value in reversed(group[_EXTRAS]):
+        if kind == L.CRAWL_DELAY:
+            return value  # type: ignore[no-any-return]
+    return None
+
+
+def _gym2008_globs(group: _StoredGroup) -> dict[int, Glob] | None:
+    """The record's wildcard rules by index (GYM2008), or None if it has none."""
+    found = {i: Glob(p) for i, p in enumerate(group[_PATTERNS]) if "*" in p or p[-1:] == "$"}
+    return found or None
+
+
+class _Rules:
+    """The rules that apply to one agent, ready to match (RFC 9309).
+
+    Built on the agent's first query from its group, or its groups merged as RFC 9309 section
+    2.2.1 asks: plain prefixes per verdict, checked with one C-level ``str.startswith(tuple)``
+    (sorted longest first when an Allow must be weighed against them), and wildcard rules as
+    split globs, longest first.
     """
 
-    __slots__ = (
-        "agents",
-        "patterns",
-        "kinds",
-        "lines",
-        "extras",
-        "first_line",
-        "disallow",
-        "allow",
-        "wild",
-    )
+    __slots__ = ("groups", "disallow", "allow", "wild")
 
-    def __init__(self, built: _Builder, syntax: int) -> None:
-        agents = built.agents
-        self.agents = _STAR if agents == ["*"] else tuple(agents)
-        self.patterns = tuple(built.patterns)
-        # Most groups hold only Disallow rules on consecutive lines: store those compactly.
-        self.kinds = bytes(built.kinds) if 1 in built.kinds else None
-        lines = built.lines
-        if lines and lines[-1] - lines[0] == len(lines) - 1:
-            self.lines: int | array[int] = lines[0]
+    def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
+        self.groups = groups
+        if len(groups) == 1:
+            patterns = groups[0][_PATTERNS]
+            kinds = groups[0][_KINDS]
         else:
-            self.lines = array("I", lines)
-        self.extras = tuple(built.extras) if built.extras else ()
-        self.first_line = built.first_line
-        self._index_rules(syntax)
-
-    def _index_rules(self, syntax: int) -> None:
-        # RFC 9309 groups are split for matching on their first query (``split``): many
-        # groups name crawlers that never ask.
-        self.disallow: tuple[str, ...] | None = None
+            patterns = tuple(p for g in groups for p in g[_PATTERNS])
+            allow_bits = bytes(_kind_at(g, i) for g in groups for i in range(len(g[_PATTERNS])))
+            kinds = allow_bits if 1 in allow_bits else None
         self.allow: tuple[str, ...] = ()
-        # RFC9309: the wildcard rules as (Disallow globs, Allow globs); GYM2008: the record's
-        # globs by rule index, built on its first query (_UNSET until then).
         self.wild: Any = ()
-        if syntax == GYM2008:
-            self.wild = _UNSET
-
-    def gym2008_globs(self) -> dict[int, Glob] | None:
-        """The record's wildcard rules by index (GYM2008), or None if it has none."""
-        globs = self.wild
-        if globs is _UNSET:
-            found = {i: Glob(p) for i, p in enumerate(self.patterns) if "*" in p or p[-1:] == "$"}
-            globs = self.wild = found or None
-        return globs  # type: ignore[no-any-return]
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        (self.agents, self.patterns, self.kinds, self.lines, self.extras, self.first_line) = state
-
-    def split(self) -> tuple[str, ...]:
-        """Sort the rules for RFC 9309 matching; return the Disallow prefixes."""
-        _index_rfc(self, self.patterns, self.kinds)
-        return self.disallow  # type: ignore[return-value]
-
-    def kind_at(self, index: int) -> int:
-        """1 if rule *index* is an Allow, 0 for a Disallow."""
-        return self.kinds[index] if self.kinds is not None else 0
-
-    def line_at(self, index: int) -> int:
-        lines = self.lines
-        return lines + index if isinstance(lines, int) else lines[index]
-
-    def rules(self) -> tuple[tuple[bool, str, int], ...]:
-        return tuple(
-            (self.kind_at(i) == 1, p, self.line_at(i)) for i, p in enumerate(self.patterns)
-        )
-
-    def extra(self, kind: int, agent_index: int) -> Any:
-        for declared, extra_kind, value in self.extras:
-            if extra_kind == kind and agent_index < declared:
-                return value
-        return None
-
-    def crawl_delay_last(self) -> float | None:
-        """The record's last valid Crawl-delay (rerp: a later line overwrites an earlier one)."""
-        for _, kind, value in reversed(self.extras):
-            if kind == L.CRAWL_DELAY:
-                return value  # type: ignore[no-any-return]
-        return None
-
-
-def _index_rfc(target: Any, patterns: tuple[str, ...], kinds: bytes | None) -> None:
-    if kinds is None and all(patterns) and not any("*" in p or p[-1] == "$" for p in patterns):
-        # Only plain Disallow prefixes: file order serves, since without an Allow to compare
-        # with, only whether some prefix matches counts, not which one is longest.
-        target.disallow = patterns
-        target.allow = target.wild = ()
-        return
-    disallow: list[str] = []
-    allow: list[str] = []
-    wild_disallow: list[str] = []
-    wild_allow: list[str] = []
-    for i, pattern in enumerate(patterns):
-        if not pattern:
-            continue  # an empty rule matches with priority 0: it never decides
-        is_allow = kinds is not None and kinds[i]
-        if "*" in pattern or pattern[-1] == "$":
-            (wild_allow if is_allow else wild_disallow).append(pattern)
+        joined = "\n".join(patterns)
+        if kinds is None and "*" not in joined and "$" not in joined and "" not in patterns:
+            # Only plain Disallow prefixes: file order serves, since without an Allow to compare
+            # with, only whether some prefix matches counts, not which one is longest.
+            self.disallow: tuple[str, ...] = patterns
+            return
+        if "" in patterns:  # an empty rule matches with priority 0: it never decides
+            kept = bytes(map(bool, patterns))
+            patterns = tuple(compress(patterns, kept))
+            if kinds is not None:
+                kinds = bytes(compress(kinds, kept))
+        if kinds is None:
+            allow_patterns: tuple[str, ...] = ()
+            disallow_patterns = patterns
         else:
-            (allow if is_allow else disallow).append(pattern)
-    # Longest first, so that the first pattern that matches has the highest priority.
-    target.disallow = tuple(sorted(disallow, key=len, reverse=True)) if disallow else ()
-    target.allow = tuple(sorted(allow, key=len, reverse=True)) if allow else ()
-    # Wildcard rules are split into globs now, longest first (see _compile_glob).
-    target.wild = (
-        (
-            tuple(map(_compile_glob, sorted(wild_disallow, key=len, reverse=True))),
-            tuple(map(_compile_glob, sorted(wild_allow, key=len, reverse=True))),
-        )
-        if wild_disallow or wild_allow
-        else ()
-    )
+            allow_patterns = tuple(compress(patterns, kinds))
+            disallow_patterns = tuple(compress(patterns, kinds.translate(_NOT_BIT)))
+        if "*" in joined or "$" in joined:
+            wild_disallow = [p for p in disallow_patterns if "*" in p or p[-1] == "$"]
+            wild_allow = [p for p in allow_patterns if "*" in p or p[-1] == "$"]
+            if wild_disallow:
+                disallow_patterns = tuple(
+                    p for p in disallow_patterns if "*" not in p and p[-1] != "$"
+                )
+            if wild_allow:
+                allow_patterns = tuple(p for p in allow_patterns if "*" not in p and p[-1] != "$")
+            if wild_disallow or wild_allow:
+                # Wildcard rules are split into globs now, longest first (see _compile_glob).
+                self.wild = (
+                    tuple(map(_compile_glob, sorted(wild_disallow, key=len, reverse=True))),
+                    tuple(map(_compile_glob, sorted(wild_allow, key=len, reverse=True))),
+                )
+        if allow_patterns or self.wild:
+            # Longest first, so that the first pattern that matches has the highest priority.
+            self.disallow = tuple(sorted(disallow_patterns, key=len, reverse=True))
+            self.allow = tuple(sorted(allow_patterns, key=len, reverse=True))
+        else:
+            self.disallow = disallow_patterns
 
+
+_NOT_BIT = bytes([1, 0] + [0] * 254)
 
 _CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", "str | None", bool]
 
@@ -213,18 +238,6 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     return (len(pattern), probe, head, middle, tail, anchored)
 
 
-class _Merged:
-    """Several groups for one agent, merged as RFC 9309 section 2.2.1 asks."""
-
-    __slots__ = ("groups", "disallow", "allow", "wild")
-
-    def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
-        self.groups = groups
-        patterns = tuple(p for g in groups for p in g.patterns)
-        kinds = bytes(g.kind_at(i) for g in groups for i in range(len(g.patterns)))
-        _index_rfc(self, patterns, kinds if any(kinds) else None)
-
-
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
     for prefix in prefixes:  # sorted longest first
         if path.startswith(prefix):
@@ -232,18 +245,16 @@ def _longest(prefixes: tuple[str, ...], path: str) -> int:
     return 0
 
 
-def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
-    """RFC 9309 precedence: the longest match wins, Allow wins a tie."""
+def _rfc_allows(rules: _Rules, path: str) -> bool:
+    """RFC 9309 precedence: the longest match wins, Allow wins a tie; /robots.txt is allowed."""
     disallow = rules.disallow
-    if disallow is None:
-        disallow = rules.split()  # type: ignore[union-attr]
     if not rules.wild:
-        if not disallow or not path.startswith(disallow):
+        if not path.startswith(disallow):
             return True
         allow = rules.allow
-        if not allow or not path.startswith(allow):
-            return False
-        return _longest(allow, path) >= _longest(disallow, path)
+        if allow and path.startswith(allow) and _longest(allow, path) >= _longest(disallow, path):
+            return True
+        return path == _ROBOTS_PATH
     worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
     wild_disallow, wild_allow = rules.wild
     # Longest first, so the first wildcard Disallow that matches is the best one.
@@ -283,14 +294,15 @@ def _rfc_allows(rules: _StoredGroup | _Merged, path: str) -> bool:
             break
         if (anchored or probe in path) and glob_match(path, head, middle, tail, anchored):
             return True
-    return False
+    return path == _ROBOTS_PATH
 
 
-def _legacy_first_match(group: _StoredGroup, path: str) -> tuple[bool, int | None]:
+def _legacy_first_match(
+    group: _StoredGroup, globs: dict[int, Glob] | None, path: str
+) -> tuple[bool, int | None]:
     """rerp: within the record, the first rule in file order that matches decides."""
-    globs = group.gym2008_globs()
-    kinds = group.kinds
-    for i, pattern in enumerate(group.patterns):
+    kinds = group[_KINDS]
+    for i, pattern in enumerate(group[_PATTERNS]):
         glob = globs.get(i) if globs else None
         if glob is not None:
             if glob.match(path):
@@ -322,7 +334,7 @@ class RobotsTxt:
         "_host",
         "_clean_params",
         "_warnings",
-        "_last",
+        "_origin",
         "_legacy_memo",
     )
 
@@ -353,36 +365,47 @@ class RobotsTxt:
         return self
 
     def _index_groups(self) -> None:
-        """Map each product token to the rules that apply to it (RFC 9309), once per parse."""
+        """Map each product token to the groups that apply to it (RFC 9309), once per parse.
+
+        ``_index`` maps a token, and ``_global`` stands for ``*``, to a tuple of groups until
+        the first query for it compiles them into ``_Rules`` in place.
+        """
         index: dict[str, Any] = _NO_INDEX  # shared: most files name no crawler
         global_rules: Any = None
+        setter = object.__setattr__
         if self._syntax == RFC9309:
-            by_token: dict[str, list[_StoredGroup]] = {}
-            global_groups: list[_StoredGroup] = []
-            for group in self._groups:
-                for value in group.agents:
-                    if is_global_value(value):
-                        found = global_groups
-                    else:
-                        token = group_token(value)
-                        if not token:
+            groups = self._groups
+            if len(groups) == 1 and groups[0][_AGENTS] is _STAR:
+                global_rules = groups
+            elif groups:
+                by_token: dict[str, list[_StoredGroup]] = {}
+                global_groups: list[_StoredGroup] = []
+                key_of = _AGENT_KEYS.get
+                for group in groups:
+                    for value in group[_AGENTS]:
+                        key = key_of(value)
+                        if key is None:
+                            key = _agent_key(value)
+                        if key == "*":
+                            found = global_groups
+                        elif key:
+                            found = by_token.setdefault(key, [])
+                        else:
                             continue
-                        found = by_token.setdefault(token, [])
-                    if not found or found[-1] is not group:
-                        found.append(group)
-            if by_token:
-                index = {t: g[0] if len(g) == 1 else _Merged(tuple(g)) for t, g in by_token.items()}
-            if global_groups:
-                global_rules = (
-                    global_groups[0] if len(global_groups) == 1 else _Merged(tuple(global_groups))
-                )
-        object.__setattr__(self, "_index", index)
-        object.__setattr__(self, "_global", global_rules)
-        # The last user agent asked about and its rules: a crawl asks with one agent.
-        object.__setattr__(self, "_last", _NO_AGENT)
+                        if not found or found[-1] is not group:
+                            found.append(group)
+                if by_token:
+                    index = {token: tuple(found) for token, found in by_token.items()}
+                if global_groups:
+                    global_rules = tuple(global_groups)
+        setter(self, "_index", index)
+        setter(self, "_global", global_rules)
+        # The scheme and authority of the URLs asked about, so that the next URL of the same
+        # site needs no parsing: ((prefix,), where its path starts), swapped whole.
+        setter(self, "_origin", _NO_ORIGIN)
         # MK1996/GYM2008 only: finding rerp's record scans every record's names, so a few
         # agents are remembered (created on the first miss, at most _LEGACY_MEMO_SIZE).
-        object.__setattr__(self, "_legacy_memo", None)
+        setter(self, "_legacy_memo", None)
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -417,8 +440,6 @@ class RobotsTxt:
             strict=True,
         ):
             object.__setattr__(self, name, value)
-        for group in self._groups:
-            group._index_rules(self._syntax)
         self._index_groups()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -453,18 +474,9 @@ class RobotsTxt:
     @property
     def groups(self) -> tuple[Group, ...]:
         """The groups (records) as parsed, in file order (legacy: rerp's order, ``*`` last)."""
-        return tuple(Group(g.agents, g.rules(), g.first_line) for g in self._groups)
+        return tuple(Group(g[_AGENTS], _group_rules(g), g[_FIRST_LINE]) for g in self._groups)
 
     # -- resolving the user agent ---------------------------------------------------------
-
-    def _rfc_rules(self, user_agent: str) -> Any:
-        """The rules (a group or merged groups) for *user_agent*, or None."""
-        index = self._index
-        for token in caller_tokens(user_agent):
-            rules = index.get(token)
-            if rules is not None:
-                return rules
-        return self._global
 
     def _rfc_token(self, user_agent: str) -> str | None:
         """The token whose groups apply, or None for the ``*`` groups."""
@@ -474,28 +486,61 @@ class RobotsTxt:
         return None
 
     def _rfc_groups(self, user_agent: str) -> tuple[_StoredGroup, ...]:
-        rules = self._rfc_rules(user_agent)
+        token = self._rfc_token(user_agent)
+        rules = self._global if token is None else self._index[token]
         if rules is None:
             return ()
-        return rules.groups if isinstance(rules, _Merged) else (rules,)
+        return rules.groups if isinstance(rules, _Rules) else rules  # type: ignore[no-any-return]
 
-    def _rules_for(self, user_agent: str) -> Any:
-        """The rules for *user_agent*, remembered for the next query (one tuple, swapped whole,
-        so that threads sharing the object never see an agent with another agent's rules)."""
-        if self._syntax == RFC9309:
-            rules = self._rfc_rules(user_agent)
-        else:
-            memo = self._legacy_memo
-            if memo is None:
-                memo = {}
-                object.__setattr__(self, "_legacy_memo", memo)
-            rules = memo.get(user_agent, _UNSET)
-            if rules is _UNSET:
-                if len(memo) >= _LEGACY_MEMO_SIZE:
-                    memo.clear()
-                rules = memo[user_agent] = self._legacy_record(user_agent, with_rules=True)
-        object.__setattr__(self, "_last", (user_agent, rules))
-        return rules
+    def _rfc_rules(self, user_agent: str) -> _Rules | None:
+        """The compiled rules for *user_agent* (compiling them on first use), or None."""
+        tokens = caller_tokens(user_agent)
+        if len(tokens) == 1:
+            _remember_token(user_agent, tokens[0])
+        elif not tokens:
+            _remember_token(user_agent, "")  # a blank user agent: no token, the * groups
+        index = self._index
+        for token in tokens:
+            rules = index.get(token)
+            if rules is not None:
+                if not isinstance(rules, _Rules):
+                    rules = index[token] = _Rules(rules)
+                return rules
+        rules = self._global
+        if rules is not None and not isinstance(rules, _Rules):
+            rules = _Rules(rules)
+            object.__setattr__(self, "_global", rules)
+        return rules  # type: ignore[no-any-return]
+
+    def _path(self, url: str) -> str:
+        """The path, params and query of *url*; remembers its site for the next URL."""
+        match = _ABSOLUTE_URL(url)  # path_params_query's common case, inlined
+        if match is None:
+            return path_params_query(url)
+        path = match.group(1)
+        if path is None:
+            return "/"
+        if path[0] != "/":
+            return "/" + path
+        # A URL that starts with this scheme://authority/ has its path from the same place.
+        start = match.start(1)
+        object.__setattr__(self, "_origin", ((url[: start + 1],), start))
+        return path
+
+    def _legacy_rules(self, user_agent: str) -> tuple[_StoredGroup | None, dict[int, Glob] | None]:
+        """rerp's record for *user_agent* and its wildcard rules, remembered for a few agents."""
+        memo = self._legacy_memo
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_legacy_memo", memo)
+        found = memo.get(user_agent)
+        if found is None:
+            if len(memo) >= _LEGACY_MEMO_SIZE:
+                memo.clear()
+            group = self._legacy_record(user_agent, with_rules=True)
+            globs = _gym2008_globs(group) if group is not None and self._syntax == GYM2008 else None
+            found = memo[user_agent] = (group, globs)
+        return found  # type: ignore[no-any-return]
 
     def _legacy_record(
         self, user_agent: str, with_rules: bool, extra: int | None = None
@@ -504,11 +549,11 @@ class RobotsTxt:
         *extra* directive asked for (rerp dropped them: a Crawl-delay-only record was lost)."""
         agent = user_agent.lower()
         for group in self._groups:
-            if not group.patterns and (
-                with_rules or not any(kind == extra for _, kind, _ in group.extras)
+            if not group[_PATTERNS] and (
+                with_rules or not any(kind == extra for _, kind, _ in group[_EXTRAS])
             ):
                 continue
-            for name in group.agents:
+            for name in group[_AGENTS]:
                 if name == "*" or name.lower() in agent:
                     return group
         return None
@@ -519,42 +564,45 @@ class RobotsTxt:
         """True if *user_agent* may fetch *url*."""
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
-        last_agent, rules = self._last
-        if user_agent != last_agent:
-            rules = self._rules_for(user_agent)
-        if self._syntax == RFC9309:
-            if rules is None:
-                return True
-            match = _ABSOLUTE_URL(url)  # path_params_query's common case, inlined
-            if match is not None:
-                path = match.group(1)
-                if path is None:
-                    path = "/"
-                elif path[0] != "/":
-                    path = "/" + path
+        rules = self._global
+        index = self._index
+        if index:
+            token = _TOKEN_OF_AGENT.get(user_agent)
+            if token is not None:
+                rules = index.get(token, rules)
             else:
-                path = path_params_query(url)
-            if path == _ROBOTS_PATH:
-                return True
-            # The common case of _rfc_allows, inlined: no wildcard rule in the group.
-            disallow = rules.disallow
-            if disallow is None:
-                disallow = rules.split()
-            if rules.wild:
-                return _rfc_allows(rules, path)
-            if not disallow or not path.startswith(disallow):
-                return True
-            allow = rules.allow
-            if not allow or not path.startswith(allow):
-                return False
-            return _longest(allow, path) >= _longest(disallow, path)
-        group = rules
+                rules = self._rfc_rules(user_agent)
+        if type(rules) is not _Rules:
+            if rules is None:
+                if self._syntax == RFC9309:
+                    return True
+                return self._legacy_allowed(url, user_agent)
+            rules = self._rfc_rules(user_agent)
+        prefix, start = self._origin
+        if url.startswith(prefix):  # a URL of the site asked about before
+            path = url[start:]
+            if "#" in path:
+                path = path[: path.index("#")]
+        else:
+            path = self._path(url)
+        if rules.wild:
+            return _rfc_allows(rules, path)
+        disallow = rules.disallow
+        if not path.startswith(disallow):
+            return True
+        allow = rules.allow
+        if allow and path.startswith(allow) and _longest(allow, path) >= _longest(disallow, path):
+            return True
+        return path == _ROBOTS_PATH
+
+    def _legacy_allowed(self, url: str, user_agent: str) -> bool:
+        group, globs = self._legacy_rules(user_agent)
         if group is None:
             return True
         path = unquote_path(path_params_query(url))
-        if group.gym2008_globs() is None and not path.startswith(group.patterns):
+        if globs is None and not path.startswith(group[_PATTERNS]):
             return True  # no rule is a prefix of the path
-        return _legacy_first_match(group, path)[0]
+        return _legacy_first_match(group, globs, path)[0]
 
     def decide(self, url: str, user_agent: str) -> Decision:
         """The verdict for *url* and the line that decided it (slower than :meth:`allowed`)."""
@@ -573,7 +621,7 @@ class RobotsTxt:
             return Decision(True, None, None, "no group applies to this user agent")
         best: dict[bool, tuple[int, str, int]] = {}
         for group in groups:
-            for is_allow, pattern, line in group.rules():
+            for is_allow, pattern, line in _group_rules(group):
                 if not pattern or not pattern_matches(path, pattern):
                     continue
                 priority = len(pattern)
@@ -590,12 +638,13 @@ class RobotsTxt:
         group = self._legacy_record(user_agent, with_rules=True)
         if group is None:
             return Decision(True, None, None, "no record applies to this user agent")
-        verdict, index = _legacy_first_match(group, path)
+        globs = _gym2008_globs(group) if self._syntax == GYM2008 else None
+        verdict, index = _legacy_first_match(group, globs, path)
         if index is None:
             return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if group.kind_at(index) == 1 else "Disallow"
-        rule = f"{keyword}: {group.patterns[index]}"
-        return Decision(verdict, group.line_at(index), rule, "first match")
+        keyword = "Allow" if _kind_at(group, index) == 1 else "Disallow"
+        rule = f"{keyword}: {group[_PATTERNS][index]}"
+        return Decision(verdict, _line_at(group, index), rule, "first match")
 
     def _extra(self, user_agent: str, kind: int) -> Any:
         if type(user_agent) is not str:
@@ -603,12 +652,12 @@ class RobotsTxt:
         if self._syntax == RFC9309:
             token = self._rfc_token(user_agent)
             for group in self._rfc_groups(user_agent):
-                for agent_index, value in enumerate(group.agents):
+                for agent_index, value in enumerate(group[_AGENTS]):
                     applies = (
                         is_global_value(value) if token is None else group_token(value) == token
                     )
                     if applies:
-                        found = group.extra(kind, agent_index)
+                        found = _group_extra(group, kind, agent_index)
                         if found is not None:
                             return found
                         break
@@ -616,7 +665,7 @@ class RobotsTxt:
         group = self._legacy_record(user_agent, with_rules=False, extra=kind)
         if group is None:
             return None
-        for _, extra_kind, value in reversed(group.extras):
+        for _, extra_kind, value in reversed(group[_EXTRAS]):
             if extra_kind == kind:  # rerp: the last Crawl-delay of a record wins
                 return value
         return None
@@ -638,9 +687,9 @@ class RobotsTxt:
             return self._render_rerp()
         blocks = []
         for group in self._groups:
-            lines = [f"User-agent: {agent}" for agent in group.agents]
-            lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
-            lines += [_render_extra(kind, value) for _, kind, value in group.extras]
+            lines = [f"User-agent: {agent}" for agent in group[_AGENTS]]
+            lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in _group_rules(group)]
+            lines += [_render_extra(kind, value) for _, kind, value in group[_EXTRAS]]
             blocks.append("\n".join(lines) + "\n")
         tail = [f"Sitemap: {s}" for s in self._sitemaps]
         if self._host is not None:
@@ -654,13 +703,15 @@ class RobotsTxt:
         text = f"Sitemaps: {list(self._sitemaps)}\n\n" if self._sitemaps else ""
         records = []
         for group in self._groups:
-            delay = group.crawl_delay_last()
-            if not group.patterns and delay is None:
+            delay = _crawl_delay_last(group)
+            if not group[_PATTERNS] and delay is None:
                 continue  # a record with neither rules nor Crawl-delay (rerp drops those)
-            record = "".join(f"User-agent: {name}\n" for name in group.agents)
+            record = "".join(f"User-agent: {name}\n" for name in group[_AGENTS])
             if delay:
                 record += f"Crawl-delay: {delay}\n"
-            record += "".join(f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in group.rules())
+            record += "".join(
+                f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in _group_rules(group)
+            )
             records.append(record)
         return text + "\n".join(records)
 
@@ -706,14 +757,15 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     """
     check_syntax(syntax)
     text = L.decode(content, syntax)
-    rows, warnings = L.scan(text, syntax)
-    junk: list[int] = []
+    warnings: list[ParseWarning] = []
     if syntax == RFC9309:
-        groups, file_wide = _build_rfc(rows, warnings, junk)
+        groups, file_wide = _build_rfc(text, warnings)
     else:
+        rows, warnings = L.scan(text, syntax)
+        junk: list[int] = []
         groups, file_wide = _build_legacy(rows, warnings, junk, syntax)
-    if junk:
-        warnings += L.junk_warnings(text, junk)
+        if junk:
+            warnings += L.junk_warnings(text.split("\n"), junk)
     if warnings:
         warnings.sort()
     return RobotsTxt._build(
@@ -766,73 +818,184 @@ class _FileWide:
         return True
 
 
+# Per-line kinds mapped to one letter, so that the group structure is found with bytes.find:
+# U a User-agent, R a rule, E a per-group extension, F a file-wide directive, . anything else.
+_COARSE = bytes(
+    {
+        L.USER_AGENT: ord("U"),
+        L.ALLOW: ord("R"),
+        L.DISALLOW: ord("R"),
+        L.STD_DISALLOW: ord("R"),
+        L.CRAWL_DELAY: ord("E"),
+        L.REQUEST_RATE: ord("E"),
+        L.VISIT_TIME: ord("E"),
+        L.SITEMAP: ord("F"),
+        L.HOST: ord("F"),
+        L.CLEAN_PARAM: ord("F"),
+    }.get(i, ord("."))
+    for i in range(256)
+)
+_IS_RULE = bytes(1 if i in (L.ALLOW, L.DISALLOW, L.STD_DISALLOW) else 0 for i in range(256))
+_ALLOW_BIT = bytes(1 if i == L.ALLOW else 0 for i in range(256))
+_clean = L.clean_value
+_value_of = L.value_of
+_strip = str.strip
+_PARTITION = str.partition
+_BEFORE_HASH = itemgetter(0)
+_AFTER_COLON = itemgetter(2)
+
+
 def _build_rfc(
-    rows: list[L.RfcRow], warnings: list[ParseWarning], junk: list[int]
+    text: str, warnings: list[ParseWarning]
 ) -> tuple[tuple[_StoredGroup, ...], _FileWide]:
-    built: list[_Builder] = []
-    current: _Builder | None = None
-    in_rules = False
+    """RFC 9309 groups: a group starts at a User-agent line that follows a rule line.
+
+    The lines' kinds are a bytearray, so the group boundaries are found with ``bytes.find`` and
+    each group's rules are taken with C-level ``compress`` and ``map``: no Python code runs per
+    rule line unless a rule needs escaping or is an ``/index.html`` Allow.
+    """
+    kinds, read, lines, bare_values, junk = L.tokenize_rfc(text, warnings)
+    if junk:
+        warnings += L.junk_warnings(lines, junk)
+    coarse = kinds.translate(_COARSE)
     file_wide = _FileWide()
-    # The current group's lists, held in locals: this loop runs once per line of every file.
-    patterns: list[str] = []
-    lines: list[int] = []
-    kinds = bytearray()
-    ALLOW, DISALLOW, USER_AGENT = L.ALLOW, L.DISALLOW, L.USER_AGENT
-    kind_of = L.rfc_kind
-    known = L.RFC_KIND
-    line = 0
-    for key, value, bare_key, bare_value, other in rows:
-        line += 1
-        if key:
-            kind = known.get(key)
-            if kind is None:
-                kind = kind_of(key)
-            value = value.rstrip(" \t\v\f")
-        elif bare_key:
-            kind = kind_of(bare_key)
-            value = bare_value
+    if b"F" in coarse:
+        index = coarse.find(b"F")
+        while index != -1:
+            file_wide.add(kinds[index], _value_of(read, bare_values, index))
+            index = coarse.find(b"F", index + 1)
+    start = coarse.find(b"U")
+    before = len(coarse) if start == -1 else start
+    for letter, message in ((b"R", "rule before any User-agent, ignored"), (b"E", None)):
+        index = coarse.find(letter, 0, before)
+        while index != -1:
+            if message is None:
+                text_of = f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
+            else:
+                text_of = message
+            warnings.append(ParseWarning(index + 1, _value_of(read, bare_values, index), text_of))
+            index = coarse.find(letter, index + 1, before)
+    groups: list[_StoredGroup] = []
+    size = len(coarse)
+    while start != -1:
+        first_rule = coarse.find(b"R", start)
+        if first_rule == -1:
+            first_rule = end = size
+            following = -1
         else:
-            if other and other != "#":
-                junk.append(line)
-            continue
-        if kind == DISALLOW or kind == ALLOW:
-            if current is None:
-                warnings.append(ParseWarning(line, value, "rule before any User-agent, ignored"))
-                continue
-            in_rules = True
-            if not value.isascii() or "%" in value:
-                value = escape_pattern(value)
-            patterns.append(intern(value))
-            lines.append(line)
-            if kind == DISALLOW:
-                kinds.append(0)
-                continue
-            kinds.append(1)
-            # google: Allow .../index.htm(l) also allows the directory itself.
-            slash = value.rfind("/")
-            if slash != -1 and value.startswith("/index.htm", slash):
-                patterns.append(intern(value[: slash + 1] + "$"))
-                lines.append(line)
-                kinds.append(1)
-        elif kind == USER_AGENT:
-            if current is None or in_rules:
-                current = _Builder(line)
-                built.append(current)
-                patterns, lines, kinds = current.patterns, current.lines, current.kinds
-                in_rules = False
-            current.agents.append(intern(value))
-        elif file_wide.add(kind, value):
-            pass
-        else:  # Crawl-delay, Request-rate, Visit-time: per group, for the agents named so far
-            if current is None:
-                warnings.append(
-                    ParseWarning(line, value, f"{L.KIND_NAMES[kind]} outside a group, ignored")
-                )
-                continue
-            parsed = _extension(kind, value, line, warnings)
+            following = coarse.find(b"U", first_rule)
+            end = size if following == -1 else following
+        groups.append(
+            _rfc_group(kinds, read, bare_values, coarse, start, first_rule, end, warnings)
+        )
+        start = following
+    return tuple(groups), file_wide
+
+
+def _rfc_group(
+    kinds: bytearray,
+    read: list[str],
+    bare_values: dict[int, str],
+    coarse: bytes,
+    start: int,
+    first_rule: int,
+    end: int,
+    warnings: list[ParseWarning],
+) -> _StoredGroup:
+    """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*."""
+    if first_rule == start + 1:
+        agents: tuple[str, ...] = (intern(_value_of(read, bare_values, start)),)
+        if agents == _STAR:
+            agents = _STAR
+    else:
+        names = []
+        index = start
+        while index != -1:
+            names.append(intern(_value_of(read, bare_values, index)))
+            index = coarse.find(b"U", index + 1, first_rule)
+        agents = tuple(names)
+    extras: tuple[tuple[int, int, Any], ...] = ()
+    index = coarse.find(b"E", start, end)
+    if index != -1:
+        found = []
+        while index != -1:
+            kind = kinds[index]
+            parsed = _extension(kind, _value_of(read, bare_values, index), index + 1, warnings)
             if parsed is not None:
-                current.extras.append((len(current.agents), kind, parsed))
-    return tuple(_StoredGroup(b, RFC9309) for b in built), file_wide
+                found.append((coarse.count(b"U", start, index), kind, parsed))
+            index = coarse.find(b"E", index + 1, end)
+        extras = tuple(found)
+    if first_rule == end:
+        return (agents, (), None, 0, extras, start + 1)
+    last = coarse.rfind(b"R", first_rule, end) + 1
+    rule_kinds = kinds[first_rule:last]
+    selected = rule_kinds.translate(_IS_RULE)
+    if selected.count(0):  # other lines between the rules: keep the rule lines only
+        rule_lines = list(compress(read[first_rule:last], selected))
+        numbers = list(compress(range(first_rule + 1, last + 1), selected))
+        rule_kinds = bytearray(compress(rule_kinds, selected))
+    else:
+        rule_lines = read[first_rule:last]
+        numbers = None
+    if rule_kinds.count(L.STD_DISALLOW) == len(rule_kinds):
+        raw = list(map(L.STD_DISALLOW_VALUE, rule_lines))
+    else:
+        raw = list(map(_AFTER_COLON, map(_PARTITION, rule_lines, repeat(":"))))
+        if bare_values:
+            for position, number in enumerate(numbers or range(first_rule + 1, last + 1)):
+                if number - 1 in bare_values:
+                    raw[position] = bare_values[number - 1]
+    joined = "".join(raw)
+    if "#" in joined:
+        raw = list(map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#"))))
+    patterns = list(map(_strip, raw, repeat(_VALUE_SPACE)))
+    if not joined.isascii() or "%" in joined:
+        _escape_some(patterns)
+    patterns = list(map(intern, patterns))
+    allow_bits: bytes | None = None
+    if L.ALLOW in rule_kinds:
+        allow_bits = rule_kinds.translate(_ALLOW_BIT)
+        if "/index.htm" in joined:
+            patterns, allow_bits, numbers = _with_index_directories(
+                patterns, allow_bits, numbers or list(range(first_rule + 1, last + 1))
+            )
+    if numbers is None:
+        stored_lines: int | array[int] = first_rule + 1
+    elif numbers[-1] - numbers[0] == len(numbers) - 1:
+        stored_lines = numbers[0]
+    else:
+        stored_lines = array("I", numbers)
+    return (agents, tuple(patterns), allow_bits, stored_lines, extras, start + 1)
+
+
+def _escape_some(patterns: list[str]) -> None:
+    """%-escape, in place, the patterns that have non-ASCII characters or a ``%``."""
+    needs = map(or_, map(not_, map(str.isascii, patterns)), map(_HAS, patterns, repeat("%")))
+    for index in compress(range(len(patterns)), needs):
+        patterns[index] = escape_pattern(patterns[index])
+
+
+_HAS = str.__contains__
+
+
+def _with_index_directories(
+    patterns: list[str], allow_bits: bytes, numbers: list[int]
+) -> tuple[list[str], bytes, list[int]]:
+    """google: an Allow ending in ``/index.htm`` or ``/index.html`` also allows the directory."""
+    out_patterns: list[str] = []
+    out_bits = bytearray()
+    out_numbers: list[int] = []
+    for pattern, bit, number in zip(patterns, allow_bits, numbers, strict=True):
+        out_patterns.append(pattern)
+        out_bits.append(bit)
+        out_numbers.append(number)
+        if bit:
+            slash = pattern.rfind("/")
+            if slash != -1 and pattern.startswith("/index.htm", slash):
+                out_patterns.append(intern(pattern[: slash + 1] + "$"))
+                out_bits.append(1)
+                out_numbers.append(number)
+    return out_patterns, bytes(out_bits), out_numbers
 
 
 def _build_legacy(
@@ -901,4 +1064,4 @@ def _build_legacy(
                 current.extras.append((len(current.agents), kind, parsed))
     close()
     ordered = [r for r in records if "*" not in r.agents] + [r for r in records if "*" in r.agents]
-    return tuple(_StoredGroup(r, syntax) for r in ordered), file_wide
+    return tuple(map(_from_builder, ordered)), file_wide
