@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import compress, repeat
 from operator import itemgetter, not_, or_
 from sys import intern
@@ -34,7 +33,9 @@ from ._patterns import (
 _ROBOTS_PATH = "/robots.txt"
 _UNSET: Any = object()  # a lazily computed field not computed yet
 _ABSOLUTE_URL = ABSOLUTE_URL.match
-_NO_ORIGIN: tuple[tuple[str, ...], int] = ((), 0)  # RobotsTxt._origin before the first query
+# RobotsTxt._origin before the first query: any scheme://authority/ would do, since every URL
+# that starts with one has its path from that last "/"; this one names no real site.
+_NO_ORIGIN = "x://\x00/"
 _STAR = ("*",)  # the agents of most groups, shared
 _LEGACY_MEMO_SIZE = 16
 _NO_INDEX: dict[str, Any] = {}  # RobotsTxt._index of a file with no specific group; never written
@@ -105,6 +106,12 @@ _StoredGroup = tuple[
 _AGENTS, _PATTERNS, _KINDS, _LINES, _EXTRAS, _FIRST_LINE = range(6)
 
 
+def _as_groups(entry: Any) -> tuple[_StoredGroup, ...]:
+    """An index entry (one group, or a tuple of groups) as a tuple of groups."""
+    # A group starts with its agents (a tuple of str); a tuple of groups with a group.
+    return (entry,) if type(entry[0][0]) is str else entry
+
+
 def _from_builder(built: _Builder) -> _StoredGroup:
     agents = built.agents
     lines = built.lines
@@ -162,13 +169,14 @@ class _Rules:
     Built on the agent's first query from its group, or its groups merged as RFC 9309 section
     2.2.1 asks: plain prefixes per verdict, checked with one C-level ``str.startswith(tuple)``
     (sorted longest first when an Allow must be weighed against them), and wildcard rules as
-    split globs, longest first.
+    split globs, longest first (``_Wild``).
     """
 
     __slots__ = ("groups", "disallow", "allow", "wild")
 
-    def __init__(self, groups: tuple[_StoredGroup, ...]) -> None:
-        self.groups = groups
+    def __init__(self, entry: Any) -> None:
+        self.groups = entry  # the index entry: one group, or a tuple of groups
+        groups = _as_groups(entry)
         if len(groups) == 1:
             patterns = groups[0][_PATTERNS]
             kinds = groups[0][_KINDS]
@@ -176,8 +184,20 @@ class _Rules:
             patterns = tuple(p for g in groups for p in g[_PATTERNS])
             allow_bits = bytes(_kind_at(g, i) for g in groups for i in range(len(g[_PATTERNS])))
             kinds = allow_bits if 1 in allow_bits else None
+        # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
+        key = (patterns, kinds)
+        found = _COMPILED.get(key)
+        if found is None:
+            self._compile(patterns, kinds)
+            if len(_COMPILED) >= _COMPILED_MEMO_SIZE:
+                _COMPILED.clear()
+            _COMPILED[key] = (self.disallow, self.allow, self.wild)
+        else:
+            self.disallow, self.allow, self.wild = found
+
+    def _compile(self, patterns: tuple[str, ...], kinds: bytes | None) -> None:
         self.allow: tuple[str, ...] = ()
-        self.wild: Any = ()
+        self.wild: _Wild | None = None
         joined = "\n".join(patterns)
         if kinds is None and "*" not in joined and "$" not in joined and "" not in patterns:
             # Only plain Disallow prefixes: file order serves, since without an Allow to compare
@@ -196,21 +216,22 @@ class _Rules:
             allow_patterns = tuple(compress(patterns, kinds))
             disallow_patterns = tuple(compress(patterns, kinds.translate(_NOT_BIT)))
         if "*" in joined or "$" in joined:
-            wild_disallow = [p for p in disallow_patterns if "*" in p or p[-1] == "$"]
-            wild_allow = [p for p in allow_patterns if "*" in p or p[-1] == "$"]
-            if wild_disallow:
-                disallow_patterns = tuple(
-                    p for p in disallow_patterns if "*" not in p and p[-1] != "$"
+            wild_bits = bytes(
+                map(or_, map(_HAS, patterns, repeat("*")), map(_ENDS, patterns, repeat("$")))
+            )
+            if kinds is None:
+                disallow_patterns, wild_disallow = _split_wild(patterns, wild_bits, True)
+                wild_allow: list[str] = []
+            else:
+                disallow_patterns, wild_disallow = _split_wild(
+                    disallow_patterns, bytes(compress(wild_bits, kinds.translate(_NOT_BIT))), False
                 )
-            if wild_allow:
-                allow_patterns = tuple(p for p in allow_patterns if "*" not in p and p[-1] != "$")
+                allow_patterns, wild_allow = _split_wild(
+                    allow_patterns, bytes(compress(wild_bits, kinds)), False
+                )
             if wild_disallow or wild_allow:
-                # Wildcard rules are split into globs now, longest first (see _compile_glob).
-                self.wild = (
-                    tuple(map(_compile_glob, sorted(wild_disallow, key=len, reverse=True))),
-                    tuple(map(_compile_glob, sorted(wild_allow, key=len, reverse=True))),
-                )
-        if allow_patterns or self.wild:
+                self.wild = _Wild(wild_disallow, wild_allow, kinds is None)
+        if allow_patterns or self.wild is not None:
             # Longest first, so that the first pattern that matches has the highest priority.
             self.disallow = tuple(sorted(disallow_patterns, key=len, reverse=True))
             self.allow = tuple(sorted(allow_patterns, key=len, reverse=True))
@@ -218,24 +239,89 @@ class _Rules:
             self.disallow = disallow_patterns
 
 
+def _split_wild(
+    patterns: tuple[str, ...], wild_bits: bytes, no_allow: bool
+) -> tuple[tuple[str, ...], list[str]]:
+    """(plain prefixes, wildcard patterns) of *patterns*.
+
+    Without any Allow to weigh them against, only whether a Disallow matches counts: a
+    pattern that is a prefix followed by ``*`` (``/private*``, ``/a**$``) then matches just
+    what the prefix does, and is kept as one.
+    """
+    if not any(wild_bits):
+        return patterns, []
+    plain = list(compress(patterns, wild_bits.translate(_NOT_BIT)))
+    wild = list(compress(patterns, wild_bits))
+    if no_allow:
+        still_wild = []
+        for pattern in wild:
+            core = pattern[:-1] if pattern[-1] == "$" and pattern[-2:-1] == "*" else pattern
+            core = core.rstrip("*")
+            if "*" in core or core[-1:] == "$" or core == pattern:
+                still_wild.append(pattern)
+            else:
+                plain.append(intern(core))
+        wild = still_wild
+    return tuple(plain), wild
+
+
 _NOT_BIT = bytes([1, 0] + [0] * 254)
+_ENDS = str.endswith
+# (patterns, kinds) -> (disallow, allow, wild) of recently compiled rules.
+_COMPILED: dict[tuple[tuple[str, ...], bytes | None], tuple[Any, Any, Any]] = {}
+_COMPILED_MEMO_SIZE = 8192
 
 _CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", "str | None", bool]
+_GLOBS: dict[str, _CompiledGlob] = {}
+_GLOB_MEMO_SIZE = 4096
 
 
-@lru_cache(maxsize=8192)
 def _compile_glob(pattern: str) -> _CompiledGlob:
-    """Split a wildcard pattern for matching; shared by every file that has the same rule."""
-    glob = Glob(pattern)
-    head = intern(glob.head)
-    if glob.tail is None:  # no '*', only a final '$': the whole path must equal head
-        return (len(pattern), "", head, None, None, True)
-    middle = tuple(map(intern, glob.middle)) or None
-    tail = intern(glob.tail)
-    probe = max((*(middle or ()), tail), key=len)
-    # ``...*$`` matches what ``...*`` matches.
-    anchored = glob.anchored and bool(tail)
-    return (len(pattern), probe, head, middle, tail, anchored)
+    """Split a wildcard pattern for matching: (priority, probe, head, middle, tail, anchored).
+
+    *probe* is the longest literal a matching path must contain; *tail* None means no ``*``.
+    The splits of recent patterns are shared by every file that has the same rule.
+    """
+    found = _GLOBS.get(pattern)
+    if found is not None:
+        return found
+    anchored = pattern[-1] == "$"
+    parts = list(map(intern, (pattern[:-1] if anchored else pattern).split("*")))
+    head = parts[0]
+    if len(parts) == 1:  # no '*', only a final '$': the whole path must equal head
+        found = (len(pattern), "", head, None, None, True)
+    else:
+        tail = parts[-1]
+        middle = tuple(filter(None, parts[1:-1])) or None
+        probe = max(middle, key=len) if middle else tail
+        if len(tail) > len(probe):
+            probe = tail
+        # ``...*$`` matches what ``...*`` matches.
+        found = (len(pattern), probe, head, middle, tail, anchored and bool(tail))
+    if len(_GLOBS) >= _GLOB_MEMO_SIZE:
+        _GLOBS.clear()
+    _GLOBS[pattern] = found
+    return found
+
+
+class _Wild:
+    """A group's wildcard rules, longest first, split by how they can be ruled out quickly.
+
+    Disallow globs whose literal head is longer than ``/`` are only tried when the path starts
+    with one of those heads (one C-level ``str.startswith(tuple)``); the others are tried one
+    by one, each first ruled out by the literal it must contain.
+    """
+
+    __slots__ = ("long_heads", "headed", "others", "allow", "no_allow")
+
+    def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
+        globs = list(map(_compile_glob, sorted(disallow, key=len, reverse=True)))
+        headed = tuple(g for g in globs if len(g[2]) > 1)
+        self.headed = headed
+        self.long_heads = tuple({g[2] for g in headed})
+        self.others = tuple(g for g in globs if len(g[2]) <= 1)
+        self.allow = tuple(map(_compile_glob, sorted(allow, key=len, reverse=True)))
+        self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
@@ -245,24 +331,13 @@ def _longest(prefixes: tuple[str, ...], path: str) -> int:
     return 0
 
 
-def _rfc_allows(rules: _Rules, path: str) -> bool:
-    """RFC 9309 precedence: the longest match wins, Allow wins a tie; /robots.txt is allowed."""
-    disallow = rules.disallow
-    if not rules.wild:
-        if not path.startswith(disallow):
-            return True
-        allow = rules.allow
-        if allow and path.startswith(allow) and _longest(allow, path) >= _longest(disallow, path):
-            return True
-        return path == _ROBOTS_PATH
-    worst = _longest(disallow, path) if disallow and path.startswith(disallow) else 0
-    wild_disallow, wild_allow = rules.wild
-    # Longest first, so the first wildcard Disallow that matches is the best one.
-    for priority, probe, head, middle, tail, anchored in wild_disallow:
-        if priority <= worst:
-            break
+def _best_glob(globs: tuple[_CompiledGlob, ...], path: str, floor: int) -> int:
+    """The priority of the first (longest) glob in *globs* above *floor* that matches, or 0."""
+    for priority, probe, head, middle, tail, anchored in globs:
+        if priority <= floor:
+            return 0
         # The test that rejects most paths first: the anchored tail, or one scan for the
-        # literal the path must contain; the head (usually "/") after.
+        # literal the path must contain; the head after.
         if anchored:
             if tail:
                 if (
@@ -282,18 +357,34 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
                 continue
         elif not glob_match(path, head, middle, tail, False):
             continue
-        worst = priority
-        break
+        return priority
+    return 0
+
+
+def _rfc_allows(rules: _Rules, path: str) -> bool:
+    """RFC 9309 precedence with wildcard rules: the longest match wins, Allow wins a tie;
+    /robots.txt is always allowed."""
+    disallow = rules.disallow
+    wild: _Wild = rules.wild  # type: ignore[assignment]
+    if wild.no_allow:
+        if (
+            path.startswith(disallow)
+            or (path.startswith(wild.long_heads) and _best_glob(wild.headed, path, 0))
+            or _best_glob(wild.others, path, 0)
+        ):
+            return path == _ROBOTS_PATH
+        return True
+    worst = _longest(disallow, path) if path.startswith(disallow) else 0
+    if path.startswith(wild.long_heads):
+        worst = max(worst, _best_glob(wild.headed, path, worst))
+    worst = max(worst, _best_glob(wild.others, path, worst))
     if not worst:
         return True
     allow = rules.allow
     if allow and path.startswith(allow) and _longest(allow, path) >= worst:
         return True
-    for priority, probe, head, middle, tail, anchored in wild_allow:
-        if priority < worst:
-            break
-        if (anchored or probe in path) and glob_match(path, head, middle, tail, anchored):
-            return True
+    if _best_glob(wild.allow, path, worst - 1):
+        return True
     return path == _ROBOTS_PATH
 
 
@@ -367,8 +458,8 @@ class RobotsTxt:
     def _index_groups(self) -> None:
         """Map each product token to the groups that apply to it (RFC 9309), once per parse.
 
-        ``_index`` maps a token, and ``_global`` stands for ``*``, to a tuple of groups until
-        the first query for it compiles them into ``_Rules`` in place.
+        ``_index`` maps a token, and ``_global`` stands for ``*``, to its group, or a tuple of
+        its groups, until the first query for it compiles them into ``_Rules`` in place.
         """
         index: dict[str, Any] = _NO_INDEX  # shared: most files name no crawler
         global_rules: Any = None
@@ -376,7 +467,7 @@ class RobotsTxt:
         if self._syntax == RFC9309:
             groups = self._groups
             if len(groups) == 1 and groups[0][_AGENTS] is _STAR:
-                global_rules = groups
+                global_rules = groups[0]
             elif groups:
                 by_token: dict[str, list[_StoredGroup]] = {}
                 global_groups: list[_StoredGroup] = []
@@ -395,13 +486,18 @@ class RobotsTxt:
                         if not found or found[-1] is not group:
                             found.append(group)
                 if by_token:
-                    index = {token: tuple(found) for token, found in by_token.items()}
+                    index = {
+                        token: found[0] if len(found) == 1 else tuple(found)
+                        for token, found in by_token.items()
+                    }
                 if global_groups:
-                    global_rules = tuple(global_groups)
+                    global_rules = (
+                        global_groups[0] if len(global_groups) == 1 else tuple(global_groups)
+                    )
         setter(self, "_index", index)
         setter(self, "_global", global_rules)
-        # The scheme and authority of the URLs asked about, so that the next URL of the same
-        # site needs no parsing: ((prefix,), where its path starts), swapped whole.
+        # The scheme://authority/ of the last URL asked about, so that the next URL of the
+        # same site needs no parsing.
         setter(self, "_origin", _NO_ORIGIN)
         # MK1996/GYM2008 only: finding rerp's record scans every record's names, so a few
         # agents are remembered (created on the first miss, at most _LEGACY_MEMO_SIZE).
@@ -490,7 +586,7 @@ class RobotsTxt:
         rules = self._global if token is None else self._index[token]
         if rules is None:
             return ()
-        return rules.groups if isinstance(rules, _Rules) else rules  # type: ignore[no-any-return]
+        return _as_groups(rules.groups if isinstance(rules, _Rules) else rules)
 
     def _rfc_rules(self, user_agent: str) -> _Rules | None:
         """The compiled rules for *user_agent* (compiling them on first use), or None."""
@@ -524,7 +620,7 @@ class RobotsTxt:
             return "/" + path
         # A URL that starts with this scheme://authority/ has its path from the same place.
         start = match.start(1)
-        object.__setattr__(self, "_origin", ((url[: start + 1],), start))
+        object.__setattr__(self, "_origin", url[: start + 1])
         return path
 
     def _legacy_rules(self, user_agent: str) -> tuple[_StoredGroup | None, dict[int, Glob] | None]:
@@ -578,14 +674,14 @@ class RobotsTxt:
                     return True
                 return self._legacy_allowed(url, user_agent)
             rules = self._rfc_rules(user_agent)
-        prefix, start = self._origin
-        if url.startswith(prefix):  # a URL of the site asked about before
-            path = url[start:]
+        origin = self._origin
+        if url.startswith(origin):  # a URL of the site asked about before
+            path = url[len(origin) - 1 :]
             if "#" in path:
                 path = path[: path.index("#")]
         else:
             path = self._path(url)
-        if rules.wild:
+        if rules.wild is not None:
             return _rfc_allows(rules, path)
         disallow = rules.disallow
         if not path.startswith(disallow):
@@ -904,9 +1000,12 @@ def _rfc_group(
 ) -> _StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*."""
     if first_rule == start + 1:
-        agents: tuple[str, ...] = (intern(_value_of(read, bare_values, start)),)
-        if agents == _STAR:
-            agents = _STAR
+        value = _value_of(read, bare_values, start)
+        agents: tuple[str, ...] | None = _ONE_AGENT.get(value)
+        if agents is None:
+            agents = (intern(value),)
+            if len(_ONE_AGENT) < _ONE_AGENT_MEMO_SIZE:
+                _ONE_AGENT[value] = agents
     else:
         names = []
         index = start
@@ -954,7 +1053,7 @@ def _rfc_group(
     patterns = list(map(intern, patterns))
     allow_bits: bytes | None = None
     if L.ALLOW in rule_kinds:
-        allow_bits = rule_kinds.translate(_ALLOW_BIT)
+        allow_bits = bytes(rule_kinds.translate(_ALLOW_BIT))
         if "/index.htm" in joined:
             patterns, allow_bits, numbers = _with_index_directories(
                 patterns, allow_bits, numbers or list(range(first_rule + 1, last + 1))
@@ -966,6 +1065,11 @@ def _rfc_group(
     else:
         stored_lines = array("I", numbers)
     return (agents, tuple(patterns), allow_bits, stored_lines, extras, start + 1)
+
+
+# The agents of one-agent groups, shared: most files name the same few crawlers.
+_ONE_AGENT: dict[str, tuple[str, ...]] = {"*": _STAR}
+_ONE_AGENT_MEMO_SIZE = 4096
 
 
 def _escape_some(patterns: list[str]) -> None:
