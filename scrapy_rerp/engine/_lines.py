@@ -10,6 +10,7 @@ over the text. Lines that are neither a directive, a comment nor blank become wa
 from __future__ import annotations
 
 import re
+from collections import deque
 from itertools import compress, repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -202,7 +203,7 @@ def junk_warnings(lines: list[str], numbers: list[int]) -> list[ParseWarning]:
 
 
 _PARTITION = str.partition
-_KEY = itemgetter(0)
+_KEY_AND_COLON = itemgetter(0, 1)
 
 
 def tokenize_rfc(
@@ -225,13 +226,11 @@ def tokenize_rfc(
     if _UNSET_KIND in kinds:
         others = list(compress(range(len(kinds)), kinds.translate(_IS_UNSET)))
         other_lines = list(map(read.__getitem__, others))
-        found = map(_FAST_RFC_KIND.get, map(_KEY, map(_PARTITION, other_lines, repeat(":"))))
-        for index, kind, line in zip(others, found, other_lines, strict=True):
-            # The table knows keys written whole before a colon: a line that is only a key
-            # (``Disallow``, no colon) is not one.
-            if kind is None or ":" not in line:
-                kind = _UNKNOWN
-            kinds[index] = kind
+        # (key, ":") pairs: a line without a colon, even one that is only a key
+        # (``Disallow``), is not in the table.
+        pairs = map(_KEY_AND_COLON, map(_PARTITION, other_lines, repeat(":")))
+        found = map(_FAST_RFC_KIND.get, pairs, repeat(_UNKNOWN))
+        deque(map(kinds.__setitem__, others, found), maxlen=0)  # kinds[others[i]] = found[i]
     bare_values: dict[int, str] = {}
     junk: list[int] = []
     index = kinds.find(_UNKNOWN)
@@ -292,11 +291,11 @@ def _with_casings(keys: dict[str, int]) -> dict[str, int]:
 
 
 RFC_KIND = _with_casings({**_RFC_KEYS, **_EXTENSION_KEYS})
-# The keys tokenize_rfc reads without the regular expression: a key written exactly so (no
-# blank before the colon) is read by _RFC_LINE as the same kind, with the same value. A blank
-# line (no key either) takes the short way in tokenize_rfc; any other line takes the regular
+# The (key, colon) pairs tokenize_rfc reads without the regular expression: a key written
+# exactly so (no blank before the colon) is read by _RFC_LINE as the same kind, with the same
+# value. A blank line takes the short way in tokenize_rfc; any other line takes the regular
 # expression.
-_FAST_RFC_KIND = dict(RFC_KIND)
+_FAST_RFC_KIND = {(key, ":"): kind for key, kind in RFC_KIND.items()}
 _LEGACY_KIND = _with_casings(_LEGACY_KEYS)
 
 

@@ -13,8 +13,6 @@ from urllib.parse import unquote
 _PATH_START = re.compile(r"[/?;]")
 # scheme://authority then, if any, the path, params and query up to a fragment.
 ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([/?;][^#]*)?")
-_ESCAPED_LOWER = re.compile(r"%(?=[0-9a-fA-F]{2})([0-9a-f][0-9a-fA-F]|[0-9A-F][0-9a-f])")
-_HIGH_BYTE = re.compile(r"[\x80-\xff]")
 _SLASH_ESCAPE = re.compile(r"%2[fF]")
 
 
@@ -67,10 +65,23 @@ def escape_pattern(value: str) -> str:
     if value.isascii():
         if "%" not in value:
             return value
-        return _ESCAPED_LOWER.sub(lambda m: "%" + m.group(1).upper(), value)
+        return _upper_escapes(value)
     octets = to_utf8(value).decode("iso-8859-1")
-    octets = _ESCAPED_LOWER.sub(lambda m: "%" + m.group(1).upper(), octets)
-    return _HIGH_BYTE.sub(lambda m: f"%{ord(m.group()):02X}", octets)
+    if "%" in octets:
+        octets = _upper_escapes(octets)
+    return octets.translate(_HIGH_OCTETS)
+
+
+def _upper_escapes(value: str) -> str:
+    """``%xx`` escapes upper-cased, with C-level passes rather than a callback per escape."""
+    pieces = _ESCAPE.split(value)  # text, hex pair, text, hex pair, ..., text
+    pieces[1::2] = map(_PERCENT.__add__, map(str.upper, pieces[1::2]))
+    return "".join(pieces)
+
+
+_ESCAPE = re.compile(r"%([0-9a-fA-F]{2})")
+_PERCENT = "%"
+_HIGH_OCTETS = {octet: f"%{octet:02X}" for octet in range(0x80, 0x100)}
 
 
 def unquote_path(path: str) -> str:

@@ -1000,7 +1000,13 @@ def _rfc_group(
 ) -> _StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*."""
     if first_rule == start + 1:
-        value = _value_of(read, bare_values, start)
+        if bare_values and start in bare_values:
+            value = bare_values[start]
+        else:
+            value = read[start].partition(":")[2]
+            if "#" in value:
+                value = value[: value.index("#")]
+            value = value.strip(_VALUE_SPACE)
         agents: tuple[str, ...] | None = _ONE_AGENT.get(value)
         if agents is None:
             agents = (intern(value),)
