@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import itemgetter, not_, or_
+from operator import gt, is_, itemgetter, not_, or_
 from sys import intern
 from typing import Any, NamedTuple
 
@@ -273,7 +273,7 @@ _COMPILED_MEMO_SIZE = 8192
 
 _CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", "str | None", bool]
 _GLOBS: dict[str, _CompiledGlob] = {}
-_GLOB_MEMO_SIZE = 4096
+_GLOB_MEMO_SIZE = 32768
 
 
 def _compile_glob(pattern: str) -> _CompiledGlob:
@@ -315,13 +315,25 @@ class _Wild:
     __slots__ = ("long_heads", "headed", "others", "allow", "no_allow")
 
     def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
-        globs = list(map(_compile_glob, sorted(disallow, key=len, reverse=True)))
-        headed = tuple(g for g in globs if len(g[2]) > 1)
+        globs = _compile_globs(sorted(disallow, key=len, reverse=True))
+        long_head = bytes(map(gt, map(len, map(_HEAD, globs)), repeat(1)))
+        headed = tuple(compress(globs, long_head))
         self.headed = headed
-        self.long_heads = tuple({g[2] for g in headed})
-        self.others = tuple(g for g in globs if len(g[2]) <= 1)
-        self.allow = tuple(map(_compile_glob, sorted(allow, key=len, reverse=True)))
+        self.long_heads = tuple(set(map(_HEAD, headed)))
+        self.others = tuple(compress(globs, long_head.translate(_NOT_BIT)))
+        self.allow = tuple(_compile_globs(sorted(allow, key=len, reverse=True)))
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
+
+
+_HEAD = itemgetter(2)
+
+
+def _compile_globs(patterns: list[str]) -> list[_CompiledGlob]:
+    globs = list(map(_GLOBS.get, patterns))
+    if None in globs:
+        for index in compress(range(len(globs)), map(is_, globs, repeat(None))):
+            globs[index] = _compile_glob(patterns[index])
+    return globs  # type: ignore[return-value]
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
