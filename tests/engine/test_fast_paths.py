@@ -1,0 +1,190 @@
+"""The engine's fast paths give the answers of its plain reading.
+
+RFC9309 lines are read by a table of key spellings with one regular expression as the fallback;
+these tests hold the table to the regular expression line by line. ``allowed`` matches with
+prefix tuples, split wildcard rules and a remembered site, and shares compiled rules between
+files; ``decide`` reads every rule with the reference matcher, so the two are compared on
+generated files, paths and agents.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from scrapy_rerp.engine import RFC9309, parse
+from scrapy_rerp.engine import _lines as lines_module
+from scrapy_rerp.engine._lines import IGNORED, STD_DISALLOW, rfc_kind, tokenize_rfc, value_of
+
+_KEYS = [
+    "Disallow",
+    "disallow",
+    "DISALLOW",
+    "Allow",
+    "allowed",
+    "User-agent",
+    "user-agent",
+    "USER-AGENT",
+    "User agent",
+    "useragent",
+    "Sitemap",
+    "site-map",
+    "Crawl-delay",
+    "crawl-delay",
+    "Host",
+    "Clean-param",
+    "Request-rate",
+    "Visit-time",
+    "dissallow",
+    "Nodisallow",
+    "",
+    "#",
+    "x",
+]
+_GLUE = ["", ":", ": ", " :", "\t:\t", ":\v", " ", "\t", "::", ": #", "#:"]
+_VALUES = ["", "/", "/a b", "/x#c", " /y ", "*", "/%e4", "é", "https://e.com/s.xml", "1.5", "#"]
+
+
+def _reference(line: str) -> tuple[int, str]:
+    """(kind, value) of one line as the line regular expression reads it."""
+    match = lines_module._RFC_LINE.match(line)
+    assert match is not None
+    key, value, bare_key, bare_value, _ = match.groups("")
+    if key:
+        return rfc_kind(key), value.rstrip(" \t\v\f")
+    if bare_key:
+        return rfc_kind(bare_key), bare_value
+    return IGNORED, ""
+
+
+def _generated_lines(count: int) -> list[str]:
+    rng = random.Random(9309)
+    lines = []
+    for _ in range(count):
+        line = rng.choice(["", " ", "\t"]) if rng.random() < 0.2 else ""
+        line += rng.choice(_KEYS) + rng.choice(_GLUE) + rng.choice(_VALUES)
+        if rng.random() < 0.2:
+            line += rng.choice(_GLUE) + rng.choice(_VALUES)
+        lines.append(line)
+    return lines
+
+
+def test_the_key_table_reads_lines_as_the_regular_expression_does() -> None:
+    lines = _generated_lines(20000)
+    kinds, read, _, bare_values, _ = tokenize_rfc("\n".join(lines), [])
+    assert len(kinds) == len(lines)
+    for index, line in enumerate(lines):
+        kind, value = _reference(line)
+        got = kinds[index]
+        if got == STD_DISALLOW:
+            got = lines_module.DISALLOW
+        assert got == kind, line
+        if kind != IGNORED:
+            assert value_of(read, bare_values, index) == value, line
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("Disallow", IGNORED),  # a key alone, without a colon, is no directive
+        (":root{}", IGNORED),
+        ("Disallow /a", lines_module.DISALLOW),  # google reads colon-less two-token lines
+        ("Disallow : /a", lines_module.DISALLOW),
+        ("Disallow:/a", STD_DISALLOW),
+    ],
+)
+def test_lines_the_table_must_not_take(line: str, kind: int) -> None:
+    kinds, _, _, _, _ = tokenize_rfc(line, [])
+    assert kinds[0] == kind
+
+
+# -- allowed() against decide() -------------------------------------------------------------
+
+_SEGMENTS = ["/", "a", "b", "ab", "/a", "/b/", ".pdf", "?", "=", "index.html", "%2F", "x"]
+_AGENTS = ["*", "mybot", "MyBot", "otherbot", "my-bot"]
+_CALLERS = ["mybot", "otherbot", "Mozilla/5.0 (compatible; MyBot/1.0)", "somebot", ""]
+
+
+def _pattern(rng: random.Random) -> str:
+    pattern = "".join(rng.choice(_SEGMENTS + ["*", "*"]) for _ in range(rng.randint(0, 4)))
+    if rng.random() < 0.5:
+        pattern = "/" + pattern
+    if rng.random() < 0.2:
+        pattern += "$"
+    return pattern
+
+
+def _robots_txt(rng: random.Random) -> str:
+    out = []
+    for _ in range(rng.randint(1, 3)):
+        out += [f"User-agent: {rng.choice(_AGENTS)}" for _ in range(rng.randint(1, 2))]
+        for _ in range(rng.randint(0, 8)):
+            keyword = rng.choice(["Disallow", "Disallow", "Allow", "disallow", "Allow"])
+            out.append(f"{keyword}: {_pattern(rng)}")
+    return "\n".join(out)
+
+
+def _path(rng: random.Random) -> str:
+    path = "/" + "".join(rng.choice(_SEGMENTS) for _ in range(rng.randint(0, 5)))
+    if rng.random() < 0.1:
+        path = "/robots.txt"
+    if rng.random() < 0.1:
+        path += "#" + rng.choice(_SEGMENTS)
+    return path
+
+
+def test_allowed_agrees_with_decide_on_generated_files() -> None:
+    rng = random.Random(2022)
+    disagreements = []
+    for _ in range(1500):
+        text = _robots_txt(rng)
+        # Each file twice: the second copy takes the compiled rules the first one shared.
+        for robots in (parse(text, RFC9309), parse(text, RFC9309)):
+            for _ in range(12):
+                url = rng.choice(["https://example.com", "http://other.org:8080"]) + _path(rng)
+                agent = rng.choice(_CALLERS)
+                if robots.allowed(url, agent) is not robots.decide(url, agent).allowed:
+                    disagreements.append((text, url, agent))
+    assert not disagreements, disagreements[:3]
+
+
+def test_the_remembered_site_never_changes_a_verdict() -> None:
+    robots = parse("User-agent: *\nDisallow: /private\nAllow: /private/open\n", RFC9309)
+    urls = [
+        "https://example.com/private",
+        "https://example.com/public",
+        "https://example.com.evil.org/private",
+        "https://example.com:8080/private/open",
+        "https://example.com/private#fragment",
+        "https://example.com/public#/private",
+        "https://example.com?private",
+        "https://example.com",
+        "x://\x00/private",  # the site remembered before any query
+        "/private",
+        "example.com/private",
+        "https://example.com/robots.txt",
+    ]
+    expected = [robots.decide(url, "bot").allowed for url in urls]
+    for _ in range(3):  # in every order, each URL after every other one
+        for url, verdict in zip(urls, expected, strict=True):
+            assert robots.allowed(url, "bot") is verdict, url
+        urls.reverse()
+        expected.reverse()
+
+
+def test_trailing_stars_without_an_allow_match_as_prefixes() -> None:
+    robots = parse("User-agent: *\nDisallow: /a*\nDisallow: /b**$\nDisallow: *.pdf$\n", RFC9309)
+    assert not robots.allowed("https://e.com/abc", "bot")
+    assert not robots.allowed("https://e.com/b", "bot")
+    assert not robots.allowed("https://e.com/x/y.pdf", "bot")
+    assert robots.allowed("https://e.com/x/y.pdfx", "bot")
+    assert robots.allowed("https://e.com/c", "bot")
+
+
+def test_trailing_stars_keep_their_length_against_an_allow() -> None:
+    # Disallow /fo** is 5 octets long, Allow /foo 4: the Disallow wins, as a prefix /fo would not.
+    robots = parse("User-agent: *\nDisallow: /fo**\nAllow: /foo\n", RFC9309)
+    assert not robots.allowed("https://e.com/foo", "bot")
+    robots = parse("User-agent: *\nDisallow: /f**\nAllow: /foo\n", RFC9309)
+    assert robots.allowed("https://e.com/foo", "bot")  # a tie: the Allow wins
