@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import gt, is_, itemgetter, not_, or_
@@ -232,9 +233,9 @@ class _Rules:
             if wild_disallow or wild_allow:
                 self.wild = _Wild(wild_disallow, wild_allow, kinds is None)
         if allow_patterns or self.wild is not None:
-            # Longest first, so that the first pattern that matches has the highest priority.
-            self.disallow = tuple(sorted(disallow_patterns, key=len, reverse=True))
-            self.allow = tuple(sorted(allow_patterns, key=len, reverse=True))
+            # Sorted, so that the longest prefix of a path is found by bisection (_longest).
+            self.disallow = tuple(sorted(disallow_patterns))
+            self.allow = tuple(sorted(allow_patterns))
         else:
             self.disallow = disallow_patterns
 
@@ -312,7 +313,7 @@ class _Wild:
     by one, each first ruled out by the literal it must contain.
     """
 
-    __slots__ = ("long_heads", "headed", "others", "allow", "no_allow")
+    __slots__ = ("long_heads", "headed", "others", "tails", "probes", "allow", "no_allow")
 
     def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
         globs = _compile_globs(sorted(disallow, key=len, reverse=True))
@@ -320,7 +321,13 @@ class _Wild:
         headed = tuple(compress(globs, long_head))
         self.headed = headed
         self.long_heads = tuple(set(map(_HEAD, headed)))
-        self.others = tuple(compress(globs, long_head.translate(_NOT_BIT)))
+        others = tuple(compress(globs, long_head.translate(_NOT_BIT)))
+        self.others = others
+        # What a path must end with or contain for one of the others to match: one
+        # ``endswith`` and a C-level scan for the literals rule most of them out at once.
+        self.tails = tuple(g[4] if g[4] is not None else g[2] for g in others if g[5])
+        probes = tuple({g[1] for g in others if not g[5]})
+        self.probes: tuple[str, ...] | None = None if "" in probes else probes
         self.allow = tuple(_compile_globs(sorted(allow, key=len, reverse=True)))
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
 
@@ -337,7 +344,15 @@ def _compile_globs(patterns: list[str]) -> list[_CompiledGlob]:
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
-    for prefix in prefixes:  # sorted longest first
+    """The length of the longest of the sorted *prefixes* that *path* starts with, or 0.
+
+    The prefixes of a path sort in order of length and none after the path itself, so the
+    longest one is the first prefix met walking back from where the path would sort.
+    """
+    index = bisect_right(prefixes, path)
+    while index:
+        index -= 1
+        prefix = prefixes[index]
         if path.startswith(prefix):
             return len(prefix)
     return 0
@@ -378,18 +393,21 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
     /robots.txt is always allowed."""
     disallow = rules.disallow
     wild: _Wild = rules.wild  # type: ignore[assignment]
+    probes = wild.probes
+    others = path.endswith(wild.tails) or probes is None or any(map(path.__contains__, probes))
     if wild.no_allow:
         if (
             path.startswith(disallow)
             or (path.startswith(wild.long_heads) and _best_glob(wild.headed, path, 0))
-            or _best_glob(wild.others, path, 0)
+            or (others and _best_glob(wild.others, path, 0))
         ):
             return path == _ROBOTS_PATH
         return True
     worst = _longest(disallow, path) if path.startswith(disallow) else 0
     if path.startswith(wild.long_heads):
         worst = max(worst, _best_glob(wild.headed, path, worst))
-    worst = max(worst, _best_glob(wild.others, path, worst))
+    if others:
+        worst = max(worst, _best_glob(wild.others, path, worst))
     if not worst:
         return True
     allow = rules.allow
