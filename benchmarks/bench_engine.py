@@ -11,10 +11,13 @@ same check workload (``urls.jsonl.gz``), and the report gives, per peer, the med
   whole workload is checked, measured once per peer before any timing, so that caches warmed by
   earlier runs do not hide allocations;
 
-and each as a ratio to protego. Rates are timed by the process's CPU time unless ``--clock wall``:
-on a shared machine, time spent waiting for the CPU would otherwise land on whichever peer was
-running. A pathological input (a 64 KiB URL against 10,000 wildcard rules)
-is run per peer in a subprocess with a time limit, because a backtracking matcher never finishes it.
+and each as a ratio to protego. Each run starts cold: the tables scrapy_rerp shares between
+parsed files (compiled rules, split wildcard rules, agents read) are emptied first, so that a
+repeat never reuses what an earlier one built from the same files. Rates are timed by the
+process's CPU time unless ``--clock wall``: on a shared machine, time spent waiting for the CPU
+would otherwise land on whichever peer was running. A pathological input (a 64 KiB URL against
+10,000 wildcard rules) is run per peer in a subprocess with a time limit, because a backtracking
+matcher never finishes it.
 
 Every peer gets the same ``str`` per file: the raw bytes decoded as UTF-8 with ``errors="replace"``
 and a leading byte-order mark removed (``utf-8-sig``). Decoding happens before timing.
@@ -84,6 +87,8 @@ class Peer:
     parse: Callable[[str], Any]
     bind: Callable[[Any, str, str], Check]  # (parsed, url, agent) -> check
     pathological: bool = True  # whether it understands `*` and `$` at all
+    # Empties what the peer shares between parsed files, so that each run starts cold.
+    reset: Callable[[], None] = lambda: None
 
 
 @dataclass
@@ -141,6 +146,7 @@ def load_peers(names: Sequence[str] | None = None) -> tuple[list[Peer], list[str
 
     from scrapy_rerp.engine import GYM2008, RFC9309
     from scrapy_rerp.engine import parse as rerp_parse
+    from scrapy_rerp.engine._robots import clear_shared_tables
 
     engine_version = _version("scrapy-rerp") + "@" + engine_revision()
     peers.append(
@@ -149,6 +155,7 @@ def load_peers(names: Sequence[str] | None = None) -> tuple[list[Peer], list[str
             engine_version,
             lambda text: rerp_parse(text, RFC9309),
             lambda robots, url, agent: (robots.allowed, url, agent),
+            reset=clear_shared_tables,
         )
     )
     peers.append(
@@ -157,6 +164,7 @@ def load_peers(names: Sequence[str] | None = None) -> tuple[list[Peer], list[str
             engine_version,
             lambda text: rerp_parse(text, GYM2008),
             lambda robots, url, agent: (robots.allowed, url, agent),
+            reset=clear_shared_tables,
         )
     )
 
@@ -295,6 +303,7 @@ def check_all(work: Sequence[Check]) -> tuple[list[bool | None], int]:
 def measure_memory(peer: Peer, corpus: Corpus) -> int:
     """Bytes still allocated once every file is parsed and every check has run."""
     re.purge()  # compiled patterns left in re's cache by other peers are not this peer's
+    peer.reset()
     gc.collect()
     tracemalloc.start()
     try:
@@ -312,6 +321,7 @@ def measure_memory(peer: Peer, corpus: Corpus) -> int:
 
 
 def measure_once(peer: Peer, corpus: Corpus, result: Measure, clock: Callable[[], float]) -> None:
+    peer.reset()  # what an earlier run compiled and shared is not this run's
     gc.collect()
     start = clock()
     parsed, parse_errors = parse_all(peer, corpus.texts)
