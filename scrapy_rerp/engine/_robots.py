@@ -109,14 +109,15 @@ class _Builder:
 
 # A stored group (RFC 9309) or record (MK1996/GYM2008) is a plain tuple, so that the garbage
 # collector stops tracking it (and the strings, bytes and ints in it) once it has seen it:
-#   (agents, patterns, kinds, lines, extras, first_line)
+#   (agents, patterns, kinds, lines, extras, first_line, plain)
 # kinds: None if every rule is a Disallow, else bytes with 1 for an Allow, per rule;
 # lines: an int if the rules are on consecutive lines from there, else an array of them;
-# extras: (agents declared so far, kind, value) per Crawl-delay, Request-rate, Visit-time.
+# extras: (agents declared so far, kind, value) per Crawl-delay, Request-rate, Visit-time;
+# plain: RFC9309, every rule is a Disallow without wildcards and none is empty.
 _StoredGroup = tuple[
-    tuple[str, ...], tuple[str, ...], "bytes | None", "int | array[int]", tuple[Any, ...], int
+    tuple[str, ...], tuple[str, ...], "bytes | None", "int | array[int]", tuple[Any, ...], int, bool
 ]
-_AGENTS, _PATTERNS, _KINDS, _LINES, _EXTRAS, _FIRST_LINE = range(6)
+_AGENTS, _PATTERNS, _KINDS, _LINES, _EXTRAS, _FIRST_LINE, _PLAIN = range(7)
 
 
 def _as_groups(entry: Any) -> tuple[_StoredGroup, ...]:
@@ -135,6 +136,7 @@ def _from_builder(built: _Builder) -> _StoredGroup:
         lines[0] if lines and lines[-1] - lines[0] == len(lines) - 1 else array("I", lines),
         tuple(built.extras),
         built.first_line,
+        False,
     )
 
 
@@ -191,8 +193,16 @@ class _Rules:
         self.groups = entry  # the index entry: one group, or a tuple of groups
         groups = _as_groups(entry)
         if len(groups) == 1:
-            patterns = groups[0][_PATTERNS]
-            kinds = groups[0][_KINDS]
+            group = groups[0]
+            patterns = group[_PATTERNS]
+            if group[_PLAIN]:
+                # File order serves: without an Allow to compare with, only whether some
+                # prefix matches counts, not which one is longest.
+                self.disallow: tuple[str, ...] = patterns
+                self.allow: tuple[str, ...] = ()
+                self.wild: _Wild | None = None
+                return
+            kinds = group[_KINDS]
         else:
             patterns = tuple(p for g in groups for p in g[_PATTERNS])
             allow_bits = bytes(_kind_at(g, i) for g in groups for i in range(len(g[_PATTERNS])))
@@ -209,13 +219,11 @@ class _Rules:
             self.disallow, self.allow, self.wild = found
 
     def _compile(self, patterns: tuple[str, ...], kinds: bytes | None) -> None:
-        self.allow: tuple[str, ...] = ()
-        self.wild: _Wild | None = None
+        self.allow = ()
+        self.wild = None
         joined = "\n".join(patterns)
         if kinds is None and "*" not in joined and "$" not in joined and "" not in patterns:
-            # Only plain Disallow prefixes: file order serves, since without an Allow to compare
-            # with, only whether some prefix matches counts, not which one is longest.
-            self.disallow: tuple[str, ...] = patterns
+            self.disallow = patterns  # plain prefixes of merged groups
             return
         if "" in patterns:  # an empty rule matches with priority 0: it never decides
             kept = bytes(map(bool, patterns))
@@ -325,15 +333,26 @@ class _Wild:
     by one, each first ruled out by the literal it must contain.
     """
 
-    __slots__ = ("long_heads", "headed", "others", "tails", "probes", "allow", "no_allow")
+    __slots__ = (
+        "long_heads",
+        "headed_patterns",
+        "headed",
+        "others",
+        "tails",
+        "probes",
+        "allow",
+        "no_allow",
+    )
 
     def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
-        globs = _compile_globs(sorted(disallow, key=len, reverse=True))
-        long_head = bytes(map(gt, map(len, map(_HEAD, globs)), repeat(1)))
-        headed = tuple(compress(globs, long_head))
-        self.headed = headed
-        self.long_heads = tuple(set(map(_HEAD, headed)))
-        others = tuple(compress(globs, long_head.translate(_NOT_BIT)))
+        ordered = sorted(disallow, key=len, reverse=True)
+        heads = [p.partition("*")[0] if "*" in p else p[:-1] for p in ordered]
+        long_head = bytes(map(gt, map(len, heads), repeat(1)))
+        # Split on the first path that starts with one of their heads: most never do.
+        self.headed_patterns = tuple(compress(ordered, long_head))
+        self.headed: tuple[_CompiledGlob, ...] | None = None
+        self.long_heads = tuple(set(map(intern, compress(heads, long_head))))
+        others = tuple(_compile_globs(list(compress(ordered, long_head.translate(_NOT_BIT)))))
         self.others = others
         # What a path must end with or contain for one of the others to match: one
         # ``endswith`` and a C-level scan for the literals rule most of them out at once.
@@ -343,8 +362,9 @@ class _Wild:
         self.allow = tuple(_compile_globs(sorted(allow, key=len, reverse=True)))
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
 
-
-_HEAD = itemgetter(2)
+    def split_headed(self) -> tuple[_CompiledGlob, ...]:
+        headed = self.headed = tuple(_compile_globs(list(self.headed_patterns)))
+        return headed
 
 
 def _compile_globs(patterns: list[str]) -> list[_CompiledGlob]:
@@ -410,14 +430,17 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
     if wild.no_allow:
         if (
             path.startswith(disallow)
-            or (path.startswith(wild.long_heads) and _best_glob(wild.headed, path, 0))
+            or (
+                path.startswith(wild.long_heads)
+                and _best_glob(wild.headed or wild.split_headed(), path, 0)
+            )
             or (others and _best_glob(wild.others, path, 0))
         ):
             return path == _ROBOTS_PATH
         return True
     worst = _longest(disallow, path) if path.startswith(disallow) else 0
     if path.startswith(wild.long_heads):
-        worst = max(worst, _best_glob(wild.headed, path, worst))
+        worst = max(worst, _best_glob(wild.headed or wild.split_headed(), path, worst))
     if others:
         worst = max(worst, _best_glob(wild.others, path, worst))
     if not worst:
@@ -1073,7 +1096,7 @@ def _rfc_group(
             index = coarse.find(b"E", index + 1, end)
         extras = tuple(found)
     if first_rule == end:
-        return (agents, (), None, 0, extras, start + 1)
+        return (agents, (), None, 0, extras, start + 1, True)
     last = coarse.rfind(b"R", first_rule, end) + 1
     rule_kinds = kinds[first_rule:last]
     selected = rule_kinds.translate(_IS_RULE)
@@ -1112,7 +1135,9 @@ def _rfc_group(
         stored_lines = numbers[0]
     else:
         stored_lines = array("I", numbers)
-    return (agents, tuple(patterns), allow_bits, stored_lines, extras, start + 1)
+    # Only plain Disallow prefixes (seen now, while the values are at hand): matched as they are.
+    plain = allow_bits is None and "*" not in joined and "$" not in joined and "" not in patterns
+    return (agents, tuple(patterns), allow_bits, stored_lines, extras, start + 1, plain)
 
 
 # The agents of one-agent groups, shared: most files name the same few crawlers.
