@@ -425,23 +425,21 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
     /robots.txt is always allowed."""
     disallow = rules.disallow
     wild: _Wild = rules.wild  # type: ignore[assignment]
-    probes = wild.probes
-    others = path.endswith(wild.tails) or probes is None or any(map(path.__contains__, probes))
-    if wild.no_allow:
+    if wild.no_allow:  # any Disallow that matches decides: the cheapest tests first
         if (
             path.startswith(disallow)
             or (
                 path.startswith(wild.long_heads)
                 and _best_glob(wild.headed or wild.split_headed(), path, 0)
             )
-            or (others and _best_glob(wild.others, path, 0))
+            or (_others_may_match(wild, path) and _best_glob(wild.others, path, 0))
         ):
             return path == _ROBOTS_PATH
         return True
     worst = _longest(disallow, path) if path.startswith(disallow) else 0
     if path.startswith(wild.long_heads):
         worst = max(worst, _best_glob(wild.headed or wild.split_headed(), path, worst))
-    if others:
+    if _others_may_match(wild, path):
         worst = max(worst, _best_glob(wild.others, path, worst))
     if not worst:
         return True
@@ -451,6 +449,14 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
     if _best_glob(wild.allow, path, worst - 1):
         return True
     return path == _ROBOTS_PATH
+
+
+def _others_may_match(wild: _Wild, path: str) -> bool:
+    """False if no wildcard rule with a short head can match *path* (one C-level pass)."""
+    if not wild.others:
+        return False
+    probes = wild.probes
+    return path.endswith(wild.tails) or probes is None or any(map(path.__contains__, probes))
 
 
 def _legacy_first_match(
