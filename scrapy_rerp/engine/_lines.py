@@ -13,7 +13,7 @@ import re
 from collections import deque
 from itertools import compress, repeat
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ._constants import MAX_LINE_BYTES, RFC9309
 from ._patterns import to_utf8
@@ -168,7 +168,6 @@ def _truncate_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list
     return lines
 
 
-RfcRow = tuple[str, str, str, str, str]
 LegacyRow = tuple[str, str, str]
 
 
@@ -179,7 +178,7 @@ def _cut_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list[str]
     return lines
 
 
-def scan(text: str, syntax: int) -> tuple[list[Any], list[ParseWarning]]:
+def scan_legacy(text: str) -> tuple[list[LegacyRow], list[ParseWarning]]:
     """Split decoded MK1996/GYM2008 *text* into rows, one per line (row ``i`` is line ``i + 1``).
 
     Rows are ``(key, value, other)``, as ``_LEGACY_LINE`` captures them; ``legacy_kind`` names
@@ -191,8 +190,7 @@ def scan(text: str, syntax: int) -> tuple[list[Any], list[ParseWarning]]:
         cut = _cut_long_lines(lines, warnings)
         if cut is not lines:
             text = "\n".join(cut)
-    pattern = _RFC_LINE if syntax == RFC9309 else _LEGACY_LINE
-    return pattern.findall(text), warnings
+    return _LEGACY_LINE.findall(text), warnings
 
 
 def junk_warnings(lines: list[str], numbers: list[int]) -> list[ParseWarning]:

@@ -32,7 +32,6 @@ from ._patterns import (
 )
 
 _ROBOTS_PATH = "/robots.txt"
-_UNSET: Any = object()  # a lazily computed field not computed yet
 _ABSOLUTE_URL = ABSOLUTE_URL.match
 # RobotsTxt._origin before the first query: any scheme://authority/ would do, since every URL
 # that starts with one has its path from that last "/"; this one names no real site.
@@ -705,7 +704,15 @@ class RobotsTxt:
             if len(memo) >= _LEGACY_MEMO_SIZE:
                 memo.clear()
             group = self._legacy_record(user_agent, with_rules=True)
-            globs = _gym2008_globs(group) if group is not None and self._syntax == GYM2008 else None
+            globs = None
+            if group is not None and self._syntax == GYM2008:
+                # Agents that share a record share its split wildcard rules.
+                for known, known_globs in memo.values():
+                    if known is group:
+                        globs = known_globs
+                        break
+                else:
+                    globs = _gym2008_globs(group)
             found = memo[user_agent] = (group, globs)
         return found  # type: ignore[no-any-return]
 
@@ -763,7 +770,9 @@ class RobotsTxt:
         return path == _ROBOTS_PATH
 
     def _legacy_allowed(self, url: str, user_agent: str) -> bool:
-        group, globs = self._legacy_rules(user_agent)
+        memo = self._legacy_memo
+        found = memo.get(user_agent) if memo is not None else None
+        group, globs = found if found is not None else self._legacy_rules(user_agent)
         if group is None:
             return True
         path = unquote_path(path_params_query(url))
@@ -928,7 +937,7 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     if syntax == RFC9309:
         groups, file_wide = _build_rfc(text, warnings)
     else:
-        rows, warnings = L.scan(text, syntax)
+        rows, warnings = L.scan_legacy(text)
         junk: list[int] = []
         groups, file_wide = _build_legacy(rows, warnings, junk, syntax)
         if junk:
@@ -1004,7 +1013,6 @@ _COARSE = bytes(
 )
 _IS_RULE = bytes(1 if i in (L.ALLOW, L.DISALLOW, L.STD_DISALLOW) else 0 for i in range(256))
 _ALLOW_BIT = bytes(1 if i == L.ALLOW else 0 for i in range(256))
-_clean = L.clean_value
 _value_of = L.value_of
 _strip = str.strip
 _PARTITION = str.partition
