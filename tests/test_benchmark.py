@@ -64,6 +64,8 @@ def test_quick_run_writes_results(tmp_path: Path) -> None:
     assert "nproc" in text
     for goal in ("parse >= 5x", "checks >= 6x", "memory <= 0.3x"):
         assert goal in text
+    assert "Checks/s on a second pass" in text
+    assert "- scrapy_rerp RFC9309: " in text.split("Checks/s on a second pass", 1)[1]
     # Protego ships with Scrapy, so it is there whenever the test extra is; on files this plain
     # the two RFC 9309 readers must agree on every check.
     assert "| protego |" in text
