@@ -46,6 +46,11 @@ _TOKEN_MEMO_SIZE = 4096
 # User-agent value -> the token it names ("*" for the global group, "" for none).
 _AGENT_KEYS: dict[str, str] = {}
 _AGENT_KEY_MEMO_SIZE = 8192
+# The shared tables keep only small entries, so that they stay small whatever the files: a
+# table holds at most its SIZE entries of at most _SHARED_ENTRY_MAX characters; _COMPILED
+# holds rule sets of at most _SHARED_ENTRY_MAX rules and _SHARED_RULES_CHARS characters.
+_SHARED_ENTRY_MAX = 256
+_SHARED_RULES_CHARS = 4096
 
 
 def clear_shared_tables() -> None:
@@ -61,6 +66,8 @@ def clear_shared_tables() -> None:
 
 
 def _remember_token(user_agent: str, token: str) -> None:
+    if len(user_agent) > _SHARED_ENTRY_MAX:
+        return
     if len(_TOKEN_OF_AGENT) >= _TOKEN_MEMO_SIZE:
         _TOKEN_OF_AGENT.clear()
     _TOKEN_OF_AGENT[user_agent] = token
@@ -68,6 +75,8 @@ def _remember_token(user_agent: str, token: str) -> None:
 
 def _agent_key(value: str) -> str:
     key = "*" if is_global_value(value) else group_token(value)
+    if len(value) > _SHARED_ENTRY_MAX:
+        return key
     if len(_AGENT_KEYS) >= _AGENT_KEY_MEMO_SIZE:
         _AGENT_KEYS.clear()
     _AGENT_KEYS[value] = key
@@ -207,6 +216,9 @@ class _Rules:
             allow_bits = bytes(_kind_at(g, i) for g in groups for i in range(len(g[_PATTERNS])))
             kinds = allow_bits if 1 in allow_bits else None
         # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
+        if len(patterns) > _SHARED_ENTRY_MAX or sum(map(len, patterns)) > _SHARED_RULES_CHARS:
+            self._compile(patterns, kinds)
+            return
         key = (patterns, kinds)
         found = _COMPILED.get(key)
         if found is None:
@@ -318,9 +330,10 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
             probe = tail
         # ``...*$`` matches what ``...*`` matches.
         found = (len(pattern), probe, head, middle, tail, anchored and bool(tail))
-    if len(_GLOBS) >= _GLOB_MEMO_SIZE:
-        _GLOBS.clear()
-    _GLOBS[pattern] = found
+    if len(pattern) <= _SHARED_ENTRY_MAX:
+        if len(_GLOBS) >= _GLOB_MEMO_SIZE:
+            _GLOBS.clear()
+        _GLOBS[pattern] = found
     return found
 
 
@@ -1089,7 +1102,7 @@ def _rfc_group(
         agents: tuple[str, ...] | None = _ONE_AGENT.get(value)
         if agents is None:
             agents = (intern(value),)
-            if len(_ONE_AGENT) < _ONE_AGENT_MEMO_SIZE:
+            if len(_ONE_AGENT) < _ONE_AGENT_MEMO_SIZE and len(value) <= _SHARED_ENTRY_MAX:
                 _ONE_AGENT[value] = agents
     else:
         names = []

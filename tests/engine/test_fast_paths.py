@@ -188,3 +188,46 @@ def test_trailing_stars_keep_their_length_against_an_allow() -> None:
     assert not robots.allowed("https://e.com/foo", "bot")
     robots = parse("User-agent: *\nDisallow: /f**\nAllow: /foo\n", RFC9309)
     assert robots.allowed("https://e.com/foo", "bot")  # a tie: the Allow wins
+
+
+# -- the tables shared between parsed files stay small -----------------------------------------
+
+
+def test_shared_tables_keep_only_small_entries() -> None:
+    from scrapy_rerp.engine import _robots
+
+    _robots.clear_shared_tables()
+    long_rule = "/*" + "a" * 5000 + "*b"
+    long_agent = "Bot" + "x" * 5000
+    robots = parse(
+        f"User-agent: {long_agent}\nDisallow: {long_rule}\n"
+        "User-agent: *\n" + "".join(f"Disallow: /{i}*x\n" for i in range(300)),
+        RFC9309,
+    )
+    assert robots.allowed("https://e.com/a", long_agent)
+    assert not robots.allowed("https://e.com/7/x", "other")
+    assert robots.allowed("https://e.com/a", "Mozilla/5.0 (" + "y" * 5000 + ")")
+    shared: list[dict] = [
+        _robots._TOKEN_OF_AGENT,
+        _robots._AGENT_KEYS,
+        _robots._GLOBS,
+        _robots._ONE_AGENT,
+    ]
+    for table in shared:
+        assert all(len(key) <= _robots._SHARED_ENTRY_MAX for key in table), table.keys()
+    assert long_rule not in _robots._GLOBS
+    # The 300-rule group is compiled for its file but not kept for others.
+    assert all(len(patterns) <= _robots._SHARED_ENTRY_MAX for patterns, _ in _robots._COMPILED)
+
+
+def test_shared_tables_stay_bounded_in_number() -> None:
+    from scrapy_rerp.engine import _robots
+
+    _robots.clear_shared_tables()
+    for i in range(_robots._COMPILED_MEMO_SIZE + 500):
+        robots = parse(f"User-agent: *\nDisallow: /a{i}*b\nAllow: /a{i}\n", RFC9309)
+        assert robots.allowed(f"https://e.com/a{i}", f"bot{i}")
+        assert not robots.allowed(f"https://e.com/a{i}xb", f"bot{i}")
+    assert 0 < len(_robots._COMPILED) <= _robots._COMPILED_MEMO_SIZE
+    assert 0 < len(_robots._GLOBS) <= _robots._GLOB_MEMO_SIZE
+    assert 0 < len(_robots._TOKEN_OF_AGENT) <= _robots._TOKEN_MEMO_SIZE
