@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import gt, is_, itemgetter, not_, or_
@@ -1134,21 +1135,29 @@ def _rfc_group(
     else:
         rule_lines = read[first_rule:last]
         numbers = None
+    raw: Iterable[str]
     if rule_kinds.count(L.STD_DISALLOW) == len(rule_kinds):
-        raw = list(map(L.STD_DISALLOW_VALUE, rule_lines))
+        raw = map(L.STD_DISALLOW_VALUE, rule_lines)
     else:
-        raw = list(map(_AFTER_COLON, map(_PARTITION, rule_lines, repeat(":"))))
+        raw = map(_AFTER_COLON, map(_PARTITION, rule_lines, repeat(":")))
         if bare_values:
+            raw = list(raw)
             for position, number in enumerate(numbers or range(first_rule + 1, last + 1)):
                 if number - 1 in bare_values:
                     raw[position] = bare_values[number - 1]
-    joined = "".join(raw)
+    # What the values might hold, read off the whole lines (a key holds none of these
+    # characters, or only makes a test below look closer): the values stay lazy, so that each
+    # rule passes through slice, strip and intern without a list in between.
+    joined = "".join(rule_lines)
     if "#" in joined:
-        raw = list(map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#"))))
-    patterns = list(map(_strip, raw, repeat(_VALUE_SPACE)))
-    if not joined.isascii() or "%" in joined:
+        raw = map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#")))
+    stripped = map(_strip, raw, repeat(_VALUE_SPACE))
+    if joined.isascii() and "%" not in joined:
+        patterns = list(map(intern, stripped))
+    else:
+        patterns = list(stripped)
         _escape_some(patterns)
-    patterns = list(map(intern, patterns))
+        patterns = list(map(intern, patterns))
     allow_bits: bytes | None = None
     if L.ALLOW in rule_kinds:
         allow_bits = bytes(rule_kinds.translate(_ALLOW_BIT))
