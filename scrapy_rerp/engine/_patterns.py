@@ -120,6 +120,22 @@ def glob_match(
     return anchored or not tail or path.find(tail, pos) >= 0
 
 
+def split_glob(pattern: str) -> tuple[str, tuple[str, ...], str | None, bool]:
+    """``(head, middle, tail, anchored)`` of a pattern with ``*`` wildcards and a final ``$``.
+
+    *head* is the literal before the first ``*``, *middle* the non-empty literals between
+    ``*``s, *tail* the literal after the last ``*`` (None without any ``*``), and *anchored*
+    whether the pattern ends with ``$``.
+    """
+    anchored = pattern.endswith("$")
+    if anchored:
+        pattern = pattern[:-1]
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return parts[0], (), None, anchored
+    return parts[0], tuple(filter(None, parts[1:-1])), parts[-1], anchored
+
+
 class Glob:
     """A pattern with ``*`` wildcards and an optional final ``$`` anchor, matched at the start.
 
@@ -129,18 +145,7 @@ class Glob:
     __slots__ = ("head", "middle", "tail", "anchored")
 
     def __init__(self, pattern: str) -> None:
-        anchored = pattern.endswith("$")
-        if anchored:
-            pattern = pattern[:-1]
-        parts = pattern.split("*")
-        self.anchored = anchored
-        self.head = parts[0]
-        if len(parts) == 1:
-            self.middle: tuple[str, ...] = ()
-            self.tail: str | None = None
-        else:
-            self.middle = tuple(p for p in parts[1:-1] if p)
-            self.tail = parts[-1]
+        self.head, self.middle, self.tail, self.anchored = split_glob(pattern)
 
     def match(self, path: str) -> bool:
         return glob_match(path, self.head, self.middle, self.tail, self.anchored)

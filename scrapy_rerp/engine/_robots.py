@@ -29,6 +29,7 @@ from ._patterns import (
     glob_match,
     path_params_query,
     pattern_matches,
+    split_glob,
     unquote_path,
 )
 
@@ -234,7 +235,7 @@ class _Rules:
         self.allow = ()
         self.wild = None
         joined = "\n".join(patterns)
-        if kinds is None and "*" not in joined and "$" not in joined and "" not in patterns:
+        if _plain_prefixes(kinds, joined, patterns):
             self.disallow = patterns  # plain prefixes of merged groups
             return
         if "" in patterns:  # an empty rule matches with priority 0: it never decides
@@ -270,6 +271,12 @@ class _Rules:
             self.allow = tuple(sorted(allow_patterns))
         else:
             self.disallow = disallow_patterns
+
+
+def _plain_prefixes(kinds: bytes | None, text: str, patterns: Iterable[str]) -> bool:
+    """True if the rules are all non-empty Disallow prefixes without ``*`` or ``$``, which are
+    matched as they are. *text* holds every pattern (more text only makes the answer False)."""
+    return kinds is None and "*" not in text and "$" not in text and "" not in patterns
 
 
 def _split_wild(
@@ -318,14 +325,13 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     found = _GLOBS.get(pattern)
     if found is not None:
         return found
-    anchored = pattern[-1] == "$"
-    parts = list(map(intern, (pattern[:-1] if anchored else pattern).split("*")))
-    head = parts[0]
-    if len(parts) == 1:  # no '*', only a final '$': the whole path must equal head
+    head, parts, tail, anchored = split_glob(pattern)
+    head = intern(head)
+    if tail is None:  # no '*', only a final '$': the whole path must equal head
         found = (len(pattern), "", head, None, None, True)
     else:
-        tail = parts[-1]
-        middle = tuple(filter(None, parts[1:-1])) or None
+        tail = intern(tail)
+        middle = tuple(map(intern, parts)) or None
         probe = max(middle, key=len) if middle else tail
         if len(tail) > len(probe):
             probe = tail
@@ -1093,13 +1099,7 @@ def _rfc_group(
 ) -> _StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*."""
     if first_rule == start + 1:
-        if bare_values and start in bare_values:
-            value = bare_values[start]
-        else:
-            value = read[start].partition(":")[2]
-            if "#" in value:
-                value = value[: value.index("#")]
-            value = value.strip(_VALUE_SPACE)
+        value = _value_of(read, bare_values, start)
         agents: tuple[str, ...] | None = _ONE_AGENT.get(value)
         if agents is None:
             agents = (intern(value),)
@@ -1171,8 +1171,8 @@ def _rfc_group(
         stored_lines = numbers[0]
     else:
         stored_lines = array("I", numbers)
-    # Only plain Disallow prefixes (seen now, while the values are at hand): matched as they are.
-    plain = allow_bits is None and "*" not in joined and "$" not in joined and "" not in patterns
+    # Whether the rules are plain prefixes, seen now while the values are at hand.
+    plain = _plain_prefixes(allow_bits, joined, patterns)
     return (agents, tuple(patterns), allow_bits, stored_lines, extras, start + 1, plain)
 
 
