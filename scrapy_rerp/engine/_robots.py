@@ -846,13 +846,10 @@ class RobotsTxt:
         if type(user_agent) is not str:
             _, user_agent = _coerce("", user_agent)
         if self._syntax == RFC9309:
-            token = self._rfc_token(user_agent)
+            key = self._rfc_token(user_agent) or "*"
             for group in self._rfc_groups(user_agent):
                 for agent_index, value in enumerate(group[_AGENTS]):
-                    applies = (
-                        is_global_value(value) if token is None else group_token(value) == token
-                    )
-                    if applies:
+                    if _agent_key(value) == key:
                         found = _group_extra(group, kind, agent_index)
                         if found is not None:
                             return found
