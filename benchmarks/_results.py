@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -54,3 +55,16 @@ def write_results(
         report,
     ]
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def add_write_results_argument(parser: argparse.ArgumentParser, default: Path) -> None:
+    """``--write-results [PATH]``: also write the report as Markdown, to *default* if no PATH."""
+    parser.add_argument(
+        "--write-results",
+        nargs="?",
+        type=Path,
+        const=default,
+        default=None,
+        metavar="PATH",
+        help=f"also write the report as Markdown (default benchmarks/{default.name})",
+    )

@@ -61,7 +61,11 @@ from urllib.parse import urlsplit
 
 # The shared report helpers sit beside the script, which also runs as a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import machine_description, write_results  # noqa: E402
+from _results import (  # noqa: E402
+    add_write_results_argument,
+    machine_description,
+    write_results,
+)
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "CRAWL_RESULTS.md"
 WAYS: dict[str, str] = {
@@ -992,15 +996,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-memory", action="store_true", help="skip the memory-per-origin measurement"
     )
-    parser.add_argument(
-        "--write-results",
-        nargs="?",
-        type=Path,
-        const=DEFAULT_RESULTS,
-        default=None,
-        metavar="PATH",
-        help="also write the report as Markdown (default benchmarks/CRAWL_RESULTS.md)",
-    )
+    add_write_results_argument(parser, DEFAULT_RESULTS)
     parser.add_argument("--json", type=Path, default=None, help="also write the data as JSON")
     parser.add_argument("--crawl-child", help=argparse.SUPPRESS)
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)

@@ -51,7 +51,11 @@ from typing import Any
 
 # The shared report helpers sit beside the script.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import machine_description, write_results  # noqa: E402
+from _results import (  # noqa: E402
+    add_write_results_argument,
+    machine_description,
+    write_results,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -569,15 +573,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--max-files", type=int, default=None, help="use a sample of the corpus")
     parser.add_argument("--peer", action="append", help="measure only this peer (repeatable)")
-    parser.add_argument(
-        "--write-results",
-        nargs="?",
-        type=Path,
-        const=DEFAULT_RESULTS,
-        default=None,
-        metavar="PATH",
-        help="also write the report as Markdown (default benchmarks/RESULTS.md)",
-    )
+    add_write_results_argument(parser, DEFAULT_RESULTS)
     parser.add_argument(
         "--no-pathological", action="store_true", help="skip the pathological input"
     )
