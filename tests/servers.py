@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-__all__ = ["Hit", "ListSpider", "Reply", "Server", "crawl", "gaps", "servers"]
+__all__ = ["Hit", "ListSpider", "Reply", "Server", "crawl", "gaps", "servers", "urlset"]
 
 
 @dataclass
@@ -68,6 +68,16 @@ class Reply:
 
     def body_bytes(self) -> bytes:
         return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
+
+
+def urlset(urls: Iterable[str]) -> Reply:
+    """A sitemap (``<urlset>``) that lists *urls*."""
+    body = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    return Reply(
+        body=f'<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>',
+        content_type="application/xml",
+    )
 
 
 @dataclass

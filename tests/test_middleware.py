@@ -18,7 +18,7 @@ from scrapy.utils.asyncio import sleep
 from scrapy_rerp._settings import RerpSettingsError
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
-from tests.servers import ListSpider, Reply, Server, crawl
+from tests.servers import ListSpider, Reply, Server, crawl, urlset
 
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 RERP_MW = "scrapy_rerp.RobotsTxtMiddleware"
@@ -507,17 +507,7 @@ async def test_cache_failure_degrades_to_memory(server: Server) -> None:
 @pytest_twisted.ensureDeferred
 async def test_sitemap_spider_robots_url_downloaded_once(server: Server) -> None:
     server.robots(f"User-agent: *\nDisallow: /private\nSitemap: {server.url('/sitemap.xml')}\n")
-    server.route(
-        "/sitemap.xml",
-        Reply(
-            body='<?xml version="1.0" encoding="UTF-8"?>'
-            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            f"<url><loc>{server.url('/page')}</loc></url>"
-            f"<url><loc>{server.url('/private/page')}</loc></url>"
-            "</urlset>",
-            content_type="application/xml",
-        ),
-    )
+    server.route("/sitemap.xml", urlset([server.url("/page"), server.url("/private/page")]))
     seen: list[str] = []
 
     class Sitemaps(scrapy.spiders.SitemapSpider):
@@ -556,15 +546,7 @@ async def test_misconfiguration_stops_the_crawl_at_start_up(
 @pytest_twisted.ensureDeferred
 async def test_sitemap_spider_robots_url_after_a_page_downloaded_once(server: Server) -> None:
     server.robots(f"Sitemap: {server.url('/sitemap.xml')}\n")
-    server.route(
-        "/sitemap.xml",
-        Reply(
-            body='<?xml version="1.0" encoding="UTF-8"?>'
-            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            f"<url><loc>{server.url('/page')}</loc></url></urlset>",
-            content_type="application/xml",
-        ),
-    )
+    server.route("/sitemap.xml", urlset([server.url("/page")]))
 
     class PageFirst(scrapy.spiders.SitemapSpider):
         name = "page-first"

@@ -20,7 +20,7 @@ from scrapy_rerp._sitemaps import (
     STAT_SCHEDULED,
     SitemapDiscovery,
 )
-from tests.servers import ListSpider, Reply, Server, crawl
+from tests.servers import ListSpider, Reply, Server, crawl, urlset
 from tests.test_slots import ADDON, STAND_IN, FloorFromRobots, rerp_settings
 from tests.test_slots import settings as slot_settings
 
@@ -48,15 +48,6 @@ def settings(via: str, **extra: Any) -> dict[str, Any]:
 @pytest.fixture(params=[STAND_IN, ADDON])
 def via(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-def urlset(urls: Iterable[str]) -> Reply:
-    body = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
-    return Reply(
-        body=f'<?xml version="1.0" encoding="UTF-8"?>'
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>',
-        content_type=XML,
-    )
 
 
 def sitemapindex(urls: Iterable[str]) -> Reply:
