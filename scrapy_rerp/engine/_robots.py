@@ -62,6 +62,7 @@ def clear_shared_tables() -> None:
     _AGENT_KEYS.clear()
     _COMPILED.clear()
     _GLOBS.clear()
+    _GROUP_RULES.clear()
     _ONE_AGENT.clear()
     _ONE_AGENT["*"] = _STAR
     caller_tokens.cache_clear()
@@ -307,6 +308,11 @@ def _split_wild(
 
 _NOT_BIT = bytes([1, 0] + [0] * 254)
 _ENDS = str.endswith
+_RPARTITION = str.rpartition
+_RSTRIP = str.rstrip
+_NO_DOLLAR = str.removesuffix
+_FIRST = itemgetter(0)
+_THIRD = itemgetter(2)
 # (patterns, kinds) -> (disallow, allow, wild) of recently compiled rules.
 _COMPILED: dict[tuple[tuple[str, ...], bytes | None], tuple[Any, Any, Any]] = {}
 _COMPILED_MEMO_SIZE = 8192
@@ -348,42 +354,61 @@ class _Wild:
     """A group's wildcard rules, longest first, split by how they can be ruled out quickly.
 
     Disallow globs whose literal head is longer than ``/`` are only tried when the path starts
-    with one of those heads (one C-level ``str.startswith(tuple)``); the others are tried one
-    by one, each first ruled out by the literal it must contain.
+    with one of those heads (one C-level ``str.startswith(tuple)``); the others only when the
+    path ends with one of their anchored tails or contains one of their last literals. What
+    rules them out is found with C-level passes; the rules themselves are split on the first
+    path that gets past it (most never do), Allow globs on the first path some Disallow
+    matches.
     """
 
     __slots__ = (
         "long_heads",
         "headed_patterns",
         "headed",
+        "other_patterns",
         "others",
         "tails",
         "probes",
+        "allow_patterns",
         "allow",
         "no_allow",
     )
 
     def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
         ordered = sorted(disallow, key=len, reverse=True)
-        heads = [p.partition("*")[0] if "*" in p else p[:-1] for p in ordered]
+        # The literal before the first '*' (without a final '$'): a matching path starts with it.
+        heads = list(
+            map(_NO_DOLLAR, map(_FIRST, map(_PARTITION, ordered, repeat("*"))), repeat("$"))
+        )
         long_head = bytes(map(gt, map(len, heads), repeat(1)))
-        # Split on the first path that starts with one of their heads: most never do.
         self.headed_patterns = tuple(compress(ordered, long_head))
         self.headed: tuple[_CompiledGlob, ...] | None = None
         self.long_heads = tuple(set(map(intern, compress(heads, long_head))))
-        others = tuple(_compile_globs(list(compress(ordered, long_head.translate(_NOT_BIT)))))
-        self.others = others
-        # What a path must end with or contain for one of the others to match: one
-        # ``endswith`` and a C-level scan for the literals rule most of them out at once.
-        self.tails = tuple(g[4] if g[4] is not None else g[2] for g in others if g[5])
-        probes = tuple({g[1] for g in others if not g[5]})
-        self.probes: tuple[str, ...] | None = None if "" in probes else probes
-        self.allow = tuple(_compile_globs(sorted(allow, key=len, reverse=True)))
+        others = self.other_patterns = tuple(compress(ordered, long_head.translate(_NOT_BIT)))
+        self.others: tuple[_CompiledGlob, ...] | None = None
+        # A path that one of the others matches ends with its anchored tail (the literal after
+        # the last '*', or the whole pattern without a '*'), or contains its last literal.
+        anchored = bytes(map(_ENDS, others, repeat("$")))
+        anchored_cores = map(_NO_DOLLAR, compress(others, anchored), repeat("$"))
+        self.tails = tuple(set(map(_THIRD, map(_RPARTITION, anchored_cores, repeat("*")))))
+        unanchored_cores = map(_RSTRIP, compress(others, anchored.translate(_NOT_BIT)), repeat("*"))
+        probes = set(map(_THIRD, map(_RPARTITION, unanchored_cores, repeat("*"))))
+        self.probes: tuple[str, ...] | None = None if "" in probes else tuple(probes)
+        self.allow_patterns = tuple(sorted(allow, key=len, reverse=True))
+        self.allow: tuple[_CompiledGlob, ...] | None = None if allow else ()
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
 
-    def split_headed(self) -> tuple[_CompiledGlob, ...]:
+    def headed_globs(self) -> tuple[_CompiledGlob, ...]:
         headed = self.headed = tuple(_compile_globs(list(self.headed_patterns)))
         return headed
+
+    def other_globs(self) -> tuple[_CompiledGlob, ...]:
+        others = self.others = tuple(_compile_globs(list(self.other_patterns)))
+        return others
+
+    def allow_globs(self) -> tuple[_CompiledGlob, ...]:
+        allow = self.allow = tuple(_compile_globs(list(self.allow_patterns)))
+        return allow
 
 
 def _compile_globs(patterns: list[str]) -> list[_CompiledGlob]:
@@ -449,30 +474,36 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
             path.startswith(disallow)
             or (
                 path.startswith(wild.long_heads)
-                and _best_glob(wild.headed or wild.split_headed(), path, 0)
+                and _best_glob(wild.headed or wild.headed_globs(), path, 0)
             )
-            or (_others_may_match(wild, path) and _best_glob(wild.others, path, 0))
+            or (
+                _others_may_match(wild, path)
+                and _best_glob(wild.others or wild.other_globs(), path, 0)
+            )
         ):
             return path == _ROBOTS_PATH
         return True
     worst = _longest(disallow, path) if path.startswith(disallow) else 0
     if path.startswith(wild.long_heads):
-        worst = max(worst, _best_glob(wild.headed or wild.split_headed(), path, worst))
+        worst = max(worst, _best_glob(wild.headed or wild.headed_globs(), path, worst))
     if _others_may_match(wild, path):
-        worst = max(worst, _best_glob(wild.others, path, worst))
+        worst = max(worst, _best_glob(wild.others or wild.other_globs(), path, worst))
     if not worst:
         return True
     allow = rules.allow
     if allow and path.startswith(allow) and _longest(allow, path) >= worst:
         return True
-    if _best_glob(wild.allow, path, worst - 1):
+    allow_globs = wild.allow
+    if allow_globs is None:
+        allow_globs = wild.allow_globs()
+    if _best_glob(allow_globs, path, worst - 1):
         return True
     return path == _ROBOTS_PATH
 
 
 def _others_may_match(wild: _Wild, path: str) -> bool:
     """False if no wildcard rule with a short head can match *path* (one C-level pass)."""
-    if not wild.others:
+    if not wild.other_patterns:
         return False
     probes = wild.probes
     return path.endswith(wild.tails) or probes is None or any(map(path.__contains__, probes))
@@ -1132,6 +1163,36 @@ def _rfc_group(
     else:
         rule_lines = read[first_rule:last]
         numbers = None
+    # A group's rules are a function of its rule lines' text, and many sites serve the same
+    # lines (a CMS's defaults): those are read once.
+    joined = "\n".join(rule_lines)
+    known = _GROUP_RULES.get(joined)
+    if known is not None:
+        patterns, allow_bits, plain = known
+    else:
+        patterns, allow_bits, plain, numbers = _rfc_rules_of(
+            rule_lines, rule_kinds, joined, bare_values, numbers, first_rule, last
+        )
+    if numbers is None:
+        stored_lines: int | array[int] = first_rule + 1
+    elif numbers[-1] - numbers[0] == len(numbers) - 1:
+        stored_lines = numbers[0]
+    else:
+        stored_lines = array("I", numbers)
+    return (agents, patterns, allow_bits, stored_lines, extras, start + 1, plain)
+
+
+def _rfc_rules_of(
+    rule_lines: list[str],
+    rule_kinds: bytearray,
+    joined: str,
+    bare_values: dict[int, str],
+    numbers: list[int] | None,
+    first_rule: int,
+    last: int,
+) -> tuple[tuple[str, ...], bytes | None, bool, list[int] | None]:
+    """(patterns, allow bits, plain, line numbers) of a group's rule lines (*joined*: the
+    lines joined with newlines), remembered for the next group with the same lines."""
     raw: Iterable[str]
     if rule_kinds.count(L.STD_DISALLOW) == len(rule_kinds):
         raw = map(L.STD_DISALLOW_VALUE, rule_lines)
@@ -1145,7 +1206,6 @@ def _rfc_group(
     # What the values might hold, read off the whole lines (a key holds none of these
     # characters, or only makes a test below look closer): the values stay lazy, so that each
     # rule passes through slice, strip and intern without a list in between.
-    joined = "".join(rule_lines)
     if "#" in joined:
         raw = map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#")))
     stripped = map(_strip, raw, repeat(_VALUE_SPACE))
@@ -1159,18 +1219,28 @@ def _rfc_group(
     if L.ALLOW in rule_kinds:
         allow_bits = bytes(rule_kinds.translate(_ALLOW_BIT))
         if "/index.htm" in joined:
+            # Rules added for the directories: the line numbers change, nothing is remembered.
             patterns, allow_bits, numbers = _with_index_directories(
                 patterns, allow_bits, numbers or list(range(first_rule + 1, last + 1))
             )
-    if numbers is None:
-        stored_lines: int | array[int] = first_rule + 1
-    elif numbers[-1] - numbers[0] == len(numbers) - 1:
-        stored_lines = numbers[0]
-    else:
-        stored_lines = array("I", numbers)
+            return (
+                tuple(patterns),
+                allow_bits,
+                _plain_prefixes(allow_bits, joined, patterns),
+                numbers,
+            )
     # Whether the rules are plain prefixes, seen now while the values are at hand.
-    plain = _plain_prefixes(allow_bits, joined, patterns)
-    return (agents, tuple(patterns), allow_bits, stored_lines, extras, start + 1, plain)
+    found = (tuple(patterns), allow_bits, _plain_prefixes(allow_bits, joined, patterns))
+    if len(joined) <= _SHARED_RULES_CHARS:
+        if len(_GROUP_RULES) >= _GROUP_RULES_MEMO_SIZE:
+            _GROUP_RULES.clear()
+        _GROUP_RULES[joined] = found
+    return (*found, numbers)
+
+
+# A group's rule lines, joined with newlines -> (patterns, allow bits, plain), for recent groups.
+_GROUP_RULES: dict[str, tuple[tuple[str, ...], bytes | None, bool]] = {}
+_GROUP_RULES_MEMO_SIZE = 4096
 
 
 # The agents of one-agent groups, shared: most files name the same few crawlers.

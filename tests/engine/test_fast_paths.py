@@ -216,6 +216,7 @@ def test_shared_tables_keep_only_small_entries() -> None:
     for table in shared:
         assert all(len(key) <= _robots._SHARED_ENTRY_MAX for key in table), table.keys()
     assert long_rule not in _robots._GLOBS
+    assert all(len(lines) <= _robots._SHARED_RULES_CHARS for lines in _robots._GROUP_RULES)
     # The 300-rule group is compiled for its file but not kept for others.
     assert all(len(patterns) <= _robots._SHARED_ENTRY_MAX for patterns, _ in _robots._COMPILED)
 
@@ -231,3 +232,24 @@ def test_shared_tables_stay_bounded_in_number() -> None:
     assert 0 < len(_robots._COMPILED) <= _robots._COMPILED_MEMO_SIZE
     assert 0 < len(_robots._GLOBS) <= _robots._GLOB_MEMO_SIZE
     assert 0 < len(_robots._TOKEN_OF_AGENT) <= _robots._TOKEN_MEMO_SIZE
+    assert 0 < len(_robots._GROUP_RULES) <= _robots._GROUP_RULES_MEMO_SIZE
+
+
+def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> None:
+    from scrapy_rerp.engine import _robots
+
+    _robots.clear_shared_tables()
+    rules = "Disallow: /a\nAllow: /a/b\nDisallow: /c*d\n"
+    first = parse("User-agent: one\n" + rules, RFC9309)
+    second = parse("# comment\n\nUser-agent: two\n# between\n" + rules.replace("\n", "\n\n"))
+    assert first._groups[0][1] is second._groups[0][1]  # the rules were read once
+    assert [line for _, _, line in first.groups[0].rules] == [2, 3, 4]
+    assert [line for _, _, line in second.groups[0].rules] == [5, 7, 9]
+    assert second.decide("https://e.com/a", "two").line == 5
+    assert second.decide("https://e.com/a/b", "two").line == 7
+    assert second.allowed("https://e.com/a", "one")  # the group names "two" only
+    # An /index.html Allow adds a rule for its directory, on the same line, in each file.
+    for prefix in ("User-agent: *\n", "User-agent: *\n\n\n"):
+        robots = parse(prefix + "Disallow: /d/\nAllow: /d/index.html\n", RFC9309)
+        assert robots.allowed("https://e.com/d/", "bot")
+        assert robots.decide("https://e.com/d/", "bot").line == prefix.count("\n") + 2
