@@ -10,7 +10,6 @@ over the text. Lines that are neither a directive, a comment nor blank become wa
 from __future__ import annotations
 
 import re
-from collections import deque
 from itertools import compress, repeat
 from operator import itemgetter
 from typing import NamedTuple
@@ -30,7 +29,6 @@ HOST = 7
 CLEAN_PARAM = 8
 BLANK = 9  # only emitted for MK1996/GYM2008, where a blank line ends a record
 IGNORED = 10  # RFC9309: a blank line, a comment, or a line that is not a directive
-_UNKNOWN = 11  # RFC9309, while tokenizing: a key the table does not know
 
 KIND_NAMES = {
     USER_AGENT: "User-agent",
@@ -200,7 +198,6 @@ def junk_warnings(lines: list[str], numbers: list[int]) -> list[ParseWarning]:
     ]
 
 
-_PARTITION = str.partition
 _KEY_AND_COLON = itemgetter(0, 1)
 
 
@@ -221,21 +218,21 @@ def tokenize_rfc(
     # split at their colon and looked up (their partition tuples are dropped at once, as holding
     # a tuple per line would set off the garbage collector).
     kinds = bytearray(map(_STARTS, read, repeat(_STD_DISALLOW_KEY))).translate(_STD_OR_UNSET)
-    if _UNSET_KIND in kinds:
-        others = list(compress(range(len(kinds)), kinds.translate(_IS_UNSET)))
-        other_lines = list(map(read.__getitem__, others))
-        # (key, ":") pairs: a line without a colon, even one that is only a key
-        # (``Disallow``), is not in the table.
-        pairs = map(_KEY_AND_COLON, map(_PARTITION, other_lines, repeat(":")))
-        found = map(_FAST_RFC_KIND.get, pairs, repeat(_UNKNOWN))
-        deque(map(kinds.__setitem__, others, found), maxlen=0)  # kinds[others[i]] = found[i]
     bare_values: dict[int, str] = {}
     junk: list[int] = []
-    index = kinds.find(_UNKNOWN)
+    if _UNSET_KIND not in kinds:
+        return kinds, read, lines, bare_values, junk
+    # A (key, ":") pair: a line without a colon, even one that is only a key (``Disallow``),
+    # is not in the table. (A loop: the lines left are few, and chained C-level passes cost
+    # more to build than they save.)
+    get = _FAST_RFC_KIND.get
     match = _RFC_LINE.match
-    while index != -1:
+    for index in compress(range(len(kinds)), kinds.translate(_IS_UNSET)):
         line = read[index]
-        if not line or line[0] == "#":
+        kind = get(_KEY_AND_COLON(line.partition(":")))
+        if kind is not None:
+            kinds[index] = kind
+        elif not line or line[0] == "#":
             kinds[index] = IGNORED
         else:
             key, _, bare_key, bare_value, other = match(line).groups("")  # type: ignore[union-attr]
@@ -248,7 +245,6 @@ def tokenize_rfc(
                 kinds[index] = IGNORED
                 if other and other != "#":
                     junk.append(index + 1)
-        index = kinds.find(_UNKNOWN, index + 1)
     return kinds, read, lines, bare_values, junk
 
 

@@ -502,11 +502,16 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
 
 
 def _others_may_match(wild: _Wild, path: str) -> bool:
-    """False if no wildcard rule with a short head can match *path* (one C-level pass)."""
+    """False if no wildcard rule with a short head can match *path*."""
     if not wild.other_patterns:
         return False
     probes = wild.probes
-    return path.endswith(wild.tails) or probes is None or any(map(path.__contains__, probes))
+    if probes is None or path.endswith(wild.tails):
+        return True
+    for probe in probes:  # a few: a loop costs less than building a C-level pass
+        if probe in path:
+            return True
+    return False
 
 
 def _legacy_first_match(
@@ -1088,16 +1093,8 @@ def _build_rfc(
             file_wide.add(kinds[index], _value_of(read, bare_values, index))
             index = coarse.find(b"F", index + 1)
     start = coarse.find(b"U")
-    before = len(coarse) if start == -1 else start
-    for letter, message in ((b"R", "rule before any User-agent, ignored"), (b"E", None)):
-        index = coarse.find(letter, 0, before)
-        while index != -1:
-            if message is None:
-                text_of = f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
-            else:
-                text_of = message
-            warnings.append(ParseWarning(index + 1, _value_of(read, bare_values, index), text_of))
-            index = coarse.find(letter, index + 1, before)
+    if start:  # lines before the first User-agent (or no User-agent at all)
+        _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[_StoredGroup] = []
     size = len(coarse)
     while start != -1:
@@ -1113,6 +1110,27 @@ def _build_rfc(
         )
         start = following
     return tuple(groups), file_wide
+
+
+def _warn_outside_groups(
+    kinds: bytearray,
+    read: list[str],
+    bare_values: dict[int, str],
+    coarse: bytes,
+    start: int,
+    warnings: list[ParseWarning],
+) -> None:
+    """Warn for each rule and per-group extension before *start*, the first User-agent."""
+    before = len(coarse) if start == -1 else start
+    for letter, message in ((b"R", "rule before any User-agent, ignored"), (b"E", None)):
+        index = coarse.find(letter, 0, before)
+        while index != -1:
+            if message is None:
+                text_of = f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
+            else:
+                text_of = message
+            warnings.append(ParseWarning(index + 1, _value_of(read, bare_values, index), text_of))
+            index = coarse.find(letter, index + 1, before)
 
 
 def _rfc_group(
