@@ -74,12 +74,16 @@ def escape_pattern(value: str) -> str:
 
 def _upper_escapes(value: str) -> str:
     """``%xx`` escapes upper-cased, with C-level passes rather than a callback per escape."""
+    if not has_lower_escape(value):  # most are written upper-case already
+        return value
     pieces = _ESCAPE.split(value)  # text, hex pair, text, hex pair, ..., text
     pieces[1::2] = map(_PERCENT.__add__, map(str.upper, pieces[1::2]))
     return "".join(pieces)
 
 
 _ESCAPE = re.compile(r"%([0-9a-fA-F]{2})")
+#: Whether a text has a %-escape with a lower-case hex digit (one that escaping changes).
+has_lower_escape = re.compile(r"%(?:[0-9a-fA-F][a-f]|[a-f][0-9A-F])").search
 _PERCENT = "%"
 _HIGH_OCTETS = {octet: f"%{octet:02X}" for octet in range(0x80, 0x100)}
 

@@ -27,6 +27,7 @@ from ._patterns import (
     Glob,
     escape_pattern,
     glob_match,
+    has_lower_escape,
     path_params_query,
     pattern_matches,
     split_glob,
@@ -1226,11 +1227,11 @@ def _rfc_rules_of(
     # rule passes through slice, strip and intern without a list in between.
     if "#" in joined:
         raw = map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#")))
-    stripped = map(_strip, raw, repeat(_VALUE_SPACE))
-    if joined.isascii() and "%" not in joined:
-        patterns = list(map(intern, stripped))
+    values = map(_strip, raw, repeat(_VALUE_SPACE))
+    if joined.isascii() and ("%" not in joined or not has_lower_escape(joined)):
+        patterns = list(map(intern, values))  # nothing to escape
     else:
-        patterns = list(stripped)
+        patterns = list(values)
         _escape_some(patterns)
         patterns = list(map(intern, patterns))
     allow_bits: bytes | None = None

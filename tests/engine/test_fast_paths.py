@@ -253,3 +253,19 @@ def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> No
         robots = parse(prefix + "Disallow: /d/\nAllow: /d/index.html\n", RFC9309)
         assert robots.allowed("https://e.com/d/", "bot")
         assert robots.decide("https://e.com/d/", "bot").line == prefix.count("\n") + 2
+
+
+def test_escapes_are_upper_cased_as_a_callback_per_escape_would() -> None:
+    import re
+
+    from scrapy_rerp.engine._patterns import escape_pattern
+
+    rng = random.Random(16)
+    pieces = ["%", "%2f", "%2F", "%aB", "%Ab", "%zz", "%e4%bc", "/a", "é", "%", "1", "f", "F"]
+    for _ in range(3000):
+        value = "/" + "".join(rng.choice(pieces) for _ in range(rng.randrange(6)))
+        if value.isascii():
+            expected = re.sub(r"%[0-9a-fA-F]{2}", lambda m: m.group().upper(), value)
+            assert escape_pattern(value) == expected, value
+    robots = parse("User-agent: *\nDisallow: /a%2fb\nDisallow: /c%2Fd\n", RFC9309)
+    assert [pattern for _, pattern, _ in robots.groups[0].rules] == ["/a%2Fb", "/c%2Fd"]
