@@ -65,7 +65,6 @@ def clear_shared_tables() -> None:
     _GLOBS.clear()
     _GROUP_RULES.clear()
     _ONE_AGENT.clear()
-    _ONE_AGENT["*"] = _STAR
     caller_tokens.cache_clear()
 
 
@@ -1098,6 +1097,7 @@ def _build_rfc(
         _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[_StoredGroup] = []
     size = len(coarse)
+    has_extras = b"E" in coarse
     while start != -1:
         first_rule = coarse.find(b"R", start)
         if first_rule == -1:
@@ -1107,7 +1107,9 @@ def _build_rfc(
             following = coarse.find(b"U", first_rule)
             end = size if following == -1 else following
         groups.append(
-            _rfc_group(kinds, read, bare_values, coarse, start, first_rule, end, warnings)
+            _rfc_group(
+                kinds, read, bare_values, coarse, start, first_rule, end, has_extras, warnings
+            )
         )
         start = following
     return tuple(groups), file_wide
@@ -1142,16 +1144,20 @@ def _rfc_group(
     start: int,
     first_rule: int,
     end: int,
+    has_extras: bool,
     warnings: list[ParseWarning],
 ) -> _StoredGroup:
-    """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*."""
+    """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*
+    (*has_extras*: whether the file has any Crawl-delay, Request-rate or Visit-time)."""
     if first_rule == start + 1:
-        value = _value_of(read, bare_values, start)
-        agents: tuple[str, ...] | None = _ONE_AGENT.get(value)
+        # Keyed by the whole line, whose value is read the same way each time.
+        line = read[start]
+        agents: tuple[str, ...] | None = _ONE_AGENT.get(line)
         if agents is None:
-            agents = (intern(value),)
-            if len(_ONE_AGENT) < _ONE_AGENT_MEMO_SIZE and len(value) <= _SHARED_ENTRY_MAX:
-                _ONE_AGENT[value] = agents
+            value = _value_of(read, bare_values, start)
+            agents = _STAR if value == "*" else (intern(value),)
+            if len(_ONE_AGENT) < _ONE_AGENT_MEMO_SIZE and len(line) <= _SHARED_ENTRY_MAX:
+                _ONE_AGENT[line] = agents
     else:
         names = []
         index = start
@@ -1160,7 +1166,7 @@ def _rfc_group(
             index = coarse.find(b"U", index + 1, first_rule)
         agents = tuple(names)
     extras: tuple[tuple[int, int, Any], ...] = ()
-    index = coarse.find(b"E", start, end)
+    index = coarse.find(b"E", start, end) if has_extras else -1
     if index != -1:
         found = []
         while index != -1:
@@ -1175,7 +1181,7 @@ def _rfc_group(
     last = coarse.rfind(b"R", first_rule, end) + 1
     rule_kinds = kinds[first_rule:last]
     selected = rule_kinds.translate(_IS_RULE)
-    if selected.count(0):  # other lines between the rules: keep the rule lines only
+    if 0 in selected:  # other lines between the rules: keep the rule lines only
         rule_lines = list(compress(read[first_rule:last], selected))
         numbers = list(compress(range(first_rule + 1, last + 1), selected))
         rule_kinds = bytearray(compress(rule_kinds, selected))
@@ -1262,8 +1268,9 @@ _GROUP_RULES: dict[str, tuple[tuple[str, ...], bytes | None, bool]] = {}
 _GROUP_RULES_MEMO_SIZE = 4096
 
 
-# The agents of one-agent groups, shared: most files name the same few crawlers.
-_ONE_AGENT: dict[str, tuple[str, ...]] = {"*": _STAR}
+# The agents of one-agent groups by their User-agent line, shared: most files name the same
+# few crawlers.
+_ONE_AGENT: dict[str, tuple[str, ...]] = {}
 _ONE_AGENT_MEMO_SIZE = 4096
 
 
