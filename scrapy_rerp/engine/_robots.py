@@ -216,7 +216,7 @@ class _Rules:
             kinds = group[_KINDS]
         else:
             patterns = tuple(p for g in groups for p in g[_PATTERNS])
-            allow_bits = bytes(_kind_at(g, i) for g in groups for i in range(len(g[_PATTERNS])))
+            allow_bits = b"".join(g[_KINDS] or bytes(len(g[_PATTERNS])) for g in groups)
             kinds = allow_bits if 1 in allow_bits else None
         # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
         if len(patterns) > _SHARED_ENTRY_MAX or sum(map(len, patterns)) > _SHARED_RULES_CHARS:
