@@ -1241,22 +1241,17 @@ def _rfc_rules_of(
         _escape_some(patterns)
         patterns = list(map(intern, patterns))
     allow_bits: bytes | None = None
+    remember = len(joined) <= _SHARED_RULES_CHARS
     if L.ALLOW in rule_kinds:
         allow_bits = bytes(rule_kinds.translate(_ALLOW_BIT))
         if "/index.htm" in joined:
-            # Rules added for the directories: the line numbers change, nothing is remembered.
             patterns, allow_bits, numbers = _with_index_directories(
                 patterns, allow_bits, numbers or list(range(first_rule + 1, last + 1))
             )
-            return (
-                tuple(patterns),
-                allow_bits,
-                _plain_prefixes(allow_bits, joined, patterns),
-                numbers,
-            )
+            remember = False  # rules were added for the directories: the line numbers changed
     # Whether the rules are plain prefixes, seen now while the values are at hand.
     found = (tuple(patterns), allow_bits, _plain_prefixes(allow_bits, joined, patterns))
-    if len(joined) <= _SHARED_RULES_CHARS:
+    if remember:
         if len(_GROUP_RULES) >= _GROUP_RULES_MEMO_SIZE:
             _GROUP_RULES.clear()
         _GROUP_RULES[joined] = found
