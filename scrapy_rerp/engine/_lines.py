@@ -198,9 +198,6 @@ def junk_warnings(lines: list[str], numbers: list[int]) -> list[ParseWarning]:
     ]
 
 
-_KEY_AND_COLON = itemgetter(0, 1)
-
-
 def tokenize_rfc(
     text: str, warnings: list[ParseWarning]
 ) -> tuple[bytearray, list[str], list[str], dict[int, str], list[int]]:
@@ -214,17 +211,16 @@ def tokenize_rfc(
     """
     lines = text.split("\n")
     read = _cut_long_lines(lines, warnings) if len(text) > MAX_LINE_BYTES // 4 else lines
-    # Most lines are ``Disallow:`` lines: one C-level pass finds them; only the others are
-    # split at their colon and looked up (their partition tuples are dropped at once, as holding
-    # a tuple per line would set off the garbage collector).
+    # Most lines are ``Disallow:`` lines: one C-level pass finds them; only the others are cut
+    # at their colon and looked up.
     kinds = bytearray(map(_STARTS, read, repeat(_STD_DISALLOW_KEY))).translate(_STD_OR_UNSET)
     bare_values: dict[int, str] = {}
     junk: list[int] = []
     if _UNSET_KIND not in kinds:
         return kinds, read, lines, bare_values, junk
-    # A (key, ":") pair: a line without a colon, even one that is only a key (``Disallow``),
-    # is not in the table. (A loop: the lines left are few, and chained C-level passes cost
-    # more to build than they save.)
+    # A line up to its first colon: a line without one, even one that is only a key
+    # (``Disallow``), is looked up as "" and not found. (A loop: the lines left are few, and
+    # chained C-level passes cost more to build than they save.)
     get = _FAST_RFC_KIND.get
     match = _RFC_LINE.match
     for index in compress(range(len(kinds)), kinds.translate(_IS_UNSET)):
@@ -232,7 +228,7 @@ def tokenize_rfc(
         if not line or line[0] == "#":  # a third of the lines left
             kinds[index] = IGNORED
             continue
-        kind = get(_KEY_AND_COLON(line.partition(":")))
+        kind = get(line[: line.find(":") + 1])
         if kind is not None:
             kinds[index] = kind
         else:
@@ -286,11 +282,11 @@ def _with_casings(keys: dict[str, int]) -> dict[str, int]:
 
 
 RFC_KIND = _with_casings({**_RFC_KEYS, **_EXTENSION_KEYS})
-# The (key, colon) pairs tokenize_rfc reads without the regular expression: a key written
+# The keys, colon included, that tokenize_rfc reads without the regular expression: a key written
 # exactly so (no blank before the colon) is read by _RFC_LINE as the same kind, with the same
 # value. A blank line takes the short way in tokenize_rfc; any other line takes the regular
 # expression.
-_FAST_RFC_KIND = {(key, ":"): kind for key, kind in RFC_KIND.items()}
+_FAST_RFC_KIND = {key + ":": kind for key, kind in RFC_KIND.items()}
 _LEGACY_KIND = _with_casings(_LEGACY_KEYS)
 
 

@@ -1218,22 +1218,24 @@ def _rfc_rules_of(
 ) -> tuple[tuple[str, ...], bytes | None, bool, list[int] | None]:
     """(patterns, allow bits, plain, line numbers) of a group's rule lines (*joined*: the
     lines joined with newlines), remembered for the next group with the same lines."""
-    raw: Iterable[str]
-    if rule_kinds.count(L.STD_DISALLOW) == len(rule_kinds):
-        raw = map(L.STD_DISALLOW_VALUE, rule_lines)
-    else:
-        raw = map(_AFTER_COLON, map(_PARTITION, rule_lines, repeat(":")))
-        if bare_values:
-            raw = list(raw)
-            for position, number in enumerate(numbers or range(first_rule + 1, last + 1)):
-                if number - 1 in bare_values:
-                    raw[position] = bare_values[number - 1]
-    # What the values might hold, read off the whole lines (a key holds none of these
-    # characters, or only makes a test below look closer): the values stay lazy, so that each
-    # rule passes through slice, strip and intern without a list in between.
-    if "#" in joined:
-        raw = map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#")))
-    values = map(_strip, raw, repeat(_VALUE_SPACE))
+    values: Iterable[str] | None = _cleanly_written(joined, len(rule_lines))
+    if values is None:
+        raw: Iterable[str]
+        if rule_kinds.count(L.STD_DISALLOW) == len(rule_kinds):
+            raw = map(L.STD_DISALLOW_VALUE, rule_lines)
+        else:
+            raw = map(_AFTER_COLON, map(_PARTITION, rule_lines, repeat(":")))
+            if bare_values:
+                raw = list(raw)
+                for position, number in enumerate(numbers or range(first_rule + 1, last + 1)):
+                    if number - 1 in bare_values:
+                        raw[position] = bare_values[number - 1]
+        # What the values might hold, read off the whole lines (a key holds none of these
+        # characters, or only makes a test below look closer): the values stay lazy, so that
+        # each rule passes through slice, strip and intern without a list in between.
+        if "#" in joined:
+            raw = map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#")))
+        values = map(_strip, raw, repeat(_VALUE_SPACE))
     if joined.isascii() and ("%" not in joined or not has_lower_escape(joined)):
         patterns = list(map(intern, values))  # nothing to escape
     else:
@@ -1256,6 +1258,28 @@ def _rfc_rules_of(
             _GROUP_RULES.clear()
         _GROUP_RULES[joined] = found
     return (*found, numbers)
+
+
+def _cleanly_written(joined: str, count: int) -> list[str] | None:
+    """The values of *count* rule lines (*joined* with newlines) if every line is written
+    ``Disallow: value`` or ``Allow: value``, with one blank after the colon, and no value holds
+    a blank or a ``#``; else None.
+
+    Then the values are what lies between the keys: one C-level split reads them all, where
+    the general way slices and strips each line.
+    """
+    if joined.count(" ") != count or "#" in joined or "\t" in joined or "\v" in joined:
+        return None
+    text = "\n" + joined
+    if "\nAllow: " in text:
+        # Every "\nAllow: " starts a line, and so does the "\nDisallow: " put in its place.
+        text = text.replace("\nAllow: ", "\nDisallow: ")
+    values = text.split("\nDisallow: ")
+    # As many keys as newlines, so one at each line start; the first piece is the "" before it.
+    if len(values) != count + 1 or "\f" in joined:
+        return None
+    del values[0]
+    return values
 
 
 # A group's rule lines, joined with newlines -> (patterns, allow bits, plain), for recent groups.

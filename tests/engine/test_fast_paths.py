@@ -269,3 +269,44 @@ def test_escapes_are_upper_cased_as_a_callback_per_escape_would() -> None:
             assert escape_pattern(value) == expected, value
     robots = parse("User-agent: *\nDisallow: /a%2fb\nDisallow: /c%2Fd\n", RFC9309)
     assert [pattern for _, pattern, _ in robots.groups[0].rules] == ["/a%2Fb", "/c%2Fd"]
+
+
+def _rules_read_line_by_line(text: str) -> list[list[tuple[bool, str]]]:
+    """Each group's (is_allow, pattern) read with the tokenizer's value_of, line by line."""
+    from scrapy_rerp.engine._lines import ALLOW
+    from scrapy_rerp.engine._patterns import escape_pattern
+
+    kinds, read, _, bare_values, _ = tokenize_rfc(text, [])
+    groups: list[list[tuple[bool, str]]] = []
+    after_rule = True
+    for index, kind in enumerate(kinds):
+        if kind == lines_module.USER_AGENT:
+            if after_rule:
+                groups.append([])
+            after_rule = False
+        elif kind in (ALLOW, lines_module.DISALLOW, STD_DISALLOW) and groups:
+            value = escape_pattern(value_of(read, bare_values, index))
+            groups[-1].append((kind == ALLOW, value))
+            after_rule = True
+    return groups
+
+
+def test_rule_values_read_at_once_equal_values_read_line_by_line() -> None:
+    from scrapy_rerp.engine import _robots
+
+    rng = random.Random(42)
+    keys = ["Disallow: ", "Allow: ", "Disallow:", "Allow:", "Disallow:  ", "disallow: "]
+    values = ["/a", "/b/c", "", "/x y", "/t\t", "/f\f", "/v\v", "/h#c", "Allow: /z", "/é"]
+    values += ["Disallow: /w", "Disallow:Allow: /q", "/%2f", "/d ", " /e", "/index.html"]
+    for _ in range(3000):
+        _robots.clear_shared_tables()  # every group read afresh, not from the shared table
+        lines = ["User-agent: *"]
+        for _ in range(rng.randint(1, 6)):
+            key = rng.choice(keys[:2] * 4 + keys)
+            lines.append(key + rng.choice(values[:2] * 4 + values))
+        text = "\n".join(lines)
+        robots = parse(text, RFC9309)
+        got = [(is_allow, pattern) for is_allow, pattern, _ in robots.groups[0].rules]
+        expected = _rules_read_line_by_line(text)[0]
+        # google's /index.html Allow adds a rule for the directory; the reference does not.
+        assert [rule for rule in got if not rule[1].endswith("/$")] == expected, text
