@@ -251,9 +251,9 @@ class _Rules:
             allow_patterns = tuple(compress(patterns, kinds))
             disallow_patterns = tuple(compress(patterns, kinds.translate(_NOT_BIT)))
         if "*" in joined or "$" in joined:
-            wild_bits = bytes(
-                map(or_, map(_HAS, patterns, repeat("*")), map(_ENDS, patterns, repeat("$")))
-            )
+            wild_bits = bytes(map(_HAS, patterns, repeat("*")))
+            if "$\n" in joined or joined[-1] == "$":  # some pattern ends with '$'
+                wild_bits = bytes(map(or_, wild_bits, map(_ENDS, patterns, repeat("$"))))
             if kinds is None:
                 disallow_patterns, wild_disallow = _split_wild(patterns, wild_bits, True)
                 wild_allow: list[str] = []
