@@ -595,7 +595,8 @@ class RobotsTxt:
             if len(groups) == 1 and groups[0][_AGENTS] is _STAR:
                 global_rules = groups[0]
             elif groups:
-                by_token: dict[str, list[_StoredGroup]] = {}
+                by_token: dict[str, Any] = {}
+                merged: dict[str, list[_StoredGroup]] = {}  # tokens with more than one group
                 global_groups: list[_StoredGroup] = []
                 key_of = _AGENT_KEYS.get
                 for group in groups:
@@ -604,18 +605,20 @@ class RobotsTxt:
                         if key is None:
                             key = _agent_key(value)
                         if key == "*":
-                            found = global_groups
+                            if not global_groups or global_groups[-1] is not group:
+                                global_groups.append(group)
                         elif key:
-                            found = by_token.setdefault(key, [])
-                        else:
-                            continue
-                        if not found or found[-1] is not group:
-                            found.append(group)
+                            found = by_token.get(key)
+                            if found is None:
+                                by_token[key] = group
+                            elif found is not group:
+                                more = merged.setdefault(key, [found])
+                                if more[-1] is not group:
+                                    more.append(group)
                 if by_token:
-                    index = {
-                        token: found[0] if len(found) == 1 else tuple(found)
-                        for token, found in by_token.items()
-                    }
+                    for key, more in merged.items():
+                        by_token[key] = tuple(more)
+                    index = by_token
                 if global_groups:
                     global_rules = (
                         global_groups[0] if len(global_groups) == 1 else tuple(global_groups)
