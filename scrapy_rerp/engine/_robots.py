@@ -218,24 +218,25 @@ class _Rules:
             patterns = tuple(p for g in groups for p in g[_PATTERNS])
             allow_bits = b"".join(g[_KINDS] or bytes(len(g[_PATTERNS])) for g in groups)
             kinds = allow_bits if 1 in allow_bits else None
+        joined = "\n".join(patterns)
         # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
-        if len(patterns) > _SHARED_ENTRY_MAX or sum(map(len, patterns)) > _SHARED_RULES_CHARS:
-            self._compile(patterns, kinds)
+        if len(patterns) > _SHARED_ENTRY_MAX or len(joined) > _SHARED_RULES_CHARS:
+            self._compile(patterns, kinds, joined)
             return
         key = (patterns, kinds)
         found = _COMPILED.get(key)
         if found is None:
-            self._compile(patterns, kinds)
+            self._compile(patterns, kinds, joined)
             if len(_COMPILED) >= _COMPILED_MEMO_SIZE:
                 _COMPILED.clear()
             _COMPILED[key] = (self.disallow, self.allow, self.wild)
         else:
             self.disallow, self.allow, self.wild = found
 
-    def _compile(self, patterns: tuple[str, ...], kinds: bytes | None) -> None:
+    def _compile(self, patterns: tuple[str, ...], kinds: bytes | None, joined: str) -> None:
+        """*joined*: the patterns joined with newlines."""
         self.allow = ()
         self.wild = None
-        joined = "\n".join(patterns)
         if _plain_prefixes(kinds, joined, patterns):
             self.disallow = patterns  # plain prefixes of merged groups
             return

@@ -219,6 +219,9 @@ def test_shared_tables_keep_only_small_entries() -> None:
     assert all(len(lines) <= _robots._SHARED_RULES_CHARS for lines in _robots._GROUP_RULES)
     # The 300-rule group is compiled for its file but not kept for others.
     assert all(len(patterns) <= _robots._SHARED_ENTRY_MAX for patterns, _ in _robots._COMPILED)
+    assert all(
+        len("\n".join(patterns)) <= _robots._SHARED_RULES_CHARS for patterns, _ in _robots._COMPILED
+    )
 
 
 def test_shared_tables_stay_bounded_in_number() -> None:
