@@ -327,11 +327,9 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     """Split a wildcard pattern for matching: (priority, probe, head, middle, tail, anchored).
 
     *probe* is the longest literal a matching path must contain; *tail* None means no ``*``.
-    The splits of recent patterns are shared by every file that has the same rule.
+    The splits of recent patterns are shared by every file that has the same rule
+    (``_compile_globs`` looks there first).
     """
-    found = _GLOBS.get(pattern)
-    if found is not None:
-        return found
     head, parts, tail, anchored = split_glob(pattern)
     head = intern(head)
     if tail is None:  # no '*', only a final '$': the whole path must equal head
@@ -400,24 +398,24 @@ class _Wild:
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
 
     def headed_globs(self) -> tuple[_CompiledGlob, ...]:
-        headed = self.headed = tuple(_compile_globs(list(self.headed_patterns)))
+        headed = self.headed = _compile_globs(self.headed_patterns)
         return headed
 
     def other_globs(self) -> tuple[_CompiledGlob, ...]:
-        others = self.others = tuple(_compile_globs(list(self.other_patterns)))
+        others = self.others = _compile_globs(self.other_patterns)
         return others
 
     def allow_globs(self) -> tuple[_CompiledGlob, ...]:
-        allow = self.allow = tuple(_compile_globs(list(self.allow_patterns)))
+        allow = self.allow = _compile_globs(self.allow_patterns)
         return allow
 
 
-def _compile_globs(patterns: list[str]) -> list[_CompiledGlob]:
+def _compile_globs(patterns: tuple[str, ...]) -> tuple[_CompiledGlob, ...]:
     globs = list(map(_GLOBS.get, patterns))
     if None in globs:
         for index in compress(range(len(globs)), map(is_, globs, repeat(None))):
             globs[index] = _compile_glob(patterns[index])
-    return globs  # type: ignore[return-value]
+    return tuple(globs)  # type: ignore[return-value]
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
@@ -1272,7 +1270,13 @@ def _cleanly_written(joined: str, count: int) -> list[str] | None:
     Then the values are what lies between the keys: one C-level split reads them all, where
     the general way slices and strips each line.
     """
-    if joined.count(" ") != count or "#" in joined or "\t" in joined or "\v" in joined:
+    if (
+        joined.count(" ") != count
+        or "#" in joined
+        or "\t" in joined
+        or "\v" in joined
+        or "\f" in joined
+    ):
         return None
     text = "\n" + joined
     if "\nAllow: " in text:
@@ -1280,7 +1284,7 @@ def _cleanly_written(joined: str, count: int) -> list[str] | None:
         text = text.replace("\nAllow: ", "\nDisallow: ")
     values = text.split("\nDisallow: ")
     # As many keys as newlines, so one at each line start; the first piece is the "" before it.
-    if len(values) != count + 1 or "\f" in joined:
+    if len(values) != count + 1:
         return None
     del values[0]
     return values
