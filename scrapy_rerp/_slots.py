@@ -11,6 +11,9 @@ How a floor holds:
   dropped by the idle-slot garbage collector comes back with it;
 * floored slots get no jitter: Scrapy draws each gap from ``delay * (1 ± jitter)``, which would
   let gaps fall below the floor;
+* floored slots transfer one request at a time: Scrapy's delay timer counts from when a request
+  left the queue, and could fire while that request is still in flight (a slow answer, a slow
+  connection); the next request then waits for the answer, and the floor counts from it;
 * AutoThrottle rewrites ``slot.delay`` on every response; this class re-clamps it in its own
   ``response_downloaded`` handler, connected by the downloader middleware and so after the
   extensions (AutoThrottle) and called after them;
@@ -220,6 +223,7 @@ class CrawlDelayFloors:
                 per_slot[key] = original
             if slot is not None:
                 _set_jitter(slot, _configured_jitter(original, downloader))
+                slot.concurrency = _configured_concurrency(original, downloader)
                 if not self.autothrottle:
                     slot.delay = base
             return
@@ -227,6 +231,7 @@ class CrawlDelayFloors:
         self._key_floor[key] = floor
         settings = dict(original or {})
         settings["delay"] = max(base, floor)
+        settings["concurrency"] = 1
         settings.pop("randomize_delay", None)
         if _HAS_JITTER:
             settings["jitter"] = 0.0
@@ -235,6 +240,7 @@ class CrawlDelayFloors:
         per_slot[key] = settings
         if slot is not None:
             _set_jitter(slot, 0.0)
+            slot.concurrency = 1
             # AutoThrottle owns the delay above the floor; without it the slot runs at
             # max(its configured delay, floor), which also lowers it when a floor goes down.
             slot.delay = max(slot.delay, floor) if self.autothrottle else max(base, floor)
@@ -325,6 +331,12 @@ def _set_jitter(slot: Slot, jitter: float) -> None:
         slot.jitter = jitter
     else:
         slot.randomize_delay = bool(jitter)
+
+
+def _configured_concurrency(slot_settings: dict[str, Any] | None, downloader: Downloader) -> int:
+    """The concurrency Scrapy itself gives a slot with *slot_settings*."""
+    default = downloader.ip_concurrency or downloader.domain_concurrency
+    return int((slot_settings or {}).get("concurrency", default))
 
 
 def _configured_jitter(slot_settings: dict[str, Any] | None, downloader: Downloader) -> float:

@@ -358,7 +358,7 @@ async def test_floor_survives_slot_garbage_collection(server: Server) -> None:
     assert isinstance(spider, GcSpider)
     assert spider.dropped
     # What Scrapy recreates the slot from.
-    assert spider.slot_settings == {"delay": FLOOR, **NO_JITTER}
+    assert spider.slot_settings == {"delay": FLOOR, "concurrency": 1, **NO_JITTER}
     hits = server.hits()
     assert len(hits) == 7
     # The five pages requested together after the slot was recreated.
@@ -385,6 +385,7 @@ class ClearingSpider(ListSpider):
         floors.clear_floor(origin_of(response.url))
         self.restored_settings = dict(downloader.per_slot_settings.get(key, {}))
         self.restored_slot = floors.slot_delay(response.request)
+        self.restored_concurrency = downloader.slots[key].concurrency
         for url in self.urls[1:]:
             yield scrapy.Request(url, self.parse, dont_filter=True)
 
@@ -398,8 +399,10 @@ async def test_clear_floor_gives_the_slot_its_own_settings_back(server: Server) 
     )
     spider = crawler.spider
     assert isinstance(spider, ClearingSpider)
-    assert spider.floored_settings == {"concurrency": 4, "delay": FLOOR, **NO_JITTER}
+    # One request at a time while floored, so the floor counts from the previous answer.
+    assert spider.floored_settings == {"concurrency": 1, "delay": FLOOR, **NO_JITTER}
     assert spider.restored_settings == own
+    assert spider.restored_concurrency == 4
     # Back to DOWNLOAD_DELAY (0) and Scrapy's default jitter (0.5).
     assert spider.restored_slot == (0.0, 0.5)
     # No floor any more: the whole batch goes out in less time than one floored gap.
