@@ -149,6 +149,68 @@ def test_allowed_agrees_with_decide_on_generated_files() -> None:
     assert not disagreements, disagreements[:3]
 
 
+def _large_group(rng: random.Random, rules: int, allows: int, wildcards: int) -> str:
+    # Short segments from a small alphabet, so that rules are often prefixes of each other and
+    # paths often share a long start with a rule they do not match.
+    def prefix() -> str:
+        segments = [rng.choice(["a", "ab", "b", "a.", "ba"]) for _ in range(rng.randint(1, 4))]
+        return "/" + "/".join(segments)
+
+    lines = [f"Disallow: {prefix()}" for _ in range(rules)]
+    lines += [f"Allow: {prefix()}" for _ in range(allows)]
+    lines += [f"Disallow: {prefix()}*{rng.choice(['a', '.'])}$" for _ in range(wildcards)]
+    rng.shuffle(lines)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("allows", "wildcards", "groups"),
+    [(0, 0, 1), (5, 0, 1), (0, 5, 1), (5, 5, 1), (0, 0, 2), (5, 0, 2)],
+)
+def test_large_rule_sets_checked_by_bisection_agree_with_decide(
+    allows: int, wildcards: int, groups: int
+) -> None:
+    from scrapy_rerp.engine import _robots
+
+    rng = random.Random(allows * 10 + wildcards + groups)
+    segments = ["a", "ab", "b", "a.", "ba", "c", ""]
+    disagreements = []
+    for _ in range(4):
+        text = "\n".join(
+            f"User-agent: *\n{_large_group(rng, 300, allows, wildcards)}" for _ in range(groups)
+        )
+        robots = parse(text, RFC9309)
+        for _ in range(400):
+            path = "/" + "/".join(rng.choice(segments) for _ in range(rng.randint(0, 5)))
+            url = "https://example.com" + path
+            if robots.allowed(url, "bot") is not robots.decide(url, "bot").allowed:
+                disagreements.append((path, robots.decide(url, "bot")))
+        rules = robots._global
+        assert isinstance(rules, _robots._Rules)
+        assert rules.wild is not None and rules.wild.gate is not None  # the bisection ran
+        assert len(rules.wild.gate) < len(rules.disallow)  # and prefixes were dropped
+    assert not disagreements, disagreements[:3]
+
+
+def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
+    from scrapy_rerp.engine import _robots
+
+    text = "User-agent: *\n" + "\n".join(f"Disallow: /d{i}/" for i in range(300))
+    robots = parse(text, RFC9309)
+    for i in range(_robots._GATE_AFTER_CHECKS):
+        rules = robots._global
+        assert not isinstance(rules, _robots._Rules) or rules.wild.gate is None, i  # type: ignore[union-attr]
+        if i % 2:
+            assert not robots.allowed(f"https://example.com/d{i}/x", "bot")
+        else:
+            assert robots.allowed(f"https://example.com/d{i}x", "bot")
+    gate = robots._global.wild.gate
+    assert gate is not None and len(gate) == 300
+    assert not robots.allowed("https://example.com/d299/", "bot")
+    assert robots.allowed("https://example.com/d300/", "bot")
+    assert robots.allowed("https://example.com/", "bot")
+
+
 def test_the_remembered_site_never_changes_a_verdict() -> None:
     robots = parse("User-agent: *\nDisallow: /private\nAllow: /private/open\n", RFC9309)
     urls = [
