@@ -218,20 +218,19 @@ class _Rules:
             patterns = tuple(p for g in groups for p in g[_PATTERNS])
             allow_bits = b"".join(g[_KINDS] or bytes(len(g[_PATTERNS])) for g in groups)
             kinds = allow_bits if 1 in allow_bits else None
-        joined = "\n".join(patterns)
         # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
-        if len(patterns) > _SHARED_ENTRY_MAX or len(joined) > _SHARED_RULES_CHARS:
-            self._compile(patterns, kinds, joined)
-            return
-        key = (patterns, kinds)
-        found = _COMPILED.get(key)
-        if found is None:
-            self._compile(patterns, kinds, joined)
+        shareable = len(patterns) <= _SHARED_ENTRY_MAX
+        if shareable:
+            found = _COMPILED.get((patterns, kinds))
+            if found is not None:
+                self.disallow, self.allow, self.wild = found
+                return
+        joined = "\n".join(patterns)
+        self._compile(patterns, kinds, joined)
+        if shareable and len(joined) <= _SHARED_RULES_CHARS:
             if len(_COMPILED) >= _COMPILED_MEMO_SIZE:
                 _COMPILED.clear()
-            _COMPILED[key] = (self.disallow, self.allow, self.wild)
-        else:
-            self.disallow, self.allow, self.wild = found
+            _COMPILED[(patterns, kinds)] = (self.disallow, self.allow, self.wild)
 
     def _compile(self, patterns: tuple[str, ...], kinds: bytes | None, joined: str) -> None:
         """*joined*: the patterns joined with newlines."""
@@ -405,7 +404,9 @@ class _Wild:
     )
 
     def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
-        ordered = sorted(disallow, key=len, reverse=True)
+        # Longest first, so that the first match is the longest, when an Allow weighs against it;
+        # without one, any match decides.
+        ordered = disallow if no_allow else sorted(disallow, key=len, reverse=True)
         # The literal before the first '*' (without a final '$'): a matching path starts with it.
         heads = list(
             map(_NO_DOLLAR, map(_FIRST, map(_PARTITION, ordered, repeat("*"))), repeat("$"))
