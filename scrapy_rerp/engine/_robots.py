@@ -194,8 +194,9 @@ class _Rules:
 
     Built on the agent's first query from its group, or its groups merged as RFC 9309 section
     2.2.1 asks: plain prefixes per verdict, checked with one C-level ``str.startswith(tuple)``
-    (sorted longest first when an Allow must be weighed against them), and wildcard rules as
-    split globs, longest first (``_Wild``).
+    (sorted for bisection when an Allow must be weighed against them), and wildcard rules as
+    split globs (``_Wild``). More than _PREFIX_GATE_MIN Disallow prefixes also get a ``_Wild``,
+    which bisects them once they have served _GATE_AFTER_CHECKS checks.
     """
 
     __slots__ = ("groups", "disallow", "allow", "wild")
@@ -378,7 +379,8 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
 
 
 class _Wild:
-    """A group's wildcard rules, longest first, split by how they can be ruled out quickly.
+    """A group's wildcard rules, split by how they can be ruled out quickly (longest first when
+    an Allow may weigh against them), and the bisection gate of many plain Disallow prefixes.
 
     Disallow globs whose literal head is longer than ``/`` are only tried when the path starts
     with one of those heads (one C-level ``str.startswith(tuple)``); the others only when the
