@@ -30,7 +30,6 @@ from ._patterns import (
     has_lower_escape,
     path_params_query,
     pattern_matches,
-    split_glob,
     unquote_path,
 )
 
@@ -359,13 +358,15 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     The splits of recent patterns are shared by every file that has the same rule
     (``_compile_globs`` looks there first).
     """
-    head, parts, tail, anchored = split_glob(pattern)
-    head = intern(head)
-    if tail is None:  # no '*', only a final '$': the whole path must equal head
+    # split_glob's reading, inlined: this runs for every wildcard rule a first check reaches.
+    anchored = pattern[-1] == "$"
+    parts = (pattern[:-1] if anchored else pattern).split("*")
+    head = intern(parts[0])
+    if len(parts) == 1:  # no '*', only a final '$': the whole path must equal head
         found = (len(pattern), "", head, None, None, True)
     else:
-        tail = intern(tail)
-        middle = tuple(map(intern, parts)) or None
+        tail = intern(parts[-1])
+        middle = tuple(map(intern, filter(None, parts[1:-1]))) or None
         probe = max(middle, key=len) if middle else tail
         if len(tail) > len(probe):
             probe = tail

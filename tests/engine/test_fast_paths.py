@@ -211,6 +211,24 @@ def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
     assert robots.allowed("https://example.com/", "bot")
 
 
+def test_compiled_wildcard_rules_are_split_as_split_glob_splits_them() -> None:
+    from scrapy_rerp.engine import _robots
+    from scrapy_rerp.engine._patterns import split_glob
+
+    rng = random.Random(9309)
+    patterns = ["*", "$", "*$", "**", "/a*", "/a$", "*.pdf$", "/a**b*$", "/$*", "/a*$*", "/*?"]
+    patterns += [p for p in (_pattern(rng) for _ in range(2000)) if "*" in p or p.endswith("$")]
+    for pattern in patterns:
+        _robots.clear_shared_tables()
+        priority, probe, head, middle, tail, anchored = _robots._compile_glob(pattern)
+        expected_head, expected_middle, expected_tail, expected_anchored = split_glob(pattern)
+        assert (head, middle or (), tail) == (expected_head, expected_middle, expected_tail)
+        assert priority == len(pattern)
+        # "...*$" matches what "...*" matches; without a '*' the whole path must be the head.
+        assert anchored == (expected_anchored and expected_tail != "")
+        assert probe in (middle or ()) + (tail or "",)
+
+
 def test_the_remembered_site_never_changes_a_verdict() -> None:
     robots = parse("User-agent: *\nDisallow: /private\nAllow: /private/open\n", RFC9309)
     urls = [
