@@ -1120,6 +1120,10 @@ _COARSE = bytes(
     }.get(i, ord("."))
     for i in range(256)
 )
+# A letter looked for as an int: ``bytes in bytes`` first tries its argument as an int, and the
+# exception it raises and clears inside costs more than the search.
+_LETTER_F = ord("F")
+_LETTER_E = ord("E")
 _IS_RULE = bytes(1 if i in (L.ALLOW, L.DISALLOW, L.STD_DISALLOW) else 0 for i in range(256))
 _ALLOW_BIT = bytes(1 if i == L.ALLOW else 0 for i in range(256))
 _value_of = L.value_of
@@ -1143,7 +1147,7 @@ def _build_rfc(
         warnings += L.junk_warnings(lines, junk)
     coarse = kinds.translate(_COARSE)
     file_wide = _FileWide()
-    if b"F" in coarse:
+    if _LETTER_F in coarse:
         index = coarse.find(b"F")
         while index != -1:
             file_wide.add(kinds[index], _value_of(read, bare_values, index))
@@ -1153,7 +1157,7 @@ def _build_rfc(
         _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[_StoredGroup] = []
     size = len(coarse)
-    has_extras = b"E" in coarse
+    has_extras = _LETTER_E in coarse
     while start != -1:
         first_rule = coarse.find(b"R", start)
         if first_rule == -1:
