@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import gt, is_, itemgetter, not_, or_
@@ -123,7 +123,8 @@ class _Builder:
 # kinds: None if every rule is a Disallow, else bytes with 1 for an Allow, per rule;
 # lines: an int if the rules are on consecutive lines from there, else an array of them;
 # extras: (agents declared so far, kind, value) per Crawl-delay, Request-rate, Visit-time;
-# plain: RFC9309, every rule is a Disallow without wildcards and none is empty.
+# plain: RFC9309, every rule is a Disallow without wildcards, none is empty, and there are few
+# enough to try one by one (_plain_prefixes).
 _StoredGroup = tuple[
     tuple[str, ...], tuple[str, ...], "bytes | None", "int | array[int]", tuple[Any, ...], int, bool
 ]
@@ -206,7 +207,7 @@ class _Rules:
         if len(groups) == 1:
             group = groups[0]
             patterns = group[_PATTERNS]
-            if group[_PLAIN] and len(patterns) <= _PREFIX_GATE_MIN:
+            if group[_PLAIN]:
                 # File order serves: without an Allow to compare with, only whether some
                 # prefix matches counts, not which one is longest.
                 self.disallow: tuple[str, ...] = patterns
@@ -236,7 +237,7 @@ class _Rules:
         """*joined*: the patterns joined with newlines."""
         self.allow = ()
         self.wild = None
-        if _plain_prefixes(kinds, joined, patterns) and len(patterns) <= _PREFIX_GATE_MIN:
+        if _plain_prefixes(kinds, joined, patterns):
             self.disallow = patterns  # plain prefixes of merged groups
             return
         if "" in patterns:  # an empty rule matches with priority 0: it never decides
@@ -281,10 +282,18 @@ class _Rules:
             self.wild.checks_before_gate = _GATE_AFTER_CHECKS
 
 
-def _plain_prefixes(kinds: bytes | None, text: str, patterns: Iterable[str]) -> bool:
+def _plain_prefixes(kinds: bytes | None, text: str, patterns: Sequence[str]) -> bool:
     """True if the rules are all non-empty Disallow prefixes without ``*`` or ``$``, which are
-    matched as they are. *text* holds every pattern (more text only makes the answer False)."""
-    return kinds is None and "*" not in text and "$" not in text and "" not in patterns
+    matched as they are: no more than _PREFIX_GATE_MIN of them, as more are bisected once they
+    have served enough checks (``_Wild.gate``). *text* holds every pattern (more text only makes
+    the answer False)."""
+    return (
+        kinds is None
+        and len(patterns) <= _PREFIX_GATE_MIN
+        and "*" not in text
+        and "$" not in text
+        and "" not in patterns
+    )
 
 
 def _prefix_free(prefixes: tuple[str, ...]) -> tuple[str, ...]:
