@@ -6,7 +6,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from operator import gt, is_, itemgetter, not_, or_
 from sys import intern
 from typing import Any, NamedTuple
@@ -296,7 +296,7 @@ def _plain_prefixes(kinds: bytes | None, text: str, patterns: Sequence[str]) -> 
     )
 
 
-def _prefix_free(prefixes: tuple[str, ...]) -> tuple[str, ...]:
+def _prefix_free(prefixes: list[str]) -> tuple[str, ...]:
     """The sorted *prefixes* without those that start with another one kept.
 
     In such a list, a path starts with one of them only if it starts with the last one that
@@ -304,11 +304,9 @@ def _prefix_free(prefixes: tuple[str, ...]) -> tuple[str, ...]:
     two starts with that prefix.
     """
     kept = [prefixes[0]]
-    last = prefixes[0]
-    for prefix in prefixes:
-        if not prefix.startswith(last):
+    for prefix in islice(prefixes, 1, None):
+        if not prefix.startswith(kept[-1]):
             kept.append(prefix)
-            last = prefix
     return tuple(kept)
 
 
@@ -450,7 +448,7 @@ class _Wild:
         self.checks_before_gate -= 1
         if self.checks_before_gate <= 0:  # (below 0 only if threads raced: build it all the same)
             self.checks_before_gate = 0
-            self.gate = _prefix_free(tuple(sorted(disallow)))
+            self.gate = _prefix_free(sorted(disallow))
 
     def headed_globs(self) -> tuple[_CompiledGlob, ...]:
         headed = self.headed = _compile_globs(self.headed_patterns)
