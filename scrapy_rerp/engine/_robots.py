@@ -620,9 +620,8 @@ class RobotsTxt:
 
     # -- construction ---------------------------------------------------------------------
 
-    @classmethod
+    @staticmethod
     def _build(
-        cls,
         syntax: int,
         groups: tuple[_StoredGroup, ...],
         sitemaps: tuple[str, ...],
@@ -630,72 +629,29 @@ class RobotsTxt:
         clean_params: tuple[str, ...],
         warnings: tuple[ParseWarning, ...],
     ) -> RobotsTxt:
-        self = object.__new__(cls)
-        setter = object.__setattr__
-        setter(self, "_syntax", syntax)
-        setter(self, "_groups", groups)
-        setter(self, "_sitemaps", sitemaps)
-        setter(self, "_host", host)
-        setter(self, "_clean_params", clean_params)
-        setter(self, "_warnings", warnings)
-        self._index_groups()
-        return self
-
-    def _index_groups(self) -> None:
-        """Map each product token to the groups that apply to it (RFC 9309), once per parse.
-
-        ``_index`` maps a token, and ``_global`` stands for ``*``, to its group, or a tuple of
-        its groups, until the first query for it compiles them into ``_Rules`` in place.
-        """
-        index: dict[str, Any] = _NO_INDEX  # shared: most files name no crawler
-        global_rules: Any = None
-        setter = object.__setattr__
-        if self._syntax == RFC9309:
-            groups = self._groups
-            if len(groups) == 1 and groups[0][_AGENTS] is _STAR:
-                global_rules = groups[0]
-            elif groups:
-                by_token: dict[str, Any] = {}
-                merged: dict[str, list[_StoredGroup]] = {}  # tokens with more than one group
-                global_groups: list[_StoredGroup] = []
-                key_of = _AGENT_KEYS.get
-                for group in groups:
-                    for value in group[_AGENTS]:
-                        key = key_of(value)
-                        if key is None:
-                            key = _agent_key(value)
-                        if key == "*":
-                            if not global_groups or global_groups[-1] is not group:
-                                global_groups.append(group)
-                        elif key:
-                            found = by_token.get(key)
-                            if found is None:
-                                by_token[key] = group
-                            elif found is not group:
-                                more = merged.setdefault(key, [found])
-                                if more[-1] is not group:
-                                    more.append(group)
-                if by_token:
-                    for key, more in merged.items():
-                        by_token[key] = tuple(more)
-                    index = by_token
-                if global_groups:
-                    global_rules = (
-                        global_groups[0] if len(global_groups) == 1 else tuple(global_groups)
-                    )
-        setter(self, "_index", index)
-        setter(self, "_global", global_rules)
+        # Filled in as a _Writable, whose attribute stores are plain slot stores (each
+        # object.__setattr__ call costs about ten of them), then frozen by taking this class.
+        self = object.__new__(_Writable)
+        self._syntax = syntax
+        self._groups = groups
+        self._sitemaps = sitemaps
+        self._host = host
+        self._clean_params = clean_params
+        self._warnings = warnings
+        self._index, self._global = _index_groups(syntax, groups)
         # The scheme://authority/ of the last URL asked about, so that the next URL of the
         # same site needs no parsing.
-        setter(self, "_origin", _NO_ORIGIN)
+        self._origin = _NO_ORIGIN
         # MK1996/GYM2008 only: finding rerp's record scans every record's names, so a few
         # agents are remembered (created on the first miss, at most _LEGACY_MEMO_SIZE).
-        setter(self, "_legacy_memo", None)
+        self._legacy_memo = None
+        self.__class__ = RobotsTxt
+        return self  # type: ignore[return-value]
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
         """A robots.txt that allows everything (what RFC 9309 says a 4xx means)."""
-        return cls._build(check_syntax(syntax), (), (), None, (), ())
+        return RobotsTxt._build(check_syntax(syntax), (), (), None, (), ())
 
     @classmethod
     def disallow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -719,13 +675,9 @@ class RobotsTxt:
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for name, value in zip(
-            ("_syntax", "_groups", "_sitemaps", "_host", "_clean_params", "_warnings"),
-            state,
-            strict=True,
-        ):
-            object.__setattr__(self, name, value)
-        self._index_groups()
+        built = RobotsTxt._build(*state)
+        for name in RobotsTxt.__slots__:
+            object.__setattr__(self, name, getattr(built, name))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (object.__new__, (RobotsTxt,), self.__getstate__())
@@ -1012,6 +964,57 @@ class RobotsTxt:
             f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "
             f"sitemaps={len(self._sitemaps)}>"
         )
+
+
+class _Writable(RobotsTxt):
+    """A RobotsTxt being filled in (``RobotsTxt._build``): the same slots, stored plainly."""
+
+    __slots__ = ()
+    # Both, so that the type takes object's C-level slot for stores (one slot serves both).
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+
+
+def _index_groups(syntax: int, groups: tuple[_StoredGroup, ...]) -> tuple[dict[str, Any], Any]:
+    """Map each product token to the groups that apply to it (RFC 9309), once per parse.
+
+    Returns ``(index, global)``: the index maps a token, and global stands for ``*``, to its
+    group, or a tuple of its groups, until the first query for it compiles them into ``_Rules``
+    in place.
+    """
+    index: dict[str, Any] = _NO_INDEX  # shared: most files name no crawler
+    global_rules: Any = None
+    if syntax != RFC9309 or not groups:
+        return index, global_rules
+    if len(groups) == 1 and groups[0][_AGENTS] is _STAR:
+        return index, groups[0]
+    by_token: dict[str, Any] = {}
+    merged: dict[str, list[_StoredGroup]] = {}  # tokens with more than one group
+    global_groups: list[_StoredGroup] = []
+    key_of = _AGENT_KEYS.get
+    for group in groups:
+        for value in group[_AGENTS]:
+            key = key_of(value)
+            if key is None:
+                key = _agent_key(value)
+            if key == "*":
+                if not global_groups or global_groups[-1] is not group:
+                    global_groups.append(group)
+            elif key:
+                found = by_token.get(key)
+                if found is None:
+                    by_token[key] = group
+                elif found is not group:
+                    more = merged.setdefault(key, [found])
+                    if more[-1] is not group:
+                        more.append(group)
+    if by_token:
+        for key, more in merged.items():
+            by_token[key] = tuple(more)
+        index = by_token
+    if global_groups:
+        global_rules = global_groups[0] if len(global_groups) == 1 else tuple(global_groups)
+    return index, global_rules
 
 
 def _render_extra(kind: int, value: Any) -> str:

@@ -101,6 +101,24 @@ def test_returned_collections_are_immutable(syntax: int) -> None:
     assert isinstance(group.rules, tuple)
 
 
+@pytest.mark.parametrize("syntax", ALL)
+def test_every_way_of_making_one_gives_a_frozen_robots_txt(syntax: int) -> None:
+    # parse() fills the object in through a writable twin class; none may leak out.
+    made = [
+        parse(ROBOTS, syntax),
+        RobotsTxt.allow_all(syntax),
+        RobotsTxt.disallow_all(syntax),
+        pickle.loads(pickle.dumps(parse(ROBOTS, syntax))),
+        copy.deepcopy(parse(ROBOTS, syntax)),
+    ]
+    for robots in made:
+        assert type(robots) is RobotsTxt
+        with pytest.raises(AttributeError):
+            robots._groups = ()  # type: ignore[misc]
+        with pytest.raises(AttributeError):
+            del robots._host
+
+
 def test_robots_txt_cannot_be_built_directly() -> None:
     with pytest.raises(TypeError):
         RobotsTxt()
