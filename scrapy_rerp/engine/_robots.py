@@ -746,7 +746,7 @@ class RobotsTxt:
         rules = self._global
         if rules is not None and not isinstance(rules, _Rules):
             rules = _Rules(rules)
-            object.__setattr__(self, "_global", rules)
+            _SET_GLOBAL(self, rules)
         return rules  # type: ignore[no-any-return]
 
     def _path(self, url: str) -> str:
@@ -761,7 +761,7 @@ class RobotsTxt:
             return "/" + path
         # A URL that starts with this scheme://authority/ has its path from the same place.
         start = match.start(1)
-        object.__setattr__(self, "_origin", url[: start + 1])
+        _SET_ORIGIN(self, url[: start + 1])
         return path
 
     def _legacy_rules(self, user_agent: str) -> tuple[_StoredGroup | None, dict[int, Glob] | None]:
@@ -769,7 +769,7 @@ class RobotsTxt:
         memo = self._legacy_memo
         if memo is None:
             memo = {}
-            object.__setattr__(self, "_legacy_memo", memo)
+            _SET_LEGACY_MEMO(self, memo)
         found = memo.get(user_agent)
         if found is None:
             if len(memo) >= _LEGACY_MEMO_SIZE:
@@ -964,6 +964,13 @@ class RobotsTxt:
             f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "
             f"sitemaps={len(self._sitemaps)}>"
         )
+
+
+# What a query remembers in a parsed object, stored through the slots themselves:
+# object.__setattr__ would first look for the class's own __setattr__ (several times the cost).
+_SET_GLOBAL = RobotsTxt.__dict__["_global"].__set__
+_SET_ORIGIN = RobotsTxt.__dict__["_origin"].__set__
+_SET_LEGACY_MEMO = RobotsTxt.__dict__["_legacy_memo"].__set__
 
 
 class _Writable(RobotsTxt):
