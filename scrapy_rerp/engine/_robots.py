@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
-from operator import gt, is_, itemgetter, not_, or_
+from operator import is_, itemgetter, not_, or_
 from sys import intern
 from typing import Any, NamedTuple
 
@@ -338,11 +338,6 @@ def _split_wild(
 
 _NOT_BIT = bytes([1, 0] + [0] * 254)
 _ENDS = str.endswith
-_RPARTITION = str.rpartition
-_RSTRIP = str.rstrip
-_NO_DOLLAR = str.removesuffix
-_FIRST = itemgetter(0)
-_THIRD = itemgetter(2)
 # (patterns, kinds) -> (disallow, allow, wild) of recently compiled rules.
 _COMPILED: dict[tuple[tuple[str, ...], bytes | None], tuple[Any, Any, Any]] = {}
 _COMPILED_MEMO_SIZE = 8192
@@ -417,23 +412,36 @@ class _Wild:
         # Longest first, so that the first match is the longest, when an Allow weighs against it;
         # without one, any match decides.
         ordered = disallow if no_allow else sorted(disallow, key=len, reverse=True)
-        # The literal before the first '*' (without a final '$'): a matching path starts with it.
-        heads = list(
-            map(_NO_DOLLAR, map(_FIRST, map(_PARTITION, ordered, repeat("*"))), repeat("$"))
-        )
-        long_head = bytes(map(gt, map(len, heads), repeat(1)))
-        self.headed_patterns = tuple(compress(ordered, long_head))
+        headed: list[str] = []
+        long_heads: set[str] = set()
+        others: list[str] = []
+        tails: set[str] = set()
+        probes: set[str] = set()
+        # One loop: most groups have a few wildcard rules, too few to pay for C-level passes.
+        for pattern in ordered:
+            # The literal before the first '*' (without a final '$'): a matching path starts
+            # with it.
+            head = pattern.partition("*")[0]
+            if head[-1:] == "$":
+                head = head[:-1]
+            if len(head) > 1:
+                headed.append(pattern)
+                long_heads.add(head)
+            else:
+                # A path that this rule matches ends with its anchored tail (the literal after
+                # the last '*', or the whole pattern without a '*'), or contains its last
+                # literal.
+                others.append(pattern)
+                if pattern[-1] == "$":
+                    tails.add(pattern[:-1].rpartition("*")[2])
+                else:
+                    probes.add(pattern.rstrip("*").rpartition("*")[2])
+        self.headed_patterns = tuple(headed)
         self.headed: tuple[_CompiledGlob, ...] | None = None
-        self.long_heads = tuple(set(map(intern, compress(heads, long_head))))
-        others = self.other_patterns = tuple(compress(ordered, long_head.translate(_NOT_BIT)))
+        self.long_heads = tuple(map(intern, long_heads))
+        self.other_patterns = tuple(others)
         self.others: tuple[_CompiledGlob, ...] | None = None
-        # A path that one of the others matches ends with its anchored tail (the literal after
-        # the last '*', or the whole pattern without a '*'), or contains its last literal.
-        anchored = bytes(map(_ENDS, others, repeat("$")))
-        anchored_cores = map(_NO_DOLLAR, compress(others, anchored), repeat("$"))
-        self.tails = tuple(set(map(_THIRD, map(_RPARTITION, anchored_cores, repeat("*")))))
-        unanchored_cores = map(_RSTRIP, compress(others, anchored.translate(_NOT_BIT)), repeat("*"))
-        probes = set(map(_THIRD, map(_RPARTITION, unanchored_cores, repeat("*"))))
+        self.tails = tuple(tails)
         self.probes: tuple[str, ...] | None = None if "" in probes else tuple(probes)
         self.allow_patterns = tuple(sorted(allow, key=len, reverse=True))
         self.allow: tuple[_CompiledGlob, ...] | None = None if allow else ()
