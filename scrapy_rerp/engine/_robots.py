@@ -240,36 +240,38 @@ class _Rules:
         if _plain_prefixes(kinds, joined, patterns):
             self.disallow = patterns  # plain prefixes of merged groups
             return
-        if "" in patterns:  # an empty rule matches with priority 0: it never decides
-            kept = bytes(map(bool, patterns))
-            patterns = tuple(compress(patterns, kept))
-            if kinds is not None:
-                kinds = bytes(compress(kinds, kept))
-        if kinds is None:
-            allow_patterns: tuple[str, ...] = ()
-            disallow_patterns = patterns
+        no_allow = kinds is None
+        disallow_patterns: Sequence[str]
+        allow_patterns: list[str] = []
+        wild_disallow: list[str] = []
+        wild_allow: list[str] = []
+        may_be_wild = "*" in joined or "$" in joined
+        if no_allow and not may_be_wild:
+            # Disallow prefixes only (more than _plain_prefixes takes, or an empty one).
+            disallow_patterns = tuple(filter(None, patterns)) if "" in patterns else patterns
         else:
-            allow_patterns = tuple(compress(patterns, kinds))
-            disallow_patterns = tuple(compress(patterns, kinds.translate(_NOT_BIT)))
-        if "*" in joined or "$" in joined:
-            wild_bits = bytes(map(_HAS, patterns, repeat("*")))
-            if "$\n" in joined or joined[-1] == "$":  # some pattern ends with '$'
-                wild_bits = bytes(map(or_, wild_bits, map(_ENDS, patterns, repeat("$"))))
-            if kinds is None:
-                disallow_patterns, wild_disallow = _split_wild(patterns, wild_bits, True)
-                wild_allow: list[str] = []
-            else:
-                disallow_patterns, wild_disallow = _split_wild(
-                    disallow_patterns, bytes(compress(wild_bits, kinds.translate(_NOT_BIT))), False
-                )
-                allow_patterns, wild_allow = _split_wild(
-                    allow_patterns, bytes(compress(wild_bits, kinds)), False
-                )
-            if wild_disallow or wild_allow:
-                self.wild = _Wild(wild_disallow, wild_allow, kinds is None)
-        if kinds is None:
+            prefixes: list[str] = []
+            disallow_patterns = prefixes
+            # One loop: most rule sets are small, too small to pay for C-level passes.
+            for pattern, is_allow in zip(patterns, kinds or repeat(0, len(patterns)), strict=True):
+                if not pattern:
+                    continue  # an empty rule matches with priority 0: it never decides
+                if may_be_wild and ("*" in pattern or pattern[-1] == "$"):
+                    if is_allow:
+                        wild_allow.append(pattern)
+                    elif no_allow and (prefix := _as_prefix(pattern)) is not None:
+                        prefixes.append(prefix)
+                    else:
+                        wild_disallow.append(pattern)
+                elif is_allow:
+                    allow_patterns.append(pattern)
+                else:
+                    prefixes.append(pattern)
+        if wild_disallow or wild_allow:
+            self.wild = _Wild(wild_disallow, wild_allow, no_allow)
+        if no_allow:
             # No Allow to weigh a Disallow against: whether one matches is all that counts.
-            self.disallow = disallow_patterns
+            self.disallow = tuple(disallow_patterns)
         else:
             # Sorted, so that the longest prefix of a path is found by bisection (_longest).
             self.disallow = tuple(sorted(disallow_patterns))
@@ -278,7 +280,7 @@ class _Rules:
             # Too many prefixes to try one by one on each check, if there are many checks:
             # _rfc_allows counts them and bisects a sorted copy after _GATE_AFTER_CHECKS.
             if self.wild is None:
-                self.wild = _Wild([], [], kinds is None)
+                self.wild = _Wild([], [], no_allow)
             self.wild.checks_before_gate = _GATE_AFTER_CHECKS
 
 
@@ -310,34 +312,18 @@ def _prefix_free(prefixes: list[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _split_wild(
-    patterns: tuple[str, ...], wild_bits: bytes, no_allow: bool
-) -> tuple[tuple[str, ...], list[str]]:
-    """(plain prefixes, wildcard patterns) of *patterns*.
+def _as_prefix(pattern: str) -> str | None:
+    """The prefix, if *pattern* is one followed by ``*`` (``/private*``, ``/a**$``), else None.
 
-    Without any Allow to weigh them against, only whether a Disallow matches counts: a
-    pattern that is a prefix followed by ``*`` (``/private*``, ``/a**$``) then matches just
-    what the prefix does, and is kept as one.
-    """
-    if not any(wild_bits):
-        return patterns, []
-    plain = list(compress(patterns, wild_bits.translate(_NOT_BIT)))
-    wild = list(compress(patterns, wild_bits))
-    if no_allow:
-        still_wild = []
-        for pattern in wild:
-            core = pattern[:-1] if pattern[-1] == "$" and pattern[-2:-1] == "*" else pattern
-            core = core.rstrip("*")
-            if "*" in core or core[-1:] == "$" or core == pattern:
-                still_wild.append(pattern)
-            else:
-                plain.append(intern(core))
-        wild = still_wild
-    return tuple(plain), wild
+    As a Disallow with no Allow to weigh it against, such a rule matches just what its prefix
+    does: only whether a Disallow matches counts, not how long the match is."""
+    core = pattern[:-1] if pattern[-1] == "$" and pattern[-2:-1] == "*" else pattern
+    core = core.rstrip("*")
+    if "*" in core or core[-1:] == "$" or core == pattern:
+        return None
+    return intern(core)
 
 
-_NOT_BIT = bytes([1, 0] + [0] * 254)
-_ENDS = str.endswith
 # (patterns, kinds) -> (disallow, allow, wild) of recently compiled rules.
 _COMPILED: dict[tuple[tuple[str, ...], bytes | None], tuple[Any, Any, Any]] = {}
 _COMPILED_MEMO_SIZE = 8192
