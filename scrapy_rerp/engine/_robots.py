@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
-from operator import is_, itemgetter, not_, or_
+from operator import itemgetter, not_, or_
 from sys import intern
 from typing import Any, NamedTuple
 
@@ -458,11 +458,12 @@ class _Wild:
 
 
 def _compile_globs(patterns: tuple[str, ...]) -> tuple[_CompiledGlob, ...]:
-    globs = list(map(_GLOBS.get, patterns))
-    if None in globs:
-        for index in compress(range(len(globs)), map(is_, globs, repeat(None))):
-            globs[index] = _compile_glob(patterns[index])
-    return tuple(globs)  # type: ignore[return-value]
+    globs = []
+    known = _GLOBS.get
+    for pattern in patterns:  # a loop: most groups have a few wildcard rules
+        glob = known(pattern)
+        globs.append(glob if glob is not None else _compile_glob(pattern))
+    return tuple(globs)
 
 
 def _longest(prefixes: tuple[str, ...], path: str) -> int:
