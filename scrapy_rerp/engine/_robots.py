@@ -368,26 +368,21 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
 
 
 class _Wild:
-    """A group's wildcard rules, split by how they can be ruled out quickly (longest first when
-    an Allow may weigh against them), and the bisection gate of many plain Disallow prefixes.
+    """A group's wildcard rules, split (``_compile_glob``) and sorted by how they can be ruled
+    out quickly (longest first when an Allow may weigh against them), and the bisection gate of
+    many plain Disallow prefixes.
 
     Disallow globs whose literal head is longer than ``/`` are only tried when the path starts
     with one of those heads (one C-level ``str.startswith(tuple)``); the others only when the
-    path ends with one of their anchored tails or contains one of their last literals. What
-    rules them out is found with C-level passes; the rules themselves are split on the first
-    path that gets past it (most never do), Allow globs on the first path some Disallow
-    matches.
+    path ends with one of their anchored tails or contains one of their literals.
     """
 
     __slots__ = (
         "long_heads",
-        "headed_patterns",
         "headed",
-        "other_patterns",
         "others",
         "tails",
         "probes",
-        "allow_patterns",
         "allow",
         "no_allow",
         "gate",
@@ -398,39 +393,34 @@ class _Wild:
         # Longest first, so that the first match is the longest, when an Allow weighs against it;
         # without one, any match decides.
         ordered = disallow if no_allow else sorted(disallow, key=len, reverse=True)
-        headed: list[str] = []
+        headed: list[_CompiledGlob] = []
         long_heads: set[str] = set()
-        others: list[str] = []
+        others: list[_CompiledGlob] = []
         tails: set[str] = set()
         probes: set[str] = set()
         # One loop: most groups have a few wildcard rules, too few to pay for C-level passes.
-        for pattern in ordered:
-            # The literal before the first '*' (without a final '$'): a matching path starts
-            # with it.
-            head = pattern.partition("*")[0]
-            if head[-1:] == "$":
-                head = head[:-1]
+        for glob in _compile_globs(ordered):
+            head = glob[2]
             if len(head) > 1:
-                headed.append(pattern)
+                headed.append(glob)
                 long_heads.add(head)
             else:
-                # A path that this rule matches ends with its anchored tail (the literal after
-                # the last '*', or the whole pattern without a '*'), or contains its last
-                # literal.
-                others.append(pattern)
-                if pattern[-1] == "$":
-                    tails.add(pattern[:-1].rpartition("*")[2])
+                # A path that this rule matches ends with its anchored tail (the whole pattern
+                # if it has no '*'), or contains its longest literal after the head.
+                others.append(glob)
+                tail = glob[4]
+                if tail is None:
+                    tails.add(head)
+                elif glob[5]:
+                    tails.add(tail)
                 else:
-                    probes.add(pattern.rstrip("*").rpartition("*")[2])
-        self.headed_patterns = tuple(headed)
-        self.headed: tuple[_CompiledGlob, ...] | None = None
-        self.long_heads = tuple(map(intern, long_heads))
-        self.other_patterns = tuple(others)
-        self.others: tuple[_CompiledGlob, ...] | None = None
+                    probes.add(glob[1])
+        self.headed = tuple(headed)
+        self.long_heads = tuple(long_heads)
+        self.others = tuple(others)
         self.tails = tuple(tails)
         self.probes: tuple[str, ...] | None = None if "" in probes else tuple(probes)
-        self.allow_patterns = tuple(sorted(allow, key=len, reverse=True))
-        self.allow: tuple[_CompiledGlob, ...] | None = None if allow else ()
+        self.allow = _compile_globs(sorted(allow, key=len, reverse=True))
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
         # Many plain Disallow prefixes: checks left until they are bisected, then the sorted
         # prefixes without redundant ones (_prefix_free).
@@ -444,23 +434,11 @@ class _Wild:
             self.checks_before_gate = 0
             self.gate = _prefix_free(sorted(disallow))
 
-    def headed_globs(self) -> tuple[_CompiledGlob, ...]:
-        headed = self.headed = _compile_globs(self.headed_patterns)
-        return headed
 
-    def other_globs(self) -> tuple[_CompiledGlob, ...]:
-        others = self.others = _compile_globs(self.other_patterns)
-        return others
-
-    def allow_globs(self) -> tuple[_CompiledGlob, ...]:
-        allow = self.allow = _compile_globs(self.allow_patterns)
-        return allow
-
-
-def _compile_globs(patterns: tuple[str, ...]) -> tuple[_CompiledGlob, ...]:
+def _compile_globs(patterns: Sequence[str]) -> tuple[_CompiledGlob, ...]:
     globs = []
     known = _GLOBS.get
-    for pattern in patterns:  # a loop: most groups have a few wildcard rules
+    for pattern in patterns:
         glob = known(pattern)
         globs.append(glob if glob is not None else _compile_glob(pattern))
     return tuple(globs)
@@ -527,38 +505,29 @@ def _rfc_allows(rules: _Rules, path: str) -> bool:
     if wild.no_allow:  # any Disallow that matches decides: the cheapest tests first
         if (
             some_prefix
-            or (
-                path.startswith(wild.long_heads)
-                and _best_glob(wild.headed or wild.headed_globs(), path, 0)
-            )
-            or (
-                _others_may_match(wild, path)
-                and _best_glob(wild.others or wild.other_globs(), path, 0)
-            )
+            or (path.startswith(wild.long_heads) and _best_glob(wild.headed, path, 0))
+            or (_others_may_match(wild, path) and _best_glob(wild.others, path, 0))
         ):
             return path == _ROBOTS_PATH
         return True
     worst = _longest(disallow, path) if some_prefix else 0
     if path.startswith(wild.long_heads):
-        worst = max(worst, _best_glob(wild.headed or wild.headed_globs(), path, worst))
+        worst = max(worst, _best_glob(wild.headed, path, worst))
     if _others_may_match(wild, path):
-        worst = max(worst, _best_glob(wild.others or wild.other_globs(), path, worst))
+        worst = max(worst, _best_glob(wild.others, path, worst))
     if not worst:
         return True
     allow = rules.allow
     if allow and path.startswith(allow) and _longest(allow, path) >= worst:
         return True
-    allow_globs = wild.allow
-    if allow_globs is None:
-        allow_globs = wild.allow_globs()
-    if _best_glob(allow_globs, path, worst - 1):
+    if _best_glob(wild.allow, path, worst - 1):
         return True
     return path == _ROBOTS_PATH
 
 
 def _others_may_match(wild: _Wild, path: str) -> bool:
     """False if no wildcard rule with a short head can match *path*."""
-    if not wild.other_patterns:
+    if not wild.others:
         return False
     probes = wild.probes
     if probes is None or path.endswith(wild.tails):
