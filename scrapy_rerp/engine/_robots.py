@@ -346,7 +346,7 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     The splits of recent patterns are shared by every file that has the same rule
     (``_compile_globs`` looks there first).
     """
-    # split_glob's reading, inlined: this runs for every wildcard rule a first check reaches.
+    # split_glob's reading, inlined: this runs for every wildcard rule of a rule set compiled.
     anchored = pattern[-1] == "$"
     parts = (pattern[:-1] if anchored else pattern).split("*")
     head = intern(parts[0])
@@ -354,10 +354,14 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
         found = (len(pattern), "", head, None, None, True)
     else:
         tail = intern(parts[-1])
-        middle = tuple(map(intern, filter(None, parts[1:-1]))) or None
-        probe = max(middle, key=len) if middle else tail
-        if len(tail) > len(probe):
-            probe = tail
+        probe = tail
+        middle = None
+        if len(parts) > 2:  # (most rules have one '*')
+            middle = tuple(map(intern, filter(None, parts[1:-1]))) or None
+            if middle:
+                probe = max(middle, key=len)
+                if len(tail) > len(probe):
+                    probe = tail
         # ``...*$`` matches what ``...*`` matches.
         found = (len(pattern), probe, head, middle, tail, anchored and bool(tail))
     if len(pattern) <= _SHARED_ENTRY_MAX:
