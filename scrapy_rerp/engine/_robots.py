@@ -404,7 +404,7 @@ class _Wild:
         probes: set[str] = set()
         # One loop: most groups have a few wildcard rules, too few to pay for C-level passes.
         for glob in _compile_globs(ordered):
-            head = glob[2]
+            _, probe, head, _, tail, anchored = glob
             if len(head) > 1:
                 headed.append(glob)
                 long_heads.add(head)
@@ -412,13 +412,12 @@ class _Wild:
                 # A path that this rule matches ends with its anchored tail (the whole pattern
                 # if it has no '*'), or contains its longest literal after the head.
                 others.append(glob)
-                tail = glob[4]
                 if tail is None:
                     tails.add(head)
-                elif glob[5]:
+                elif anchored:
                     tails.add(tail)
                 else:
-                    probes.add(glob[1])
+                    probes.add(probe)
         self.headed = tuple(headed)
         self.long_heads = tuple(long_heads)
         self.others = tuple(others)
