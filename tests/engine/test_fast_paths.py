@@ -13,9 +13,18 @@ import random
 
 import pytest
 
-from scrapy_rerp.engine import RFC9309, parse
+from scrapy_rerp.engine import RFC9309, _groups, _match, _robots, parse
 from scrapy_rerp.engine import _lines as lines_module
-from scrapy_rerp.engine._lines import IGNORED, STD_DISALLOW, rfc_kind, tokenize_rfc, value_of
+from scrapy_rerp.engine._constants import SHARED_ENTRY_MAX, SHARED_RULES_CHARS
+from scrapy_rerp.engine._lines import (
+    ALLOW,
+    IGNORED,
+    STD_DISALLOW,
+    rfc_kind,
+    tokenize_rfc,
+    value_of,
+)
+from scrapy_rerp.engine._patterns import escape_pattern, split_glob
 
 _KEYS = [
     "Disallow",
@@ -170,7 +179,6 @@ def _large_group(rng: random.Random, rules: int, allows: int, wildcards: int) ->
 def test_large_rule_sets_checked_by_bisection_agree_with_decide(
     allows: int, wildcards: int, groups: int
 ) -> None:
-    from scrapy_rerp.engine import _robots
 
     rng = random.Random(allows * 10 + wildcards + groups)
     segments = ["a", "ab", "b", "a.", "ba", "c", ""]
@@ -186,20 +194,19 @@ def test_large_rule_sets_checked_by_bisection_agree_with_decide(
             if robots.allowed(url, "bot") is not robots.decide(url, "bot").allowed:
                 disagreements.append((path, robots.decide(url, "bot")))
         rules = robots._global
-        assert isinstance(rules, _robots._Rules)
+        assert isinstance(rules, _match.Rules)
         assert rules.wild is not None and rules.wild.gate is not None  # the bisection ran
         assert len(rules.wild.gate) < len(rules.disallow)  # and prefixes were dropped
     assert not disagreements, disagreements[:3]
 
 
 def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
-    from scrapy_rerp.engine import _robots
 
     text = "User-agent: *\n" + "\n".join(f"Disallow: /d{i}/" for i in range(300))
     robots = parse(text, RFC9309)
-    for i in range(_robots._GATE_AFTER_CHECKS):
+    for i in range(_match._GATE_AFTER_CHECKS):
         rules = robots._global
-        assert not isinstance(rules, _robots._Rules) or rules.wild.gate is None, i  # type: ignore[union-attr]
+        assert not isinstance(rules, _match.Rules) or rules.wild.gate is None, i  # type: ignore[union-attr]
         if i % 2:
             assert not robots.allowed(f"https://example.com/d{i}/x", "bot")
         else:
@@ -212,15 +219,13 @@ def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
 
 
 def test_compiled_wildcard_rules_are_split_as_split_glob_splits_them() -> None:
-    from scrapy_rerp.engine import _robots
-    from scrapy_rerp.engine._patterns import split_glob
 
     rng = random.Random(9309)
     patterns = ["*", "$", "*$", "**", "/a*", "/a$", "*.pdf$", "/a**b*$", "/$*", "/a*$*", "/*?"]
     patterns += [p for p in (_pattern(rng) for _ in range(2000)) if "*" in p or p.endswith("$")]
     for pattern in patterns:
         _robots.clear_shared_tables()
-        priority, probe, head, middle, tail, anchored = _robots._compile_glob(pattern)
+        priority, probe, head, middle, tail, anchored = _match._compile_glob(pattern)
         expected_head, expected_middle, expected_tail, expected_anchored = split_glob(pattern)
         assert (head, middle or (), tail) == (expected_head, expected_middle, expected_tail)
         assert priority == len(pattern)
@@ -274,7 +279,6 @@ def test_trailing_stars_keep_their_length_against_an_allow() -> None:
 
 
 def test_shared_tables_keep_only_small_entries() -> None:
-    from scrapy_rerp.engine import _robots
 
     _robots.clear_shared_tables()
     long_rule = "/*" + "a" * 5000 + "*b"
@@ -290,36 +294,32 @@ def test_shared_tables_keep_only_small_entries() -> None:
     shared: list[dict] = [
         _robots._TOKEN_OF_AGENT,
         _robots._AGENT_KEYS,
-        _robots._GLOBS,
-        _robots._ONE_AGENT,
+        _match._GLOBS,
+        _groups._ONE_AGENT,
     ]
     for table in shared:
-        assert all(len(key) <= _robots._SHARED_ENTRY_MAX for key in table), table.keys()
-    assert long_rule not in _robots._GLOBS
-    assert all(len(lines) <= _robots._SHARED_RULES_CHARS for lines in _robots._GROUP_RULES)
+        assert all(len(key) <= SHARED_ENTRY_MAX for key in table), table.keys()
+    assert long_rule not in _match._GLOBS
+    assert all(len(lines) <= SHARED_RULES_CHARS for lines in _groups._GROUP_RULES)
     # The 300-rule group is compiled for its file but not kept for others.
-    assert all(len(patterns) <= _robots._SHARED_ENTRY_MAX for patterns, _ in _robots._COMPILED)
-    assert all(
-        len("\n".join(patterns)) <= _robots._SHARED_RULES_CHARS for patterns, _ in _robots._COMPILED
-    )
+    assert all(len(patterns) <= SHARED_ENTRY_MAX for patterns, _ in _match._COMPILED)
+    assert all(len("\n".join(patterns)) <= SHARED_RULES_CHARS for patterns, _ in _match._COMPILED)
 
 
 def test_shared_tables_stay_bounded_in_number() -> None:
-    from scrapy_rerp.engine import _robots
 
     _robots.clear_shared_tables()
-    for i in range(_robots._COMPILED_MEMO_SIZE + 500):
+    for i in range(_match._COMPILED_MEMO_SIZE + 500):
         robots = parse(f"User-agent: *\nDisallow: /a{i}*b\nAllow: /a{i}\n", RFC9309)
         assert robots.allowed(f"https://e.com/a{i}", f"bot{i}")
         assert not robots.allowed(f"https://e.com/a{i}xb", f"bot{i}")
-    assert 0 < len(_robots._COMPILED) <= _robots._COMPILED_MEMO_SIZE
-    assert 0 < len(_robots._GLOBS) <= _robots._GLOB_MEMO_SIZE
+    assert 0 < len(_match._COMPILED) <= _match._COMPILED_MEMO_SIZE
+    assert 0 < len(_match._GLOBS) <= _match._GLOB_MEMO_SIZE
     assert 0 < len(_robots._TOKEN_OF_AGENT) <= _robots._TOKEN_MEMO_SIZE
-    assert 0 < len(_robots._GROUP_RULES) <= _robots._GROUP_RULES_MEMO_SIZE
+    assert 0 < len(_groups._GROUP_RULES) <= _groups._GROUP_RULES_MEMO_SIZE
 
 
 def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> None:
-    from scrapy_rerp.engine import _robots
 
     _robots.clear_shared_tables()
     rules = "Disallow: /a\nAllow: /a/b\nDisallow: /c*d\n"
@@ -341,8 +341,6 @@ def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> No
 def test_escapes_are_upper_cased_as_a_callback_per_escape_would() -> None:
     import re
 
-    from scrapy_rerp.engine._patterns import escape_pattern
-
     rng = random.Random(16)
     pieces = ["%", "%2f", "%2F", "%aB", "%Ab", "%zz", "%e4%bc", "/a", "é", "%", "1", "f", "F"]
     for _ in range(3000):
@@ -356,8 +354,6 @@ def test_escapes_are_upper_cased_as_a_callback_per_escape_would() -> None:
 
 def _rules_read_line_by_line(text: str) -> list[list[tuple[bool, str]]]:
     """Each group's (is_allow, pattern) read with the tokenizer's value_of, line by line."""
-    from scrapy_rerp.engine._lines import ALLOW
-    from scrapy_rerp.engine._patterns import escape_pattern
 
     kinds, read, _, bare_values, _ = tokenize_rfc(text, [])
     groups: list[list[tuple[bool, str]]] = []
@@ -375,7 +371,6 @@ def _rules_read_line_by_line(text: str) -> list[list[tuple[bool, str]]]:
 
 
 def test_rule_values_read_at_once_equal_values_read_line_by_line() -> None:
-    from scrapy_rerp.engine import _robots
 
     rng = random.Random(42)
     keys = ["Disallow: ", "Allow: ", "Disallow:", "Allow:", "Disallow:  ", "disallow: "]
