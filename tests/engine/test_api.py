@@ -19,12 +19,7 @@ from scrapy_rerp.engine import (
     VisitTime,
     parse,
 )
-
-ALL = [
-    pytest.param(MK1996, id="MK1996"),
-    pytest.param(GYM2008, id="GYM2008"),
-    pytest.param(RFC9309, id="RFC9309"),
-]
+from tests.engine.syntaxes import ALL
 
 SITE = "https://example.com"
 

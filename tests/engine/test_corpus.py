@@ -18,16 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
+from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
+from tests.engine.syntaxes import ALL
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("SCRAPY_RERP_CORPUS") or REPO.parent / "shared" / "corpus")
 
-ALL = [
-    pytest.param(MK1996, id="MK1996"),
-    pytest.param(GYM2008, id="GYM2008"),
-    pytest.param(RFC9309, id="RFC9309"),
-]
 # One check in WORKLOAD_STEP is run (deterministically: every n-th record), to stay fast.
 WORKLOAD_STEP = 3
 # One file in PICKLE_STEP is pickled.

@@ -11,13 +11,10 @@ from __future__ import annotations
 import datetime
 import random
 import string
-from typing import Any
 
 import pytest
 
 from scrapy_rerp.engine import (
-    GYM2008,
-    MK1996,
     RFC9309,
     ParseWarning,
     RequestRate,
@@ -25,24 +22,7 @@ from scrapy_rerp.engine import (
     VisitTime,
     parse,
 )
-
-ALL = [
-    pytest.param(MK1996, id="MK1996"),
-    pytest.param(GYM2008, id="GYM2008"),
-    pytest.param(RFC9309, id="RFC9309"),
-]
-LEGACY = [pytest.param(MK1996, id="MK1996"), pytest.param(GYM2008, id="GYM2008")]
-WILDCARDS = [pytest.param(GYM2008, id="GYM2008"), pytest.param(RFC9309, id="RFC9309")]
-
-
-def per_syntax(mk1996: Any, gym2008: Any, rfc9309: Any) -> list[Any]:
-    """Parameters ``(syntax, expected)``: each syntax with its own expected answer."""
-    return [
-        pytest.param(MK1996, mk1996, id="MK1996"),
-        pytest.param(GYM2008, gym2008, id="GYM2008"),
-        pytest.param(RFC9309, rfc9309, id="RFC9309"),
-    ]
-
+from tests.engine.syntaxes import ALL, LEGACY, WILDCARDS, per_syntax
 
 SITE = "https://example.com"
 
