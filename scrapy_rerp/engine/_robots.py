@@ -167,8 +167,9 @@ class RobotsTxt:
     def __delattr__(self, name: str) -> None:
         raise AttributeError("RobotsTxt objects are immutable")
 
-    def __getstate__(self) -> tuple[Any, ...]:
-        return (
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt as parse() builds it; the token index and what queries remember are not kept.
+        state = (
             self._syntax,
             self._groups,
             self._sitemaps,
@@ -176,14 +177,7 @@ class RobotsTxt:
             self._clean_params,
             self._warnings,
         )
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        built = RobotsTxt._build(*state)
-        for name in RobotsTxt.__slots__:
-            object.__setattr__(self, name, getattr(built, name))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (object.__new__, (RobotsTxt,), self.__getstate__())
+        return (RobotsTxt._build, state)
 
     # -- plain properties -----------------------------------------------------------------
 
