@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -14,6 +15,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import sleep
+from twisted.python.failure import Failure
 
 from scrapy_rerp._settings import RerpSettingsError
 from scrapy_rerp.cache import RobotsEntry
@@ -59,19 +61,46 @@ def pages(server: Server) -> list[str]:
 
 
 class TimedSpider(ListSpider):
-    """Sends each URL after a pause: ``steps`` is a list of (seconds to wait, URL)."""
+    """Sends each URL after a pause: ``steps`` is a list of (seconds to wait, URL).
+
+    Each pause starts when the previous request has its outcome (a response, or a failure
+    such as the middleware's IgnoreRequest), so the pauses count from what the middleware
+    did, and not from the start of the crawl: a robots.txt fetch that a loaded machine
+    finishes late moves the steps with it.
+    """
 
     name = "timed"
+    # Long enough for a retried robots.txt fetch; a request without an outcome fails the test.
+    outcome_timeout = 30.0
 
     def __init__(self, steps: Sequence[tuple[float, str]] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.steps = list(steps)
+        self._outcome: asyncio.Future[None] | None = None
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for pause, url in self.steps:
             if pause:
                 await sleep(pause)
+            self._outcome = asyncio.get_running_loop().create_future()
             yield scrapy.Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
+            try:
+                await asyncio.wait_for(self._outcome, self.outcome_timeout)
+            except asyncio.TimeoutError:
+                self.failures.append(Failure(AssertionError(f"no outcome for {url}")))
+                return
+
+    def parse(self, response: scrapy.http.Response) -> None:
+        super().parse(response)
+        self._settle()
+
+    def errback(self, failure: Failure) -> None:
+        super().errback(failure)
+        self._settle()
+
+    def _settle(self) -> None:
+        if self._outcome is not None and not self._outcome.done():
+            self._outcome.set_result(None)
 
 
 # -- the basics ---------------------------------------------------------------------------------

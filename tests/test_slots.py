@@ -139,8 +139,10 @@ async def test_floor_holds_and_the_first_page_after_robots_respects_it(
     # The robots.txt hit is included: the first page waits for the floor after it.
     measured = assert_gaps_at_least(hits, FLOOR)
     # Default jitter (0.5) is switched off on the floored slot, not compensated for by a
-    # longer base delay: gaps sit at the floor.
-    assert statistics.median(measured) < FLOOR + 0.05, measured
+    # longer base delay: gaps sit at the floor. A compensated slot (delay 2 x FLOOR, drawn
+    # from 0.5x to 1.5x of it) would put the median near 2 x FLOOR; the bound between the two
+    # leaves room for a loaded machine's late dequeues.
+    assert statistics.median(measured) < FLOOR * 1.5, measured
     assert crawler.stats.get_value(STAT_APPLIED) == 1
     assert crawler.stats.get_value(STAT_MAX) == pytest.approx(FLOOR)
 
