@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_engine.py"
@@ -64,6 +66,7 @@ def test_quick_run_writes_results(tmp_path: Path) -> None:
     assert "nproc" in text
     for goal in ("parse >= 5x", "checks >= 6x", "memory <= 0.3x"):
         assert goal in text
+    assert "What the check goal leaves for first checks: 6x protego's first pass is " in text
     assert "Checks/s on a second pass" in text
     assert "- scrapy_rerp RFC9309: " in text.split("Checks/s on a second pass", 1)[1]
     # Protego ships with Scrapy, so it is there whenever the test extra is; on files this plain
@@ -90,3 +93,29 @@ def test_missing_corpus_is_reported(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "corpus not found" in done.stderr
+
+
+def load_harness() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_engine", HARNESS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_first_use_budget_is_the_goal_time_less_the_warm_checks() -> None:
+    bench = load_harness()
+    # 1,000 checks over 10 files: protego's first pass at 100 checks/s takes 10 s, so 6x is
+    # 1.667 s; warm checks at 1,000/s take 1 s, leaving 0.667 s, 66,666.7 us per file; a first
+    # pass at 500/s takes 2 s, 1 s more than the warm checks: 100,000 us per file.
+    engine = bench.Measure(check_rates=[500.0], second_pass_rates=[1000.0])
+    protego = bench.Measure(check_rates=[100.0], second_pass_rates=[120.0])
+    line = bench.first_use_budget(engine, protego, checks=1000, files=10)
+    assert "6x protego's first pass is 1.667 s" in line
+    assert "take 1.000 s, which leaves 66,666.7 us per file" in line
+    assert "its first pass spends 100,000.0 us per file" in line
+    # A goal already spent by the warm checks shows as a negative allowance.
+    slow = bench.Measure(check_rates=[300.0], second_pass_rates=[500.0])
+    assert "leaves -33,333.3 us per file" in bench.first_use_budget(slow, protego, 1000, 10)
+    assert bench.first_use_budget(engine, bench.Measure(check_rates=[0.0]), 1000, 10) is None
