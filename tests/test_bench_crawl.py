@@ -6,30 +6,21 @@ blocked, what reached the servers, how often robots.txt was downloaded).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_crawl.py"
 TIMEOUT = 240  # seconds; a guard against a hung crawl, not a timing assertion
 QUICK_ORIGINS = 10
 QUICK_PAGES = 500
-
-
-def load_harness() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_crawl", HARNESS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def quick_run(tmp: str) -> tuple[subprocess.CompletedProcess[str], str, dict[str, Any]]:
@@ -117,7 +108,7 @@ def test_plan_labels_agree_with_both_parsers() -> None:
 
     from scrapy_rerp.engine import RFC9309, parse
 
-    bench = load_harness()
+    bench = load_script("bench_crawl")
     netlocs = [f"{bench.host_of(i, False)}:{8000 + i}" for i in range(12)]
     assert len(set(netlocs)) == len({n.split(":")[0] for n in netlocs}) == 12
     urls = bench.plan(netlocs, 3_000, 64)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
+
+from tests.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_engine.py"
@@ -95,17 +95,8 @@ def test_missing_corpus_is_reported(tmp_path: Path) -> None:
     assert "corpus not found" in done.stderr
 
 
-def load_harness() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_engine", HARNESS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_first_use_budget_is_the_goal_time_less_the_warm_checks() -> None:
-    bench = load_harness()
+    bench = load_script("bench_engine")
     # 1,000 checks over 10 files: protego's first pass at 100 checks/s takes 10 s, so 6x is
     # 1.667 s; warm checks at 1,000/s take 1 s, leaving 0.667 s, 66,666.7 us per file; a first
     # pass at 500/s takes 2 s, 1 s more than the warm checks: 100,000 us per file.
