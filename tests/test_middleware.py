@@ -70,12 +70,14 @@ class TimedSpider(ListSpider):
     """
 
     name = "timed"
-    # Long enough for a retried robots.txt fetch; a request without an outcome fails the test.
+    # Long enough for a retried robots.txt fetch; timed_crawl fails a test on a request
+    # that has no outcome by then.
     outcome_timeout = 30.0
 
     def __init__(self, steps: Sequence[tuple[float, str]] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.steps = list(steps)
+        self.without_outcome: list[str] = []
         self._outcome: asyncio.Future[None] | None = None
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -87,7 +89,7 @@ class TimedSpider(ListSpider):
             try:
                 await asyncio.wait_for(self._outcome, self.outcome_timeout)
             except asyncio.TimeoutError:
-                self.failures.append(Failure(AssertionError(f"no outcome for {url}")))
+                self.without_outcome.append(url)
                 return
 
     def parse(self, response: scrapy.http.Response) -> None:
@@ -101,6 +103,15 @@ class TimedSpider(ListSpider):
     def _settle(self) -> None:
         if self._outcome is not None and not self._outcome.done():
             self._outcome.set_result(None)
+
+
+async def timed_crawl(settings: dict[str, Any], steps: Sequence[tuple[float, str]]) -> Crawler:
+    """Crawl the *steps* with TimedSpider; every request must have had its outcome."""
+    crawler = await crawl(TimedSpider, settings, steps=steps)
+    spider = crawler.spider
+    assert isinstance(spider, TimedSpider)
+    assert spider.without_outcome == []
+    return crawler
 
 
 # -- the basics ---------------------------------------------------------------------------------
@@ -453,7 +464,7 @@ async def test_expiry_refetch_while_old_rules_serve(server: Server) -> None:
         (0.8, server.url("/x?3")),  # new rules
         (0, server.url("/y?3")),
     ]
-    crawler = await crawl(TimedSpider, rerp(RERP_MIN_LIFETIME=0), steps=steps)
+    crawler = await timed_crawl(rerp(RERP_MIN_LIFETIME=0), steps)
     assert server.count("/robots.txt") == 2
     assert pages(server) == ["/x?3"]
     assert stat(crawler, "robotstxt/refresh_count") == 1
@@ -464,7 +475,7 @@ async def test_expires_header_and_lifetime_bounds(server: Server) -> None:
     server.robots("", headers={"Expires": "Thu, 01 Jan 1970 00:00:00 GMT"})
     steps = [(0, server.url("/a")), (0.7, server.url("/b"))]
     # Already expired by Expires, raised to RERP_MIN_LIFETIME (0.5 s): one refetch.
-    await crawl(TimedSpider, rerp(RERP_MIN_LIFETIME=0.5), steps=steps)
+    await timed_crawl(rerp(RERP_MIN_LIFETIME=0.5), steps)
     assert server.count("/robots.txt") == 2
 
 
@@ -472,7 +483,7 @@ async def test_expires_header_and_lifetime_bounds(server: Server) -> None:
 async def test_errors_cached_for_error_lifetime(server: Server) -> None:
     server.robots("", status=404, headers={"Cache-Control": "max-age=3600"})
     steps = [(0, server.url("/a")), (0.6, server.url("/b")), (0, server.url("/c"))]
-    await crawl(TimedSpider, rerp(RERP_ERROR_LIFETIME=0.4), steps=steps)
+    await timed_crawl(rerp(RERP_ERROR_LIFETIME=0.4), steps)
     assert server.count("/robots.txt") == 2
     assert pages(server) == ["/a", "/b", "/c"]
 
@@ -487,7 +498,7 @@ async def test_earlier_copy_keeps_serving_while_unreachable(server: Server) -> N
         ],
     )
     steps = [(0, server.url("/x?1")), (0.3, server.url("/x?2")), (0.3, server.url("/ok"))]
-    crawler = await crawl(TimedSpider, rerp(RERP_MIN_LIFETIME=0.1, **FAST_OUTAGE), steps=steps)
+    crawler = await timed_crawl(rerp(RERP_MIN_LIFETIME=0.1, **FAST_OUTAGE), steps)
     assert pages(server) == ["/ok"]
     assert stat(crawler, "robotstxt/forbidden") == 2
     assert stat(crawler, "robotstxt/unreachable/stale_copy_kept") >= 1
@@ -498,7 +509,7 @@ async def test_earlier_copy_keeps_serving_while_unreachable(server: Server) -> N
 async def test_cache_is_bounded_lru(make_server: Any) -> None:
     a, b, c = make_server(), make_server(), make_server()
     steps = [(0, a.url("/1")), (0.1, b.url("/1")), (0.1, c.url("/1")), (0.1, a.url("/2"))]
-    crawler = await crawl(TimedSpider, rerp(RERP_CACHE_MAX_ORIGINS=2), steps=steps)
+    crawler = await timed_crawl(rerp(RERP_CACHE_MAX_ORIGINS=2), steps)
     assert a.count("/robots.txt") == 2  # evicted by c, fetched again
     assert b.count("/robots.txt") == 1 and c.count("/robots.txt") == 1
     assert stat(crawler, "robotstxt/cache/evicted") == 2
