@@ -407,8 +407,9 @@ async def test_clear_floor_gives_the_slot_its_own_settings_back(server: Server) 
     assert spider.restored_concurrency == 4
     # Back to DOWNLOAD_DELAY (0) and Scrapy's default jitter (0.5).
     assert spider.restored_slot == (0.0, 0.5)
-    # No floor any more: the whole batch goes out in less time than one floored gap.
-    assert sum(gaps(server.hits()[2:])) < FLOOR
+    # No floor any more: the batch of four goes out together. A floor still in place would
+    # space them by three floored gaps (3 x FLOOR); the bound leaves room for a loaded machine.
+    assert sum(gaps(server.hits()[2:])) < 2 * FLOOR
     assert crawler.stats.get_value("robotstxt/crawl_delay/floor_cleared") == 1
 
 
@@ -451,8 +452,9 @@ async def test_a_crawl_delay_added_on_refetch_applies_to_the_next_requests(serve
     hits = server.hits()
     assert server.count("/robots.txt") == 2
     assert len(hits) == 12
-    # No floor at first: the first batch goes out at once.
-    assert max(gaps(hits[1:4])) < 0.1
+    # No floor at first: the first batch goes out at once. A floor would put every gap at
+    # FLOOR or more; the bound leaves room for a loaded machine.
+    assert max(gaps(hits[1:4])) < 0.75 * FLOOR
     # The second batch triggers the refetch (and is served by the old rules meanwhile);
     # from the refetched robots.txt on, the floor holds, the third batch included.
     refetch = next(i for i, h in enumerate(hits) if i > 0 and h.path == "/robots.txt")
