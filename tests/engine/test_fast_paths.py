@@ -201,7 +201,6 @@ def test_large_rule_sets_checked_by_bisection_agree_with_decide(
 
 
 def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
-
     text = "User-agent: *\n" + "\n".join(f"Disallow: /d{i}/" for i in range(300))
     robots = parse(text, RFC9309)
     for i in range(_match._GATE_AFTER_CHECKS):
@@ -219,7 +218,6 @@ def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
 
 
 def test_compiled_wildcard_rules_are_split_as_split_glob_splits_them() -> None:
-
     rng = random.Random(9309)
     patterns = ["*", "$", "*$", "**", "/a*", "/a$", "*.pdf$", "/a**b*$", "/$*", "/a*$*", "/*?"]
     patterns += [p for p in (_pattern(rng) for _ in range(2000)) if "*" in p or p.endswith("$")]
@@ -279,7 +277,6 @@ def test_trailing_stars_keep_their_length_against_an_allow() -> None:
 
 
 def test_shared_tables_keep_only_small_entries() -> None:
-
     _robots.clear_shared_tables()
     long_rule = "/*" + "a" * 5000 + "*b"
     long_agent = "Bot" + "x" * 5000
@@ -307,7 +304,6 @@ def test_shared_tables_keep_only_small_entries() -> None:
 
 
 def test_shared_tables_stay_bounded_in_number() -> None:
-
     _robots.clear_shared_tables()
     for i in range(_match._COMPILED_MEMO_SIZE + 500):
         robots = parse(f"User-agent: *\nDisallow: /a{i}*b\nAllow: /a{i}\n", RFC9309)
@@ -320,7 +316,6 @@ def test_shared_tables_stay_bounded_in_number() -> None:
 
 
 def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> None:
-
     _robots.clear_shared_tables()
     rules = "Disallow: /a\nAllow: /a/b\nDisallow: /c*d\n"
     first = parse("User-agent: one\n" + rules, RFC9309)
@@ -371,7 +366,6 @@ def _rules_read_line_by_line(text: str) -> list[list[tuple[bool, str]]]:
 
 
 def test_rule_values_read_at_once_equal_values_read_line_by_line() -> None:
-
     rng = random.Random(42)
     keys = ["Disallow: ", "Allow: ", "Disallow:", "Allow:", "Disallow:  ", "disallow: "]
     values = ["/a", "/b/c", "", "/x y", "/t\t", "/f\f", "/v\v", "/h#c", "Allow: /z", "/é"]
