@@ -60,11 +60,18 @@ class RerpSettings:
     crawl_delay: bool = True  # RERP_CRAWL_DELAY
     max_crawl_delay: float = 30.0  # RERP_MAX_CRAWL_DELAY, seconds
     sitemap_discovery: bool = False  # RERP_SITEMAP_DISCOVERY
+    max_parked_per_origin: int = 1000  # RERP_MAX_PARKED_PER_ORIGIN
 
     @property
     def legacy(self) -> bool:
         """True in the mk1996/gym2008 modes (rerp's behaviour for statuses, charset, lifetime)."""
         return self.syntax != RFC9309
+
+    @property
+    def floors(self) -> bool:
+        """Crawl-delay floors are applied: ``RERP_CRAWL_DELAY`` on and a cap above 0
+        (``RERP_MAX_CRAWL_DELAY = 0`` turns them off, as documented)."""
+        return self.crawl_delay and self.max_crawl_delay > 0
 
     @property
     def syntax_name(self) -> str:
@@ -122,6 +129,7 @@ class RerpSettings:
             crawl_delay=r.boolean("RERP_CRAWL_DELAY", True),
             max_crawl_delay=r.seconds("RERP_MAX_CRAWL_DELAY", 30.0),
             sitemap_discovery=r.boolean("RERP_SITEMAP_DISCOVERY", False),
+            max_parked_per_origin=r.integer("RERP_MAX_PARKED_PER_ORIGIN", 1000, minimum=1),
         )
         if require_obey and not result.obey:
             from scrapy.exceptions import NotConfigured

@@ -5,6 +5,11 @@ crawl visits) hands its ``Sitemap:`` lines to :class:`SitemapDiscovery`, which s
 sitemap URL once per crawl with the spider's own ``_parse_sitemap`` callback, so
 ``sitemap_rules``, ``sitemap_filter`` and ``sitemap_follow`` apply to what the sitemaps contain
 exactly as they do for ``sitemap_urls``.
+
+What it remembers is kept per origin and forgotten with the origin's cache entry
+(:meth:`SitemapDiscovery.forget`), so a crawl over millions of origins holds the sitemap URLs of
+the cached origins only. A robots.txt fetched again after its origin was forgotten schedules its
+sitemaps again; Scrapy's dupefilter then drops the repeats.
 """
 
 from __future__ import annotations
@@ -42,7 +47,11 @@ class SitemapDiscovery:
         self.crawler = crawler
         self.enabled = enabled
         self.stats = crawler.stats
-        self._seen: set[str] = set()
+        # Sitemap URLs seen, each with the origin whose robots.txt listed it first, and the
+        # same by origin (to forget an origin's).
+        self._seen: dict[str, str] = {}
+        self._listed_by: dict[str, list[str]] = {}
+        self._spider_sitemaps: set[str] = set()  # the spider's own sitemap_urls
         self._seeded = False
         self._host_regex: re.Pattern[str] | None = None
         self._allowed_domains: list[str] | None = None
@@ -69,7 +78,7 @@ class SitemapDiscovery:
         if not self._seeded:
             # The spider requests its own sitemap_urls; listing one in robots.txt adds nothing.
             self._seeded = True
-            self._seen.update(getattr(spider, "sitemap_urls", ()) or ())
+            self._spider_sitemaps.update(getattr(spider, "sitemap_urls", ()) or ())
         for value in robots.sitemaps:
             url = _absolute(robots_url, value)
             if url is None:
@@ -78,9 +87,10 @@ class SitemapDiscovery:
                     "Ignoring sitemap %r listed in %s: not an http(s) URL", value, robots_url
                 )
                 continue
-            if url in self._seen:
+            if url in self._seen or url in self._spider_sitemaps:
                 continue
-            self._seen.add(url)
+            self._seen[url] = origin
+            self._listed_by.setdefault(origin, []).append(url)
             self.stats.inc_value(STAT_DISCOVERED)
             if not self._on_site(spider, url):
                 self.stats.inc_value(STAT_FILTERED_OFFSITE)
@@ -106,6 +116,19 @@ class SitemapDiscovery:
             self.stats.inc_value(STAT_SCHEDULED)
             logger.debug("Following sitemap %s listed in %s", url, robots_url)
             engine.crawl(request)
+
+    def forget(self, origin: str) -> None:
+        """Forget what ``origin``'s robots.txt listed (its cache entry is gone)."""
+        for url in self._listed_by.pop(origin, ()):
+            del self._seen[url]
+
+    def forget_all(self) -> None:
+        self._seen.clear()
+        self._listed_by.clear()
+
+    def __len__(self) -> int:
+        """Sitemap URLs remembered."""
+        return len(self._seen)
 
     def _on_site(self, spider: SitemapSpider, url: str) -> bool:
         # Same policy as Scrapy's OffsiteMiddleware: the host or a subdomain of it is in

@@ -130,9 +130,7 @@ class CrawlDelayFloors:
                     self.max_crawl_delay,
                 )
             wanted = self.max_crawl_delay
-        floor = max(wanted, self.download_delay)
-        # RERP_MAX_CRAWL_DELAY = 0 switches floors off.
-        return floor if floor > 0 else None
+        return max(wanted, self.download_delay)
 
     def set_floor(self, origin: str, robots: RobotsTxt, user_agent: str) -> float | None:
         """Apply the floor that *robots* asks of *user_agent* to the slots serving *origin*.
@@ -178,6 +176,10 @@ class CrawlDelayFloors:
                 if not origins:
                     del self._key_origins[key]
             self._apply(key)
+
+    def floored_origins(self) -> list[str]:
+        """The origins that have a floor now."""
+        return list(self._origin_floor)
 
     def floor_of(self, origin: str) -> float | None:
         """The floor currently applied for *origin*, if any."""

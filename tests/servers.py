@@ -36,7 +36,17 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-__all__ = ["Hit", "ListSpider", "Reply", "Server", "crawl", "gaps", "servers", "urlset"]
+__all__ = [
+    "Hit",
+    "ListSpider",
+    "Reply",
+    "Server",
+    "crawl",
+    "gaps",
+    "ledger",
+    "servers",
+    "urlset",
+]
 
 
 @dataclass
@@ -359,3 +369,23 @@ async def crawl(
     crawler = runner.create_crawler(spidercls)
     await runner.crawl(crawler, **spider_kwargs)
     return crawler
+
+
+def ledger(crawler: Crawler) -> dict[str, int]:
+    """The parking ledger of a finished crawl, checked to balance.
+
+    Returns ``parked``, ``released`` and ``dropped/<reason>`` counts (absent stats as 0) after
+    asserting that every parked request was released or dropped exactly once.
+    """
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    counts = {
+        "parked": int(stats.get("robotstxt/parked", 0)),
+        "released": int(stats.get("robotstxt/released", 0)),
+    }
+    for name, value in stats.items():
+        if name.startswith("robotstxt/dropped/"):
+            counts[name.removeprefix("robotstxt/")] = int(value)
+    dropped = sum(v for k, v in counts.items() if k.startswith("dropped/"))
+    assert counts["parked"] == counts["released"] + dropped, counts
+    return counts

@@ -1,0 +1,421 @@
+"""The origin fetcher: one robots.txt download per origin, redirects, retries with backoff.
+
+:class:`OriginFetcher` runs one *flight* per origin: a task that downloads robots.txt through
+``crawler.engine.download_async`` (so through the other downloader middlewares), follows
+redirects itself (to any host: OffsiteMiddleware would silently drop a redirect elsewhere), and
+while the origin is unreachable retries with backoff for as long as requests wait for it. What
+each answer means is asked of :mod:`scrapy_rerp._policy`; what to do with the result is the
+business of a :class:`FlightHandler` (the middleware).
+
+Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
+``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
+taken off before Scrapy's HttpCompressionMiddleware would inflate the whole body, and undone
+here by :mod:`scrapy_rerp._decompress` up to the cap).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urljoin
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.python import to_unicode
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.python.failure import Failure
+
+from scrapy_rerp import _decompress, _policy
+from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
+from scrapy_rerp.cache import RobotsEntry
+from scrapy_rerp.engine import RobotsTxt
+from scrapy_rerp.robotparser import charset_from_content_type, parse_body
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from scrapy_rerp._settings import RerpSettings
+
+__all__ = ["META_KEY", "Fetched", "Flight", "FlightHandler", "OriginFetcher"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+#: Request.meta key on robots.txt requests made here: the origin they are for.
+META_KEY = "rerp_robots_origin"
+_RECEIVED = "_rerp_received"  # body bytes received so far
+_TRUNCATED = "_rerp_truncated"  # the download was stopped at the cap
+_ENCODING = "_rerp_content_encoding"  # the Content-Encoding taken off the raw response
+
+#: Priority of robots.txt requests: ahead of the pages waiting for them.
+DOWNLOAD_PRIORITY = 1000
+
+
+@dataclass
+class Fetched:
+    """The result of downloading robots.txt once (following redirects)."""
+
+    outcome: str
+    robots: RobotsTxt | None = None
+    status: int | None = None
+    url: str | None = None
+    lifetime: float | None = None  # from HTTP headers; None = unsaid
+    retry_after: float | None = None
+    response: Response | None = None
+    reason: str = ""
+
+
+@dataclass(eq=False)
+class Flight:
+    """The robots.txt download of one origin, and its retries while it is unreachable."""
+
+    origin: str
+    robots_url: str
+    trigger: Request  # the request that caused the download (sent with robots_parsed)
+    previous: RobotsEntry | None  # what was known before: expired rules, or an outage
+    task: Deferred[None] | None = None
+    sleeping: bool = False
+
+
+class FlightHandler(Protocol):
+    """What the fetcher reports to (the middleware)."""
+
+    async def rules_fetched(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        """New rules (parsed, allow all or disallow all): apply them, release the waiters."""
+
+    def stale_copy_kept(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        """A refetch failed; ``entry`` keeps the earlier rules until the next attempt."""
+
+    def unreachable(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        """A fetch failed and no earlier rules exist: store the outage."""
+
+    def retry_wait(self, flight: Flight, entry: RobotsEntry) -> float | None:
+        """Seconds to wait before the next check of an outage, or None to stop retrying
+        (nothing waits for the origin any more)."""
+
+    def flight_failed(self, flight: Flight) -> None:
+        """The flight ended on an unexpected error: nothing must wait for it any more."""
+
+
+class OriginFetcher:
+    """Runs at most one flight per origin and reports to a :class:`FlightHandler`."""
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings, handler: FlightHandler) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        self.handler = handler
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self._flights: dict[str, Flight] = {}
+        self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
+        self._stopped = False
+        maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        # The cap is RERP_MAX_SIZE, enforced while receiving; Scrapy's own limit must not cancel
+        # a larger file up front from its Content-Length.
+        self._download_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
+
+    # -- flights -------------------------------------------------------------------------------
+    def busy(self, origin: str) -> bool:
+        return origin in self._flights
+
+    def __len__(self) -> int:
+        return len(self._flights)
+
+    def start(
+        self,
+        origin: str,
+        robots_url: str,
+        trigger: Request,
+        previous: RobotsEntry | None,
+        delay: float = 0.0,
+    ) -> None:
+        """Start the flight of ``origin`` unless one runs (or the crawl is closing)."""
+        if self._stopped or origin in self._flights:
+            return
+        flight = Flight(origin, robots_url, trigger, previous)
+        self._flights[origin] = flight
+        task = deferred_from_coro(self._fly(flight, delay))
+        if not task.called:
+            flight.task = task
+        task.addBoth(self._flight_done, flight)
+
+    def stop(self) -> None:
+        """The crawl is closing: start nothing more, and end the flights that wait to retry.
+
+        Flights downloading right now finish that download (the engine waits for it anyway)
+        and then end without reporting."""
+        self._stopped = True
+        for flight in list(self._flights.values()):
+            if flight.sleeping and flight.task is not None:
+                flight.task.cancel()
+
+    def cancel_all(self) -> None:
+        self._stopped = True
+        for flight in list(self._flights.values()):
+            if flight.task is not None:
+                flight.task.cancel()
+
+    def _flight_done(self, result: Any, flight: Flight) -> None:
+        if self._flights.get(flight.origin) is flight:
+            del self._flights[flight.origin]
+        if isinstance(result, Failure) and not result.check(
+            CancelledError, asyncio.CancelledError
+        ):  # a bug here, never a site's fault
+            logger.error(
+                "robots.txt handling of %s failed: %s",
+                flight.origin,
+                result.getTraceback(),
+                extra={"spider": self.crawler.spider},
+            )
+            self.handler.flight_failed(flight)
+
+    async def _fly(self, flight: Flight, delay: float) -> None:
+        if delay > 0:
+            await self._sleep(flight, delay)
+        previous = flight.previous
+        while True:
+            fetched = await self.fetch(flight.robots_url, flight.origin)
+            if self._stopped:
+                return
+            now = time.time()
+            if fetched.robots is not None:
+                entry = RobotsEntry(
+                    robots=fetched.robots,
+                    fetched_at=now,
+                    expires_at=now
+                    + _policy.entry_lifetime(fetched.outcome, fetched.lifetime, self.settings),
+                    status=fetched.status,
+                    url=fetched.url,
+                    outcome=fetched.outcome,
+                )
+                await self.handler.rules_fetched(flight, entry, fetched)
+                return
+            failures = (previous.failures if previous is not None else 0) + 1
+            backoff = _policy.backoff(failures, fetched.retry_after, self.settings)
+            self.stats.inc_value("robotstxt/unreachable/count")
+            outage_since = (previous.outage_since if previous is not None else None) or now
+            if previous is not None and previous.robots is not None:
+                # An earlier good copy keeps serving; retried once it "expires" again.
+                entry = previous.with_(
+                    expires_at=now + backoff, failures=failures, outage_since=outage_since
+                )
+                self.handler.stale_copy_kept(flight, entry, fetched)
+                return
+            entry = RobotsEntry(
+                robots=None,
+                fetched_at=now,
+                expires_at=now + backoff,
+                status=fetched.status,
+                url=fetched.url,
+                outcome=UNREACHABLE,
+                failures=failures,
+                outage_since=outage_since,
+            )
+            self.handler.unreachable(flight, entry, fetched)
+            while True:
+                wait = self.handler.retry_wait(flight, entry)
+                if wait is None or self._stopped:
+                    return  # nothing waits any more: a dead site is not hammered
+                if wait <= 0:
+                    break
+                await self._sleep(flight, wait)
+            self.stats.inc_value("robotstxt/retry_count")
+            previous = entry
+
+    async def _sleep(self, flight: Flight, seconds: float) -> None:
+        flight.sleeping = True
+        try:
+            await sleep(seconds)
+        finally:
+            flight.sleeping = False
+
+    # -- one download, following redirects ----------------------------------------------------
+    async def fetch(self, robots_url: str, origin: str) -> Fetched:
+        """Download robots.txt once, following up to RERP_MAX_REDIRECTS redirects."""
+        s = self.settings
+        url = robots_url
+        for hop in range(s.max_redirects + 1):
+            try:
+                request = self._robots_request(url, origin)
+            except ValueError as exc:  # e.g. a Location that is no URL Scrapy can fetch
+                self.stats.inc_value("robotstxt/redirect/invalid")
+                return self._allow_all(f"bad redirect target {url!r}: {exc}", None, url)
+            self.stats.inc_value("robotstxt/request_count")
+            try:
+                response = await self._download(request)
+            except IgnoreRequest as exc:
+                # Another middleware refused to download it: like Scrapy, rules are unknown,
+                # so allow all (but say so).
+                self.stats.inc_value("robotstxt/ignored")
+                logger.warning(
+                    "robots.txt request %(request)s ignored (%(exc)s); allowing all of %(origin)s",
+                    {"request": request, "exc": exc, "origin": origin},
+                    extra={"spider": self.crawler.spider},
+                )
+                return Fetched(ALLOW_ALL, RobotsTxt.allow_all(s.syntax), url=url, reason="ignored")
+            except Exception as exc:
+                self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                return Fetched(UNREACHABLE, url=url, reason=f"{type(exc).__name__}: {exc}")
+            status = response.status
+            self.stats.inc_value("robotstxt/response_count")
+            self.stats.inc_value(f"robotstxt/response_status_count/{status}")
+            location = response.headers.get(b"Location")
+            outcome = _policy.status_outcome(status, legacy=s.legacy, has_location=bool(location))
+            reason = f"HTTP {status}"
+            if outcome == REDIRECT:
+                assert location is not None
+                if hop == s.max_redirects:
+                    self.stats.inc_value("robotstxt/redirect/limit")
+                    return self._allow_all(
+                        f"more than {s.max_redirects} redirects", status, response.url
+                    )
+                self.stats.inc_value("robotstxt/redirect/count")
+                url = urljoin(response.url, to_unicode(location, errors="replace"))
+                continue
+            if outcome == PARSED:
+                return self._parse(response, request)
+            if outcome == UNREACHABLE:
+                return Fetched(
+                    UNREACHABLE,
+                    status=status,
+                    url=response.url,
+                    retry_after=_policy.retry_after(response.headers),
+                    reason=reason,
+                )
+            if outcome == DISALLOW_ALL:
+                self.stats.inc_value(f"robotstxt/disallow_all/{status}")
+                return Fetched(
+                    DISALLOW_ALL,
+                    RobotsTxt.disallow_all(s.syntax),
+                    status,
+                    response.url,
+                    response=response,
+                    reason=reason,
+                )
+            if 300 <= status < 400:
+                reason = f"{status} without Location"
+            return self._allow_all(reason, status, response.url, response)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _allow_all(
+        self, reason: str, status: int | None, url: str | None, response: Response | None = None
+    ) -> Fetched:
+        """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all."""
+        self.stats.inc_value("robotstxt/allow_all")
+        return Fetched(
+            ALLOW_ALL,
+            RobotsTxt.allow_all(self.settings.syntax),
+            status,
+            url,
+            response=response,
+            reason=reason,
+        )
+
+    def _parse(self, response: Response, request: Request) -> Fetched:
+        s = self.settings
+        body = response.body
+        truncated = bool(request.meta.get(_TRUNCATED)) or len(body) > s.max_size
+        encodings = request.meta.get(_ENCODING)
+        if encodings:
+            try:
+                body, cut = _decompress.decode(body, encodings, s.max_size)
+            except ValueError as exc:
+                # Undecodable: the bytes are no rules a crawler could read; treat the file as
+                # unavailable (allow all), as for an unparsable body of any other kind.
+                self.stats.inc_value("robotstxt/undecodable")
+                return self._allow_all(str(exc), response.status, response.url, response)
+            truncated = truncated or cut
+        if truncated:
+            self.stats.inc_value("robotstxt/truncated")
+            logger.info(
+                "robots.txt %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
+                "only the first %(max)d bytes are used",
+                {"url": response.url, "max": s.max_size},
+                extra={"spider": self.crawler.spider},
+            )
+            body = body[: s.max_size]
+        charset = charset_from_content_type(response.headers.get(b"Content-Type"))
+        robots = parse_body(body, s.syntax, charset or s.default_charset)
+        if encodings:
+            response = response.replace(body=body)
+        return Fetched(
+            PARSED,
+            robots,
+            response.status,
+            response.url,
+            lifetime=_policy.lifetime_from_headers(response.headers),
+            response=response,
+            reason=f"HTTP {response.status}",
+        )
+
+    def _robots_request(self, url: str, origin: str) -> Request:
+        return Request(
+            url,
+            priority=DOWNLOAD_PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            meta={
+                "dont_obey_robotstxt": True,
+                # Redirects and retries are done here, see the module doc.
+                "dont_redirect": True,
+                "dont_retry": True,
+                "allow_offsite": True,
+                "handle_httpstatus_all": True,
+                "download_maxsize": self._download_maxsize,
+                "download_warnsize": 0,
+                META_KEY: origin,
+            },
+        )
+
+    async def _download(self, request: Request) -> Response:
+        engine = self.crawler.engine
+        assert engine is not None
+        if self._hooked == 0:
+            # Connected only while robots.txt downloads run: the handlers would otherwise be
+            # called for every chunk and every response of the crawl.
+            self.crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+            self.crawler.signals.connect(
+                self._response_downloaded, signal=signals.response_downloaded
+            )
+        self._hooked += 1
+        try:
+            if hasattr(engine, "download_async"):
+                return await engine.download_async(request)
+            return await maybe_deferred_to_future(engine.download(request))  # Scrapy < 2.14
+        finally:
+            self._hooked -= 1
+            if self._hooked == 0:
+                self.crawler.signals.disconnect(self._bytes_received, signal=signals.bytes_received)
+                self.crawler.signals.disconnect(
+                    self._response_downloaded, signal=signals.response_downloaded
+                )
+
+    def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+        meta = request.meta
+        if META_KEY not in meta:
+            return
+        received = meta.get(_RECEIVED, 0) + len(data)
+        meta[_RECEIVED] = received
+        if received >= self.settings.max_size:
+            meta[_TRUNCATED] = True
+            # The rest is never downloaded; the response keeps what arrived so far.
+            raise StopDownload(fail=False)
+
+    def _response_downloaded(
+        self, response: Response, request: Request, spider: Any = None
+    ) -> None:
+        # Runs before the downloader middlewares' process_response: the raw response still
+        # carries its Content-Encoding, which HttpCompressionMiddleware would undo up to
+        # DOWNLOAD_MAXSIZE (1 GiB by default). Taken off here, undone in _parse() up to the cap.
+        if META_KEY not in request.meta:
+            return
+        encodings = response.headers.getlist(b"Content-Encoding")
+        if encodings:
+            request.meta[_ENCODING] = encodings
+            del response.headers[b"Content-Encoding"]

@@ -1,0 +1,254 @@
+"""The parking lot: requests that wait for their origin's robots.txt, outside the downloader.
+
+A request waiting inside a downloader middleware's ``process_request`` stays in
+``Downloader.active`` and counts against ``CONCURRENT_REQUESTS``: a few dead origins would stall
+a broad crawl, and closing would wait for every held request. Scrapy has no verb for "take this
+request out of the downloader for now", so the lot uses two documented ones:
+
+* **out**: the middleware's ``process_request`` returns the request itself. The downloader lets go
+  of it at once (no other middleware's ``process_response`` runs, nothing reaches a slot) and the
+  engine hands it to ``engine.crawl``, whose ``request_scheduled`` signal the lot answers with
+  ``IgnoreRequest`` for a parked request: scheduling stops there, silently (no errback, no
+  ``request_dropped``), and the request is kept here;
+* **back in**: ``engine.crawl`` again, with ``dont_filter`` set for the trip, since the scheduler's
+  dupefilter has seen the request once already; the middleware restores the request's own
+  ``dont_filter`` when it comes back through ``process_request``. Priority, meta, callbacks and
+  the request object itself are kept.
+
+A request that must finally be dropped goes back in the same way, marked, and the middleware
+raises ``IgnoreRequest`` for it: the spider's errback sees what it saw before parking existed.
+While requests are parked a ``spider_idle`` handler keeps the crawl open (``DontCloseSpider``);
+the engine checks again on its heartbeat or as soon as a request is handed back, so nothing spins.
+When the engine starts closing, parked requests are dropped with the reason "crawl closing"
+(checked every :data:`CLOSING_CHECK_INTERVAL` seconds while anything is parked: Scrapy sends no
+signal when closing starts).
+
+The ledger: every request counted in ``robotstxt/parked`` ends in exactly one of
+``robotstxt/released`` or ``robotstxt/dropped/<reason>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
+from scrapy.utils.asyncio import create_looping_call
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = [
+    "CRAWL_CLOSING",
+    "ERROR",
+    "PARK_LIMIT",
+    "UNREACHABLE",
+    "ParkingLot",
+    "drop_verdict",
+    "restore_dont_filter",
+]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+# Reasons a parked request is dropped (stat robotstxt/dropped/<reason>).
+UNREACHABLE = "unreachable"  # its origin stayed unreachable for RERP_UNREACHABLE_MAX_WAIT
+CRAWL_CLOSING = "crawl_closing"  # the crawl closed first
+PARK_LIMIT = "park_limit"  # RERP_MAX_PARKED_PER_ORIGIN requests of its origin wait already
+ERROR = "error"  # robots.txt handling failed unexpectedly (logged at ERROR)
+
+#: Seconds between checks for a closing engine while requests are parked.
+CLOSING_CHECK_INTERVAL = 0.2
+
+_DROP_META = "_rerp_drop"  # the IgnoreRequest message of a request handed back to be dropped
+_DONT_FILTER_META = "_rerp_dont_filter"  # the request's own dont_filter, during a trip back in
+
+
+@dataclass(eq=False)
+class _Spot:
+    origin: str
+    out: bool = False  # the engine has let go of it (request_scheduled was refused)
+    pending: str | None = None  # "release", or a drop message, decided before it was out
+
+
+_RELEASE = "release"
+
+
+def drop_verdict(request: Request) -> str | None:
+    """The IgnoreRequest message of a request handed back to be dropped, if it is one."""
+    return request.meta.pop(_DROP_META, None)
+
+
+def restore_dont_filter(request: Request) -> None:
+    """Give a request handed back by the lot its own ``dont_filter`` again."""
+    if _DONT_FILTER_META in request.meta:
+        request.dont_filter = request.meta.pop(_DONT_FILTER_META)
+
+
+class ParkingLot:
+    """Requests parked per origin, with a ledger in the crawl's stats."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        max_per_origin: int,
+        on_closing: Callable[[], None] | None = None,
+    ) -> None:
+        self.crawler = crawler
+        self.max_per_origin = max_per_origin
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self._on_closing = on_closing
+        self._spots: dict[Request, _Spot] = {}
+        self._by_origin: dict[str, list[Request]] = {}
+        self._closed = False
+        self._watch: Any = None
+        crawler.signals.connect(self._request_scheduled, signal=signals.request_scheduled)
+        crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
+
+    # -- what is parked ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._spots)
+
+    def count(self, origin: str) -> int:
+        return len(self._by_origin.get(origin, ()))
+
+    def origins(self) -> dict[str, int]:
+        """Origins with parked requests, and how many each."""
+        return {origin: len(requests) for origin, requests in self._by_origin.items()}
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- parking -------------------------------------------------------------------------------
+    def park(self, origin: str, request: Request) -> str | None:
+        """Park ``request``; the caller returns it from ``process_request``.
+
+        Returns None when parked, or the reason it cannot be (the lot is closed, or the origin
+        has ``max_per_origin`` requests parked): the caller drops it. Either way it is counted
+        in ``robotstxt/parked`` and, when refused, in ``robotstxt/dropped/<reason>``.
+        """
+        self.stats.inc_value("robotstxt/parked")
+        if self._closed:
+            self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
+            return CRAWL_CLOSING
+        waiting = self._by_origin.setdefault(origin, [])
+        if len(waiting) >= self.max_per_origin:
+            self.stats.inc_value(f"robotstxt/dropped/{PARK_LIMIT}")
+            return PARK_LIMIT
+        waiting.append(request)
+        self._spots[request] = _Spot(origin)
+        self._watch_closing()
+        return None
+
+    def count_dropped_at_once(self, reason: str) -> None:
+        """A request with no usable rules dropped without parking (its origin's outage is past
+        the limit): parked and dropped in one step, for the ledger."""
+        self.stats.inc_value("robotstxt/parked")
+        self.stats.inc_value(f"robotstxt/dropped/{reason}")
+
+    def release(self, origin: str) -> int:
+        """Hand every request parked for ``origin`` back to the engine; returns how many."""
+        return self._leave(origin, _RELEASE, "robotstxt/released")
+
+    def drop(self, origin: str, reason: str, message: str) -> int:
+        """Hand every request parked for ``origin`` back to be dropped with
+        ``IgnoreRequest(message)``; returns how many."""
+        return self._leave(origin, message, f"robotstxt/dropped/{reason}")
+
+    def _leave(self, origin: str, action: str, stat: str) -> int:
+        requests = self._by_origin.pop(origin, [])
+        for request in requests:
+            spot = self._spots[request]
+            self.stats.inc_value(stat)
+            if spot.out:
+                del self._spots[request]
+                self._hand_back(request, action)
+            else:
+                # Still on its way out of the downloader: done when the engine offers it.
+                spot.pending = action
+        self._stop_watch_if_empty()
+        return len(requests)
+
+    def close(self) -> dict[str, int]:
+        """The crawl is closing: drop everything parked ("crawl closing"), without handing it
+        back (the engine no longer downloads). Returns the origins and how many each."""
+        self._closed = True
+        held = {}
+        for spot in self._spots.values():
+            if spot.pending is None:
+                held[spot.origin] = held.get(spot.origin, 0) + 1
+                self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
+        self._spots.clear()
+        self._by_origin.clear()
+        self._stop_watch_if_empty()
+        return held
+
+    def _hand_back(self, request: Request, action: str) -> None:
+        self._prepare(request, action)
+        engine = self.crawler.engine
+        if engine is None or engine.spider is None:
+            return  # closed meanwhile: counted already, nothing can take it
+        engine.crawl(request)
+
+    @staticmethod
+    def _prepare(request: Request, action: str) -> None:
+        if action != _RELEASE:
+            request.meta[_DROP_META] = action
+        if not request.dont_filter:
+            # Past the dupefilter, which has seen it once; restore_dont_filter() undoes this.
+            request.meta[_DONT_FILTER_META] = False
+            request.dont_filter = True
+
+    # -- signal handlers -----------------------------------------------------------------------
+    def _request_scheduled(self, request: Request, spider: Any = None) -> None:
+        if not self._spots:
+            return
+        spot = self._spots.get(request)
+        if spot is None:
+            return
+        if spot.pending is None:
+            spot.out = True
+            raise IgnoreRequest("parked until robots.txt of its origin is known")
+        # Released or dropped before the engine let go of it: let this scheduling through.
+        del self._spots[request]
+        self._prepare(request, spot.pending)
+        self._stop_watch_if_empty()
+
+    def _spider_idle(self, spider: Any = None) -> None:
+        if self._spots:
+            raise DontCloseSpider
+
+    # -- noticing that the crawl is closing ----------------------------------------------------
+    def _watch_closing(self) -> None:
+        if self._watch is None:
+            self._watch = create_looping_call(self._check_closing)
+            self._watch.start(CLOSING_CHECK_INTERVAL, now=False)
+
+    def _stop_watch_if_empty(self) -> None:
+        if self._watch is not None and not self._spots:
+            if self._watch.running:
+                self._watch.stop()
+            self._watch = None
+
+    def _check_closing(self) -> None:
+        if engine_closing(self.crawler) and self._on_closing is not None:
+            self._on_closing()
+
+
+def engine_closing(crawler: Crawler) -> bool:
+    """True once the engine has started to stop or to close the spider.
+
+    Scrapy sends no signal when closing starts (``spider_closed`` comes after the downloader has
+    drained), so this reads the engine's state: ``running`` turns false on ``stop`` (Ctrl-C, a
+    crawler stop) and the engine slot's ``closing`` is set by ``close_spider`` (CLOSESPIDER_*).
+    """
+    engine = crawler.engine
+    if engine is None or not engine.running:
+        return True
+    slot = getattr(engine, "_slot", None)
+    return slot is None or getattr(slot, "closing", None) is not None
