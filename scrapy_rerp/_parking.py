@@ -20,7 +20,7 @@ raises ``IgnoreRequest`` for it: the spider's errback sees what it saw before pa
 While requests are parked a ``spider_idle`` handler keeps the crawl open (``DontCloseSpider``);
 the engine checks again on its heartbeat or as soon as a request is handed back, so nothing spins.
 When the engine starts closing, parked requests are dropped with the reason "crawl closing"
-(checked every :data:`CLOSING_CHECK_INTERVAL` seconds while anything is parked: Scrapy sends no
+(checked every :data:`CLOSING_CHECK_INTERVAL` seconds from the first parking on: Scrapy sends no
 signal when closing starts).
 
 The ledger: every request counted in ``robotstxt/parked`` ends in exactly one of
@@ -171,7 +171,6 @@ class ParkingLot:
             else:
                 # Still on its way out of the downloader: done when the engine offers it.
                 spot.pending = action
-        self._stop_watch_if_empty()
         return len(requests)
 
     def close(self) -> dict[str, int]:
@@ -185,7 +184,7 @@ class ParkingLot:
                 self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
         self._spots.clear()
         self._by_origin.clear()
-        self._stop_watch_if_empty()
+        self._stop_watch()
         return held
 
     def _hand_back(self, request: Request, action: str) -> None:
@@ -217,7 +216,6 @@ class ParkingLot:
         # Released or dropped before the engine let go of it: let this scheduling through.
         del self._spots[request]
         self._prepare(request, spot.pending)
-        self._stop_watch_if_empty()
 
     def _spider_idle(self, spider: Any = None) -> None:
         if self._spots:
@@ -225,18 +223,20 @@ class ParkingLot:
 
     # -- noticing that the crawl is closing ----------------------------------------------------
     def _watch_closing(self) -> None:
-        if self._watch is None:
+        # Started with the first parked request and kept until the lot closes: starting and
+        # stopping it as the lot empties and fills would make a task each time.
+        if self._watch is None and not self._closed:
             self._watch = create_looping_call(self._check_closing)
             self._watch.start(CLOSING_CHECK_INTERVAL, now=False)
 
-    def _stop_watch_if_empty(self) -> None:
-        if self._watch is not None and not self._spots:
+    def _stop_watch(self) -> None:
+        if self._watch is not None:
             if self._watch.running:
                 self._watch.stop()
             self._watch = None
 
     def _check_closing(self) -> None:
-        if engine_closing(self.crawler) and self._on_closing is not None:
+        if self._spots and engine_closing(self.crawler) and self._on_closing is not None:
             self._on_closing()
 
 

@@ -6,10 +6,12 @@ are), asserting what the servers received, what the spider saw and the ledger's 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_twisted
@@ -300,3 +302,37 @@ async def test_an_origin_past_its_outage_limit_drops_new_requests_at_once(
     assert ledger(crawler) == {"parked": 2, "released": 0, "dropped/unreachable": 2}
     message = f"robots.txt of {server.origin} unreachable for more than 0.3s"
     assert [str(f.value) for f in crawler.spider.failures] == [message, message]  # type: ignore[union-attr]
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_outage_limit_counts_from_the_first_failure(server: Server) -> None:
+    # /a parks at the first failure, /b 0.4 s later: both are dropped when the outage is
+    # 0.6 s old, /b after waiting 0.2 s, not a full 0.6 s of its own.
+    server.robots("", status=503)
+    settings = rerp(
+        RERP_UNREACHABLE_MAX_WAIT=0.6, RERP_RETRY_BACKOFF_BASE=0.1, RERP_RETRY_BACKOFF_MAX=0.1
+    )
+    crawler = await crawl(TwoSteps, settings, urls=[server.url("/a"), server.url("/b")])
+    spider = crawler.spider
+    assert isinstance(spider, TwoSteps)
+    first_failure = server.hits("/robots.txt")[0].time
+    assert sorted(spider.outcomes) == ["/a", "/b"]
+    for path, when in spider.outcomes.items():
+        assert 0.55 <= when - first_failure <= 0.85, (path, when - first_failure)
+    assert ledger(crawler) == {"parked": 2, "released": 0, "dropped/unreachable": 2}
+
+
+class TwoSteps(ListSpider):
+    """Sends the first URL, the second 0.4 s later; records when each was dropped."""
+
+    name = "two_steps"
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        self.outcomes: dict[str, float] = {}
+        for i, url in enumerate(self.urls):
+            if i:
+                await asyncio.sleep(0.4)
+            yield scrapy.Request(url, callback=self.parse, errback=self.dropped)
+
+    def dropped(self, failure: Failure) -> None:
+        self.outcomes[urlsplit(failure.request.url).path] = time.monotonic()

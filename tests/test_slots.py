@@ -323,6 +323,42 @@ async def test_no_crawl_delay_leaves_slots_alone(server: Server, via: str) -> No
     assert crawler.stats.get_value(STAT_APPLIED) is None
 
 
+@pytest_twisted.ensureDeferred
+async def test_max_crawl_delay_zero_turns_floors_off(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Documented as "off": no floor from DOWNLOAD_DELAY either, the slot keeps its own
+    # concurrency and jitter, and nothing is logged as "capped to 0 s".
+    server.robots("User-agent: *\nCrawl-delay: 5\n")
+    caplog.set_level(logging.DEBUG, logger="scrapy_rerp")
+    crawler = await crawl(
+        SlotSpider,
+        settings(ADDON, RERP_MAX_CRAWL_DELAY=0, DOWNLOAD_DELAY=0.1),
+        urls=pages(server, 3),
+    )
+    assert len(server.hits()) == 4
+    assert max(gaps(server.hits()[1:])) < 1.0  # a 5 s floor would have spaced them
+    spider = crawler.spider
+    assert isinstance(spider, SlotSpider)
+    # Scrapy's own slot: DOWNLOAD_DELAY, its default jitter and per-domain concurrency.
+    assert set(spider.slots) == {(0.1, 0.5, 8)}
+    for stat in (STAT_APPLIED, STAT_CAPPED, STAT_MAX):
+        assert crawler.stats.get_value(stat) is None
+    assert not any("capped" in r.getMessage() or "floor" in r.getMessage() for r in caplog.records)
+
+
+class SlotSpider(ListSpider):
+    """Records (delay, jitter, concurrency) of the slot each response came through."""
+
+    slots: list[tuple[float, float, int]]
+
+    def parse(self, response: Response) -> None:
+        super().parse(response)
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        slot = downloader.slots[response.meta["download_slot"]]
+        self.slots = [*getattr(self, "slots", []), (slot.delay, slot.jitter, slot.concurrency)]
+
+
 # -- idle slots dropped and recreated ---------------------------------------------------------
 
 

@@ -1,0 +1,131 @@
+"""Per-origin state stays bounded over a long crawl: 50,000 origins through 1,000 cache places.
+
+A real crawl of 50,000 origins would take minutes, so this drives the middleware of a real
+crawler (engine opened, not started) through what each origin costs it: a request parked, the
+engine offering it and being refused, robots.txt handed in as the fetcher would report it (with
+a Crawl-delay floor and a sitemap for discovery), the rules applied, the cache entry stored
+(evicting the least recently used origin), the request handed back to the engine and taken out
+of its scheduler. The downloads themselves are the crawl tests' business; this counts what
+stays behind.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import pytest_twisted
+import scrapy
+from scrapy.exceptions import IgnoreRequest
+from scrapy.spiders import SitemapSpider
+from scrapy.utils.defer import deferred_from_coro
+
+from scrapy_rerp._fetcher import Fetched, Flight
+from scrapy_rerp._policy import PARSED
+from scrapy_rerp.cache import RobotsEntry
+from scrapy_rerp.engine import RobotsTxt
+from scrapy_rerp.middleware import RobotsTxtMiddleware
+from scrapy_rerp.robotparser import parse_body
+from tests.servers import BASE_SETTINGS
+from tests.test_middleware import rerp
+
+ORIGINS = 50_000
+WARM_UP = 5_000
+CACHED = 1_000
+
+
+class Sitemaps(SitemapSpider):
+    name = "sitemaps"
+
+
+async def open_crawler_middleware() -> tuple[scrapy.crawler.Crawler, RobotsTxtMiddleware]:
+    from scrapy.utils.test import get_crawler
+
+    settings = rerp(
+        RERP_CACHE_MAX_ORIGINS=CACHED,
+        RERP_SITEMAP_DISCOVERY=True,
+        # The dupefilter's fingerprints are Scrapy's memory, not the middleware's.
+        DUPEFILTER_CLASS="scrapy.dupefilters.BaseDupeFilter",
+        LOG_LEVEL="INFO",
+    )
+    crawler = get_crawler(Sitemaps, {**BASE_SETTINGS, **settings})
+    crawler.spider = crawler._create_spider()
+    crawler.engine = crawler._create_engine()
+    await crawler.engine.open_spider_async(close_if_idle=False)
+    middleware = next(
+        m
+        for m in crawler.engine.downloader.middleware.middlewares
+        if isinstance(m, RobotsTxtMiddleware)
+    )
+    return crawler, middleware
+
+
+@pytest_twisted.ensureDeferred
+async def test_memory_stays_flat_over_50000_origins() -> None:
+    # An asyncio task, as Scrapy runs its coroutines: the signals awaited here need one.
+    await deferred_from_coro(memory_stays_flat())
+
+
+def robots_txt(n: int) -> RobotsTxt:
+    # Every 50th origin lists a sitemap, enough to see discovery forget; the others share one
+    # parsed file, so that the engine's own memory stays out of the count.
+    if n % 50:
+        return SHARED_RULES
+    return parse_body(RULES + f"Sitemap: http://o{n}.test/sitemap.xml\n".encode())
+
+
+RULES = b"User-agent: *\nCrawl-delay: 0.5\nDisallow: /private\n"
+SHARED_RULES = parse_body(RULES)
+
+
+async def memory_stays_flat() -> None:
+    crawler, middleware = await open_crawler_middleware()
+    engine = crawler.engine
+    assert engine is not None
+    scheduler = engine._slot.scheduler  # type: ignore[union-attr]
+
+    async def visit(n: int) -> None:
+        origin = f"http://o{n}.test:80"
+        request = scrapy.Request(f"http://o{n}.test/page")
+        if n % 10 == 0:  # a tenth of the origins had a request waiting (Scrapy's costs)
+            assert middleware.lot.park(origin, request) is None  # as process_request does
+            try:
+                middleware.lot._request_scheduled(request)  # the engine offers it: refused
+            except IgnoreRequest:
+                pass
+        robots = robots_txt(n)
+        url = f"http://o{n}.test/robots.txt"
+        fetched = Fetched(PARSED, robots, 200, url)
+        entry = RobotsEntry(robots, 0.0, 1e12, 200, url)
+        await middleware.rules_fetched(Flight(origin, url, request, None), entry, fetched)
+        # Back in the scheduler: the request (and a discovered sitemap). Taken out again.
+        while scheduler.next_request() is not None:
+            pass
+
+    tracemalloc.start()
+    try:
+        for n in range(WARM_UP):
+            await visit(n)
+        gc.collect()
+        warm, _ = tracemalloc.get_traced_memory()
+        for n in range(WARM_UP, ORIGINS):
+            await visit(n)
+        gc.collect()
+        done, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    stats = crawler.stats.get_stats()  # type: ignore[union-attr]
+    assert stats["robotstxt/cache/evicted"] == ORIGINS - CACHED
+    assert stats["robotstxt/crawl_delay/floor_cleared"] == ORIGINS - CACHED
+    assert stats["robotstxt/sitemaps/scheduled"] == ORIGINS // 50
+    assert stats["robotstxt/parked"] == stats["robotstxt/released"] == ORIGINS // 10
+    floors = middleware._floors
+    assert floors is not None and len(floors.floored_origins()) == CACHED
+    assert len(engine.downloader.per_slot_settings) == CACHED
+    assert len(middleware._sitemaps or ()) == CACHED // 50
+    assert len(middleware.lot) == 0 and len(middleware.fetcher) == 0
+    # 45,000 origins after the first 5,000, with 1,000 cached all along: nothing accumulates.
+    # (Before the bound, discovery's set of sitemap URLs grew by ~100 bytes a sitemap, and a
+    # task per parking episode was left behind: 49 MB here.)
+    assert done - warm < 256 * 1024, (warm, done)
+    await engine.close_spider_async(reason="done")
