@@ -32,8 +32,9 @@ What scrapy_rerp does, and the report below shows as the servers saw it:
 * Crawl-delay becomes a floor on the shop's download slot: consecutive requests at least
   0.5 s apart, robots.txt included;
 * a robots.txt answering 503 means "disallow all for now" (RFC 9309 2.3.1.4): the blog's
-  requests are held while robots.txt is retried, then released under the rules it returns; a
-  404 means "allow all";
+  requests are parked outside Scrapy's downloader (holding none of the crawl's concurrency)
+  while robots.txt is retried, then released under the rules it returns; a 404 means
+  "allow all";
 * sitemaps listed in robots.txt are followed (for a SitemapSpider, with discovery on);
 * ``robotstxt/*`` stats count all of it.
 

@@ -1,11 +1,12 @@
 """The origin fetcher: one robots.txt download per origin, redirects, retries with backoff.
 
-:class:`OriginFetcher` runs one *flight* per origin: a task that downloads robots.txt through
-``crawler.engine.download_async`` (so through the other downloader middlewares), follows
-redirects itself (to any host: OffsiteMiddleware would silently drop a redirect elsewhere), and
-while the origin is unreachable retries with backoff for as long as requests wait for it. What
-each answer means is asked of :mod:`scrapy_rerp._policy`; what to do with the result is the
-business of a :class:`FlightHandler` (the middleware).
+:class:`OriginFetcher` runs one *flight* per origin: a task that downloads robots.txt and,
+while the origin is unreachable, retries with backoff for as long as requests wait for it.
+:class:`RobotsTxtDownloader` does each download: through ``crawler.engine.download_async`` (so
+through the other downloader middlewares), following redirects itself (to any host:
+OffsiteMiddleware would silently drop a redirect elsewhere). What each answer means is asked of
+:mod:`scrapy_rerp._policy`; what to do with the result is the business of a
+:class:`FlightHandler` (the middleware).
 
 Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
 ``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
     from scrapy_rerp._settings import RerpSettings
 
-__all__ = ["META_KEY", "Fetched", "Flight", "FlightHandler", "OriginFetcher"]
+__all__ = ["META_KEY", "Fetched", "Flight", "FlightHandler", "OriginFetcher", "RobotsTxtDownloader"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -112,13 +113,9 @@ class OriginFetcher:
         self.settings = settings
         self.handler = handler
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.downloader = RobotsTxtDownloader(crawler, settings)
         self._flights: dict[str, Flight] = {}
-        self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
         self._stopped = False
-        maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
-        # The cap is RERP_MAX_SIZE, enforced while receiving; Scrapy's own limit must not cancel
-        # a larger file up front from its Content-Length.
-        self._download_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
 
     # -- flights -------------------------------------------------------------------------------
     def busy(self, origin: str) -> bool:
@@ -180,7 +177,7 @@ class OriginFetcher:
             await self._sleep(flight, delay)
         previous = flight.previous
         while True:
-            fetched = await self.fetch(flight.robots_url, flight.origin)
+            fetched = await self.downloader.fetch(flight.robots_url, flight.origin)
             if self._stopped:
                 return
             now = time.time()
@@ -235,7 +232,21 @@ class OriginFetcher:
         finally:
             flight.sleeping = False
 
-    # -- one download, following redirects ----------------------------------------------------
+
+class RobotsTxtDownloader:
+    """Downloads robots.txt once: redirects followed, the status policy applied, the body
+    capped and parsed."""
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
+        maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        # The cap is RERP_MAX_SIZE, enforced while receiving; Scrapy's own limit must not cancel
+        # a larger file up front from its Content-Length.
+        self._download_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
+
     async def fetch(self, robots_url: str, origin: str) -> Fetched:
         """Download robots.txt once, following up to RERP_MAX_REDIRECTS redirects."""
         s = self.settings

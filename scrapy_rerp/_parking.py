@@ -175,9 +175,12 @@ class ParkingLot:
 
     def close(self) -> dict[str, int]:
         """The crawl is closing: drop everything parked ("crawl closing"), without handing it
-        back (the engine no longer downloads). Returns the origins and how many each."""
+        back (the engine no longer downloads), and say which origins still had requests
+        waiting. Returns those origins and how many each."""
+        if self._closed:
+            return {}
         self._closed = True
-        held = {}
+        held: dict[str, int] = {}
         for spot in self._spots.values():
             if spot.pending is None:
                 held[spot.origin] = held.get(spot.origin, 0) + 1
@@ -185,6 +188,15 @@ class ParkingLot:
         self._spots.clear()
         self._by_origin.clear()
         self._stop_watch()
+        if held:
+            shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
+            more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+            logger.warning(
+                "Crawl closing: dropped %(n)d request(s) still waiting for robots.txt of "
+                "%(origins)d origin(s): %(shown)s%(more)s",
+                {"n": sum(held.values()), "origins": len(held), "shown": shown, "more": more},
+                extra={"spider": self.crawler.spider},
+            )
         return held
 
     def _hand_back(self, request: Request, action: str) -> None:

@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request
+from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
+
+from scrapy_rerp._urls import origin_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -35,6 +38,8 @@ STAT_SCHEDULED = "robotstxt/sitemaps/scheduled"
 STAT_FILTERED_OFFSITE = "robotstxt/sitemaps/filtered/offsite"
 STAT_FILTERED_FOLLOW = "robotstxt/sitemaps/filtered/sitemap_follow"
 STAT_INVALID = "robotstxt/sitemaps/invalid"
+
+STAT_SERVED = "robotstxt/served_to_spider"
 
 #: Meta key set on discovered sitemap requests: the robots.txt URL that listed the sitemap.
 META_FROM_ROBOTS = "rerp_sitemap_from_robots"
@@ -151,3 +156,49 @@ def _absolute(robots_url: str, value: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return url
+
+
+class RobotsTxtForTheSpider:
+    """robots.txt responses kept for the spider's own requests of them (a SitemapSpider whose
+    ``sitemap_urls`` name robots.txt URLs): served once from the middleware's download instead
+    of a second download. Kept only for origins the spider asked for, and forgotten with the
+    origin's cache entry."""
+
+    def __init__(self, stats: object) -> None:
+        self.stats = stats
+        self._wanted: set[str] = set()
+        self._kept: dict[str, Response] = {}
+
+    @staticmethod
+    def is_robots_url(url: str) -> bool:
+        parts = urlsplit(url)
+        return parts.path == "/robots.txt" and not parts.query and parts.scheme in ("http", "https")
+
+    def spider_opened(self, spider: object) -> None:
+        for url in getattr(spider, "sitemap_urls", None) or ():
+            if isinstance(url, str) and self.is_robots_url(url):
+                self._wanted.add(origin_of(url))
+
+    def want(self, origin: str) -> None:
+        """A request for ``origin``'s robots.txt waits for the download: keep the response."""
+        self._wanted.add(origin)
+
+    def keep(self, origin: str, response: Response | None) -> None:
+        if response is not None and origin in self._wanted:
+            self._kept[origin] = response
+
+    def has(self, origin: str) -> bool:
+        return origin in self._kept
+
+    def serve(self, origin: str, request: Request) -> Response:
+        response = self._kept.pop(origin)
+        self._wanted.discard(origin)
+        self.stats.inc_value(STAT_SERVED)  # type: ignore[attr-defined]
+        return response.replace(request=request, flags=[*response.flags, "robots.txt"])
+
+    def forget(self, origin: str) -> None:
+        self._kept.pop(origin, None)
+        self._wanted.discard(origin)
+
+    def clear(self) -> None:
+        self._kept.clear()

@@ -10,17 +10,21 @@ as a cache failure: it logs it once, counts it, and carries on with an in-memory
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["MemoryOriginCache", "OriginCache", "RobotsEntry"]
+__all__ = ["FailoverCache", "MemoryOriginCache", "OriginCache", "RobotsEntry"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,3 +109,57 @@ class MemoryOriginCache:
     def origins(self) -> list[str]:
         """Cached origins, least recently used first."""
         return list(self._entries)
+
+
+class FailoverCache:
+    """The middleware's view of a backend: any exception from it is a cache failure, logged
+    once at ERROR and counted, after which a fresh :class:`MemoryOriginCache` takes over.
+
+    ``on_evicted(origin)`` is called for every origin the backend evicts, ``on_failover()``
+    when the backend is replaced (every origin will be fetched again), so that what the
+    middleware keeps beside an entry goes with it.
+    """
+
+    def __init__(
+        self,
+        backend: OriginCache,
+        max_origins: int,
+        stats: Any,
+        on_evicted: Callable[[str], None],
+        on_failover: Callable[[], None],
+        spider: Callable[[], Any] = lambda: None,
+    ) -> None:
+        self.backend = backend
+        self.max_origins = max_origins
+        self.stats = stats
+        self._on_evicted = on_evicted
+        self._on_failover = on_failover
+        self._spider = spider
+
+    def get(self, origin: str) -> RobotsEntry | None:
+        try:
+            return self.backend.get(origin)
+        except Exception:
+            self._failover("get")
+            return self.backend.get(origin)
+
+    def set(self, origin: str, entry: RobotsEntry) -> None:
+        try:
+            evicted = self.backend.set(origin, entry)
+        except Exception:
+            self._failover("set")
+            evicted = self.backend.set(origin, entry)
+        for old in evicted:
+            self.stats.inc_value("robotstxt/cache/evicted")
+            self._on_evicted(old)
+
+    def _failover(self, operation: str) -> None:
+        self.stats.inc_value("robotstxt/cache/errors")
+        logger.error(
+            "robots.txt cache %(cache)s failed on %(op)s; using an in-memory cache instead",
+            {"cache": type(self.backend).__name__, "op": operation},
+            exc_info=True,
+            extra={"spider": self._spider()},
+        )
+        self.backend = MemoryOriginCache(self.max_origins)
+        self._on_failover()

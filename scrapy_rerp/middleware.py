@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
@@ -47,10 +46,10 @@ from scrapy_rerp._parking import (
     restore_dont_filter,
 )
 from scrapy_rerp._settings import RerpSettings
-from scrapy_rerp._sitemaps import SitemapDiscovery
+from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
 from scrapy_rerp._urls import origin_of, origin_of_parts, robots_url_of
-from scrapy_rerp.cache import MemoryOriginCache, OriginCache, RobotsEntry
+from scrapy_rerp.cache import FailoverCache, OriginCache, RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 
 if TYPE_CHECKING:
@@ -88,16 +87,20 @@ class RobotsTxtMiddleware:
         self.crawler = crawler
         self.settings = settings
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
-        self._cache = cache
+        self._cache = FailoverCache(
+            cache,
+            settings.cache_max_origins,
+            self.stats,
+            on_evicted=self._forget,
+            on_failover=self._forget_all,
+            spider=lambda: crawler.spider,
+        )
         self._floors = floors
         self._sitemaps = sitemaps
         self.fetcher = OriginFetcher(crawler, settings, self)
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
-        # Responses kept for the spider's own requests of robots.txt URLs (SitemapSpider):
-        # served once instead of a second download. Forgotten with their origin.
-        self._wanted_robots: set[str] = set()
-        self._kept: dict[str, Response] = {}
-        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        self._for_spider = RobotsTxtForTheSpider(self.stats)
+        crawler.signals.connect(self._for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -130,10 +133,10 @@ class RobotsTxtMiddleware:
             )
             raise IgnoreRequest(message)
         origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
-        is_robots_url = url.endswith("/robots.txt") and self._is_robots_url(url)
-        if is_robots_url and origin in self._kept:
-            return self._serve_kept(origin, request)
-        entry = self._cache_get(origin)
+        is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
+        if is_robots_url and self._for_spider.has(origin):
+            return self._for_spider.serve(origin, request)
+        entry = self._cache.get(origin)
         if entry is not None and entry.robots is not None:
             if entry.expired() and not self.fetcher.busy(origin):
                 self.stats.inc_value("robotstxt/refresh_count")
@@ -145,7 +148,7 @@ class RobotsTxtMiddleware:
     # -- public helpers ----------------------------------------------------------------------
     def robots_for(self, url: str) -> RobotsTxt | None:
         """The rules currently applied to the origin of ``url`` (None if not known yet)."""
-        entry = self._cache_get(origin_of(url))
+        entry = self._cache.get(origin_of(url))
         return None if entry is None else entry.robots
 
     def user_agent_for(self, request: Request) -> str:
@@ -203,7 +206,7 @@ class RobotsTxtMiddleware:
                 raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
             raise IgnoreRequest("crawl closing")
         if is_robots_url:
-            self._wanted_robots.add(origin)
+            self._for_spider.want(origin)
         if not self.fetcher.busy(origin):
             # During an outage, the next attempt waits for its backoff time.
             delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
@@ -223,12 +226,11 @@ class RobotsTxtMiddleware:
     # -- what the fetcher reports (FlightHandler) --------------------------------------------
     async def rules_fetched(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         origin = flight.origin
-        if fetched.response is not None and origin in self._wanted_robots:
-            self._kept[origin] = fetched.response
+        self._for_spider.keep(origin, fetched.response)
         await self._parsed(flight, entry)
         # Stored only now: requests arriving meanwhile park like the others, so none is
         # downloaded before the Crawl-delay floor and the signal.
-        self._cache_set(origin, entry)
+        self._cache.set(origin, entry)
         self.lot.release(origin)
 
     def stale_copy_kept(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
@@ -244,11 +246,11 @@ class RobotsTxtMiddleware:
             extra={"spider": self.crawler.spider},
         )
         self.stats.inc_value("robotstxt/unreachable/stale_copy_kept")
-        self._cache_set(flight.origin, entry)
+        self._cache.set(flight.origin, entry)
         self.lot.release(flight.origin)
 
     def unreachable(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
-        self._cache_set(flight.origin, entry)
+        self._cache.set(flight.origin, entry)
         logger.info(
             "robots.txt of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
             "retry %(failures)d in %(backoff).2fs",
@@ -308,64 +310,18 @@ class RobotsTxtMiddleware:
     # -- closing -----------------------------------------------------------------------------
     def _closing(self) -> None:
         """The engine has started to close: parked requests are dropped, retries end."""
-        if self.lot.closed:
-            return
-        held = self.lot.close()
+        self.lot.close()
         self.fetcher.stop()
-        if held:
-            shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
-            more = f" and {len(held) - 10} more" if len(held) > 10 else ""
-            logger.warning(
-                "Crawl closing: dropped %(n)d request(s) still waiting for robots.txt of "
-                "%(origins)d origin(s): %(shown)s%(more)s",
-                {"n": sum(held.values()), "origins": len(held), "shown": shown, "more": more},
-                extra={"spider": self.crawler.spider},
-            )
-
-    def _spider_opened(self, spider: Spider) -> None:
-        for url in getattr(spider, "sitemap_urls", None) or ():
-            if isinstance(url, str) and self._is_robots_url(url):
-                self._wanted_robots.add(origin_of(url))
 
     def _spider_closed(self, spider: Spider) -> None:
         self._closing()  # if the engine closed between two checks
         self.fetcher.cancel_all()  # background refetches end with the crawl
-        self._kept.clear()
+        self._for_spider.clear()
 
-    # -- robots.txt requested by the spider itself (SitemapSpider) ---------------------------
-    @staticmethod
-    def _is_robots_url(url: str) -> bool:
-        parts = urlsplit(url)
-        return parts.path == "/robots.txt" and not parts.query and parts.scheme in ("http", "https")
-
-    def _serve_kept(self, origin: str, request: Request) -> Response:
-        response = self._kept.pop(origin)
-        self._wanted_robots.discard(origin)
-        self.stats.inc_value("robotstxt/served_to_spider")
-        return response.replace(request=request, flags=[*response.flags, "robots.txt"])
-
-    # -- the cache, which may fail -----------------------------------------------------------
-    def _cache_get(self, origin: str) -> RobotsEntry | None:
-        try:
-            return self._cache.get(origin)
-        except Exception:
-            self._cache_error("get")
-            return self._cache.get(origin)
-
-    def _cache_set(self, origin: str, entry: RobotsEntry) -> None:
-        try:
-            evicted = self._cache.set(origin, entry)
-        except Exception:
-            self._cache_error("set")
-            evicted = self._cache.set(origin, entry)
-        for old in evicted:
-            self.stats.inc_value("robotstxt/cache/evicted")
-            self._forget(old)
-
+    # -- what is kept per origin beside the cache entry -------------------------------------
     def _forget(self, origin: str) -> None:
         """Drop what is kept per origin beside the cache entry (evicted, or cache lost)."""
-        self._kept.pop(origin, None)
-        self._wanted_robots.discard(origin)
+        self._for_spider.forget(origin)
         if self._sitemaps is not None:
             self._sitemaps.forget(origin)
         if self._floors is not None:
@@ -374,17 +330,8 @@ class RobotsTxtMiddleware:
             except Exception:
                 logger.exception("Could not clear the Crawl-delay of %s", origin)
 
-    def _cache_error(self, operation: str) -> None:
-        """A backend failed: log it, then carry on with a fresh in-memory cache."""
-        self.stats.inc_value("robotstxt/cache/errors")
-        logger.error(
-            "robots.txt cache %(cache)s failed on %(op)s; using an in-memory cache instead",
-            {"cache": type(self._cache).__name__, "op": operation},
-            exc_info=True,
-            extra={"spider": self.crawler.spider},
-        )
-        self._cache = MemoryOriginCache(self.settings.cache_max_origins)
-        # Every origin will be fetched again: what was kept for the lost entries goes too.
+    def _forget_all(self) -> None:
+        """The cache backend failed and an empty one took over: every origin starts again."""
         if self._floors is not None:
             for origin in self._floors.floored_origins():
                 self._forget(origin)

@@ -125,3 +125,87 @@ def test_plan_labels_agree_with_both_parsers() -> None:
         netloc = url.split("/")[2]
         assert protego[netloc].can_fetch(url, USER_AGENT) is not label, url
         assert rerp[netloc].allowed(url, USER_AGENT) is not label, url
+
+
+def test_troubled_origins_section(tmp_path: Path) -> None:
+    """``--troubled-only`` on a small crawl: the section and its facts; the main results kept."""
+    results = tmp_path / "CRAWL_RESULTS.md"
+    main_part = "# Crawl benchmark results\n\nThe main run's report.\n"
+    results.write_text(main_part + "\n## Troubled origins: a stale run\n\nOld.\n", "utf-8")
+    data_file = tmp_path / "troubled.json"
+    healthy, troubled, pages = 6, 2, 3
+    # A slow robots.txt answers after 3 s: long after the 18 healthy pages are in, and the
+    # slow crawl ends soon after (Scrapy lets that download finish before it closes).
+    command = [
+        sys.executable,
+        str(HARNESS),
+        "--troubled-only",
+        "--troubled-healthy",
+        str(healthy),
+        "--troubled-origins",
+        str(troubled),
+        "--troubled-pages",
+        str(pages),
+        "--slow-delay",
+        "3",
+        "--repeats",
+        "1",
+        "--write-results",
+        str(results),
+        "--json",
+        str(data_file),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+
+    # The file: the main part as it was, then this run's section in place of the stale one.
+    text = results.read_text(encoding="utf-8")
+    assert text.startswith(main_part)
+    section = text[len(main_part) + 1 :]
+    assert section.startswith("## Troubled origins: dead or slow robots.txt")
+    assert "stale" not in text and text.count("## Troubled origins") == 1
+    assert section in done.stdout  # what is printed is what is written
+    assert "\n- Date: " in section and "- Load average (1 min) before and after: " in section
+    assert "- Command " in section and "--troubled-only" in section
+    assert f"{healthy} healthy origins with {pages} URLs each (18 pages)" in section
+    assert "| goal: at most 1.3x |" in section
+    names = (
+        "healthy origins alone",
+        f"with {troubled} dead origins (robots.txt 503)",
+        f"with {troubled} slow origins (robots.txt after 3 s)",
+    )
+    for name in names:
+        # Time, facts table, facts list.
+        assert sum(line.startswith(f"| {name} | ") for line in section.splitlines()) == 2
+        assert f"- {name}: " in section
+    assert section.count("(must be 0: met)") == 3
+    assert "Per repeat (the same repeat's crawls compared, vs alone):" in section
+
+    # The facts (no timing is asserted: the 1.3x goal is the benchmark's to report).
+    data = json.loads(data_file.read_text("utf-8"))
+    assert set(data) == {"troubled"}
+    cases = data["troubled"]["cases"]
+    assert list(cases) == ["alone", "dead", "slow"]
+    for case, c in cases.items():
+        assert c["healthy_pages"] == c["healthy_pages_at_servers"] == [18, 18], case
+        assert c["troubled_pages"] == c["troubled_pages_at_servers"] == 0, case
+        assert c["robots_per_healthy_origin"] == [1, 1], case
+        assert c["errors"] == c["dropped_other"] == 0, case
+        assert c["finish_reasons"] == ["healthy_done"], case
+        assert c["seconds"] > 0 and c["closed_seconds"] >= c["seconds"], case
+        for run in c["runs"]:  # the parking ledger balances
+            ledger = run["ledger"]
+            dropped = sum(v for k, v in ledger.items() if k.startswith("dropped/"))
+            assert ledger["parked"] == ledger["released"] + dropped, (case, ledger)
+    alone, dead, slow = cases["alone"], cases["dead"], cases["slow"]
+    assert alone["troubled_requests"] == 0 and alone["dropped_closing"] == [0, 0]
+    assert alone["robots_per_troubled_origin"] is None
+    assert alone["vs_alone"] == 1.0 and alone["goal_met"] is None
+    for c in (dead, slow):
+        assert c["troubled_requests"] == troubled * pages
+        # Every troubled request that was yielded was parked, then dropped at the close.
+        assert 1 <= c["dropped_closing"][0] <= c["dropped_closing"][1] <= troubled * pages
+        assert c["robots_per_troubled_origin"][0] >= 1
+        assert isinstance(c["vs_alone"], float) and isinstance(c["goal_met"], bool)
+        assert len(c["per_repeat_vs_alone"]) == 1
+    assert slow["robots_per_troubled_origin"] == [1, 1]  # asked once, answered after the close
