@@ -2,15 +2,15 @@
 
 Nothing here downloads, waits or keeps state, so every row of the README's status table is a
 unit test (``tests/test_policy.py``), as Scrapy's httpcache separates ``RFC2616Policy`` from its
-storage. The fetcher (``_fetcher.py``) asks these functions and acts on the answers.
+storage. The fetcher (``_fetcher.py``) asks these functions and acts on the answers, and so can
+the command line: importing this module does not import Scrapy (only reading Cache-Control and
+HTTP dates does, with Scrapy's own parsers).
 """
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Protocol
-
-from scrapy.extensions.httpcache import parse_cachecontrol, rfc1123_to_epoch
 
 if TYPE_CHECKING:
     from scrapy_rerp._settings import RerpSettings
@@ -71,6 +71,8 @@ def lifetime_from_headers(headers: _HeadersLike, now: float | None = None) -> fl
     request, which the middleware's lower bound then spaces out); else ``Expires`` relative to
     ``Date`` (an invalid ``Expires`` means "already expired", RFC 9111 5.3).
     """
+    from scrapy.extensions.httpcache import parse_cachecontrol, rfc1123_to_epoch
+
     cache_control = headers.get(b"Cache-Control")
     if cache_control:
         directives = parse_cachecontrol(cache_control)
@@ -96,6 +98,8 @@ def lifetime_from_headers(headers: _HeadersLike, now: float | None = None) -> fl
 def retry_after(headers: _HeadersLike, now: float | None = None) -> float | None:
     """The seconds a ``Retry-After`` header asks for (delay or HTTP date), None when absent or
     unreadable."""
+    from scrapy.extensions.httpcache import rfc1123_to_epoch
+
     value = headers.get(b"Retry-After")
     if not value:
         return None
