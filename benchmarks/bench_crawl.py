@@ -31,21 +31,32 @@ and the facts, from the crawler's stats and from what the servers received: requ
 robots.txt, disallowed pages that reached a server, robots.txt downloads. Memory per cached
 origin is measured once, outside the timed runs (see ``memory_child``).
 
+A full run then measures a broad crawl with a few troubled origins, scrapy_rerp only (see
+``measure_troubled``; ``--troubled-only`` runs just this part, ``--quick`` skips it): healthy
+origins alone, with a few whose robots.txt answers 503, and with a few whose robots.txt answers
+late. Requests waiting for robots.txt are parked outside Scrapy's downloader, so the healthy
+origins' pages should come in nearly as fast as alone (goal: at most ``TROUBLED_GOAL`` times),
+and no troubled origin's page may be downloaded. ``--write-results`` keeps the part of the
+results file that the run did not measure.
+
 Usage::
 
     pip install -e ".[bench]"
     python benchmarks/bench_crawl.py --write-results
+    python benchmarks/bench_crawl.py --troubled-only --write-results
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import gc
 import inspect
 import json
 import multiprocessing
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -68,6 +79,7 @@ from _results import (  # noqa: E402
 )
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "CRAWL_RESULTS.md"
+RESULTS_TITLE = "Crawl benchmark results"
 WAYS: dict[str, str] = {
     "off": "ROBOTSTXT_OBEY off",
     "scrapy": "Scrapy's RobotsTxtMiddleware + Protego",
@@ -93,6 +105,36 @@ CRAWL_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_TIMEOUT": 60,
 }
 CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
+
+#: The troubled-origins crawl (see ``measure_troubled``): healthy origins, troubled origins
+#: among them, pages per origin. The scenario measured before parking existed.
+TROUBLED_HEALTHY, TROUBLED_ORIGINS, TROUBLED_PAGES = 36, 4, 10
+SLOW_ROBOTS_DELAY = 5.0  # seconds before a slow origin's robots.txt answers
+#: Goal: with the troubled origins, the healthy origins' pages are in within 1.3x the time
+#: they take alone.
+TROUBLED_GOAL = 1.3
+#: Before parking, on the same scenario with the dead origins: 41 s, against 1.6 s alone.
+TROUBLED_BEFORE = (41.0, 1.6)
+#: Settings of every troubled-origins crawl: scrapy_rerp only, a broad crawl's concurrency.
+TROUBLED_SETTINGS: dict[str, Any] = {
+    **CRAWL_SETTINGS,
+    "CONCURRENT_REQUESTS": 16,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
+    "RERP_UNREACHABLE_MAX_WAIT": 20,
+    "ADDONS": {"scrapy_rerp.Addon": 100},
+}
+#: Guards against a hung troubled crawl: the crawl closes itself (CLOSESPIDER_TIMEOUT) after
+#: TROUBLED_GUARD seconds, and its process is killed after TROUBLED_CHILD_TIMEOUT.
+TROUBLED_GUARD = 60.0
+TROUBLED_CHILD_TIMEOUT = 180.0
+#: The spider's close reason once every healthy page is in.
+HEALTHY_DONE = "healthy_done"
+#: robots.txt behaviour of a site: answers at once, 503, or after SLOW_ROBOTS_DELAY.
+ROBOTS_OK, ROBOTS_DEAD, ROBOTS_SLOW = "ok", "dead", "slow"
+#: The troubled-origins crawls: the healthy origins alone, with the dead ones, with the slow ones.
+ALONE = "alone"
+CASES: tuple[str, ...] = (ALONE, ROBOTS_DEAD, ROBOTS_SLOW)
+TROUBLED_HEADING = "## Troubled origins"
 
 
 # --- the sites --------------------------------------------------------------------------------
@@ -199,27 +241,41 @@ def _page(path: str) -> bytes:
     ).encode()
 
 
-def _response(body: bytes, content_type: str) -> bytes:
-    head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+def _response(body: bytes, content_type: str, status: str = "200 OK") -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
     return head.encode("ascii") + body
 
 
 class _Site:
-    """One origin: its replies, and what it received (touched by the event loop only)."""
+    """One origin: its replies, and what it received (touched by the event loop only).
 
-    def __init__(self, index: int, netloc: str) -> None:
-        self.robots = _response(robots_txt(index, netloc).encode(), "text/plain; charset=utf-8")
+    ``robots``: its robots.txt answers at once (``ROBOTS_OK``), with a 503 (``ROBOTS_DEAD``), or
+    after ``slow_delay`` seconds (``ROBOTS_SLOW``).
+    """
+
+    def __init__(
+        self, index: int, netloc: str, robots: str = ROBOTS_OK, slow_delay: float = 0.0
+    ) -> None:
+        if robots == ROBOTS_DEAD:
+            self.robots = _response(b"", "text/plain", "503 Service Unavailable")
+        else:
+            body = robots_txt(index, netloc).encode()
+            self.robots = _response(body, "text/plain; charset=utf-8")
+        self.robots_delay = slow_delay if robots == ROBOTS_SLOW else 0.0
         self.disallowed: set[bytes] = set()
         self.counts = [0, 0, 0, 0]  # robots.txt, pages, disallowed pages, connections
 
-    def reply(self, target: bytes) -> bytes:
+    def reply(self, target: bytes) -> tuple[bytes, float]:
+        """The reply to a GET of ``target``, and the seconds to wait before sending it."""
         if target == b"/robots.txt":
             self.counts[0] += 1
-            return self.robots
+            return self.robots, self.robots_delay
         self.counts[1] += 1
         if target in self.disallowed:
             self.counts[2] += 1
-        return _response(_page(target.decode("latin-1")), "text/html; charset=utf-8")
+        return _response(_page(target.decode("latin-1")), "text/html; charset=utf-8"), 0.0
 
 
 class _HTTP(asyncio.Protocol):
@@ -229,6 +285,9 @@ class _HTTP(asyncio.Protocol):
         self.site = site
         self.buffer = b""
         self.transport: asyncio.Transport | None = None
+        # A delayed reply is pending: requests behind it on this connection wait their turn,
+        # so that replies keep the order of the requests.
+        self.held = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -236,25 +295,55 @@ class _HTTP(asyncio.Protocol):
         self.site.counts[3] += 1
 
     def data_received(self, data: bytes) -> None:
-        assert self.transport is not None
         self.buffer += data
-        while True:
+        self._answer()
+
+    def _answer(self) -> None:
+        assert self.transport is not None
+        while not self.held and not self.transport.is_closing():
             end = self.buffer.find(b"\r\n\r\n")
             if end < 0:
                 return
             head, self.buffer = self.buffer[:end], self.buffer[end + 4 :]
             request_line = head.split(b"\r\n", 1)[0].split(b" ")
             target = request_line[1] if len(request_line) > 1 else b"/"
-            self.transport.write(self.site.reply(target))
-            if b"connection: close" in head.lower():
-                self.transport.close()
+            reply, delay = self.site.reply(target)
+            close = b"connection: close" in head.lower()
+            if delay:
+                # A timer, not a sleep: the loop keeps serving every other connection.
+                self.held = True
+                asyncio.get_running_loop().call_later(delay, self._send_late, reply, close)
                 return
+            self._send(reply, close)
+
+    def _send(self, reply: bytes, close: bool) -> None:
+        assert self.transport is not None
+        if self.transport.is_closing():  # the crawler hung up first (e.g. its crawl closed)
+            return
+        self.transport.write(reply)
+        if close:
+            self.transport.close()
+
+    def _send_late(self, reply: bytes, close: bool) -> None:
+        self.held = False
+        self._send(reply, close)
+        self._answer()
 
 
 def serve(
-    conn: Connection, origins: int, pages: int, concurrency: int, one_host: bool, every: int
+    conn: Connection,
+    origins: int,
+    pages: int,
+    concurrency: int,
+    one_host: bool,
+    every: int,
+    robots: Sequence[str] = (),
+    slow_delay: float = 0.0,
 ) -> None:
-    """The server process: ``origins`` servers, then commands from ``conn`` until "stop"."""
+    """The server process: ``origins`` servers, then commands from ``conn`` until "stop".
+
+    ``robots[i]`` is the robots.txt behaviour of origin ``i`` (``ROBOTS_OK`` if absent).
+    """
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -266,7 +355,8 @@ def serve(
                 lambda holder=holder: _HTTP(holder[0]), host_of(i, one_host), 0, backlog=1024
             )
             host, port = server.sockets[0].getsockname()[:2]
-            holder.append(_Site(i, f"{host}:{port}"))
+            behaviour = robots[i] if i < len(robots) else ROBOTS_OK
+            holder.append(_Site(i, f"{host}:{port}", behaviour, slow_delay))
             sites.append(holder[0])
             servers.append(server)
         netlocs = ["{}:{}".format(*s.sockets[0].getsockname()[:2]) for s in servers]
@@ -308,11 +398,20 @@ class Servers:
     """The server process, seen from the benchmark."""
 
     def __init__(
-        self, origins: int, pages: int, concurrency: int, one_host: bool, every: int
+        self,
+        origins: int,
+        pages: int,
+        concurrency: int,
+        one_host: bool,
+        every: int,
+        robots: Sequence[str] = (),
+        slow_delay: float = 0.0,
     ) -> None:
         self._conn, child = multiprocessing.Pipe()
         self._process = multiprocessing.Process(
-            target=serve, args=(child, origins, pages, concurrency, one_host, every), daemon=True
+            target=serve,
+            args=(child, origins, pages, concurrency, one_host, every, robots, slow_delay),
+            daemon=True,
         )
         self._process.start()
         self.netlocs: list[str] = self._conn.recv()
@@ -321,9 +420,14 @@ class Servers:
         self._conn.send("reset")
         self._conn.recv()
 
-    def counts(self) -> dict[str, int]:
+    def per_site(self) -> list[list[int]]:
+        """Per origin: robots.txt requests, pages, disallowed pages, TCP connections."""
         self._conn.send("counts")
         per_site: list[list[int]] = self._conn.recv()
+        return per_site
+
+    def counts(self) -> dict[str, int]:
+        per_site = self.per_site()
         return {
             "robots_downloads": sum(c[0] for c in per_site),
             "robots_max_per_origin": max(c[0] for c in per_site),
@@ -481,6 +585,9 @@ def crawl_child(config: dict[str, Any]) -> None:
         assert crawler.engine is not None
         for mw in crawler.engine.downloader.middleware.middlewares:
             cache = getattr(mw, "_cache", None)  # scrapy_rerp: a MemoryOriginCache
+            # ... behind a FailoverCache (its ``backend``) since the failover moved out of the
+            # middleware.
+            cache = getattr(cache, "backend", cache)
             parsers = getattr(mw, "_parsers", None)  # Scrapy: netloc -> RobotParser
             if cache is not None and hasattr(cache, "_entries"):
                 memory["origins"] = len(cache._entries)
@@ -527,11 +634,21 @@ def run_crawl(way: str, netlocs: Sequence[str], args: argparse.Namespace) -> dic
         "every": args.disallow_every,
         "log_level": args.log_level,
     }
-    command = [sys.executable, str(Path(__file__).resolve()), "--crawl-child", json.dumps(config)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    return run_child("--crawl-child", config, f"the {way} crawl", CHILD_TIMEOUT)
+
+
+def run_child(flag: str, config: dict[str, Any], what: str, timeout: float) -> dict[str, Any]:
+    """Run this script with ``flag`` in a fresh process, at most ``timeout`` s; its RESULT."""
+    command = [sys.executable, str(Path(__file__).resolve()), flag, json.dumps(config)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as expired:  # the child is killed by now
+        stderr = expired.stderr or b""
+        tail = (stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr)[-3000:]
+        raise SystemExit(f"{what} did not end within {timeout:g} s:\n{tail}") from None
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
-        raise SystemExit(f"the {way} crawl failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        raise SystemExit(f"{what} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     if done.stderr.strip():
         sys.stderr.write(done.stderr)
     result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
@@ -598,18 +715,109 @@ def memory_child(config: dict[str, Any]) -> None:
 
 
 def run_memory(netlocs: Sequence[str]) -> dict[str, float]:
-    command = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--memory-child",
-        json.dumps({"netlocs": list(netlocs)}),
+    config = {"netlocs": list(netlocs)}
+    return run_child("--memory-child", config, "the memory measurement", CHILD_TIMEOUT)
+
+
+# --- a few troubled origins in a broad crawl (a child process per crawl) -----------------------
+
+
+def troubled_urls(healthy: Sequence[str], troubled: Sequence[str], pages: int) -> list[str]:
+    """``pages`` URLs per origin, round-robin: each round the healthy origins, then the others.
+
+    Every path is allowed by the origin's robots.txt, whatever its index.
+    """
+    origins = [*healthy, *troubled]
+    return [
+        f"http://{netloc}{_ALLOWED_PATHS[(j + i) % len(_ALLOWED_PATHS)](i, j)}"
+        for j in range(pages)
+        for i, netloc in enumerate(origins)
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"the memory measurement failed:\n{done.stderr[-3000:]}")
-    result: dict[str, float] = json.loads(lines[-1][len("RESULT ") :])
-    return result
+
+
+def troubled_child(config: dict[str, Any]) -> None:
+    """Run one troubled-origins crawl; print its measurements as one JSON line.
+
+    The spider closes the crawl once every healthy page is in: what is measured ends there, and
+    closing drops the troubled origins' parked requests at once, where waiting for them would
+    take RERP_UNREACHABLE_MAX_WAIT (dead) or the slow robots.txt.
+    """
+    import scrapy
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.utils.defer import deferred_from_coro
+
+    healthy: list[str] = config["healthy"]
+    urls = troubled_urls(healthy, config["troubled"], config["pages"])
+    expected = len(healthy) * config["pages"]
+    healthy_netlocs = set(healthy)
+    settings = {**TROUBLED_SETTINGS, "LOG_LEVEL": config["log_level"]}
+    settings["CLOSESPIDER_TIMEOUT"] = config["guard"]  # ends the crawl if a healthy page fails
+    marks: dict[str, float] = {}  # perf_counter() at spider_opened, healthy pages in, closed
+
+    class TroubledSpider(scrapy.Spider):
+        name = "troubled"
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.counts = dict.fromkeys(("healthy_pages", "troubled_pages", "dropped", "errors"), 0)
+            self.closing: Any = None
+
+        async def start(self) -> Any:
+            for url in urls:
+                yield scrapy.Request(url, callback=self.parse, errback=self.errback)
+
+        def parse(self, response: Any) -> None:
+            if urlsplit(response.url).netloc not in healthy_netlocs:
+                self.counts["troubled_pages"] += 1
+                return
+            self.counts["healthy_pages"] += 1
+            if self.counts["healthy_pages"] == expected:
+                marks["healthy_done"] = time.perf_counter()
+                assert self.crawler.engine is not None
+                self.closing = deferred_from_coro(
+                    self.crawler.engine.close_spider_async(reason=HEALTHY_DONE)
+                )
+
+        def errback(self, failure: Any) -> None:
+            # IgnoreRequest: a parked request dropped at closing (its origin's robots.txt
+            # never came); anything else is an error.
+            self.counts["dropped" if failure.check(IgnoreRequest) else "errors"] += 1
+
+    def opened(spider: scrapy.Spider) -> None:
+        marks["opened"] = time.perf_counter()
+
+    def closed(spider: scrapy.Spider) -> None:
+        marks["closed"] = time.perf_counter()
+
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(TroubledSpider)
+    crawler.signals.connect(opened, signal=signals.spider_opened)
+    crawler.signals.connect(closed, signal=signals.spider_closed)
+    process.crawl(crawler)
+    process.start()
+
+    spider = crawler.spider
+    assert isinstance(spider, TroubledSpider)
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    ledger = {
+        name.removeprefix("robotstxt/"): int(value)
+        for name, value in stats.items()
+        if name in ("robotstxt/parked", "robotstxt/released")
+        or name.startswith("robotstxt/dropped/")
+    }
+    done = marks.get("healthy_done")
+    result = {
+        "healthy_requests": expected,
+        "troubled_requests": len(urls) - expected,
+        **spider.counts,
+        "seconds": None if done is None else done - marks["opened"],
+        "closed_seconds": marks["closed"] - marks["opened"],
+        "finish_reason": stats.get("finish_reason"),
+        "ledger": ledger,
+    }
+    print("RESULT " + json.dumps(result), flush=True)
 
 
 # --- the runs ---------------------------------------------------------------------------------
@@ -679,6 +887,61 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
     return results, {"expected_disallowed": expected, "memory": memory}
 
 
+def measure_troubled(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    """The troubled-origins crawls, ``args.repeats`` times each: per case, its runs.
+
+    One server process holds the healthy origins, then the dead ones, then the slow ones, each
+    on its own host; the "alone" crawl asks only the healthy ones, the others add one kind of
+    troubled origin. What each run reports is completed with what the servers received.
+    """
+    h, t = args.troubled_healthy, args.troubled_origins
+    robots = [ROBOTS_OK] * h + [ROBOTS_DEAD] * t + [ROBOTS_SLOW] * t
+    concurrency = TROUBLED_SETTINGS["CONCURRENT_REQUESTS"]
+    servers = Servers(len(robots), len(robots), concurrency, False, 0, robots, args.slow_delay)
+    try:
+        netlocs = servers.netlocs
+        healthy = netlocs[:h]
+        troubled = {ALONE: [], ROBOTS_DEAD: netlocs[h : h + t], ROBOTS_SLOW: netlocs[h + t :]}
+        runs: dict[str, list[dict[str, Any]]] = {case: [] for case in CASES}
+        for repeat in range(args.repeats):
+            shift = repeat % len(CASES)
+            for case in CASES[shift:] + CASES[:shift]:
+                print(
+                    f"troubled origins, repeat {repeat + 1}/{args.repeats}: {case} ...", flush=True
+                )
+                servers.reset()
+                config = {
+                    "healthy": healthy,
+                    "troubled": troubled[case],
+                    "pages": args.troubled_pages,
+                    "log_level": args.log_level,
+                    "guard": TROUBLED_GUARD,
+                }
+                what = f"the troubled-origins crawl ({case})"
+                run = run_child("--troubled-child", config, what, TROUBLED_CHILD_TIMEOUT)
+                per_site = servers.per_site()
+                asked = per_site[h : h + t] if case == ROBOTS_DEAD else per_site[h + t :]
+                run["healthy_pages_at_servers"] = sum(c[1] for c in per_site[:h])
+                # Every troubled site: those of the other case must stay untouched as well.
+                run["troubled_pages_at_servers"] = sum(c[1] for c in per_site[h:])
+                run["robots_per_healthy_origin"] = _span([c[0] for c in per_site[:h]])
+                run["robots_per_troubled_origin"] = (
+                    None if case == ALONE else _span([c[0] for c in asked])
+                )
+                runs[case].append(run)
+                seconds = run["seconds"]
+                print(
+                    "  healthy pages in "
+                    + ("(not all in)" if seconds is None else f"{seconds:.2f} s")
+                    + f", closed at {run['closed_seconds']:.2f} s, "
+                    f"{run['troubled_pages_at_servers']} troubled pages at the servers",
+                    flush=True,
+                )
+    finally:
+        servers.stop()
+    return runs
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -688,6 +951,17 @@ def _ratio(value: float, base: float) -> float:
 
 def _fmt(value: int | None) -> str:
     return "varies" if value is None else f"{value:,}"
+
+
+def _span(values: Sequence[int]) -> list[int]:
+    return [min(values), max(values)]
+
+
+def _fmt_span(span: Sequence[int] | None) -> str:
+    if span is None:
+        return "n/a"
+    low, high = span
+    return f"{low:,}" if low == high else f"{low:,} to {high:,}"
 
 
 def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, Any]:
@@ -924,6 +1198,244 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(out) + "\n"
 
 
+def summary_troubled(
+    runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Everything the troubled-origins section says, as plain data (``--json``)."""
+
+    def median_seconds(case: str) -> float | None:
+        seconds = [run["seconds"] for run in runs[case]]
+        return None if None in seconds else statistics.median(seconds)
+
+    alone = median_seconds(ALONE)
+    cases: dict[str, Any] = {}
+    for case, case_runs in runs.items():
+        seconds = median_seconds(case)
+        ratio = None if seconds is None or not alone else seconds / alone
+        ledger = [run["ledger"] for run in case_runs]
+        cases[case] = {
+            "seconds": seconds,
+            "vs_alone": ratio,
+            "goal_met": None if case == ALONE or ratio is None else ratio <= TROUBLED_GOAL,
+            "closed_seconds": statistics.median(run["closed_seconds"] for run in case_runs),
+            "healthy_requests": case_runs[0]["healthy_requests"],
+            "troubled_requests": case_runs[0]["troubled_requests"],
+            "healthy_pages": _span([run["healthy_pages"] for run in case_runs]),
+            "healthy_pages_at_servers": _span(
+                [run["healthy_pages_at_servers"] for run in case_runs]
+            ),
+            "troubled_pages": max(run["troubled_pages"] for run in case_runs),
+            "troubled_pages_at_servers": max(run["troubled_pages_at_servers"] for run in case_runs),
+            "robots_per_healthy_origin": _span(
+                [n for run in case_runs for n in run["robots_per_healthy_origin"]]
+            ),
+            "robots_per_troubled_origin": (
+                None
+                if case == ALONE
+                else _span([n for run in case_runs for n in run["robots_per_troubled_origin"]])
+            ),
+            "parked": _span([counts.get("parked", 0) for counts in ledger]),
+            "released": _span([counts.get("released", 0) for counts in ledger]),
+            "dropped_closing": _span([counts.get("dropped/crawl_closing", 0) for counts in ledger]),
+            "dropped_other": sum(
+                value
+                for counts in ledger
+                for name, value in counts.items()
+                if name.startswith("dropped/") and name != "dropped/crawl_closing"
+            ),
+            "errors": sum(run["errors"] for run in case_runs),
+            "finish_reasons": sorted({str(run["finish_reason"]) for run in case_runs}),
+            # Paired: the crawls of one repeat ran seconds apart, under much the same load.
+            "per_repeat_vs_alone": [
+                None
+                if run["seconds"] is None or base["seconds"] is None
+                else run["seconds"] / base["seconds"]
+                for run, base in zip(case_runs, runs[ALONE], strict=True)
+            ],
+            "runs": case_runs,
+        }
+    return {
+        "healthy_origins": args.troubled_healthy,
+        "troubled_origins": args.troubled_origins,
+        "pages_per_origin": args.troubled_pages,
+        "slow_delay": args.slow_delay,
+        "repeats": args.repeats,
+        "goal": TROUBLED_GOAL,
+        "hosts": [
+            host_of(0, False),
+            host_of(args.troubled_healthy + 2 * args.troubled_origins - 1, False),
+        ],
+        "cases": cases,
+    }
+
+
+def case_name(case: str, data: dict[str, Any]) -> str:
+    t = data["troubled_origins"]
+    if case == ROBOTS_DEAD:
+        return f"with {t} dead origins (robots.txt 503)"
+    if case == ROBOTS_SLOW:
+        return f"with {t} slow origins (robots.txt after {data['slow_delay']:g} s)"
+    return "healthy origins alone"
+
+
+def render_troubled(data: dict[str, Any], provenance: Sequence[str]) -> str:
+    """The troubled-origins section of the report, headed by its own provenance."""
+    cases: dict[str, Any] = data["cases"]
+    h, t, pages = data["healthy_origins"], data["troubled_origins"], data["pages_per_origin"]
+    before, before_alone = TROUBLED_BEFORE
+    out = [f"{TROUBLED_HEADING}: dead or slow robots.txt do not stall a broad crawl", ""]
+    out += [f"- {line}" for line in provenance]
+    out.append("")
+    out.append(
+        f"Crawl: scrapy_rerp (Addon), {h} healthy origins with {pages} URLs each "
+        f"({h * pages:,} pages) round-robin; two of the three crawls add, to every round, the "
+        f"URLs of {t} troubled origins ({pages} each): dead (robots.txt answers 503) or slow "
+        f"(robots.txt answers after {data['slow_delay']:g} s). Every origin is an HTTP server on "
+        f"its own host ({data['hosts'][0]} to {data['hosts'][1]}: a Scrapy download slot each), "
+        "in one separate asyncio process; each crawl in a fresh process; median of "
+        f"{data['repeats']} repeat(s), the order of the crawls rotating per repeat."
+    )
+    out.append(
+        f"Settings: CONCURRENT_REQUESTS {TROUBLED_SETTINGS['CONCURRENT_REQUESTS']}, "
+        f"CONCURRENT_REQUESTS_PER_DOMAIN {TROUBLED_SETTINGS['CONCURRENT_REQUESTS_PER_DOMAIN']}, "
+        f"RERP_UNREACHABLE_MAX_WAIT {TROUBLED_SETTINGS['RERP_UNREACHABLE_MAX_WAIT']}, "
+        "DOWNLOAD_DELAY 0, AutoThrottle off."
+    )
+    out.append(
+        "Time: spider_opened to the spider's callback for the last healthy page. The spider "
+        "then closes the crawl (engine.close_spider_async), which drops the requests still "
+        "parked for the troubled origins, so no crawl waits out RERP_UNREACHABLE_MAX_WAIT or a "
+        f"slow robots.txt (guard: CLOSESPIDER_TIMEOUT {TROUBLED_GUARD:g} s). Crawl closed: "
+        "spider_opened to spider_closed; Scrapy finishes the downloads in flight before it "
+        "closes, a slow robots.txt among them, so the slow crawl closes once that answers."
+    )
+    out.append(
+        "Why: a request waiting for its origin's robots.txt used to hold its place in the "
+        "downloader (CONCURRENT_REQUESTS), so a few dead origins stalled the whole crawl: "
+        f"before parking, this crawl with the dead origins took {before:g} s against "
+        f"{before_alone:g} s alone. Such requests now wait parked, outside the downloader. "
+        f"Goal: at most {data['goal']:g}x the time alone, both measured in the same run."
+    )
+    out.append(
+        "The times are a few seconds at most, so a busy machine moves them (see the load "
+        "average; every run is listed): the verdict is on the ratio of the medians, and single "
+        "repeats scatter around it both ways."
+    )
+    out.append("")
+    out.append(
+        f"| crawl | healthy pages in, s (median) | vs alone | goal: at most {data['goal']:g}x "
+        "| crawl closed, s | every run, s |"
+    )
+    out.append("|---|--:|--:|---|--:|---|")
+    for case, c in cases.items():
+        seconds = "not all in" if c["seconds"] is None else f"{c['seconds']:.2f}"
+        ratio = "n/a" if c["vs_alone"] is None else f"{c['vs_alone']:.3f}x"
+        verdict = {None: "", True: "met", False: "NOT met"}[c["goal_met"]]
+        if case != ALONE and c["goal_met"] is None:
+            verdict = "NOT met (not all healthy pages in)"
+        every = ", ".join(
+            "-" if run["seconds"] is None else f"{run['seconds']:.2f}" for run in c["runs"]
+        )
+        out.append(
+            f"| {case_name(case, data)} | {seconds} | {ratio} | {verdict} "
+            f"| {c['closed_seconds']:.2f} | {every} |"
+        )
+    out.append("")
+    out.append("Per repeat (the same repeat's crawls compared, vs alone):")
+    out.append("")
+    for case, c in cases.items():
+        if case == ALONE:
+            continue
+        ratios = ", ".join("-" if r is None else f"{r:.3f}x" for r in c["per_repeat_vs_alone"])
+        out.append(f"- {case_name(case, data)}: {ratios}")
+    out.append("")
+    out.append(
+        "| crawl | healthy pages downloaded | pages of troubled origins at the servers "
+        "| robots.txt requests per healthy origin | per troubled origin | parked | released "
+        "| dropped at closing | errors |"
+    )
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for case, c in cases.items():
+        out.append(
+            f"| {case_name(case, data)} | {_fmt_span(c['healthy_pages'])} "
+            f"| {c['troubled_pages_at_servers']:,} | {_fmt_span(c['robots_per_healthy_origin'])} "
+            f"| {_fmt_span(c['robots_per_troubled_origin'])} | {_fmt_span(c['parked'])} "
+            f"| {_fmt_span(c['released'])} | {_fmt_span(c['dropped_closing'])} | {c['errors']} |"
+        )
+    out.append("")
+    out.append(
+        "Parked: the requests that waited for robots.txt, the healthy origins' first ones too "
+        "(released when their rules came); dropped at closing: the troubled origins' requests "
+        "(a few may not have been yielded by the spider yet at the close). A dead origin's "
+        "robots.txt is asked again after a backoff (retries of the 503), a slow one's once."
+    )
+    out.append("")
+    out.append("Facts (every run):")
+    out.append("")
+    for case, c in cases.items():
+        facts = [
+            f"{_fmt_span(c['healthy_pages'])} healthy pages downloaded of "
+            f"{c['healthy_requests']:,} requests",
+            f"{c['troubled_pages_at_servers']:,} pages of troubled origins reached a server "
+            f"(must be 0: {'met' if c['troubled_pages_at_servers'] == 0 else 'NOT met'})",
+            f"robots.txt requests: {_fmt_span(c['robots_per_healthy_origin'])} per healthy origin"
+            + (
+                ""
+                if c["robots_per_troubled_origin"] is None
+                else f", {_fmt_span(c['robots_per_troubled_origin'])} per troubled origin"
+            ),
+            f"{c['dropped_other']:,} requests dropped for another reason than the close",
+            f"{c['errors']} errors",
+            f"close reason {', '.join(c['finish_reasons'])}",
+        ]
+        out.append(f"- {case_name(case, data)}: " + "; ".join(facts))
+    return "\n".join(out) + "\n"
+
+
+def provenance(argv: Sequence[str], load: str) -> list[str]:
+    """Date, machine, load, versions and the command: the troubled section may be written alone."""
+    shown = Path(__file__).resolve()
+    try:
+        shown = shown.relative_to(Path.cwd())
+    except ValueError:
+        pass
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    command = shlex.join(["python", str(shown), *argv])
+    return [
+        f"Date: {now}",
+        f"Machine: {machine_description()}",
+        f"Load average (1 min) before and after: {load}",
+        f"Versions: {versions()}",
+        f"Command (from the repository root): `{command}`",
+    ]
+
+
+def save_results(
+    path: Path,
+    argv: Sequence[str],
+    report: str | None,
+    facts: Sequence[str],
+    section: str | None,
+) -> None:
+    """Write the main report and/or the troubled-origins section (the file's last) to ``path``.
+
+    A run that measured only one of the two keeps the other from the file, so that
+    ``--troubled-only --write-results`` does not lose the main results, nor a main run without
+    the troubled origins (``--quick``, ``--no-troubled``) the troubled section.
+    """
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    cut = old.find("\n" + TROUBLED_HEADING)
+    old_main, old_section = (old, "") if cut < 0 else (old[: cut + 1], old[cut + 1 :])
+    if report is not None:
+        write_results(path, RESULTS_TITLE, __file__, report, argv, facts)
+        main_text = path.read_text(encoding="utf-8")
+    else:
+        main_text = old_main or f"# {RESULTS_TITLE}\n"
+    section = old_section if section is None else section
+    text = main_text.rstrip("\n") + "\n" + (f"\n{section}" if section else "")
+    path.write_text(text, encoding="utf-8")
+
+
 def revision() -> str:
     """The commit of the scrapy_rerp package that is imported, marked when its files differ."""
     import scrapy_rerp
@@ -996,10 +1508,47 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-memory", action="store_true", help="skip the memory-per-origin measurement"
     )
+    parser.add_argument(
+        "--troubled-only",
+        action="store_true",
+        help="run only the troubled-origins crawls (part of a full run; not of --quick)",
+    )
+    parser.add_argument(
+        "--no-troubled", action="store_true", help="skip the troubled-origins crawls"
+    )
+    parser.add_argument(
+        "--troubled-healthy",
+        type=int,
+        default=TROUBLED_HEALTHY,
+        metavar="N",
+        help="healthy origins of the troubled-origins crawls (default %(default)s)",
+    )
+    parser.add_argument(
+        "--troubled-origins",
+        type=int,
+        default=TROUBLED_ORIGINS,
+        metavar="N",
+        help="dead origins, and slow ones, added to them (default %(default)s)",
+    )
+    parser.add_argument(
+        "--troubled-pages",
+        type=int,
+        default=TROUBLED_PAGES,
+        metavar="N",
+        help="URLs per origin in the troubled-origins crawls (default %(default)s)",
+    )
+    parser.add_argument(
+        "--slow-delay",
+        type=float,
+        default=SLOW_ROBOTS_DELAY,
+        metavar="S",
+        help="seconds before a slow origin's robots.txt answers (default %(default)s)",
+    )
     add_write_results_argument(parser, DEFAULT_RESULTS)
     parser.add_argument("--json", type=Path, default=None, help="also write the data as JSON")
     parser.add_argument("--crawl-child", help=argparse.SUPPRESS)
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--troubled-child", help=argparse.SUPPRESS)
     return parser
 
 
@@ -1012,8 +1561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.memory_child:
         memory_child(json.loads(args.memory_child))
         return 0
+    if args.troubled_child:
+        troubled_child(json.loads(args.troubled_child))
+        return 0
 
     quick = args.quick
+    if args.troubled_only and args.no_troubled:
+        raise SystemExit("--troubled-only and --no-troubled exclude each other")
+    run_main = not args.troubled_only
+    run_troubled = args.troubled_only or not (quick or args.no_troubled)
     if args.pages is None:
         args.pages = QUICK_PAGES if quick else DEFAULT_PAGES
     if args.origins is None:
@@ -1024,29 +1580,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("need --repeats >= 1, --origins >= 1 and --pages >= --origins")
     if args.disallow_every < 0:
         raise SystemExit("need --disallow-every >= 0")
+    if min(args.troubled_healthy, args.troubled_origins, args.troubled_pages) < 1:
+        raise SystemExit("need --troubled-healthy, --troubled-origins and --troubled-pages >= 1")
+    if args.slow_delay <= 0:
+        raise SystemExit("need --slow-delay > 0")
     if not args.way:
         args.way = list(WAYS)
     args.way = [way for way in WAYS if way in args.way]
 
     print(f"machine: {machine_description()}", flush=True)
-    load_before = os.getloadavg()[0]
-    results, extra = measure(args)
-    load = f"{load_before:.2f}, {os.getloadavg()[0]:.2f}"
-    data = summary(results, extra)
-    report = render(data, args)
-    print()
-    print(report, end="")
+    data: dict[str, Any] = {}
+    report: str | None = None
+    facts: list[str] = []
+    if run_main:
+        load_before = os.getloadavg()[0]
+        results, extra = measure(args)
+        load = f"{load_before:.2f}, {os.getloadavg()[0]:.2f}"
+        data = summary(results, extra)
+        report = render(data, args)
+        facts = [f"Load average (1 min) before and after: {load}", f"Versions: {versions()}"]
+        print()
+        print(report, end="")
+    section: str | None = None
+    if run_troubled:
+        load_before = os.getloadavg()[0]
+        runs = measure_troubled(args)
+        load = f"{load_before:.2f}, {os.getloadavg()[0]:.2f}"
+        data["troubled"] = summary_troubled(runs, args)
+        section = render_troubled(data["troubled"], provenance(argv, load))
+        print()
+        print(section, end="")
     if args.json is not None:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
     if args.write_results is not None:
-        write_results(
-            args.write_results,
-            "Crawl benchmark results",
-            __file__,
-            report,
-            argv,
-            [f"Load average (1 min) before and after: {load}", f"Versions: {versions()}"],
-        )
+        save_results(args.write_results, argv, report, facts, section)
         print(f"\nwritten to {args.write_results}")
     return 0
 
