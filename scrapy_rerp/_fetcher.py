@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from scrapy_rerp._fleet import Fleet
     from scrapy_rerp._settings import RerpSettings
 
 __all__ = ["META_KEY", "Fetched", "Flight", "FlightHandler", "OriginFetcher", "RobotsTxtDownloader"]
@@ -71,6 +72,8 @@ class Fetched:
     retry_after: float | None = None
     response: Response | None = None
     reason: str = ""
+    body: bytes | None = None  # what was parsed: decoded, capped (for a fleet's shared cache)
+    charset: str | None = None  # the charset it was parsed with
 
 
 @dataclass(eq=False)
@@ -88,8 +91,11 @@ class Flight:
 class FlightHandler(Protocol):
     """What the fetcher reports to (the middleware)."""
 
-    async def rules_fetched(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
-        """New rules (parsed, allow all or disallow all): apply them, release the waiters."""
+    async def rules_fetched(
+        self, flight: Flight, entry: RobotsEntry, fetched: Fetched | None
+    ) -> None:
+        """New rules (parsed, allow all or disallow all): apply them, release the waiters.
+        ``fetched`` is None when the rules come from another worker of the fleet."""
 
     def stale_copy_kept(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         """A refetch failed; ``entry`` keeps the earlier rules until the next attempt."""
@@ -104,12 +110,22 @@ class FlightHandler(Protocol):
     def flight_failed(self, flight: Flight) -> None:
         """The flight ended on an unexpected error: nothing must wait for it any more."""
 
+    def fleet_floor(self, flight: Flight, robots: RobotsTxt | None) -> float | None:
+        """The Crawl-delay floor ``robots`` sets for the fleet, if any."""
+
 
 class OriginFetcher:
     """Runs at most one flight per origin and reports to a :class:`FlightHandler`."""
 
-    def __init__(self, crawler: Crawler, settings: RerpSettings, handler: FlightHandler) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RerpSettings,
+        handler: FlightHandler,
+        fleet: Fleet | None = None,
+    ) -> None:
         self.crawler = crawler
+        self.fleet = fleet
         self.settings = settings
         self.handler = handler
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
@@ -177,53 +193,89 @@ class OriginFetcher:
             await self._sleep(flight, delay)
         previous = flight.previous
         while True:
-            fetched = await self.downloader.fetch(flight.robots_url, flight.origin)
+            turn = await self.fleet.turn(flight.origin) if self.fleet is not None else None
             if self._stopped:
                 return
-            now = time.time()
+            if turn is not None and turn.entry is not None:
+                # Another worker of the fleet fetched it (or is retrying it): no download here.
+                if turn.entry.robots is not None:
+                    await self.handler.rules_fetched(flight, turn.entry, None)
+                    return
+                previous = turn.entry
+                shared = Fetched(UNREACHABLE, reason="unreachable, as the fleet found it")
+                self.handler.unreachable(flight, previous, shared)
+                if not await self._wait_for_retry(flight, previous):
+                    return
+                continue
+            if turn is not None and previous is None:
+                previous = turn.previous
+            fetched = await self.downloader.fetch(flight.robots_url, flight.origin)
+            entry = self._entry(fetched, previous)
+            if turn is not None and self.fleet is not None:
+                floor = self.handler.fleet_floor(flight, entry.robots)
+                if floor is not None:
+                    # The robots.txt answer takes a turn on the fleet's Crawl-delay clock, so
+                    # that no worker's first page follows it sooner than the floor.
+                    await self.fleet.reserve(flight.origin, floor)
+                await self.fleet.publish(flight.origin, entry, fetched, turn.locked)
+            if self._stopped:
+                return
             if fetched.robots is not None:
-                entry = RobotsEntry(
-                    robots=fetched.robots,
-                    fetched_at=now,
-                    expires_at=now
-                    + _policy.entry_lifetime(fetched.outcome, fetched.lifetime, self.settings),
-                    status=fetched.status,
-                    url=fetched.url,
-                    outcome=fetched.outcome,
-                )
                 await self.handler.rules_fetched(flight, entry, fetched)
                 return
-            failures = (previous.failures if previous is not None else 0) + 1
-            backoff = _policy.backoff(failures, fetched.retry_after, self.settings)
             self.stats.inc_value("robotstxt/unreachable/count")
-            outage_since = (previous.outage_since if previous is not None else None) or now
-            if previous is not None and previous.robots is not None:
+            if entry.robots is not None:
                 # An earlier good copy keeps serving; retried once it "expires" again.
-                entry = previous.with_(
-                    expires_at=now + backoff, failures=failures, outage_since=outage_since
-                )
                 self.handler.stale_copy_kept(flight, entry, fetched)
                 return
-            entry = RobotsEntry(
-                robots=None,
-                fetched_at=now,
-                expires_at=now + backoff,
-                status=fetched.status,
-                url=fetched.url,
-                outcome=UNREACHABLE,
-                failures=failures,
-                outage_since=outage_since,
-            )
             self.handler.unreachable(flight, entry, fetched)
-            while True:
-                wait = self.handler.retry_wait(flight, entry)
-                if wait is None or self._stopped:
-                    return  # nothing waits any more: a dead site is not hammered
-                if wait <= 0:
-                    break
-                await self._sleep(flight, wait)
+            if not await self._wait_for_retry(flight, entry):
+                return
             self.stats.inc_value("robotstxt/retry_count")
             previous = entry
+
+    def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
+        """What is known after ``fetched``: new rules, or one more failure of an outage (which
+        keeps an earlier good copy, if any)."""
+        now = time.time()
+        if fetched.robots is not None:
+            return RobotsEntry(
+                robots=fetched.robots,
+                fetched_at=now,
+                expires_at=now
+                + _policy.entry_lifetime(fetched.outcome, fetched.lifetime, self.settings),
+                status=fetched.status,
+                url=fetched.url,
+                outcome=fetched.outcome,
+            )
+        failures = (previous.failures if previous is not None else 0) + 1
+        backoff = _policy.backoff(failures, fetched.retry_after, self.settings)
+        outage_since = (previous.outage_since if previous is not None else None) or now
+        if previous is not None and previous.robots is not None:
+            return previous.with_(
+                expires_at=now + backoff, failures=failures, outage_since=outage_since
+            )
+        return RobotsEntry(
+            robots=None,
+            fetched_at=now,
+            expires_at=now + backoff,
+            status=fetched.status,
+            url=fetched.url,
+            outcome=UNREACHABLE,
+            failures=failures,
+            outage_since=outage_since,
+        )
+
+    async def _wait_for_retry(self, flight: Flight, entry: RobotsEntry) -> bool:
+        """Wait until the next attempt is due; False when nothing waits any more (a dead site
+        is not hammered) or the crawl is closing."""
+        while True:
+            wait = self.handler.retry_wait(flight, entry)
+            if wait is None or self._stopped:
+                return False
+            if wait <= 0:
+                return True
+            await self._sleep(flight, wait)
 
     async def _sleep(self, flight: Flight, seconds: float) -> None:
         flight.sleeping = True
@@ -363,6 +415,8 @@ class RobotsTxtDownloader:
             lifetime=_policy.lifetime_from_headers(response.headers),
             response=response,
             reason=f"HTTP {response.status}",
+            body=body,
+            charset=charset or s.default_charset,
         )
 
     def _robots_request(self, url: str, origin: str) -> Request:

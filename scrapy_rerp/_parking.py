@@ -160,18 +160,32 @@ class ParkingLot:
         ``IgnoreRequest(message)``; returns how many."""
         return self._leave(origin, message, f"robotstxt/dropped/{reason}")
 
+    def release_one(self, origin: str) -> bool:
+        """Hand the longest-parked request of ``origin`` back; False if none was parked."""
+        waiting = self._by_origin.get(origin)
+        if not waiting:
+            return False
+        request = waiting.pop(0)
+        if not waiting:
+            del self._by_origin[origin]
+        self._leave_one(request, _RELEASE, "robotstxt/released")
+        return True
+
     def _leave(self, origin: str, action: str, stat: str) -> int:
         requests = self._by_origin.pop(origin, [])
         for request in requests:
-            spot = self._spots[request]
-            self.stats.inc_value(stat)
-            if spot.out:
-                del self._spots[request]
-                self._hand_back(request, action)
-            else:
-                # Still on its way out of the downloader: done when the engine offers it.
-                spot.pending = action
+            self._leave_one(request, action, stat)
         return len(requests)
+
+    def _leave_one(self, request: Request, action: str, stat: str) -> None:
+        spot = self._spots[request]
+        self.stats.inc_value(stat)
+        if spot.out:
+            del self._spots[request]
+            self._hand_back(request, action)
+        else:
+            # Still on its way out of the downloader: done when the engine offers it.
+            spot.pending = action
 
     def close(self) -> dict[str, int]:
         """The crawl is closing: drop everything parked ("crawl closing"), without handing it

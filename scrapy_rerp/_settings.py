@@ -61,6 +61,10 @@ class RerpSettings:
     max_crawl_delay: float = 30.0  # RERP_MAX_CRAWL_DELAY, seconds
     sitemap_discovery: bool = False  # RERP_SITEMAP_DISCOVERY
     max_parked_per_origin: int = 1000  # RERP_MAX_PARKED_PER_ORIGIN
+    redis_url: str | None = None  # RERP_REDIS_URL, else scrapy-redis's REDIS_URL
+    redis_prefix: str = "rerp"  # RERP_REDIS_PREFIX
+    redis_timeout: float = 2.0  # RERP_REDIS_TIMEOUT, seconds per Redis call
+    redis_lock_timeout: float = 30.0  # RERP_REDIS_LOCK_TIMEOUT, seconds
 
     @property
     def legacy(self) -> bool:
@@ -130,6 +134,10 @@ class RerpSettings:
             max_crawl_delay=r.seconds("RERP_MAX_CRAWL_DELAY", 30.0),
             sitemap_discovery=r.boolean("RERP_SITEMAP_DISCOVERY", False),
             max_parked_per_origin=r.integer("RERP_MAX_PARKED_PER_ORIGIN", 1000, minimum=1),
+            redis_url=r.optional_text("RERP_REDIS_URL") or r.optional_text("REDIS_URL"),
+            redis_prefix=r.optional_text("RERP_REDIS_PREFIX") or "rerp",
+            redis_timeout=r.seconds("RERP_REDIS_TIMEOUT", 2.0, positive=True),
+            redis_lock_timeout=r.seconds("RERP_REDIS_LOCK_TIMEOUT", 30.0, positive=True),
         )
         if require_obey and not result.obey:
             from scrapy.exceptions import NotConfigured

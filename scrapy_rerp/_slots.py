@@ -107,16 +107,18 @@ class CrawlDelayFloors:
 
     # -- public API ----------------------------------------------------------------------------
 
+    def floor_for(self, robots: RobotsTxt, user_agent: str) -> float | None:
+        """The floor *robots* asks of *user_agent*, capped and raised to DOWNLOAD_DELAY (no
+        side effect: nothing is applied, counted or logged)."""
+        wanted = _wanted_delay(robots, user_agent)
+        if wanted is None:
+            return None
+        return max(min(wanted, self.max_crawl_delay), self.download_delay)
+
     def _floor_for(self, robots: RobotsTxt, user_agent: str, origin: str = "") -> float | None:
-        """Return the floor *robots* asks of *user_agent*, capped and raised to DOWNLOAD_DELAY."""
-        wanted = 0.0
-        delay = robots.crawl_delay(user_agent)
-        if delay is not None and delay > 0:
-            wanted = float(delay)
-        rate = robots.request_rate(user_agent)
-        if rate is not None and rate.requests > 0 and rate.seconds > 0:
-            wanted = max(wanted, rate.seconds / rate.requests)
-        if wanted <= 0:
+        """:meth:`floor_for`, counting and logging (once per origin) a capped Crawl-delay."""
+        wanted = _wanted_delay(robots, user_agent)
+        if wanted is None:
             return None
         if wanted > self.max_crawl_delay:
             self.stats.inc_value(STAT_CAPPED)
@@ -129,8 +131,7 @@ class CrawlDelayFloors:
                     wanted,
                     self.max_crawl_delay,
                 )
-            wanted = self.max_crawl_delay
-        return max(wanted, self.download_delay)
+        return self.floor_for(robots, user_agent)
 
     def set_floor(self, origin: str, robots: RobotsTxt, user_agent: str) -> float | None:
         """Apply the floor that *robots* asks of *user_agent* to the slots serving *origin*.
@@ -320,6 +321,19 @@ class CrawlDelayFloors:
         # later, by the connection set-up time, which varies (a new connection, then a reused
         # one). Counting from the response as well keeps every gap the server sees >= floor.
         slot.lastseen = max(slot.lastseen, _slot_clock())
+
+
+def _wanted_delay(robots: RobotsTxt, user_agent: str) -> float | None:
+    """Seconds between requests *robots* asks of *user_agent*: its Crawl-delay or the interval
+    its Request-rate implies (seconds / requests), the larger; None when it asks for none."""
+    wanted = 0.0
+    delay = robots.crawl_delay(user_agent)
+    if delay is not None and delay > 0:
+        wanted = float(delay)
+    rate = robots.request_rate(user_agent)
+    if rate is not None and rate.requests > 0 and rate.seconds > 0:
+        wanted = max(wanted, rate.seconds / rate.requests)
+    return wanted if wanted > 0 else None
 
 
 def _jitter_of(slot: Slot) -> float:

@@ -3,9 +3,14 @@
 The middleware keeps one :class:`RobotsEntry` per origin (``scheme://host:port``). The
 default backend, :class:`MemoryOriginCache`, is an ``OrderedDict`` bounded by
 ``RERP_CACHE_MAX_ORIGINS``. Another backend can be named with ``RERP_CACHE`` (a dotted path,
-built with Scrapy's ``build_from_crawler``, like ``HTTPCACHE_STORAGE``); it only has to
-provide the :class:`OriginCache` methods. The middleware treats any exception from a backend
-as a cache failure: it logs it once, counts it, and carries on with an in-memory cache.
+built with Scrapy's ``build_from_crawler``, like ``HTTPCACHE_STORAGE``):
+
+* a synchronous one provides the :class:`OriginCache` methods. The middleware treats any
+  exception from it as a cache failure: it logs it once, counts it, and carries on with an
+  in-memory cache;
+* a shared, asynchronous one (``is_shared = True``; :class:`RedisOriginCache`, for a fleet of
+  workers) is consulted only by the robots.txt downloads, never by ``process_request``, which
+  reads a local ``MemoryOriginCache`` in front of it; see ``scrapy_rerp/_fleet.py``.
 """
 
 from __future__ import annotations
@@ -20,9 +25,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from scrapy_rerp._redis import RedisOriginCache
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["FailoverCache", "MemoryOriginCache", "OriginCache", "RobotsEntry"]
+__all__ = ["FailoverCache", "MemoryOriginCache", "OriginCache", "RedisOriginCache", "RobotsEntry"]
+
+
+def __getattr__(name: str) -> Any:
+    # RedisOriginCache needs redis-py (the [redis] extra): imported only when named, e.g. by
+    # RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache".
+    if name == "RedisOriginCache":
+        from scrapy_rerp._redis import RedisOriginCache
+
+        return RedisOriginCache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 

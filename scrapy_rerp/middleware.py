@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -37,6 +38,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp._fetcher import Fetched, Flight, OriginFetcher
+from scrapy_rerp._fleet import DelayGate, Fleet
 from scrapy_rerp._parking import (
     ERROR,
     PARK_LIMIT,
@@ -49,7 +51,7 @@ from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
 from scrapy_rerp._urls import origin_of, origin_of_parts, robots_url_of
-from scrapy_rerp.cache import FailoverCache, OriginCache, RobotsEntry
+from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 
 if TYPE_CHECKING:
@@ -83,6 +85,7 @@ class RobotsTxtMiddleware:
         cache: OriginCache,
         floors: CrawlDelayFloors | None = None,
         sitemaps: SitemapDiscovery | None = None,
+        fleet: Fleet | None = None,
     ) -> None:
         self.crawler = crawler
         self.settings = settings
@@ -97,8 +100,10 @@ class RobotsTxtMiddleware:
         )
         self._floors = floors
         self._sitemaps = sitemaps
-        self.fetcher = OriginFetcher(crawler, settings, self)
+        self.fleet = fleet
+        self.fetcher = OriginFetcher(crawler, settings, self, fleet)
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
+        self._gate = DelayGate(fleet, self.lot) if fleet is not None and floors else None
         self._for_spider = RobotsTxtForTheSpider(self.stats)
         crawler.signals.connect(self._for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -107,15 +112,21 @@ class RobotsTxtMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = RerpSettings.from_settings(crawler.settings)
         cache_cls = load_object(settings.cache)
-        cache: OriginCache = build_from_crawler(cache_cls, crawler)
+        backend = build_from_crawler(cache_cls, crawler)
+        fleet = None
+        if getattr(backend, "is_shared", False):
+            # A fleet's shared store is asked by the downloads only; requests read a local
+            # LRU in front of it.
+            fleet = Fleet(crawler, settings, backend)
+            backend = MemoryOriginCache(settings.cache_max_origins)
         floors = CrawlDelayFloors.from_crawler(crawler, settings) if settings.floors else None
         sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
-        return cls(crawler, settings, cache, floors, sitemaps)
+        return cls(crawler, settings, backend, floors, sitemaps, fleet)
 
     # -- the downloader middleware API -------------------------------------------------------
     def process_request(
         self, request: Request, spider: Spider | None = None
-    ) -> Request | Response | None:
+    ) -> Request | Response | Awaitable[None] | None:
         if request.meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
@@ -142,6 +153,10 @@ class RobotsTxtMiddleware:
                 self.stats.inc_value("robotstxt/refresh_count")
                 self.fetcher.start(origin, robots_url_of(url), request, entry)
             self._decide(entry.robots, request)
+            if self._gate is not None and self._floors is not None:
+                floor = self._floors.floor_of(origin)
+                if floor is not None:
+                    return self._gate.admit(origin, request, floor)
             return None
         return self._park(origin, request, entry, is_robots_url)
 
@@ -224,9 +239,12 @@ class RobotsTxtMiddleware:
         )
 
     # -- what the fetcher reports (FlightHandler) --------------------------------------------
-    async def rules_fetched(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+    async def rules_fetched(
+        self, flight: Flight, entry: RobotsEntry, fetched: Fetched | None
+    ) -> None:
         origin = flight.origin
-        self._for_spider.keep(origin, fetched.response)
+        if fetched is not None:
+            self._for_spider.keep(origin, fetched.response)
         await self._parsed(flight, entry)
         # Stored only now: requests arriving meanwhile park like the others, so none is
         # downloaded before the Crawl-delay floor and the signal.
@@ -282,6 +300,11 @@ class RobotsTxtMiddleware:
             return None
         return max(0.0, min(entry.expires_at, deadline) - now)
 
+    def fleet_floor(self, flight: Flight, robots: RobotsTxt | None) -> float | None:
+        if self._gate is None or self._floors is None or robots is None:
+            return None
+        return self._floors.floor_for(robots, self.user_agent_for(flight.trigger))
+
     def flight_failed(self, flight: Flight) -> None:
         self.lot.drop(flight.origin, ERROR, f"robots.txt handling of {flight.origin} failed")
 
@@ -313,10 +336,12 @@ class RobotsTxtMiddleware:
         self.lot.close()
         self.fetcher.stop()
 
-    def _spider_closed(self, spider: Spider) -> None:
+    async def _spider_closed(self, spider: Spider) -> None:
         self._closing()  # if the engine closed between two checks
         self.fetcher.cancel_all()  # background refetches end with the crawl
         self._for_spider.clear()
+        if self.fleet is not None:
+            await self.fleet.close()
 
     # -- what is kept per origin beside the cache entry -------------------------------------
     def _forget(self, origin: str) -> None:

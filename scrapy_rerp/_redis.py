@@ -1,0 +1,204 @@
+"""``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``: robots.txt shared by a fleet on Redis.
+
+Workers of one crawl (scrapy-redis fleets, or any processes sharing a Redis) keep their
+robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's asyncio client:
+
+* ``<prefix>:robots:<origin>``: a hash per origin: the robots.txt body as fetched (capped at
+  ``RERP_MAX_SIZE``; parsed again by a worker that reads it, never pickled), its charset, status,
+  final URL, outcome, fetch and expiry times, and the outage state (failures in a row, since
+  when), with a format version. Its Redis TTL is the entry's lifetime plus the stale-serving
+  window (``RERP_MAX_LIFETIME``), so an expired copy can still serve while it is refetched;
+* ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
+  fleet; the others poll the hash for its result. A worker that dies holding the lock delays
+  the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
+* ``<prefix>:delay:<origin>``: the origin's next free time, reserved atomically by one Lua script
+  with the server's clock, so that all workers together keep the Crawl-delay.
+
+Every call has a timeout (``RERP_REDIS_TIMEOUT``); an error or timeout raises
+:class:`RedisUnavailable`, on which the middleware falls back to what one process can do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from scrapy_rerp._settings import RerpSettings
+
+__all__ = ["FORMAT_VERSION", "RedisOriginCache", "RedisUnavailable"]
+
+#: Version of the hash layout; a hash of another version is ignored (fetched again).
+FORMAT_VERSION = b"1"
+
+_T = TypeVar("_T")
+
+# KEYS[1]: the delay key. ARGV[1]: the delay in ms. Returns the reserved time and the server's
+# time, both in ms: the worker waits the difference, so worker clocks do not matter.
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+local delay = tonumber(ARGV[1])
+local slot = math.max(now, last + delay)
+redis.call('SET', KEYS[1], slot, 'PX', slot - now + delay + 1000)
+return {slot, now}
+"""
+
+# KEYS[1]: the lock key. ARGV[1]: the token of the worker releasing it.
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+class RedisUnavailable(Exception):
+    """Redis did not answer in time, or answered with an error."""
+
+
+class RedisOriginCache:
+    """The fleet's shared robots.txt store (asynchronous: it never blocks the reactor)."""
+
+    is_shared = True
+
+    def __init__(
+        self,
+        url: str,
+        prefix: str = "rerp",
+        *,
+        timeout: float = 2.0,
+        lock_timeout: float = 30.0,
+        stale_window: float = 24 * 3600.0,
+    ) -> None:
+        try:
+            from redis import asyncio as redis_asyncio
+        except ImportError as exc:  # pragma: no cover - the [redis] extra
+            raise ImportError(
+                'RedisOriginCache needs redis-py: pip install "scrapy-rerp[redis]"'
+            ) from exc
+        self.url = url
+        self.prefix = prefix
+        self.timeout = timeout
+        self.lock_timeout = lock_timeout
+        self.stale_window = stale_window
+        # One token per process: a lock is released only by the worker that holds it.
+        self.token = f"{os.getpid()}-{uuid.uuid4().hex}".encode()
+        self._client = redis_asyncio.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+        self._reserve = self._client.register_script(_RESERVE)
+        self._unlock = self._client.register_script(_UNLOCK)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisOriginCache:
+        from scrapy_rerp._settings import RerpSettings
+
+        settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
+        return cls.from_settings(settings)
+
+    @classmethod
+    def from_settings(cls, settings: RerpSettings) -> RedisOriginCache:
+        from scrapy_rerp._settings import RerpSettingsError
+
+        if not settings.redis_url:
+            raise RerpSettingsError(
+                "RERP_REDIS_URL",
+                None,
+                "a redis:// URL (or scrapy-redis's REDIS_URL) for RERP_CACHE = RedisOriginCache",
+            )
+        return cls(
+            settings.redis_url,
+            settings.redis_prefix,
+            timeout=settings.redis_timeout,
+            lock_timeout=settings.redis_lock_timeout,
+            stale_window=settings.max_lifetime,
+        )
+
+    def key(self, kind: str, origin: str) -> str:
+        return f"{self.prefix}:{kind}:{origin}"
+
+    async def _call(self, awaitable: Awaitable[_T]) -> _T:
+        try:
+            return await asyncio.wait_for(awaitable, self.timeout)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # redis.RedisError, OSError, TimeoutError
+            raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    # -- entries -------------------------------------------------------------------------------
+    async def load(self, origin: str) -> dict[bytes, bytes] | None:
+        """The stored hash of ``origin``, or None (absent, or of another format version)."""
+        fields: dict[bytes, bytes] = await self._call(
+            self._client.hgetall(self.key("robots", origin))
+        )
+        if not fields or fields.get(b"v") != FORMAT_VERSION:
+            return None
+        return fields
+
+    async def store(self, origin: str, fields: Mapping[bytes, bytes], ttl: float) -> None:
+        key = self.key("robots", origin)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(key)
+            pipe.hset(key, mapping={b"v": FORMAT_VERSION, **fields})
+            pipe.pexpire(key, max(1, int((ttl + self.stale_window) * 1000)))
+            await self._call(pipe.execute())
+
+    async def delete(self, origin: str) -> None:
+        await self._call(self._client.delete(self.key("robots", origin)))
+
+    # -- one download for the fleet ------------------------------------------------------------
+    async def lock(self, origin: str) -> bool:
+        """Take the download lock of ``origin``: True if this worker now holds it."""
+        taken = await self._call(
+            self._client.set(
+                self.key("lock", origin),
+                self.token,
+                nx=True,
+                px=max(1, int(self.lock_timeout * 1000)),
+            )
+        )
+        return bool(taken)
+
+    async def unlock(self, origin: str) -> None:
+        await self._call(self._unlock(keys=[self.key("lock", origin)], args=[self.token]))
+
+    # -- Crawl-delay for the fleet -------------------------------------------------------------
+    async def reserve(self, origin: str, delay: float) -> float:
+        """Reserve the origin's next free time, ``delay`` after the previous reservation:
+        returns the seconds to wait for it."""
+        slot, now = await self._call(
+            self._reserve(keys=[self.key("delay", origin)], args=[max(1, int(delay * 1000))])
+        )
+        return max(0.0, (int(slot) - int(now)) / 1000)
+
+    async def ping(self) -> None:
+        await self._call(self._client.ping())
+
+    async def close(self) -> None:
+        try:
+            await self._client.aclose()
+        except Exception:  # closing a broken connection: nothing left to do
+            pass
+
+    def __repr__(self) -> str:
+        return f"RedisOriginCache({self.url!r}, prefix={self.prefix!r})"
+
+
+def fields_of(values: Mapping[str, Any]) -> dict[bytes, bytes]:
+    """A hash's fields from plain values (None values left out)."""
+    out: dict[bytes, bytes] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bytes):
+            out[name.encode()] = value
+        else:
+            out[name.encode()] = str(value).encode()
+    return out

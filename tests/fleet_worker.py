@@ -1,0 +1,96 @@
+"""One worker of a fleet test: ``python -m tests.fleet_worker '<json config>'``.
+
+Config keys: ``redis`` (URL), ``settings`` (extra Scrapy settings), ``scrapy_redis`` (true: the
+scrapy-redis scheduler and dupefilter, start URLs popped from the Redis list ``start_urls_key``;
+false: Scrapy's own scheduler and the URLs in ``urls``). The worker crawls with
+``scrapy_rerp.Addon`` and ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one
+JSON line: its robots.txt stats and the pages it received.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+
+class ListWorker(scrapy.Spider):
+    name = "fleet"
+
+    def __init__(self, urls: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls = urls or []
+        self.received: list[str] = []
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.urls:
+            yield scrapy.Request(url, dont_filter=True)
+
+    def parse(self, response: scrapy.http.Response) -> None:
+        self.received.append(response.url)
+
+
+def redis_worker_class() -> type[scrapy.Spider]:
+    from scrapy_redis.spiders import RedisSpider
+
+    class RedisWorker(RedisSpider):
+        name = "fleet"
+        redis_key = "fleet:start_urls"
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.received: list[str] = []
+
+        def parse(self, response: scrapy.http.Response) -> None:
+            self.received.append(response.url)
+
+    return RedisWorker
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    settings: dict[str, Any] = {
+        "ADDONS": {"scrapy_rerp.Addon": 100},
+        "RERP_CACHE": "scrapy_rerp.cache.RedisOriginCache",
+        "RERP_REDIS_URL": config["redis"],
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "INFO",
+        "RETRY_ENABLED": False,
+        "DOWNLOAD_TIMEOUT": 20,
+        **config.get("settings", {}),
+    }
+    kwargs: dict[str, Any] = {}
+    if config.get("scrapy_redis"):
+        spider_class = redis_worker_class()
+        settings.update(
+            {
+                "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+                "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+                # A fleet must keep the shared queue when one worker closes.
+                "SCHEDULER_PERSIST": True,
+                "REDIS_URL": config["redis"],
+                "MAX_IDLE_TIME_BEFORE_CLOSE": config.get("max_idle", 3),
+            }
+        )
+    else:
+        spider_class = ListWorker
+        kwargs["urls"] = config["urls"]
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(spider_class)
+    process.crawl(crawler, **kwargs)
+    process.start()
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    report = {
+        "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
+        "finish_reason": stats.get("finish_reason"),
+        "received": getattr(crawler.spider, "received", []),
+    }
+    print(json.dumps(report, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""A fleet on Redis: a real redis-server, real Scrapy worker processes, local HTTP servers.
+
+The workers use scrapy-redis's scheduler and dupefilter (or Scrapy's own, where the test is
+about Redis going away: scrapy-redis's scheduler itself cannot work without Redis) and
+``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``. Assertions are on what the HTTP servers
+received and what the workers report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy.utils.defer import deferred_from_coro
+
+from scrapy_rerp._redis import FORMAT_VERSION, RedisOriginCache, RedisUnavailable
+from tests.fleet import RedisServer, finish, kill, start_worker
+from tests.servers import Server, gaps
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def hosts() -> Iterator[list[Server]]:
+    """Three origins, each on its own host (its own download slot)."""
+    started = [Server(host=f"127.0.0.{n}").start() for n in (51, 52, 53)]
+    yield started
+    for s in started:
+        s.stop()
+
+
+def pages(server: Server) -> list[str]:
+    return [h.path for h in server.hits() if h.path != "/robots.txt"]
+
+
+# -- the store ----------------------------------------------------------------------------------
+
+
+def run(coro: Any) -> Any:
+    """Run a coroutine as an asyncio task under the test's reactor (redis.asyncio needs one)."""
+    return deferred_from_coro(coro)
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_round_trip_lock_and_reservations(redis_server: RedisServer) -> None:
+    async def scenario() -> None:
+        one = RedisOriginCache(redis_server.url, "t", lock_timeout=5)
+        two = RedisOriginCache(redis_server.url, "t", lock_timeout=5)
+        origin = "http://a.test:80"
+        assert await one.load(origin) is None
+        await one.store(origin, {b"outcome": b"parsed", b"body": b"\xff\x00rules"}, ttl=60)
+        fields = await two.load(origin)
+        assert fields == {b"v": FORMAT_VERSION, b"outcome": b"parsed", b"body": b"\xff\x00rules"}
+        # TTL: the entry's lifetime plus the stale window (a day by default).
+        ttl = redis_server.client().pttl("t:robots:http://a.test:80") / 1000
+        assert 60 + 24 * 3600 - 5 <= ttl <= 60 + 24 * 3600
+        # Another format version is not read.
+        redis_server.client().hset("t:robots:http://a.test:80", "v", "999")
+        assert await two.load(origin) is None
+        # One lock holder at a time; only the holder releases it.
+        assert await one.lock(origin) is True
+        assert await two.lock(origin) is False
+        await two.unlock(origin)
+        assert await two.lock(origin) is False
+        await one.unlock(origin)
+        assert await two.lock(origin) is True
+        # Reservations on the server's clock: each 0.2 s after the previous one.
+        waits = [await w.reserve(origin, 0.2) for w in (one, two, one, two)]
+        assert waits[0] == 0
+        for previous, later in zip(waits, waits[1:], strict=False):
+            assert later - previous == pytest.approx(0.2, abs=0.03)
+        await one.close()
+        await two.close()
+
+    await run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_redis_that_is_gone_raises_redis_unavailable(redis_server: RedisServer) -> None:
+    async def scenario() -> None:
+        cache = RedisOriginCache(redis_server.url, timeout=0.5)
+        await cache.ping()
+        redis_server.stop()
+        for call in (cache.load("o"), cache.lock("o"), cache.reserve("o", 1.0)):
+            started = time.monotonic()
+            with pytest.raises(RedisUnavailable):
+                await call
+            assert time.monotonic() - started < 2
+        await cache.close()
+
+    await run(scenario())
+
+
+# -- a fleet ------------------------------------------------------------------------------------
+
+
+def seed(redis_server: RedisServer, urls: list[str]) -> None:
+    client = redis_server.client()
+    client.delete("fleet:start_urls")
+    client.rpush("fleet:start_urls", *[json.dumps({"url": u}) for u in urls])
+
+
+def fleet_config(redis_server: RedisServer, **settings: Any) -> dict[str, Any]:
+    return {
+        "redis": redis_server.url,
+        "scrapy_redis": True,
+        "settings": {"REDIS_START_URLS_BATCH_SIZE": 4, **settings},
+    }
+
+
+def test_three_workers_download_robots_txt_once_and_share_the_crawl_delay(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    polite, fast, other = hosts
+    polite.robots("User-agent: *\nCrawl-delay: 1\n")
+    fast.robots("User-agent: *\nDisallow: /private\n")
+    other.robots("User-agent: *\nAllow: /\n")
+    urls = [polite.url(f"/p{i}") for i in range(6)]
+    urls += [s.url(f"/p{i}") for i in range(20) for s in (fast, other)]
+    urls += [fast.url("/private/x")]
+    seed(redis_server, urls)
+    workers = [start_worker(fleet_config(redis_server)) for _ in range(3)]
+    reports = [finish(w) for w in workers]
+    # One robots.txt download per origin for the whole fleet.
+    assert [s.count("/robots.txt") for s in hosts] == [1, 1, 1]
+    assert sum(r["stats"].get("robotstxt/redis/shared", 0) for r in reports) >= 1
+    # Every page once, the disallowed one never.
+    assert sorted(pages(polite)) == sorted(f"/p{i}" for i in range(6))
+    assert sorted(pages(fast)) == sorted(f"/p{i}" for i in range(20))
+    assert sorted(pages(other)) == sorted(f"/p{i}" for i in range(20))
+    # Crawl-delay 1 held by the three workers together, robots.txt included.
+    polite_gaps = gaps(polite.hits())
+    assert min(polite_gaps) >= 0.95, polite_gaps
+    # No Crawl-delay: full speed.
+    fast_hits = [h.time for h in fast.hits()]
+    assert max(fast_hits) - min(fast_hits) < 3.0
+
+
+def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    slow = hosts[0]
+    slow.robots("User-agent: *\nAllow: /\n", delay=1.5)
+    seed(redis_server, [slow.url(f"/p{i}") for i in range(12)])
+    config = fleet_config(redis_server, RERP_REDIS_LOCK_TIMEOUT=2.5)
+    workers = [start_worker(config) for _ in range(3)]
+    client = redis_server.client()
+    deadline = time.monotonic() + 30
+    token = None
+    while token is None and time.monotonic() < deadline:
+        token = client.get(f"rerp:lock:{slow.origin}")
+        time.sleep(0.02)
+    assert token is not None, "no worker took the download lock"
+    holder_pid = int(token.split(b"-")[0])
+    holder = next(w for w in workers if w.pid == holder_pid)
+    killed_at = time.monotonic()
+    kill(holder)
+    survivors = [finish(w) for w in workers if w is not holder]
+    robots = slow.hits("/robots.txt")
+    # The killed worker's download, then one more once its lock expired: never three.
+    assert len(robots) == 2
+    assert robots[1].time - killed_at <= 2.5 + 1.0
+    assert all(r["finish_reason"] == "finished" for r in survivors)
+    # The survivors crawled what they took from the queue after the lock expired.
+    assert len(pages(slow)) >= 1
+    assert sum(len(r["received"]) for r in survivors) == len(pages(slow))
+
+
+def test_redis_stopped_mid_crawl_the_crawl_goes_on(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    polite, fast, _ = hosts
+    polite.robots("User-agent: *\nCrawl-delay: 0.4\n")
+    fast.robots("User-agent: *\nAllow: /\n")
+    # Two workers with Scrapy's own scheduler (scrapy-redis's needs Redis itself), each with
+    # its half of the URLs of both origins, for about 10 s.
+    halves = [
+        [polite.url(f"/w{w}/p{i}") for i in range(12)]
+        + [fast.url(f"/w{w}/p{i}") for i in range(12)]
+        for w in (0, 1)
+    ]
+    workers = [
+        start_worker(
+            {"redis": redis_server.url, "urls": urls, "settings": {"RERP_REDIS_TIMEOUT": 0.5}}
+        )
+        for urls in halves
+    ]
+    time.sleep(3)
+    redis_server.stop()
+    time.sleep(5)
+    redis_server.start()
+    reports = [finish(w, timeout=120) for w in workers]
+    # Nothing lost.
+    for w, report in enumerate(reports):
+        assert sorted(report["received"]) == sorted(halves[w])
+    expected_polite = sorted(f"/w{w}/p{i}" for w in (0, 1) for i in range(12))
+    assert sorted(pages(polite)) == expected_polite
+    logs = "\n".join(r["log"] for r in reports)
+    assert "is unavailable" in logs and "answers again" in logs
+    assert sum(r["stats"].get("robotstxt/redis/errors", 0) for r in reports) >= 1
+    assert sum(r["stats"].get("robotstxt/redis/fallback", 0) for r in reports) >= 1
+    # One robots.txt per origin still: the workers' local caches kept the rules meanwhile.
+    assert polite.count("/robots.txt") == 1 and fast.count("/robots.txt") == 1
+
+
+def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:
+    from scrapy_rerp._settings import RerpSettings
+
+    settings = RerpSettings.from_settings({"REDIS_URL": "redis://h:1/2"}, require_obey=False)
+    assert settings.redis_url == "redis://h:1/2"
+    settings = RerpSettings.from_settings(
+        {"REDIS_URL": "redis://h:1/2", "RERP_REDIS_URL": "redis://mine:3/0"}, require_obey=False
+    )
+    assert settings.redis_url == "redis://mine:3/0"
