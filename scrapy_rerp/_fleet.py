@@ -14,7 +14,8 @@
 Redis down or slow: one WARNING, then each worker carries on alone (its own downloads, its
 local cache and local floors) and says so once Redis answers again. Stats:
 ``robotstxt/redis/errors`` (failed calls), ``robotstxt/redis/fallback`` (decisions taken alone),
-``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``.
+``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``
+(downloads waited for), ``robotstxt/redis/round_trips`` (calls sent, set at close).
 """
 
 from __future__ import annotations
@@ -226,6 +227,7 @@ class Fleet:
         return wait if ok else None
 
     async def close(self) -> None:
+        self.stats.set_value("robotstxt/redis/round_trips", self.store.round_trips)
         await self.store.close()
 
 

@@ -94,6 +94,7 @@ class RedisOriginCache:
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
         self._reserve = self._client.register_script(_RESERVE)
+        self.round_trips = 0  # calls sent to Redis (a pipeline is one)
         self._unlock = self._client.register_script(_UNLOCK)
 
     @classmethod
@@ -125,6 +126,7 @@ class RedisOriginCache:
         return f"{self.prefix}:{kind}:{origin}"
 
     async def _call(self, awaitable: Awaitable[_T]) -> _T:
+        self.round_trips += 1
         try:
             return await asyncio.wait_for(awaitable, self.timeout)
         except asyncio.CancelledError:

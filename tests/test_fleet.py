@@ -221,3 +221,29 @@ def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:
         {"REDIS_URL": "redis://h:1/2", "RERP_REDIS_URL": "redis://mine:3/0"}, require_obey=False
     )
     assert settings.redis_url == "redis://mine:3/0"
+
+
+def test_a_dead_origin_is_retried_by_one_worker_at_the_backoff_rate(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    dead, ok, _ = hosts
+    dead.robots("", status=503)
+    ok.robots("User-agent: *\nAllow: /\n")
+    seed(
+        redis_server, [dead.url(f"/p{i}") for i in range(6)] + [ok.url(f"/p{i}") for i in range(6)]
+    )
+    config = fleet_config(
+        redis_server,
+        RERP_RETRY_BACKOFF_BASE=0.5,
+        RERP_RETRY_BACKOFF_MAX=0.5,
+        RERP_UNREACHABLE_MAX_WAIT=2,
+    )
+    reports = [finish(w) for w in [start_worker(config) for _ in range(3)]]
+    attempts = dead.hits("/robots.txt")
+    # Alone, each worker would try about four times in the 2 s (0, 0.5, 1.0, 1.5 s): twelve.
+    assert 2 <= len(attempts) <= 5, [round(h.time - attempts[0].time, 2) for h in attempts]
+    assert min(gaps(attempts)) >= 0.45
+    assert pages(dead) == []
+    assert sorted(pages(ok)) == sorted(f"/p{i}" for i in range(6))
+    dropped = sum(r["stats"].get("robotstxt/dropped/unreachable", 0) for r in reports)
+    assert dropped == 6
