@@ -144,7 +144,7 @@ def worker(config: dict[str, Any]) -> None:
             "CONCURRENT_REQUESTS": 32,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
             "TELNETCONSOLE_ENABLED": False,
-            "LOG_LEVEL": "WARNING",
+            "LOG_LEVEL": config.get("log_level", "WARNING"),
         }
     )
     crawler = process.create_crawler(FleetSpider)
@@ -157,7 +157,9 @@ def worker(config: dict[str, Any]) -> None:
 # --- the measurement ----------------------------------------------------------------------------
 
 
-def run_fleet(size: int, sites: Sequence[Site], redis: Redis, pages: int) -> dict[str, Any]:
+def run_fleet(
+    size: int, sites: Sequence[Site], redis: Redis, pages: int, log_level: str = "WARNING"
+) -> dict[str, Any]:
     redis.client.flushall()
     for site in sites:
         site.take()
@@ -168,7 +170,12 @@ def run_fleet(size: int, sites: Sequence[Site], redis: Redis, pages: int) -> dic
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     children = [
         subprocess.Popen(
-            [sys.executable, __file__, "--worker", json.dumps({"redis": redis.url})],
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                json.dumps({"redis": redis.url, "log_level": log_level}),
+            ],
             stdout=subprocess.PIPE,
             env=env,
             text=True,
@@ -177,7 +184,7 @@ def run_fleet(size: int, sites: Sequence[Site], redis: Redis, pages: int) -> dic
     ]
     reports = []
     for child in children:
-        out, _ = child.communicate(timeout=600)
+        out, _ = child.communicate(timeout=300)
         if child.returncode != 0:
             raise SystemExit(f"a worker failed with status {child.returncode}")
         reports.append(json.loads(out.strip().splitlines()[-1]))
@@ -251,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=20, help="pages per origin")
     parser.add_argument("--crawl-delay", type=float, default=0.5)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--log-level", default="WARNING", help="the workers' LOG_LEVEL")
     parser.add_argument("--write-results", action="store_true")
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -267,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     redis = Redis()
     try:
-        results = [run_fleet(n, sites, redis, args.pages) for n in args.workers]
+        results = [run_fleet(n, sites, redis, args.pages, args.log_level) for n in args.workers]
     finally:
         redis.stop()
     report = render(results, args)

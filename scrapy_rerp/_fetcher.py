@@ -216,7 +216,7 @@ class OriginFetcher:
                 if floor is not None:
                     # The robots.txt answer takes a turn on the fleet's Crawl-delay clock, so
                     # that no worker's first page follows it sooner than the floor.
-                    await self.fleet.reserve(flight.origin, floor)
+                    await self.fleet.first_turn(flight.origin, floor)
                 await self.fleet.publish(flight.origin, entry, fetched, turn.locked)
             if self._stopped:
                 return

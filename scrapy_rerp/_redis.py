@@ -11,8 +11,9 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
-* ``<prefix>:delay:<origin>``: the origin's next free time, reserved atomically by one Lua script
-  with the server's clock, so that all workers together keep the Crawl-delay.
+* ``<prefix>:delay:<origin>``: the origin's turn, taken atomically (``SET NX PX``, in a Lua
+  script) by the worker about to send, and set to end the Crawl-delay after that request's
+  answer, on the server's clock, so that all workers together keep the Crawl-delay.
 
 Every call has a timeout (``RERP_REDIS_TIMEOUT``); an error or timeout raises
 :class:`RedisUnavailable`, on which the middleware falls back to what one process can do.
@@ -38,16 +39,27 @@ FORMAT_VERSION = b"1"
 
 _T = TypeVar("_T")
 
-# KEYS[1]: the delay key. ARGV[1]: the delay in ms. Returns the reserved time and the server's
-# time, both in ms: the worker waits the difference, so worker clocks do not matter.
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-local delay = tonumber(ARGV[1])
-local slot = math.max(now, last + delay)
-redis.call('SET', KEYS[1], slot, 'PX', slot - now + delay + 1000)
-return {slot, now}
+# KEYS[1]: the delay key. ARGV[1]: how long the turn may last at most, in ms; ARGV[2]: the
+# turn's id. 0 when the caller has the turn (nobody had it); else the ms until the current
+# turn ends, to wait and ask again.
+_TURN = """
+if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
+  return 0
+end
+local left = redis.call('PTTL', KEYS[1])
+if left < 1 then
+  return 1
+end
+return left
+"""
+
+# KEYS[1]: the delay key. ARGV[1]: the delay in ms; ARGV[2]: the turn's id. The request of that
+# turn has been answered: the next turn starts the delay from now (if the turn is still its).
+_TURN_DONE = """
+if redis.call('GET', KEYS[1]) == ARGV[2] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 0
 """
 
 # KEYS[1]: the lock key. ARGV[1]: the token of the worker releasing it.
@@ -93,7 +105,9 @@ class RedisOriginCache:
         self._client = redis_asyncio.Redis.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
-        self._reserve = self._client.register_script(_RESERVE)
+        self._turn = self._client.register_script(_TURN)
+        self._turn_done = self._client.register_script(_TURN_DONE)
+        self._turns = 0
         self.round_trips = 0  # calls sent to Redis (a pipeline is one)
         self._unlock = self._client.register_script(_UNLOCK)
 
@@ -172,13 +186,26 @@ class RedisOriginCache:
         await self._call(self._unlock(keys=[self.key("lock", origin)], args=[self.token]))
 
     # -- Crawl-delay for the fleet -------------------------------------------------------------
-    async def reserve(self, origin: str, delay: float) -> float:
-        """Reserve the origin's next free time, ``delay`` after the previous reservation:
-        returns the seconds to wait for it."""
-        slot, now = await self._call(
-            self._reserve(keys=[self.key("delay", origin)], args=[max(1, int(delay * 1000))])
+    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
+        """Try to take the origin's turn to send, for at most ``hold`` seconds: ``(0.0, id)``
+        when taken, else ``(seconds until the current turn ends, id)``; see :meth:`turn_done`."""
+        self._turns += 1
+        turn = self.token + b"-%d" % self._turns
+        left = await self._call(
+            self._turn(
+                keys=[self.key("delay", origin)],
+                args=[max(1, int(hold * 1000)), turn],
+            )
         )
-        return max(0.0, (int(slot) - int(now)) / 1000)
+        return int(left) / 1000, turn
+
+    async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
+        """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
+        await self._call(
+            self._turn_done(
+                keys=[self.key("delay", origin)], args=[max(1, int(delay * 1000)), turn]
+            )
+        )
 
     async def ping(self) -> None:
         await self._call(self._client.ping())

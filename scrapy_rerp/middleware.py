@@ -335,6 +335,8 @@ class RobotsTxtMiddleware:
         """The engine has started to close: parked requests are dropped, retries end."""
         self.lot.close()
         self.fetcher.stop()
+        if self._gate is not None:
+            self._gate.stop()
 
     async def _spider_closed(self, spider: Spider) -> None:
         self._closing()  # if the engine closed between two checks

@@ -1,8 +1,9 @@
 """One worker of a fleet test: ``python -m tests.fleet_worker '<json config>'``.
 
 Config keys: ``redis`` (URL), ``settings`` (extra Scrapy settings), ``scrapy_redis`` (true: the
-scrapy-redis scheduler and dupefilter, start URLs popped from the Redis list ``start_urls_key``;
-false: Scrapy's own scheduler and the URLs in ``urls``). The worker crawls with
+scrapy-redis scheduler and dupefilter; false: Scrapy's own), ``urls`` (the worker's start URLs;
+without them, a scrapy-redis ``RedisSpider`` pops start URLs from the Redis list
+``fleet:start_urls``). The worker crawls with
 ``scrapy_rerp.Addon`` and ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one
 JSON line: its robots.txt stats and the pages it received.
 """
@@ -64,8 +65,12 @@ def main() -> None:
         **config.get("settings", {}),
     }
     kwargs: dict[str, Any] = {}
-    if config.get("scrapy_redis"):
+    spider_class: type[scrapy.Spider] = ListWorker
+    if "urls" in config:
+        kwargs["urls"] = config["urls"]
+    else:
         spider_class = redis_worker_class()
+    if config.get("scrapy_redis"):
         settings.update(
             {
                 "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
@@ -76,9 +81,6 @@ def main() -> None:
                 "MAX_IDLE_TIME_BEFORE_CLOSE": config.get("max_idle", 3),
             }
         )
-    else:
-        spider_class = ListWorker
-        kwargs["urls"] = config["urls"]
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider_class)
     process.crawl(crawler, **kwargs)

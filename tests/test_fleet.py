@@ -8,6 +8,7 @@ received and what the workers report.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -73,11 +74,20 @@ async def test_store_round_trip_lock_and_reservations(redis_server: RedisServer)
         assert await two.lock(origin) is False
         await one.unlock(origin)
         assert await two.lock(origin) is True
-        # Reservations on the server's clock: each 0.2 s after the previous one.
-        waits = [await w.reserve(origin, 0.2) for w in (one, two, one, two)]
-        assert waits[0] == 0
-        for previous, later in zip(waits, waits[1:], strict=False):
-            assert later - previous == pytest.approx(0.2, abs=0.03)
+        # Turns on the server's clock: one worker at a time; a turn held until its request's
+        # answer (at most 0.6 s here), then 0.3 s more.
+        wait, turn = await one.take_turn(origin, 0.3, 0.6)
+        assert wait == 0
+        wait, _ = await two.take_turn(origin, 0.3, 0.6)
+        assert 0.5 < wait <= 0.6
+        await asyncio.sleep(0.1)
+        await two.turn_done(origin, 0.3, b"not its turn")  # only the holder ends its turn
+        assert 0.4 < (await two.take_turn(origin, 0.3, 0.6))[0] <= 0.5
+        await one.turn_done(origin, 0.3, turn)  # answered: the next turn in 0.3 s
+        wait, _ = await two.take_turn(origin, 0.3, 0.6)
+        assert 0.2 < wait <= 0.3
+        await asyncio.sleep(wait + 0.01)
+        assert (await two.take_turn(origin, 0.3, 0.6))[0] == 0
         await one.close()
         await two.close()
 
@@ -90,7 +100,7 @@ async def test_a_redis_that_is_gone_raises_redis_unavailable(redis_server: Redis
         cache = RedisOriginCache(redis_server.url, timeout=0.5)
         await cache.ping()
         redis_server.stop()
-        for call in (cache.load("o"), cache.lock("o"), cache.reserve("o", 1.0)):
+        for call in (cache.load("o"), cache.lock("o"), cache.take_turn("o", 1.0, 2.0)):
             started = time.monotonic()
             with pytest.raises(RedisUnavailable):
                 await call
@@ -132,7 +142,7 @@ def test_three_workers_download_robots_txt_once_and_share_the_crawl_delay(
     reports = [finish(w) for w in workers]
     # One robots.txt download per origin for the whole fleet.
     assert [s.count("/robots.txt") for s in hosts] == [1, 1, 1]
-    assert sum(r["stats"].get("robotstxt/redis/shared", 0) for r in reports) >= 1
+    assert sum(r["stats"].get("robotstxt/request_count", 0) for r in reports) == 3
     # Every page once, the disallowed one never.
     assert sorted(pages(polite)) == sorted(f"/p{i}" for i in range(6))
     assert sorted(pages(fast)) == sorted(f"/p{i}" for i in range(20))
@@ -149,30 +159,35 @@ def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
     redis_server: RedisServer, hosts: list[Server]
 ) -> None:
     slow = hosts[0]
-    slow.robots("User-agent: *\nAllow: /\n", delay=1.5)
-    seed(redis_server, [slow.url(f"/p{i}") for i in range(12)])
-    config = fleet_config(redis_server, RERP_REDIS_LOCK_TIMEOUT=2.5)
-    workers = [start_worker(config) for _ in range(3)]
+    slow.robots("User-agent: *\nAllow: /\n", delay=3)
+    config = fleet_config(redis_server, RERP_REDIS_LOCK_TIMEOUT=4)
+    # The first worker takes the download lock, and is killed while it downloads.
+    first = start_worker({**config, "urls": [slow.url("/first")]})
     client = redis_server.client()
     deadline = time.monotonic() + 30
-    token = None
-    while token is None and time.monotonic() < deadline:
-        token = client.get(f"rerp:lock:{slow.origin}")
-        time.sleep(0.02)
-    assert token is not None, "no worker took the download lock"
-    holder_pid = int(token.split(b"-")[0])
-    holder = next(w for w in workers if w.pid == holder_pid)
-    killed_at = time.monotonic()
-    kill(holder)
-    survivors = [finish(w) for w in workers if w is not holder]
+    while client.get(f"rerp:lock:{slow.origin}") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    locked_at = time.monotonic()
+    assert client.get(f"rerp:lock:{slow.origin}") is not None, "no worker took the lock"
+    while not slow.count("/robots.txt") and time.monotonic() < deadline:
+        time.sleep(0.01)  # its download is on the wire
+    kill(first)
+    # Killed before it could store anything: the others find only its lock.
+    assert client.exists(f"rerp:robots:{slow.origin}") == 0
+    # Two more workers want the same origin: they wait for the lock, then one downloads.
+    others = [
+        start_worker({**config, "urls": [slow.url(f"/w{w}/p{i}") for i in range(4)]})
+        for w in (1, 2)
+    ]
+    reports = [finish(w) for w in others]
     robots = slow.hits("/robots.txt")
-    # The killed worker's download, then one more once its lock expired: never three.
+    # The killed worker's download, then exactly one more, once its lock had expired.
     assert len(robots) == 2
-    assert robots[1].time - killed_at <= 2.5 + 1.0
-    assert all(r["finish_reason"] == "finished" for r in survivors)
-    # The survivors crawled what they took from the queue after the lock expired.
-    assert len(pages(slow)) >= 1
-    assert sum(len(r["received"]) for r in survivors) == len(pages(slow))
+    assert 4 - 0.1 <= robots[1].time - locked_at <= 4 + 1.5
+    assert sorted(pages(slow)) == sorted(f"/w{w}/p{i}" for w in (1, 2) for i in range(4))
+    assert all(r["finish_reason"] == "finished" for r in reports)
+    stats = [r["stats"] for r in reports]
+    assert sum(s.get("robotstxt/redis/lock_waits", 0) for s in stats) >= 1
 
 
 def test_redis_stopped_mid_crawl_the_crawl_goes_on(
