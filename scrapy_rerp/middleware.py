@@ -30,7 +30,7 @@ import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -45,7 +45,7 @@ from scrapy_rerp._parking import (
     drop_verdict,
     restore_dont_filter,
 )
-from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
 from scrapy_rerp._urls import origin_of, origin_of_parts, robots_url_of
@@ -104,8 +104,13 @@ class RobotsTxtMiddleware:
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        settings = RerpSettings.from_settings(crawler.settings)
+    def from_crawler(cls, crawler: Crawler) -> Self | _Misconfigured:
+        settings = settings_for(crawler)
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens.
+            return _Misconfigured()
+        if not settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
         cache_cls = load_object(settings.cache)
         cache: OriginCache = build_from_crawler(cache_cls, crawler)
         floors = CrawlDelayFloors.from_crawler(crawler, settings) if settings.floors else None
@@ -337,3 +342,15 @@ class RobotsTxtMiddleware:
                 self._forget(origin)
         if self._sitemaps is not None:
             self._sitemaps.forget_all()
+
+
+class _Misconfigured:
+    """Stands in for the middleware when a setting is bad (:func:`settings_for` logged it):
+    Scrapy closes the spider as it opens, and should a request come before, it is not
+    downloaded."""
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        raise IgnoreRequest(f"scrapy_rerp settings are invalid ({CLOSE_REASON})")
+
+    def __repr__(self) -> str:
+        return "<scrapy_rerp.RobotsTxtMiddleware: invalid settings>"

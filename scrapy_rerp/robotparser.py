@@ -15,7 +15,7 @@ from scrapy.robotstxt import RobotParser
 from scrapy.utils.python import to_unicode
 from w3lib.url import safe_url_string
 
-from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._settings import settings_for, syntax_from
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = N
 class RerpRobotParser(RobotParser):
     """A :class:`scrapy.robotstxt.RobotParser` backed by the scrapy_rerp engine."""
 
-    def __init__(self, robotstxt_body: bytes | str = b"", syntax: int = RFC9309) -> None:
-        self._robots: RobotsTxt = parse_body(robotstxt_body, syntax)
+    def __init__(self, robotstxt_body: bytes | str = b"", syntax: int | str = RFC9309) -> None:
+        """``syntax``: ``"rfc9309"``, ``"gym2008"``, ``"mk1996"`` or the engine constant."""
+        self._robots: RobotsTxt = parse_body(robotstxt_body, syntax_from(syntax))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> Self:
@@ -79,7 +80,11 @@ class RerpRobotParser(RobotParser):
         if crawler is not None:
             # Validated here too: Scrapy's middleware builds a parser at start-up, so a bad
             # RERP_SYNTAX stops the crawl instead of being ignored.
-            syntax = RerpSettings.from_settings(crawler.settings, require_obey=False).syntax
+            settings = settings_for(crawler)
+            if settings is None:
+                # Logged once; the crawl closes as the spider opens, and nothing is allowed.
+                return cls.from_robots(RobotsTxt.disallow_all())
+            syntax = settings.syntax
         return cls(robotstxt_body, syntax)
 
     @classmethod
