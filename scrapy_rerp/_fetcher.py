@@ -34,10 +34,10 @@ from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
 
 from scrapy_rerp import _decompress, _policy
+from scrapy_rerp._body import charset_from_content_type, parse_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
-from scrapy_rerp.robotparser import charset_from_content_type, parse_body
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -48,7 +48,13 @@ from scrapy_rerp._parking import (
 from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
-from scrapy_rerp._urls import origin_of, origin_of_parts, robots_url_of
+from scrapy_rerp._urls import (
+    crawl_allowed,
+    crawl_decision,
+    origin_of,
+    origin_of_parts,
+    robots_url_of,
+)
 from scrapy_rerp.cache import FailoverCache, OriginCache, RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 
@@ -168,7 +174,7 @@ class RobotsTxtMiddleware:
     # -- deciding ----------------------------------------------------------------------------
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
-        if robots.allowed(request.url, user_agent):
+        if crawl_allowed(robots, request.url, user_agent):
             return
         self.stats.inc_value("robotstxt/forbidden")
         if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
@@ -176,7 +182,7 @@ class RobotsTxtMiddleware:
         raise IgnoreRequest("Forbidden by robots.txt")
 
     def _log_forbidden(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
-        decision = robots.decide(request.url, user_agent)
+        decision = crawl_decision(robots, request.url, user_agent)
         logger.debug(
             "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; %(reason)s)",
             {

@@ -238,3 +238,31 @@ async def test_bad_setting_stops_the_crawl_at_start_up(
     crawler = await crawl(settings=scrapy_mw(RERP_SYNTAX="robots"), urls=[server.url("/a")])
     stopped_by_settings(crawler, caplog.records, "RERP_SYNTAX")
     assert server.paths() == []
+
+
+# -- URLs as Scrapy writes them ---------------------------------------------------------------
+
+TRICKY_URLS = [
+    "https://h/wiki/Käyttäjä:",
+    "https://h/wiki/K%C3%A4ytt%C3%A4j%C3%A4:",
+    "https://h/a b",
+    "https://h/a\\b",
+    "https://h/a?x='1'&y=ä",
+    "https://h/[x]|y",
+    "https://h/%zz",
+    " https://h/lead",
+    "https://h/a#frag ment",
+    "https://bücher.example/ß",
+    "https://h?q=1",
+    "https://h/plain/path?q=1",
+]
+
+
+@pytest.mark.parametrize("url", TRICKY_URLS)
+def test_rules_url_is_the_url_scrapy_requests_carry(url: str) -> None:
+    from scrapy import Request
+
+    from scrapy_rerp._urls import rules_url
+
+    assert rules_url(url) == Request(url).url
+    assert rules_url(rules_url(url)) == rules_url(url)
