@@ -4,10 +4,12 @@ and the command line all read it (standard library only)."""
 from __future__ import annotations
 
 import codecs
+from dataclasses import dataclass
 
+from scrapy_rerp import _decompress
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
 
-__all__ = ["charset_from_content_type", "parse_body"]
+__all__ = ["Body", "charset_from_content_type", "default_charset", "parse_body", "read_body"]
 
 _UTF8_BOM = codecs.BOM_UTF8
 
@@ -46,3 +48,43 @@ def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = N
     if charset == "utf-8":
         body = body.removeprefix(_UTF8_BOM)
     return parse(body.decode(charset, errors="replace").removeprefix("\ufeff"), syntax)
+
+
+def default_charset(syntax: int) -> str:
+    """The charset of a body whose Content-Type names none: UTF-8 (RFC 9309), else ISO-8859-1
+    (rerp's ``fetch()``)."""
+    return "utf-8" if syntax == RFC9309 else "iso-8859-1"
+
+
+@dataclass(frozen=True)
+class Body:
+    """A downloaded robots.txt body as a crawler reads it."""
+
+    data: bytes  # decoded from its Content-Encoding, at most the cap
+    charset: str | None  # from Content-Type
+    truncated: bool  # longer than the cap: only the first bytes are read
+    undecodable: str | None = None  # why the Content-Encoding could not be undone
+
+    def rules(self, syntax: int) -> RobotsTxt:
+        """The rules in ``syntax``: the declared charset, else the syntax's default."""
+        return parse_body(self.data, syntax, self.charset or default_charset(syntax))
+
+
+def read_body(
+    raw: bytes,
+    content_encodings: list[bytes] | None,
+    content_type: bytes | str | None,
+    max_size: int,
+    cut: bool = False,
+) -> Body:
+    """Undo the Content-Encoding up to ``max_size`` bytes and cap the body (RFC 9309 2.5: the
+    first bytes are parsed); ``cut`` says the download already stopped at the cap."""
+    truncated = cut or len(raw) > max_size
+    charset = charset_from_content_type(content_type)
+    if content_encodings:
+        try:
+            raw, more = _decompress.decode(raw, content_encodings, max_size)
+        except ValueError as exc:
+            return Body(b"", charset, truncated, str(exc))
+        truncated = truncated or more
+    return Body(raw[:max_size], charset, truncated)

@@ -22,6 +22,7 @@ from functools import lru_cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp._body import default_charset
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class RerpSettings:
 
     @property
     def default_charset(self) -> str:
-        return "utf-8" if self.syntax == RFC9309 else "iso-8859-1"
+        return default_charset(self.syntax)
 
     @classmethod
     def from_settings(
