@@ -81,10 +81,14 @@ def _readers(applied: dict[int, bool]) -> str:
     no = [syntax_name(s).upper() for s in _SYNTAXES if not applied[s]]
     parts = []
     if yes:
-        parts.append("applied by " + " and ".join(yes) + " readers")
+        parts.append(f"applied by {_and(yes)} readers")
     if no:
-        parts.append("ignored by " + " and ".join(no) + " readers")
+        parts.append(f"ignored by {_and(no)} readers")
     return ", ".join(parts)
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _applied(line: str) -> dict[int, bool]:
