@@ -159,8 +159,12 @@ class RobotsTxtMiddleware:
     # -- public helpers ----------------------------------------------------------------------
     def robots_for(self, url: str) -> RobotsTxt | None:
         """The rules currently applied to the origin of ``url`` (None if not known yet)."""
-        entry = self._cache.get(origin_of(url))
+        entry = self.entry_for(url)
         return None if entry is None else entry.robots
+
+    def entry_for(self, url: str) -> RobotsEntry | None:
+        """What is known of the robots.txt of the origin of ``url``: rules, status, outcome."""
+        return self._cache.get(origin_of(url))
 
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
