@@ -26,7 +26,7 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp._urls import crawl_decision, origin_of, robots_url_of, rules_url
+from scrapy_rerp._urls import crawl_decision, robots_url_of, rules_url
 from scrapy_rerp.addon import Addon
 from scrapy_rerp.middleware import RobotsTxtMiddleware
 
@@ -206,7 +206,6 @@ def _result(url: str, spider: _RobotsSpider, middleware: Any) -> dict[str, Any]:
         result.update(line=decision.line, rule=decision.rule, reason=decision.reason)
         result["crawl_delay"] = robots.crawl_delay(user_agent)
         result["sitemaps"] = list(robots.sitemaps)
-    result["origin"] = origin_of(crawl_url)
     return result
 
 
