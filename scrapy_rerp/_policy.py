@@ -1,11 +1,11 @@
 """The status policy: what one answer to a robots.txt request means, as pure functions.
 
-Nothing here downloads, waits or keeps state, so every row of the README's status table is a
-unit test (``tests/test_policy.py``), as Scrapy's httpcache separates ``RFC2616Policy`` from its
-storage. The fetcher (``_fetcher.py``) asks these functions and acts on the answers, and so can
-the command line: standard library only (Cache-Control and HTTP dates are read as Scrapy's
-httpcache reads them, ``parse_cachecontrol`` and ``rfc1123_to_epoch``; a test holds them to
-Scrapy's).
+Nothing here downloads, waits or keeps state, so every row of the status table
+(docs/status-policy.rst) is a unit test (``tests/test_policy.py``), as Scrapy's httpcache
+separates ``RFC2616Policy`` from its storage. The fetcher (``_fetcher.py``) asks these
+functions and acts on the answers, and so can the command line: standard library only
+(Cache-Control and HTTP dates are read as Scrapy's httpcache reads them,
+``parse_cachecontrol`` and ``rfc1123_to_epoch``; a test holds them to Scrapy's).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class _HeadersLike(Protocol):
 
 
 def status_outcome(status: int, *, legacy: bool = False, has_location: bool = True) -> str:
-    """The outcome of an HTTP ``status`` for robots.txt (the README's status table).
+    """The outcome of an HTTP ``status`` for robots.txt (docs/status-policy.rst).
 
     ``legacy`` is the mk1996/gym2008 mode, where 401 and 403 mean "disallow all" as in rerp's
     ``fetch()``; ``has_location`` tells whether a 3xx names where to go.

@@ -79,7 +79,8 @@ _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 class RobotsTxtMiddleware:
     """Obey robots.txt, one download per origin, with RFC 9309's status policy and expiry.
 
-    Stats (all under ``robotstxt/``) and settings are documented in the README.
+    Stats (all under ``robotstxt/``) and settings are documented in docs/stats.rst and
+    docs/settings.rst.
     """
 
     def __init__(

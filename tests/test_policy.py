@@ -1,4 +1,5 @@
-"""The status policy as pure functions: every row of the README's status table, expiry, backoff."""
+"""The status policy as pure functions: every row of the status table
+(docs/status-policy.rst), expiry, backoff."""
 
 from __future__ import annotations
 
