@@ -480,7 +480,8 @@ def crawl_child(config: dict[str, Any]) -> None:
         # After the window: the size of the robots.txt cache the crawl built.
         assert crawler.engine is not None
         for mw in crawler.engine.downloader.middleware.middlewares:
-            cache = getattr(mw, "_cache", None)  # scrapy_rerp: a MemoryOriginCache
+            cache = getattr(mw, "_cache", None)  # scrapy_rerp: a FailoverCache
+            cache = getattr(cache, "backend", cache)  # ... around a MemoryOriginCache
             parsers = getattr(mw, "_parsers", None)  # Scrapy: netloc -> RobotParser
             if cache is not None and hasattr(cache, "_entries"):
                 memory["origins"] = len(cache._entries)
