@@ -196,7 +196,7 @@ def warmup_rounds(origins: int, concurrency: int) -> int:
     """Rounds over the origins whose URLs are all allowed.
 
     Scrapy 2.19's middleware lets through every request but the first that waits for a
-    robots.txt download (see the README), so the first requests to an origin are kept
+    robots.txt download (see docs/status-policy.rst), so the first requests to an origin are kept
     allowed: both robots-aware ways then block exactly the same URLs.
     """
     return max(3, -(-2 * concurrency // origins))

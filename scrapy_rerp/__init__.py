@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ._settings import RerpSettingsError
 from .engine import (
     GYM2008,
     MAX_FILESIZE,
@@ -43,6 +44,7 @@ __all__ = [
     "ParseWarning",
     "RequestRate",
     "RerpRobotParser",
+    "RerpSettingsError",
     "RobotExclusionRulesParser",
     "RobotFileParserLookalike",
     "RobotsTxt",

@@ -33,11 +33,11 @@ from scrapy.utils.python import to_unicode
 from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
 
-from scrapy_rerp import _decompress, _policy
+from scrapy_rerp import _policy
+from scrapy_rerp._body import read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
-from scrapy_rerp.robotparser import charset_from_content_type, parse_body
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -382,19 +382,20 @@ class RobotsTxtDownloader:
 
     def _parse(self, response: Response, request: Request) -> Fetched:
         s = self.settings
-        body = response.body
-        truncated = bool(request.meta.get(_TRUNCATED)) or len(body) > s.max_size
         encodings = request.meta.get(_ENCODING)
-        if encodings:
-            try:
-                body, cut = _decompress.decode(body, encodings, s.max_size)
-            except ValueError as exc:
-                # Undecodable: the bytes are no rules a crawler could read; treat the file as
-                # unavailable (allow all), as for an unparsable body of any other kind.
-                self.stats.inc_value("robotstxt/undecodable")
-                return self._allow_all(str(exc), response.status, response.url, response)
-            truncated = truncated or cut
-        if truncated:
+        body = read_body(
+            response.body,
+            encodings,
+            response.headers.get(b"Content-Type"),
+            s.max_size,
+            cut=bool(request.meta.get(_TRUNCATED)),
+        )
+        if body.undecodable is not None:
+            # Undecodable: the bytes are no rules a crawler could read; treat the file as
+            # unavailable (allow all), as for an unparsable body of any other kind.
+            self.stats.inc_value("robotstxt/undecodable")
+            return self._allow_all(body.undecodable, response.status, response.url, response)
+        if body.truncated:
             self.stats.inc_value("robotstxt/truncated")
             logger.info(
                 "robots.txt %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
@@ -402,11 +403,9 @@ class RobotsTxtDownloader:
                 {"url": response.url, "max": s.max_size},
                 extra={"spider": self.crawler.spider},
             )
-            body = body[: s.max_size]
-        charset = charset_from_content_type(response.headers.get(b"Content-Type"))
-        robots = parse_body(body, s.syntax, charset or s.default_charset)
+        robots = body.rules(s.syntax)
         if encodings:
-            response = response.replace(body=body)
+            response = response.replace(body=body.data)
         return Fetched(
             PARSED,
             robots,
@@ -415,8 +414,8 @@ class RobotsTxtDownloader:
             lifetime=_policy.lifetime_from_headers(response.headers),
             response=response,
             reason=f"HTTP {response.status}",
-            body=body,
-            charset=charset or s.default_charset,
+            body=body.data,
+            charset=body.charset,
         )
 
     def _robots_request(self, url: str, origin: str) -> Request:

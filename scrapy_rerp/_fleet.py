@@ -38,11 +38,11 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import create_looping_call, sleep
 from scrapy.utils.defer import deferred_from_coro
 
+from scrapy_rerp._body import Body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._redis import RedisUnavailable, fields_of
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
-from scrapy_rerp.robotparser import parse_body
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -207,9 +207,13 @@ class Fleet:
             syntax = self.settings.syntax
             robots: RobotsTxt | None
             if outcome == PARSED:
-                body = fields.get(b"body", b"")[: self.settings.max_size]
                 charset = fields.get(b"charset")
-                robots = parse_body(body, syntax, charset.decode() if charset else None)
+                body = Body(
+                    fields.get(b"body", b"")[: self.settings.max_size],
+                    charset.decode() if charset else None,
+                    truncated=False,
+                )
+                robots = body.rules(syntax)  # as the worker that downloaded it read it
             elif outcome == ALLOW_ALL:
                 robots = RobotsTxt.allow_all(syntax)
             elif outcome == DISALLOW_ALL:

@@ -1,15 +1,18 @@
 """The status policy: what one answer to a robots.txt request means, as pure functions.
 
-Nothing here downloads, waits or keeps state, so every row of the README's status table is a
-unit test (``tests/test_policy.py``), as Scrapy's httpcache separates ``RFC2616Policy`` from its
-storage. The fetcher (``_fetcher.py``) asks these functions and acts on the answers, and so can
-the command line: importing this module does not import Scrapy (only reading Cache-Control and
-HTTP dates does, with Scrapy's own parsers).
+Nothing here downloads, waits or keeps state, so every row of the status table
+(docs/status-policy.rst) is a unit test (``tests/test_policy.py``), as Scrapy's httpcache
+separates ``RFC2616Policy`` from its storage. The fetcher (``_fetcher.py``) asks these
+functions and acts on the answers, and so can the command line: standard library only
+(Cache-Control and HTTP dates are read as Scrapy's httpcache reads them,
+``parse_cachecontrol`` and ``rfc1123_to_epoch``; a test holds them to Scrapy's).
 """
 
 from __future__ import annotations
 
 import time
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -24,7 +27,9 @@ __all__ = [
     "backoff",
     "entry_lifetime",
     "lifetime_from_headers",
+    "parse_cachecontrol",
     "retry_after",
+    "rfc1123_to_epoch",
     "status_outcome",
 ]
 
@@ -45,7 +50,7 @@ class _HeadersLike(Protocol):
 
 
 def status_outcome(status: int, *, legacy: bool = False, has_location: bool = True) -> str:
-    """The outcome of an HTTP ``status`` for robots.txt (the README's status table).
+    """The outcome of an HTTP ``status`` for robots.txt (docs/status-policy.rst).
 
     ``legacy`` is the mk1996/gym2008 mode, where 401 and 403 mean "disallow all" as in rerp's
     ``fetch()``; ``has_location`` tells whether a 3xx names where to go.
@@ -71,8 +76,6 @@ def lifetime_from_headers(headers: _HeadersLike, now: float | None = None) -> fl
     request, which the middleware's lower bound then spaces out); else ``Expires`` relative to
     ``Date`` (an invalid ``Expires`` means "already expired", RFC 9111 5.3).
     """
-    from scrapy.extensions.httpcache import parse_cachecontrol, rfc1123_to_epoch
-
     cache_control = headers.get(b"Cache-Control")
     if cache_control:
         directives = parse_cachecontrol(cache_control)
@@ -98,8 +101,6 @@ def lifetime_from_headers(headers: _HeadersLike, now: float | None = None) -> fl
 def retry_after(headers: _HeadersLike, now: float | None = None) -> float | None:
     """The seconds a ``Retry-After`` header asks for (delay or HTTP date), None when absent or
     unreadable."""
-    from scrapy.extensions.httpcache import rfc1123_to_epoch
-
     value = headers.get(b"Retry-After")
     if not value:
         return None
@@ -133,6 +134,31 @@ def entry_lifetime(outcome: str, header_lifetime: float | None, settings: RerpSe
     if outcome == PARSED:
         return settings.clamp_lifetime(header_lifetime)
     return settings.error_lifetime
+
+
+def parse_cachecontrol(header: bytes) -> dict[bytes, bytes | None]:
+    """Cache-Control directives, lower-cased keys (as ``scrapy.extensions.httpcache``)."""
+    directives: dict[bytes, bytes | None] = {}
+    for directive in header.split(b","):
+        key, sep, value = directive.strip().partition(b"=")
+        if key:
+            directives[key.lower()] = value if sep else None
+    return directives
+
+
+def rfc1123_to_epoch(date: bytes | str | None) -> int | None:
+    """An HTTP date (any of its three formats) as a Unix time, None when unreadable (as
+    ``scrapy.extensions.httpcache``)."""
+    if date is None:
+        return None
+    try:
+        text = date.decode("ascii") if isinstance(date, bytes) else date
+        parsed = parsedate_to_datetime(text)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return int(parsed.timestamp())
+    except Exception:
+        return None
 
 
 def _seconds(value: bytes) -> float | None:

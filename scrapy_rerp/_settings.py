@@ -2,22 +2,52 @@
 
 A bad value is an error naming the setting and the value, raised when the crawler is built:
 a crawl that silently ignores robots.txt (or hammers a site) because of a typo is worse than
-a crawl that does not start.
+a crawl that does not start. In a crawl, :func:`settings_for` reports it once, as one log
+line, and closes the spider before anything is downloaded; it also warns about ``RERP_*``
+names that no part of the plugin reads (a misspelled setting would otherwise be ignored).
+
+Standard library only (Scrapy is imported only when a crawl has to be stopped): the command
+line shares the syntax names.
 """
 
 from __future__ import annotations
 
+import difflib
+import logging
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import lru_cache
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp._body import default_charset
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
 
-__all__ = ["SYNTAX_NAMES", "RerpSettings", "RerpSettingsError"]
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
 
-#: ``RERP_SYNTAX`` values, by name (case-insensitive) and by engine constant.
+__all__ = [
+    "CLOSE_REASON",
+    "SYNTAX_NAMES",
+    "RerpSettings",
+    "RerpSettingsError",
+    "known_settings",
+    "settings_for",
+    "syntax_from",
+    "syntax_name",
+    "unknown_settings",
+]
+
+logger = logging.getLogger("scrapy_rerp")
+
+#: The one table of syntax names: ``RERP_SYNTAX``, the command line's ``--syntax`` and
+#: ``RerpRobotParser(syntax=...)`` take a name (any case) or the engine constant.
 SYNTAX_NAMES: dict[str, int] = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
+
+#: The spider's close reason when a setting is bad (the crawl stops before any download).
+CLOSE_REASON = "rerp_settings_error"
 
 DAY = 24 * 3600.0
 WEEK = 7 * DAY
@@ -32,6 +62,28 @@ class RerpSettingsError(ValueError):
         self.setting = name
         self.value = value
         super().__init__(f"{name} = {value!r} is invalid: expected {expected}")
+
+
+def syntax_from(value: object, name: str = "syntax") -> int:
+    """The engine constant for a syntax given by name (``"gym2008"``, any case) or constant.
+
+    Raises :class:`RerpSettingsError` (a ``ValueError``) naming ``name`` otherwise.
+    """
+    if isinstance(value, str) and value.strip().lower() in SYNTAX_NAMES:
+        return SYNTAX_NAMES[value.strip().lower()]
+    if type(value) is int and value in SYNTAX_NAMES.values():
+        return value
+    raise RerpSettingsError(
+        name, value, "one of " + ", ".join(map(repr, SYNTAX_NAMES)) + " (or the constant)"
+    )
+
+
+def syntax_name(syntax: int) -> str:
+    """``"rfc9309"``, ``"gym2008"`` or ``"mk1996"`` for an engine constant."""
+    for name, value in SYNTAX_NAMES.items():
+        if value == syntax:
+            return name
+    raise RerpSettingsError("syntax", syntax, "RFC9309, GYM2008 or MK1996")
 
 
 class _SettingsLike(Protocol):
@@ -79,11 +131,11 @@ class RerpSettings:
 
     @property
     def syntax_name(self) -> str:
-        return next(name for name, value in SYNTAX_NAMES.items() if value == self.syntax)
+        return syntax_name(self.syntax)
 
     @property
     def default_charset(self) -> str:
-        return "utf-8" if self.syntax == RFC9309 else "iso-8859-1"
+        return default_charset(self.syntax)
 
     @classmethod
     def from_settings(
@@ -96,7 +148,10 @@ class RerpSettings:
         :class:`scrapy.exceptions.NotConfigured` if ``ROBOTSTXT_OBEY`` is off (after the
         checks, so a typo never hides behind a disabled middleware).
         """
-        r = _Reader(settings)
+        return cls._read(_Reader(settings), require_obey)
+
+    @classmethod
+    def _read(cls, r: _Reader, require_obey: bool) -> RerpSettings:
         syntax = r.syntax("RERP_SYNTAX")
         legacy_default = WEEK if syntax != RFC9309 else DAY
         lifetime = r.seconds("RERP_LIFETIME", legacy_default)
@@ -157,28 +212,17 @@ class _Reader:
 
     def __init__(self, settings: _SettingsLike | Mapping[str, Any]) -> None:
         self._settings = settings
+        self.names: set[str] = set()  # every setting asked for: what the plugin knows
 
     def raw(self, name: str) -> Any:
+        self.names.add(name)
         return self._settings.get(name)
 
     def syntax(self, name: str) -> int:
         value = self.raw(name)
         if value is None:
             return RFC9309
-        if isinstance(value, str) and value.strip().lower() in SYNTAX_NAMES:
-            return SYNTAX_NAMES[value.strip().lower()]
-        if (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and value
-            in (
-                RFC9309,
-                GYM2008,
-                MK1996,
-            )
-        ):
-            return value
-        raise RerpSettingsError(name, value, "one of " + ", ".join(map(repr, SYNTAX_NAMES)))
+        return syntax_from(value, name)
 
     def boolean(self, name: str, default: bool) -> bool:
         value = self.raw(name)
@@ -247,6 +291,84 @@ class _Reader:
             return default
         if isinstance(value, type):
             return f"{value.__module__}.{value.__qualname__}"
-        if isinstance(value, str) and "." in value.strip():
-            return value.strip()
-        raise RerpSettingsError(name, value, "a class or its dotted import path")
+        if not isinstance(value, str) or "." not in value.strip():
+            raise RerpSettingsError(name, value, "a class or its dotted import path")
+        path = value.strip()
+        module, _, attribute = path.rpartition(".")
+        try:
+            found = getattr(import_module(module), attribute)
+        except (ImportError, AttributeError) as exc:
+            raise RerpSettingsError(name, value, f"an importable class ({exc})") from exc
+        if not isinstance(found, type):
+            raise RerpSettingsError(name, value, f"a class, not {type(found).__name__}")
+        return path
+
+
+@lru_cache(maxsize=1)
+def known_settings() -> frozenset[str]:
+    """Every ``RERP_*`` setting the plugin reads (those :meth:`RerpSettings.from_settings`
+    asks for, with every default in place)."""
+    reader = _Reader({})
+    RerpSettings._read(reader, require_obey=False)
+    return frozenset(name for name in reader.names if name.startswith("RERP_"))
+
+
+def unknown_settings(settings: Any) -> list[tuple[str, str | None]]:
+    """``RERP_*`` names set in ``settings`` that the plugin does not read, each with the
+    closest known name (or None)."""
+    known = known_settings()
+    # Compared without the common prefix, which would make any two names look alike.
+    tails = {name.removeprefix("RERP_"): name for name in sorted(known)}
+    found = []
+    for name in sorted(n for n in settings if isinstance(n, str) and n.startswith("RERP_")):
+        if name not in known:
+            close = difflib.get_close_matches(name.removeprefix("RERP_"), tails, n=1, cutoff=0.6)
+            found.append((name, tails[close[0]] if close else None))
+    return found
+
+
+# Per crawler: its validated settings, or the error, reported once whatever asks.
+_CHECKED: weakref.WeakKeyDictionary[Crawler, RerpSettings | RerpSettingsError] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def settings_for(crawler: Crawler) -> RerpSettings | None:
+    """The crawler's validated settings (``ROBOTSTXT_OBEY`` not required), or None when one
+    is bad.
+
+    The first call for a crawler logs a WARNING for every unknown ``RERP_*`` name and, for a
+    bad value, the error as one ERROR line; the crawl is then closed when the spider opens
+    (reason :data:`CLOSE_REASON`), before any request is downloaded. Later calls say nothing
+    more. Call it once the settings are final (from a component's ``from_crawler``).
+    """
+    checked = _CHECKED.get(crawler)
+    if checked is None:
+        for name, close in unknown_settings(crawler.settings):
+            hint = f"; did you mean {close}?" if close else ""
+            logger.warning(
+                "Unknown setting %s: scrapy_rerp has no such setting, it is ignored%s",
+                name,
+                hint,
+                extra={"crawler": crawler},
+            )
+        try:
+            checked = RerpSettings.from_settings(crawler.settings, require_obey=False)
+        except RerpSettingsError as error:
+            checked = error
+            logger.error("%s; the crawl stops before it starts", error, extra={"crawler": crawler})
+            _close_when_opened(crawler, error)
+        _CHECKED[crawler] = checked
+    return checked if isinstance(checked, RerpSettings) else None
+
+
+def _close_when_opened(crawler: Crawler, error: RerpSettingsError) -> None:
+    from scrapy import signals
+    from scrapy.exceptions import CloseSpider
+
+    def close(**kwargs: Any) -> None:
+        # Scrapy closes the spider at once, without downloading anything, and logs nothing
+        # more (the error was logged when it was found).
+        raise CloseSpider(CLOSE_REASON)
+
+    crawler.signals.connect(close, signal=signals.spider_opened, weak=False)

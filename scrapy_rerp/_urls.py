@@ -1,8 +1,25 @@
-"""URL helpers shared by the Scrapy-facing layers (standard library only)."""
+"""URL helpers shared by the Scrapy-facing layers and the command line.
+
+Standard library only, but for :func:`rules_url`, which uses w3lib (installed with the package,
+and what Scrapy itself uses) for the URLs that Scrapy would rewrite.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
 from urllib.parse import ParseResult, SplitResult, urlsplit
+
+if TYPE_CHECKING:
+    from scrapy_rerp.engine import Decision, RobotsTxt
+
+# URLs that w3lib's safe_url_string (run by every scrapy.Request) returns as they are: a
+# lower-case host with an optional port (no user info), then a path (or nothing) and the rest
+# made only of characters it never escapes. Every URL a Scrapy request carries is one.
+_UNCHANGED_BY_SCRAPY = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://[a-z0-9._~!$&()*+,;=-]*(?::[1-9][0-9]*)?)?"
+    r"(?:/[A-Za-z0-9._~!$&()*+,;=:@/?#%-]*)?"
+)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
@@ -35,3 +52,34 @@ def robots_url_of(url: str) -> str:
     """Return the robots.txt URL for the origin of *url* (default port left implicit)."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/robots.txt"
+
+
+def rules_url(url: str) -> str:
+    """``url`` as a crawl matches it against robots.txt: as ``scrapy.Request(url).url`` has it
+    (w3lib's ``safe_url_string``: non-ASCII characters %-encoded as UTF-8, spaces and other
+    unsafe characters escaped, backslashes read as slashes). Works on paths too
+    (``/wiki/Kä`` -> ``/wiki/K%C3%A4``).
+
+    Raises ``ValueError`` for what no request can be made of (``http://[::1``).
+    """
+    if (
+        _UNCHANGED_BY_SCRAPY.fullmatch(url)
+        and url[-1:] not in ("?", "#")  # an empty query or fragment is dropped
+        and "?#" not in url
+        and url.count("#") < 2  # a second "#" is escaped
+    ):
+        return url  # the common case, and every URL a Scrapy request already carries
+    from w3lib.url import safe_url_string
+
+    return safe_url_string(url)
+
+
+def crawl_allowed(robots: RobotsTxt, url: str, user_agent: str) -> bool:
+    """The verdict a crawl gets for ``url``: the one code path of the middleware, the parser
+    adapter and the command line."""
+    return robots.allowed(rules_url(url), user_agent)
+
+
+def crawl_decision(robots: RobotsTxt, url: str, user_agent: str) -> Decision:
+    """:func:`crawl_allowed` with the line that decided."""
+    return robots.decide(rules_url(url), user_agent)

@@ -12,7 +12,7 @@ The equivalent manual settings::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 
@@ -30,9 +30,25 @@ _PARSER = "scrapy_rerp.RerpRobotParser"
 class Addon:
     """Turns robots.txt on, with scrapy_rerp's middleware in place of Scrapy's."""
 
+    def __init__(self) -> None:
+        self._in_crawler = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Addon:
+        addon = cls()
+        addon._in_crawler = True
+        return addon
+
+    def __repr__(self) -> str:
+        # Scrapy logs the enabled add-ons as a list of these.
+        return "scrapy_rerp.Addon"
+
     def update_settings(self, settings: BaseSettings) -> None:
-        # A bad RERP_* value stops the crawl here, before anything is downloaded.
-        RerpSettings.from_settings(settings, require_obey=False)
+        if not self._in_crawler:
+            # Applied by hand: a bad RERP_* value is an error here.
+            RerpSettings.from_settings(settings, require_obey=False)
+        # In a crawler, the middleware checks the final settings when it is built: a bad value
+        # is logged once and the crawl closes before anything is downloaded.
         # "addon" priority: a project or spider setting still wins (e.g. ROBOTSTXT_OBEY = False).
         settings.set("ROBOTSTXT_OBEY", True, priority="addon")
         settings.set("ROBOTSTXT_PARSER", _PARSER, priority="addon")

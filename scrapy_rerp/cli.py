@@ -1,314 +1,641 @@
-"""``scrapy-rerp``: check URLs against a robots.txt and lint it, for site owners.
+"""``scrapy-rerp``: what a crawler makes of a robots.txt, for site owners and crawler authors.
 
-Subcommands::
+Commands::
 
-    scrapy-rerp check ROBOTS URL... [--agent UA] [--syntax rfc9309|gym2008|mk1996]
-    scrapy-rerp lint ROBOTS [--syntax rfc9309|gym2008|mk1996]
+    scrapy-rerp check   ROBOTS URL...   the verdict for each URL, and the line that decided
+    scrapy-rerp explain ROBOTS URL      the group chosen, the rules that match, the verdict in
+                                        all three syntaxes
+    scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
+    scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows
+    scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
-``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL.
+``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
+downloaded as the middleware downloads it (status policy, redirects, size cap, charset). The
+verdicts are the ones a crawl gets: URLs are read as a Scrapy request writes them (non-ASCII
+characters %-encoded), through the same code as the middleware. Every command takes
+``--format json``: one JSON document on standard output, whose keys are documented.
 
-Exit status: 0 when every URL is allowed (``check``) or the file has no warning (``lint``);
-1 when some URL is disallowed or the file has warnings; 2 on a usage error or when the
-robots.txt cannot be read.
+Exit status: 0 allowed / no problem; 1 disallowed / problems found; 2 usage error or input that
+cannot be read (a missing file, an invalid URL). No input makes it print a traceback, and a
+closed output pipe (``| head``) ends it quietly with the status it would have had.
 
-Standard library only: this module must work without Scrapy installed.
+Without Scrapy installed, every command but ``demo`` works.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
+import contextlib
+import json
+import os
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from email.message import Message
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any, NoReturn, TextIO
 
 from scrapy_rerp import __version__
-from scrapy_rerp._urls import origin_of
-from scrapy_rerp.engine import (
-    GYM2008,
-    MAX_FILESIZE,
-    MK1996,
-    RFC9309,
-    Group,
-    RequestRate,
-    RobotsTxt,
-    VisitTime,
-    parse,
-)
+from scrapy_rerp._body import Body, read_body
+from scrapy_rerp._download import Download, InvalidUrl, check_url, download
+from scrapy_rerp._explain import explain
+from scrapy_rerp._lint import SIZE_LIMIT, lint
+from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
+from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
+from scrapy_rerp._settings import syntax_name as name_of
+from scrapy_rerp._urls import crawl_decision, origin_of
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, Group, RobotsTxt
 
 EXIT_OK = 0
 EXIT_FLAGGED = 1
 EXIT_ERROR = 2
 
-SYNTAXES = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
-SYNTAX_NAMES = {value: name for name, value in SYNTAXES.items()}
-# RFC 9309 section 2.5: crawlers must parse at least 500 KiB. The older syntaxes keep rerp's
-# fetch() cap, so that the CLI sees what a rerp-based crawler sees.
-RFC9309_MAX_BYTES = 500 * 1024
 DEFAULT_AGENT = "*"
 DEFAULT_TIMEOUT = 30.0
+ALL_SYNTAXES = (RFC9309, GYM2008, MK1996)
 
 
 class CliError(Exception):
-    """A problem the user can fix; reported as one line on stderr with exit status 2."""
+    """Input that cannot be read; reported as one line on stderr with exit status 2."""
+
+
+# --- reading ROBOTS -------------------------------------------------------------------------------
 
 
 @dataclass
-class Loaded:
-    robots: RobotsTxt
-    notes: list[str] = field(default_factory=list)  # facts about the fetch, printed on stderr
+class Source:
+    """A robots.txt as a crawler has it: the bytes as given, and how a crawler reads them."""
+
+    name: str  # the file name, "-" or the URL
+    raw: bytes  # as read, or as downloaded (decoded and capped)
+    body: Body  # as the middleware reads it: capped, with its charset
+    fetched: Download | None = None
+
+    @classmethod
+    def given(cls, name: str, raw: bytes) -> Source:
+        return cls(name, raw, read_body(raw, None, None, SIZE_LIMIT))
+
+    def rules(self, syntax: int) -> RobotsTxt:
+        if self.fetched is not None:
+            return self.fetched.rules(syntax)
+        return self.body.rules(syntax)
+
+    @property
+    def parsed(self) -> bool:
+        return self.fetched is None or self.fetched.outcome == PARSED
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.name,
+            "bytes": len(self.raw),
+            "fetch": None if self.fetched is None else self.fetched.as_dict(),
+        }
 
 
 def _is_url(source: str) -> bool:
     return source.lower().startswith(("http://", "https://"))
 
 
-def _charset(headers: Message) -> str | None:
-    charset = headers.get_content_charset()
-    if charset is None:
-        return None
-    try:
-        "".encode(charset)
-    except LookupError:
-        return None  # an unknown charset: let the engine decode as it would without one
-    return charset
+def _user_agent_header(agent: str) -> str:
+    return agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
 
 
-def _fetch(url: str, syntax: int, agent: str, timeout: float) -> Loaded:
-    user_agent = agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
-    request = urllib.request.Request(url, headers={"User-Agent": user_agent})
-    limit = RFC9309_MAX_BYTES if syntax == RFC9309 else MAX_FILESIZE
-    notes: list[str] = []
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read(limit + 1)
-            charset = _charset(response.headers)
-            final_url = response.geturl()
-    except urllib.error.HTTPError as error:
-        return _status_fallback(url, error.code, syntax)
-    except (OSError, http.client.HTTPException, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        raise CliError(f"cannot fetch {url}: {reason}") from error
-    if final_url != url:
-        notes.append(f"{url}: redirected to {final_url}")
-    if len(body) > limit:
-        body = body[:limit]
-        notes.append(f"{url}: only the first {limit:,} bytes are read, as a crawler would")
-    content: str | bytes = body
-    # RFC 9309 says robots.txt is UTF-8; the older syntaxes follow rerp's fetch(), which honours
-    # the declared charset and otherwise reads ISO-8859-1 (what the engine does with bytes).
-    if syntax != RFC9309 and charset is not None:
-        content = body.decode(charset, errors="replace")
-    return Loaded(parse(content, syntax), notes)
-
-
-def _status_fallback(url: str, status: int, syntax: int) -> Loaded:
-    """What a crawler makes of an HTTP error status, in the chosen syntax."""
-    if syntax == RFC9309:
-        # RFC 9309 sections 2.3.1.2-2.3.1.4: a redirect urllib gave up on (a loop, too many hops)
-        # and a 4xx make the file unavailable; a 5xx makes it unreachable.
-        if status < 500:
-            note = f"{url}: HTTP {status}: unavailable, so RFC 9309 allows every URL"
-            return Loaded(RobotsTxt.allow_all(syntax), [note])
-        note = f"{url}: HTTP {status}: unreachable, so RFC 9309 disallows every URL"
-        return Loaded(RobotsTxt.disallow_all(syntax), [note])
-    # rerp's fetch(): 401 and 403 disallow everything, 404 allows everything, the rest is an error.
-    if status in (401, 403):
-        note = f"{url}: HTTP {status}: every URL is disallowed"
-        return Loaded(RobotsTxt.disallow_all(syntax), [note])
-    if status == 404:
-        return Loaded(RobotsTxt.allow_all(syntax), [f"{url}: HTTP 404: every URL is allowed"])
-    raise CliError(f"cannot fetch {url}: HTTP {status}")
-
-
-def load(source: str, syntax: int, agent: str, timeout: float, stdin: TextIO) -> Loaded:
+def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> Source:
     if source == "-":
-        return Loaded(parse(stdin.buffer.read(), syntax))
+        return Source.given("-", stdin.buffer.read())
     if _is_url(source):
-        return _fetch(source, syntax, agent, timeout)
+        settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
+        try:
+            fetched = download(source, settings, _user_agent_header(agent), timeout)
+        except InvalidUrl as error:
+            raise CliError(str(error)) from error
+        body = fetched.body if fetched.body is not None else Body(b"", None, False)
+        return Source(source, body.data, body, fetched)
     try:
         with open(source, "rb") as file:
-            content = file.read()
+            return Source.given(source, file.read())
     except OSError as error:
         raise CliError(f"cannot read {source}: {error.strerror or error}") from error
-    return Loaded(parse(content, syntax))
 
 
-# --- check --------------------------------------------------------------------------------------
+_OUTCOME_TEXT = {
+    ALLOW_ALL: "robots.txt unavailable ({reason}): every URL is allowed",
+    DISALLOW_ALL: "robots.txt forbidden ({reason}): every URL is disallowed",
+    UNREACHABLE: "robots.txt unreachable ({reason}): a crawler downloads nothing from this "
+    "site until it answers (it retries)",
+}
 
 
-def run_check(robots: RobotsTxt, urls: Sequence[str], agent: str, out: TextIO) -> int:
-    status = EXIT_OK
-    for url in urls:
-        decision = robots.decide(url, agent)
-        verdict = "ALLOWED" if decision.allowed else "DISALLOWED"
-        if decision.line is not None:
-            why = f"line {decision.line}: {decision.rule}"
+def _outcome_reason(fetched: Download) -> str:
+    return _OUTCOME_TEXT[fetched.outcome].format(reason=fetched.reason)
+
+
+def _fetch_notes(source: Source) -> list[str]:
+    fetched = source.fetched
+    if fetched is None:
+        notes = []
+        if len(source.raw) > SIZE_LIMIT:
+            notes.append(f"{source.name}: only the first {SIZE_LIMIT:,} bytes are read")
+        return notes
+    notes = [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
+    if fetched.outcome != PARSED:
+        notes.append(f"{fetched.url}: {_outcome_reason(fetched)}")
+    elif source.body.truncated:
+        notes.append(f"{fetched.url}: only the first bytes are read, as a crawler would")
+    return notes
+
+
+# --- check ----------------------------------------------------------------------------------------
+
+
+def _verdict(robots: RobotsTxt, source: Source, url: str, agent: str) -> dict[str, Any]:
+    if not source.parsed:
+        assert source.fetched is not None
+        return {
+            "url": url,
+            "allowed": source.fetched.outcome == ALLOW_ALL,
+            "line": None,
+            "rule": None,
+            "reason": _outcome_reason(source.fetched),
+        }
+    try:
+        decision = crawl_decision(robots, url, agent)
+    except ValueError as error:
+        return {"url": url, "allowed": None, "line": None, "rule": None, "reason": str(error)}
+    return {
+        "url": url,
+        "allowed": decision.allowed,
+        "line": decision.line,
+        "rule": decision.rule,
+        "reason": decision.reason,
+    }
+
+
+def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
+    robots = source.rules(args.syntax)
+    results = [_verdict(robots, source, url, args.agent) for url in args.urls]
+    notes = []
+    if source.fetched is not None:
+        origin = origin_of(source.fetched.url)
+        for url in args.urls:
+            try:
+                elsewhere = _is_url(url) and origin_of(url) != origin
+            except ValueError:
+                continue
+            if elsewhere:
+                notes.append(
+                    f"{url}: not on {origin}, so this robots.txt does not apply to it "
+                    "(RFC 9309 section 2.3)"
+                )
+    if any(r["allowed"] is None for r in results):
+        status = EXIT_ERROR
+    elif all(r["allowed"] for r in results):
+        status = EXIT_OK
+    else:
+        status = EXIT_FLAGGED
+    document = {
+        "robots": source.as_dict(),
+        "syntax": name_of(args.syntax),
+        "agent": args.agent,
+        "results": results,
+        "notes": notes,
+    }
+    return document, status
+
+
+def text_check(document: dict[str, Any], out: Callable[[str], None]) -> None:
+    for result in document["results"]:
+        verdict = {True: "ALLOWED", False: "DISALLOWED", None: "INVALID"}[result["allowed"]]
+        if result["line"] is not None:
+            why = f"line {result['line']}: {result['rule']}"
         else:
-            why = f"({decision.reason})"
-        out.write(f"{verdict:<10}  {url}  {why}\n")
-        if not decision.allowed:
-            status = EXIT_FLAGGED
-    return status
+            why = f"({result['reason']})"
+        out(f"{verdict:<10}  {result['url']}  {why}")
 
 
-def _foreign_urls(robots_url: str, urls: Sequence[str]) -> list[str]:
-    """Notes for absolute URLs outside the robots.txt's origin, which it does not govern."""
-    origin = origin_of(robots_url)
-    return [
-        f"{url}: not on {origin}, so this robots.txt does not apply to it (RFC 9309 section 2.3)"
-        for url in urls
-        if _is_url(url) and origin_of(url) != origin
-    ]
+# --- explain --------------------------------------------------------------------------------------
 
 
-# --- lint ---------------------------------------------------------------------------------------
+def cmd_explain(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
+    syntaxes: dict[str, Any] = {}
+    for syntax in ALL_SYNTAXES:
+        robots = source.rules(syntax)
+        if not source.parsed:
+            syntaxes[name_of(syntax)] = _verdict(robots, source, args.url, args.agent)
+            continue
+        try:
+            syntaxes[name_of(syntax)] = explain(robots, args.url, args.agent).as_dict()
+        except ValueError as error:
+            raise CliError(f"{args.url!r} is not a URL a crawler can request: {error}") from error
+    chosen = syntaxes[name_of(args.syntax)]
+    document = {
+        "robots": source.as_dict(),
+        "url": args.url,
+        "agent": args.agent,
+        "syntax": name_of(args.syntax),
+        "allowed": chosen["allowed"],
+        "syntaxes": syntaxes,
+    }
+    return document, EXIT_OK if chosen["allowed"] else EXIT_FLAGGED
 
 
-def _delay_text(value: float) -> str:
-    return f"{value:g}"
+def text_explain(document: dict[str, Any], out: Callable[[str], None]) -> None:
+    out(f"URL         {document['url']}")
+    out(f"User agent  {document['agent']}")
+    for name, found in document["syntaxes"].items():
+        out("")
+        selected = " (selected)" if name == document["syntax"] else ""
+        verdict = "ALLOWED" if found["allowed"] else "DISALLOWED"
+        if found["line"] is not None:
+            out(f"{name.upper()}{selected}: {verdict} by line {found['line']}: {found['rule']}")
+        else:
+            out(f"{name.upper()}{selected}: {verdict}")
+        out(f"  {found['reason']}")
+        if "groups" not in found:
+            continue
+        out(f"  group: {found['group_reason']}")
+        for group in found["groups"]:
+            agents = ", ".join(group["agents"]) or "(empty)"
+            out(f"    line {group['line']}: User-agent: {agents} ({group['rules']} rules)")
+        if found["matching_rules"]:
+            out("  rules that match:")
+            for rule in found["matching_rules"]:
+                mark = "  <- decides" if rule["decides"] else ""
+                out(f"    line {rule['line']}: {rule['rule']}{mark}")
+        else:
+            out("  no rule matches")
 
 
-def _rate_text(value: RequestRate) -> str:
-    text = f"{value.requests}/{value.seconds:g}s"
-    if value.start_time is not None and value.end_time is not None:
-        text += f" {value.start_time:%H%M}-{value.end_time:%H%M}"
+# --- lint -----------------------------------------------------------------------------------------
+
+
+def _group_dict(robots: RobotsTxt, group: Group) -> dict[str, Any]:
+    return {
+        "line": group.line,
+        "agents": list(group.agents),
+        "rules": [
+            {"line": line, "rule": f"{'Allow' if allow else 'Disallow'}: {pattern}"}
+            for allow, pattern, line in group.rules
+        ],
+        **_group_values(robots, group),
+    }
+
+
+def _group_values(robots: RobotsTxt, group: Group) -> dict[str, Any]:
+    """Crawl-delay, Request-rate and Visit-time as a crawler named after the group's first
+    agent gets them (asked of the engine: merged groups, rerp's record choice)."""
+    agent = next((a for a in group.agents if a.strip()), "*")
+    rate = robots.request_rate(agent)
+    visit = robots.visit_time(agent)
+    return {
+        "crawl_delay": robots.crawl_delay(agent),
+        "request_rate": None if rate is None else _rate_text(rate),
+        "visit_time": None if visit is None else f"{visit.start_time:%H%M}-{visit.end_time:%H%M}",
+    }
+
+
+def _rate_text(rate: Any) -> str:
+    text = f"{rate.requests}/{rate.seconds:g}s"
+    if rate.start_time is not None and rate.end_time is not None:
+        text += f" {rate.start_time:%H%M}-{rate.end_time:%H%M}"
     return text
 
 
-def _visit_text(value: VisitTime) -> str:
-    return f"{value.start_time:%H%M}-{value.end_time:%H%M}"
+def _summary(robots: RobotsTxt) -> dict[str, Any]:
+    return {
+        "groups": [_group_dict(robots, group) for group in robots.groups],
+        "sitemaps": list(robots.sitemaps),
+        "host": robots.host,
+        "clean_params": list(robots.clean_params),
+    }
 
 
-def group_settings(robots: RobotsTxt, group: Group) -> list[str]:
-    """Crawl-delay, Request-rate and Visit-time as a crawler named after each agent gets them.
-
-    Asked through the engine rather than read from the group, so that the answer is the one a
-    crawler sees (merged groups in RFC 9309, rerp's record choice in the older syntaxes).
-    """
-    lines: list[str] = []
-    getters: tuple[tuple[str, Callable[[str], Any], Callable[[Any], str]], ...] = (
-        ("Crawl-delay", robots.crawl_delay, _delay_text),
-        ("Request-rate", robots.request_rate, _rate_text),
-        ("Visit-time", robots.visit_time, _visit_text),
-    )
-    for label, getter, text in getters:
-        values = [(agent, getter(agent)) for agent in group.agents]
-        shown = {text(value) for _, value in values if value is not None}
-        if not shown:
-            continue
-        if len(shown) == 1 and all(value is not None for _, value in values):
-            lines.append(f"{label}: {shown.pop()}")
-        else:
-            lines += [f"{label}: {text(v)} ({agent})" for agent, v in values if v is not None]
-    return lines
+def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
+    if not source.parsed:
+        assert source.fetched is not None
+        raise CliError(f"{source.fetched.url}: {_outcome_reason(source.fetched)}; nothing to lint")
+    found = lint(source.raw, source.body, args.syntax)
+    robots = source.rules(args.syntax)
+    document = {
+        "robots": source.as_dict(),
+        "syntax": name_of(args.syntax),
+        "problems": [p.as_dict() for p in found.problems],
+        "compared": {"urls": found.checked_urls, "agents": found.checked_agents},
+        **_summary(robots),
+    }
+    return document, EXIT_FLAGGED if found.problems else EXIT_OK
 
 
-def run_lint(robots: RobotsTxt, source: str, out: TextIO) -> int:
-    warnings = robots.warnings
-    out.write(f"{source} (syntax {SYNTAX_NAMES[robots.syntax]})\n")
-    out.write(f"warnings: {len(warnings)}\n")
-    for warning in warnings:
-        out.write(f"  line {warning.line}: {warning.message}: {warning.text.strip()}\n")
-    groups = robots.groups
-    out.write(f"groups: {len(groups)}\n")
+def _text_summary(document: dict[str, Any], out: Callable[[str], None]) -> None:
+    groups = document["groups"]
+    out(f"groups: {len(groups)}")
     for group in groups:
-        rules = len(group.rules)
-        agents = ", ".join(group.agents)
+        rules = len(group["rules"])
+        agents = ", ".join(group["agents"]) or "(empty)"
         plural = "" if rules == 1 else "s"
-        out.write(f"  line {group.line}: User-agent: {agents} ({rules} rule{plural})\n")
-        for setting in group_settings(robots, group):
-            out.write(f"    {setting}\n")
-    out.write(f"sitemaps: {len(robots.sitemaps)}\n")
-    for sitemap in robots.sitemaps:
-        out.write(f"  {sitemap}\n")
-    if robots.host is not None:
-        out.write(f"host: {robots.host}\n")
-    for clean_param in robots.clean_params:
-        out.write(f"clean-param: {clean_param}\n")
-    return EXIT_FLAGGED if warnings else EXIT_OK
+        out(f"  line {group['line']}: User-agent: {agents} ({rules} rule{plural})")
+        for key, label in (
+            ("crawl_delay", "Crawl-delay"),
+            ("request_rate", "Request-rate"),
+            ("visit_time", "Visit-time"),
+        ):
+            if group[key] is not None:
+                value = f"{group[key]:g}" if isinstance(group[key], float) else group[key]
+                out(f"    {label}: {value}")
+    out(f"sitemaps: {len(document['sitemaps'])}")
+    for sitemap in document["sitemaps"]:
+        out(f"  {sitemap}")
+    if document["host"] is not None:
+        out(f"host: {document['host']}")
+    for clean_param in document["clean_params"]:
+        out(f"clean-param: {clean_param}")
 
 
-# --- command line -------------------------------------------------------------------------------
+def text_lint(document: dict[str, Any], out: Callable[[str], None]) -> None:
+    source = document["robots"]["source"]
+    out(f"{'<stdin>' if source == '-' else source} (syntax {document['syntax']})")
+    problems = document["problems"]
+    out(f"problems: {len(problems)}")
+    for problem in problems:
+        where = f"line {problem['line']}" if problem["line"] is not None else "file"
+        text = f": {problem['text']}" if problem["text"] else ""
+        out(f"  {where}: {problem['severity']}: {problem['message']}{text}")
+    _text_summary(document, out)
+
+
+# --- fetch ----------------------------------------------------------------------------------------
+
+
+def cmd_fetch(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
+    fetched = source.fetched
+    assert fetched is not None
+    robots = source.rules(args.syntax)
+    document = {
+        "url": args.url,
+        "syntax": name_of(args.syntax),
+        "agent": args.agent,
+        "fetch": fetched.as_dict(),
+        "conclusion": _outcome_reason(fetched) if fetched.outcome != PARSED else "rules parsed",
+        "crawl_delay": robots.crawl_delay(args.agent) if fetched.outcome == PARSED else None,
+        **_summary(robots if fetched.outcome == PARSED else RobotsTxt.allow_all(args.syntax)),
+    }
+    blocked = fetched.outcome in (DISALLOW_ALL, UNREACHABLE)
+    return document, EXIT_FLAGGED if blocked else EXIT_OK
+
+
+def text_fetch(document: dict[str, Any], out: Callable[[str], None]) -> None:
+    fetched = document["fetch"]
+    out(f"robots.txt  {fetched['url']}")
+    for url in fetched["redirects"]:
+        out(f"redirected  {url}")
+    status = fetched["status"] if fetched["status"] is not None else "-"
+    out(f"status      {status} ({fetched['reason']})")
+    out(f"outcome     {fetched['outcome']}: {document['conclusion']}")
+    if fetched["bytes"] is not None:
+        cut = " (cut at the size cap)" if fetched["truncated"] else ""
+        out(f"size        {fetched['bytes']:,} bytes read{cut}")
+    if fetched["lifetime"] is not None:
+        lifetime = f"{fetched['lifetime']:g} s"
+        out(f"expires     {fetched['expires']} (used for {lifetime}, then fetched again)")
+    if fetched["outcome"] != PARSED:
+        return
+    delay = document["crawl_delay"]
+    out(f"crawl delay {'none' if delay is None else f'{delay:g} s'} for {document['agent']}")
+    _text_summary(document, out)
+
+
+# --- demo -----------------------------------------------------------------------------------------
+
+
+def cmd_demo(args: argparse.Namespace, out: Callable[[str], None]) -> tuple[dict[str, Any], int]:
+    try:
+        from scrapy_rerp import demo
+    except ImportError as error:
+        raise CliError(
+            f"the demo needs Scrapy ({error}): pip install 'scrapy-rerp[scrapy]'"
+        ) from error
+    try:
+        outcome = demo.run(args.pages, args.blog_robots, args.verbose)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    document = demo.as_dict(outcome)
+    if args.format == "text":
+        with contextlib.redirect_stdout(out):  # type: ignore[type-var]
+            demo.report(outcome)
+    return document, EXIT_OK if document["ok"] else EXIT_FLAGGED
+
+
+# --- output ---------------------------------------------------------------------------------------
+
+
+class Output:
+    """Standard output that survives its reader going away: after a broken pipe the rest of
+    the output is discarded, and the command still finishes with its real exit status."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.closed = False
+
+    def __call__(self, line: str) -> None:
+        self.write(line + "\n")
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(text)
+        except BrokenPipeError:
+            self._lost()
+
+    def flush(self) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._lost()
+
+    def _lost(self) -> None:
+        self.closed = True
+        try:
+            # Python flushes stdout again at exit: give it somewhere to go.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+        except (OSError, ValueError):
+            pass
+
+
+def _error_document(command: str | None, message: str) -> dict[str, Any]:
+    return {"command": command, "error": message}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _syntax(value: str) -> int:
+    try:
+        return syntax_from(value.strip() if not value.strip().isdigit() else int(value))
+    except RerpSettingsError as error:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(SYNTAX_NAMES)} (or the constant 1, 2, 3)"
+        ) from error
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="scrapy-rerp",
-        description="Check URLs against a robots.txt, or lint one.",
-        epilog="Exit status: 0 all allowed / no warning; 1 some URL disallowed / warnings; "
-        "2 usage error or unreadable robots.txt.",
+        description="What a crawler makes of a robots.txt: check URLs, explain a verdict, "
+        "lint a file, fetch one as a crawl would, or run a demo crawl.",
+        epilog="Exit status: 0 allowed / no problem; 1 disallowed / problems found; "
+        "2 usage error or input that cannot be read.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "robots", metavar="ROBOTS", help="robots.txt file, - for standard input, or http(s) URL"
+    output = _Parser(add_help=False)
+    output.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text (default) or json: one JSON document on standard output",
     )
-    common.add_argument(
+    reading = _Parser(add_help=False)
+    reading.add_argument(
         "--syntax",
-        type=str.lower,
-        choices=list(SYNTAXES),
-        default="rfc9309",
-        help="how to read the file (default rfc9309)",
+        type=_syntax,
+        default=RFC9309,
+        help="rfc9309 (default), gym2008 or mk1996: how a crawler reads the file",
     )
-    common.add_argument(
+    reading.add_argument(
+        "--agent",
+        "-A",
+        default=DEFAULT_AGENT,
+        help="the crawler's user agent: a product token or a whole User-Agent header (default "
+        "*, a crawler no group names); also sent when ROBOTS is a URL",
+    )
+    reading.add_argument(
         "--timeout",
         type=float,
         default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait when ROBOTS is a URL (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds to wait for a robots.txt URL (default {DEFAULT_TIMEOUT:g})",
+    )
+    robots = _Parser(add_help=False)
+    robots.add_argument(
+        "robots", metavar="ROBOTS", help="robots.txt file, - for standard input, or http(s) URL"
     )
 
     check = commands.add_parser(
         "check",
-        parents=[common],
+        parents=[robots, reading, output],
         help="say whether URLs may be crawled, and which line decided",
-        description="Print ALLOWED or DISALLOWED for each URL, with the line that decided.",
+        description="Print ALLOWED or DISALLOWED for each URL, with the line that decided: the "
+        "verdict a crawl gets.",
     )
     check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or path")
-    check.add_argument(
-        "--agent",
-        "-A",
-        default=DEFAULT_AGENT,
-        help="crawler user agent: a product token or a full User-Agent header "
-        "(default *, a crawler with no group of its own)",
+
+    explain_ = commands.add_parser(
+        "explain",
+        parents=[robots, reading, output],
+        help="why a URL is allowed or not, in all three syntaxes",
+        description="The group chosen for the user agent and why, every rule that matches the "
+        "URL, the one that decides, and the verdict in RFC 9309, GYM2008 and MK1996.",
+    )
+    explain_.add_argument("url", metavar="URL", help="absolute URL or path")
+
+    commands.add_parser(
+        "lint",
+        parents=[robots, reading, output],
+        help="problems in a robots.txt, with line numbers",
+        description="Problems with line numbers and a severity: rules outside groups, unknown "
+        "and misspelled directives, lines without a colon, empty User-agent, invalid values, "
+        "relative sitemaps, a file too large, UTF-16 or HTML, and every rule whose outcome "
+        "differs between MK1996, GYM2008 and RFC 9309 (with a URL that shows it); then the "
+        "groups and sitemaps.",
     )
 
-    lint = commands.add_parser(
-        "lint",
-        parents=[common],
-        help="list parse warnings, groups, sitemaps and crawl delays",
-        description="Print the parse warnings with line numbers and what the file declares.",
+    fetch = commands.add_parser(
+        "fetch",
+        parents=[reading, output],
+        help="download robots.txt as a crawl would, and say what a crawler concludes",
+        description="Download a robots.txt URL with the middleware's status policy, redirects, "
+        "size cap and charset; print the status, the outcome (parsed, allow all, disallow all, "
+        "unreachable), when it expires, the groups, sitemaps and crawl delay.",
     )
-    lint.set_defaults(agent=DEFAULT_AGENT)
+    fetch.add_argument("url", metavar="URL", help="the robots.txt URL (http or https)")
+
+    demo = commands.add_parser(
+        "demo",
+        parents=[output],
+        help="a polite Scrapy crawl of two local sites (needs Scrapy)",
+        description="A self-contained Scrapy crawl with scrapy_rerp's add-on, of two sites run "
+        "on 127.0.0.1 for the purpose, and a report of what each server received. Offline; a "
+        "few seconds; nothing is left running.",
+    )
+    demo.add_argument("--pages", type=int, default=3, metavar="N", help="shop pages (1-40)")
+    demo.add_argument(
+        "--blog-robots",
+        choices=["flaky", "missing"],
+        default="flaky",
+        help="the blog's robots.txt: flaky (503 twice, then 200) or missing (404)",
+    )
+    demo.add_argument("-v", "--verbose", action="store_true", help="Scrapy's log on stderr")
     return parser
 
 
+_COMMANDS: dict[str, tuple[Callable[..., Any], Callable[..., None]]] = {
+    "check": (cmd_check, text_check),
+    "explain": (cmd_explain, text_explain),
+    "lint": (cmd_lint, text_lint),
+    "fetch": (cmd_fetch, text_fetch),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    out = Output(sys.stdout)
     # robots.txt bodies may hold undecodable bytes (kept as surrogates) that stdout cannot encode.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    syntax = SYNTAXES[args.syntax]
+    args = build_parser().parse_args(argv)
     try:
-        loaded = load(args.robots, syntax, args.agent, args.timeout, sys.stdin)
+        status = _run(args, out)
+    except KeyboardInterrupt:
+        status = 130
+    out.flush()
+    return status
+
+
+def _run(args: argparse.Namespace, out: Output) -> int:
+    try:
+        if args.command == "demo":
+            document, status = cmd_demo(args, out)
+        else:
+            run, text = _COMMANDS[args.command]
+            source_name = args.url if args.command == "fetch" else args.robots
+            if args.command == "fetch":
+                try:
+                    check_url(args.url)
+                except InvalidUrl as error:
+                    raise CliError(str(error)) from error
+            source = load(source_name, args.syntax, args.agent, args.timeout, sys.stdin)
+            if args.format == "text":
+                for note in _fetch_notes(source):
+                    print(f"scrapy-rerp: {note}", file=sys.stderr)
+            document, status = run(args, source)
+            if args.format == "text":
+                for note in document.get("notes", ()):
+                    print(f"scrapy-rerp: {note}", file=sys.stderr)
+                text(document, out)
     except CliError as error:
         print(f"scrapy-rerp: error: {error}", file=sys.stderr)
+        if args.format == "json":
+            out.write(json.dumps(_error_document(args.command, str(error))) + "\n")
         return EXIT_ERROR
-    for note in loaded.notes:
-        print(f"scrapy-rerp: {note}", file=sys.stderr)
-    if args.command == "check":
-        if _is_url(args.robots):
-            for note in _foreign_urls(args.robots, args.urls):
-                print(f"scrapy-rerp: {note}", file=sys.stderr)
-        return run_check(loaded.robots, args.urls, args.agent, sys.stdout)
-    return run_lint(loaded.robots, "<stdin>" if args.robots == "-" else args.robots, sys.stdout)
+    if args.format == "json":
+        document = {"command": args.command, **document, "exit_status": status}
+        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return status
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -47,10 +47,16 @@ from scrapy_rerp._parking import (
     drop_verdict,
     restore_dont_filter,
 )
-from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
-from scrapy_rerp._urls import origin_of, origin_of_parts, robots_url_of
+from scrapy_rerp._urls import (
+    crawl_allowed,
+    crawl_decision,
+    origin_of,
+    origin_of_parts,
+    robots_url_of,
+)
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 
@@ -75,7 +81,8 @@ _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 class RobotsTxtMiddleware:
     """Obey robots.txt, one download per origin, with RFC 9309's status policy and expiry.
 
-    Stats (all under ``robotstxt/``) and settings are documented in the README.
+    Stats (all under ``robotstxt/``) and settings are documented in docs/stats.rst and
+    docs/settings.rst.
     """
 
     def __init__(
@@ -109,8 +116,13 @@ class RobotsTxtMiddleware:
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        settings = RerpSettings.from_settings(crawler.settings)
+    def from_crawler(cls, crawler: Crawler) -> Self | _Misconfigured:
+        settings = settings_for(crawler)
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens.
+            return _Misconfigured()
+        if not settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
         cache_cls = load_object(settings.cache)
         backend = build_from_crawler(cache_cls, crawler)
         fleet = None
@@ -163,8 +175,12 @@ class RobotsTxtMiddleware:
     # -- public helpers ----------------------------------------------------------------------
     def robots_for(self, url: str) -> RobotsTxt | None:
         """The rules currently applied to the origin of ``url`` (None if not known yet)."""
-        entry = self._cache.get(origin_of(url))
+        entry = self.entry_for(url)
         return None if entry is None else entry.robots
+
+    def entry_for(self, url: str) -> RobotsEntry | None:
+        """What is known of the robots.txt of the origin of ``url``: rules, status, outcome."""
+        return self._cache.get(origin_of(url))
 
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
@@ -178,7 +194,7 @@ class RobotsTxtMiddleware:
     # -- deciding ----------------------------------------------------------------------------
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
-        if robots.allowed(request.url, user_agent):
+        if crawl_allowed(robots, request.url, user_agent):
             return
         self.stats.inc_value("robotstxt/forbidden")
         if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
@@ -186,7 +202,7 @@ class RobotsTxtMiddleware:
         raise IgnoreRequest("Forbidden by robots.txt")
 
     def _log_forbidden(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
-        decision = robots.decide(request.url, user_agent)
+        decision = crawl_decision(robots, request.url, user_agent)
         logger.debug(
             "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; %(reason)s)",
             {
@@ -364,3 +380,15 @@ class RobotsTxtMiddleware:
                 self._forget(origin)
         if self._sitemaps is not None:
             self._sitemaps.forget_all()
+
+
+class _Misconfigured:
+    """Stands in for the middleware when a setting is bad (:func:`settings_for` logged it):
+    Scrapy closes the spider as it opens, and should a request come before, it is not
+    downloaded."""
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        raise IgnoreRequest(f"scrapy_rerp settings are invalid ({CLOSE_REASON})")
+
+    def __repr__(self) -> str:
+        return "<scrapy_rerp.RobotsTxtMiddleware: invalid settings>"

@@ -7,16 +7,16 @@ cap need :class:`scrapy_rerp.RobotsTxtMiddleware`, which uses the same decoding 
 
 from __future__ import annotations
 
-import codecs
 import logging
 from typing import TYPE_CHECKING
 
 from scrapy.robotstxt import RobotParser
 from scrapy.utils.python import to_unicode
-from w3lib.url import safe_url_string
 
-from scrapy_rerp._settings import RerpSettings
-from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
+from scrapy_rerp._body import charset_from_content_type, parse_body
+from scrapy_rerp._settings import settings_for, syntax_from
+from scrapy_rerp._urls import crawl_allowed
+from scrapy_rerp.engine import RFC9309, RobotsTxt
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -29,49 +29,13 @@ __all__ = ["RerpRobotParser", "charset_from_content_type", "parse_body"]
 
 logger = logging.getLogger(__name__)
 
-_UTF8_BOM = codecs.BOM_UTF8
-
-
-def charset_from_content_type(content_type: bytes | str | None) -> str | None:
-    """The ``charset`` parameter of a Content-Type value, if it names a known codec."""
-    if not content_type:
-        return None
-    value = to_unicode(content_type, errors="replace")
-    for param in value.split(";")[1:]:
-        name, _, charset = param.partition("=")
-        if name.strip().lower() == "charset":
-            charset = charset.strip().strip("\"'")
-            try:
-                info = codecs.lookup(charset)
-            except LookupError:
-                return None
-            # Codecs such as "base64" exist but are no text encoding: bytes.decode refuses them.
-            return info.name if getattr(info, "_is_text_encoding", True) else None
-    return None
-
-
-def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = None) -> RobotsTxt:
-    """Parse a robots.txt body; never raises on content.
-
-    Without a ``charset`` the engine decodes (UTF-8 for RFC 9309, ISO-8859-1 for the legacy
-    syntaxes, undecodable bytes kept). A leading UTF-8 BOM is dropped, as Scrapy's adapters
-    do (``utf-8-sig``), so it cannot hide the first group. A declared charset other than
-    UTF-8 is decoded here with replacement characters.
-    """
-    if isinstance(body, str):
-        return parse(body.removeprefix("\ufeff"), syntax)
-    if charset is None or (charset == "utf-8" and syntax == RFC9309):
-        return parse(body.removeprefix(_UTF8_BOM), syntax)
-    if charset == "utf-8":
-        body = body.removeprefix(_UTF8_BOM)
-    return parse(body.decode(charset, errors="replace").removeprefix("\ufeff"), syntax)
-
 
 class RerpRobotParser(RobotParser):
     """A :class:`scrapy.robotstxt.RobotParser` backed by the scrapy_rerp engine."""
 
-    def __init__(self, robotstxt_body: bytes | str = b"", syntax: int = RFC9309) -> None:
-        self._robots: RobotsTxt = parse_body(robotstxt_body, syntax)
+    def __init__(self, robotstxt_body: bytes | str = b"", syntax: int | str = RFC9309) -> None:
+        """``syntax``: ``"rfc9309"``, ``"gym2008"``, ``"mk1996"`` or the engine constant."""
+        self._robots: RobotsTxt = parse_body(robotstxt_body, syntax_from(syntax))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> Self:
@@ -79,7 +43,11 @@ class RerpRobotParser(RobotParser):
         if crawler is not None:
             # Validated here too: Scrapy's middleware builds a parser at start-up, so a bad
             # RERP_SYNTAX stops the crawl instead of being ignored.
-            syntax = RerpSettings.from_settings(crawler.settings, require_obey=False).syntax
+            settings = settings_for(crawler)
+            if settings is None:
+                # Logged once; the crawl closes as the spider opens, and nothing is allowed.
+                return cls.from_robots(RobotsTxt.disallow_all())
+            syntax = settings.syntax
         return cls(robotstxt_body, syntax)
 
     @classmethod
@@ -99,12 +67,9 @@ class RerpRobotParser(RobotParser):
         return self._robots.syntax
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
-        url = to_unicode(url)
-        if not url.isascii():
-            # As scrapy.Request does: non-ASCII characters %-encoded as UTF-8, so that
-            # "/wiki/Käyttäjä:" matches a rule written either way.
-            url = safe_url_string(url)
-        return self._robots.allowed(url, to_unicode(user_agent))
+        # As scrapy.Request writes it: non-ASCII characters %-encoded as UTF-8, so that
+        # "/wiki/Käyttäjä:" matches a rule written either way.
+        return crawl_allowed(self._robots, to_unicode(url), to_unicode(user_agent))
 
     def crawl_delay(self, user_agent: str | bytes) -> float | None:
         return self._robots.crawl_delay(to_unicode(user_agent))

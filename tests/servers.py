@@ -44,6 +44,7 @@ __all__ = [
     "crawl",
     "gaps",
     "ledger",
+    "stopped_by_settings",
     "servers",
     "urlset",
 ]
@@ -389,3 +390,16 @@ def ledger(crawler: Crawler) -> dict[str, int]:
     dropped = sum(v for k, v in counts.items() if k.startswith("dropped/"))
     assert counts["parked"] == counts["released"] + dropped, counts
     return counts
+
+
+def stopped_by_settings(crawler: Crawler, records: Iterable[Any], setting: str) -> str:
+    """Assert that a crawl stopped at start-up on a bad ``setting``, with one ERROR line naming
+    it and no traceback logged; return that line."""
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "rerp_settings_error"
+    records = list(records)
+    errors = [r.getMessage() for r in records if r.levelname in ("ERROR", "CRITICAL")]
+    assert len(errors) == 1, errors
+    assert setting in errors[0]
+    assert not any(r.exc_info for r in records), [r.getMessage() for r in records if r.exc_info]
+    return errors[0]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +16,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rerp import Addon, RobotsTxtMiddleware
 from scrapy_rerp._settings import RerpSettingsError
-from tests.servers import Server, crawl
+from tests.servers import Server, crawl, stopped_by_settings
 
 ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
 
@@ -106,8 +109,78 @@ async def test_project_can_still_turn_robots_off(server: Server) -> None:
 )
 @pytest_twisted.ensureDeferred
 async def test_misconfiguration_stops_the_crawl_at_start_up(
-    server: Server, name: str, value: Any
+    server: Server, name: str, value: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with pytest.raises(RerpSettingsError, match=name):
-        await crawl(settings={**ADDON, name: value}, urls=[server.url("/a")])
+    crawler = await crawl(settings={**ADDON, name: value}, urls=[server.url("/a")])
+    stopped_by_settings(crawler, caplog.records, name)
     assert server.paths() == []
+
+
+def test_applied_by_hand_a_bad_value_is_an_error() -> None:
+    with pytest.raises(RerpSettingsError, match="RERP_SYNTAX"):
+        Addon().update_settings(Settings({"RERP_SYNTAX": "rfc"}))
+
+
+def test_repr_is_readable() -> None:
+    assert repr(Addon()) == "scrapy_rerp.Addon"
+
+
+SPIDER = """
+import scrapy
+
+class OneUrl(scrapy.Spider):
+    name = "one"
+    custom_settings = {{"ADDONS": {{"scrapy_rerp.Addon": 100}}, "TELNETCONSOLE_ENABLED": False}}
+    start_urls = [{url!r}]
+
+    def parse(self, response):
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("RERP_SYNTAX=rfc", "RERP_SYNTAX = 'rfc' is invalid"),
+        ("RERP_CACHE=nope.Cache", "RERP_CACHE = 'nope.Cache' is invalid"),
+    ],
+)
+def test_scrapy_command_line_shows_one_message(
+    server: Server, tmp_path: Path, setting: str, message: str
+) -> None:
+    spider = tmp_path / "spider.py"
+    spider.write_text(SPIDER.format(url=server.url("/a")))
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "runspider", str(spider), "-s", setting],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    log = done.stderr
+    assert log.count(message) == 1, log
+    assert "Traceback" not in log and "Task exception" not in log, log
+    assert "Spider closed (rerp_settings_error)" in log
+    assert server.paths() == []
+
+
+def test_scrapy_command_line_warns_about_a_misspelled_setting(
+    server: Server, tmp_path: Path
+) -> None:
+    server.robots("User-agent: *\nDisallow:\n")
+    spider = tmp_path / "spider.py"
+    spider.write_text(SPIDER.format(url=server.url("/a")))
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "runspider", str(spider)]
+        + ["-s", "RERP_SITEMAP_DISCOVER=1", "-s", "RERP_CRAWL_DELAYS=0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    log = done.stderr
+    assert "Unknown setting RERP_SITEMAP_DISCOVER" in log
+    assert "did you mean RERP_SITEMAP_DISCOVERY?" in log
+    assert "did you mean RERP_CRAWL_DELAY?" in log
+    assert "Spider closed (finished)" in log
+    assert sorted(server.paths()) == ["/a", "/robots.txt"]

@@ -21,7 +21,7 @@ FAKE_PYTHON3 = """#!/bin/sh
 [ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 99
 mkdir -p "$3/bin"
 echo "export PATH=\\"$3/bin:\\$PATH\\"" > "$3/bin/activate"
-for tool in pip ruff pytest; do cp "$STANDINS/tool" "$3/bin/$tool"; done
+for tool in pip ruff sphinx-build pytest; do cp "$STANDINS/tool" "$3/bin/$tool"; done
 echo "venv $3" >> "$LOG"
 """
 
@@ -31,6 +31,7 @@ echo "$name${*:+ $*} @ $PWD corpus=$SCRAPY_RERP_CORPUS" >> "$LOG"
 case "$name $1" in
     "ruff check") exit "${FAKE_RUFF_CHECK:-0}" ;;
     "ruff format") exit "${FAKE_RUFF_FORMAT:-0}" ;;
+    sphinx-build*) exit "${FAKE_SPHINX:-0}" ;;
     pytest*) exit "${FAKE_PYTEST:-0}" ;;
 esac
 exit 0
@@ -96,6 +97,7 @@ def test_green_run_installs_lints_then_tests_from_the_repository_root(ci: CiRun)
         "pip install -q -e .[test]",
         "ruff check",
         "ruff format --check",
+        "sphinx-build -W --keep-going -q -b html docs " + f"{venv}/docs-html",
         "pytest",
     ]
     corpus = f"{repo}/../shared/corpus"
@@ -115,8 +117,8 @@ def test_a_run_without_tests_fails(ci: CiRun) -> None:
     assert "no test ran" in done.stderr
 
 
-@pytest.mark.parametrize("variable", ["FAKE_RUFF_CHECK", "FAKE_RUFF_FORMAT"])
-def test_lint_failure_fails_before_the_tests(ci: CiRun, variable: str) -> None:
+@pytest.mark.parametrize("variable", ["FAKE_RUFF_CHECK", "FAKE_RUFF_FORMAT", "FAKE_SPHINX"])
+def test_lint_or_docs_failure_fails_before_the_tests(ci: CiRun, variable: str) -> None:
     done, calls = ci(**{variable: "1"})
     assert done.returncode != 0
     assert not any(call.startswith("pytest") for call in calls)
@@ -132,3 +134,19 @@ def test_readme_names_the_command_the_script_runs() -> None:
     text = (REPO_ROOT / "README.rst").read_text(encoding="utf-8")
     assert 'pip install -e ".[test]"' in text
     assert "pytest" in text
+
+
+def test_docs_document_every_setting_and_list_their_pages() -> None:
+    from scrapy_rerp._settings import known_settings
+
+    docs = REPO_ROOT / "docs"
+    reference = (docs / "settings.rst").read_text(encoding="utf-8")
+    missing = [name for name in sorted(known_settings()) if f"``{name}``" not in reference]
+    assert missing == []
+    index = (docs / "index.rst").read_text(encoding="utf-8")
+    pages = sorted(p.stem for p in docs.glob("*.rst") if p.stem != "index")
+    assert [page for page in pages if f"   {page}\n" not in index] == []
+
+
+def test_readme_is_a_short_guide() -> None:
+    assert len((REPO_ROOT / "README.rst").read_bytes()) <= 12 * 1024

@@ -223,8 +223,9 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     assert "is unavailable" in logs and "answers again" in logs
     assert sum(r["stats"].get("robotstxt/redis/errors", 0) for r in reports) >= 1
     assert sum(r["stats"].get("robotstxt/redis/fallback", 0) for r in reports) >= 1
-    # One robots.txt per origin still: the workers' local caches kept the rules meanwhile.
-    assert polite.count("/robots.txt") == 1 and fast.count("/robots.txt") == 1
+    # At most one robots.txt per worker and origin: the local caches kept the rules meanwhile
+    # (a worker that reached an origin first while Redis was down fetched it alone).
+    assert polite.count("/robots.txt") <= 2 and fast.count("/robots.txt") <= 2
 
 
 def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:

@@ -17,10 +17,9 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import sleep
 from twisted.python.failure import Failure
 
-from scrapy_rerp._settings import RerpSettingsError
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
-from tests.servers import ListSpider, Reply, Server, crawl, ledger, urlset
+from tests.servers import ListSpider, Reply, Server, crawl, ledger, stopped_by_settings, urlset
 
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 RERP_MW = "scrapy_rerp.RobotsTxtMiddleware"
@@ -580,10 +579,10 @@ async def test_schemes_without_robots_txt_are_skipped() -> None:
 )
 @pytest_twisted.ensureDeferred
 async def test_misconfiguration_stops_the_crawl_at_start_up(
-    server: Server, name: str, value: Any
+    server: Server, name: str, value: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with pytest.raises(RerpSettingsError, match=name):
-        await crawl(settings=rerp(**{name: value}), urls=[server.url("/a")])
+    crawler = await crawl(settings=rerp(**{name: value}), urls=[server.url("/a")])
+    stopped_by_settings(crawler, caplog.records, name)
     assert server.paths() == []
 
 

@@ -1,4 +1,5 @@
-"""The status policy as pure functions: every row of the README's status table, expiry, backoff."""
+"""The status policy as pure functions: every row of the status table
+(docs/status-policy.rst), expiry, backoff."""
 
 from __future__ import annotations
 
@@ -146,3 +147,52 @@ def test_backoff_is_never_sooner_than_retry_after() -> None:
     assert backoff(1, 600, settings) == 600
     # ...up to a day
     assert backoff(1, 10**9, settings) == _policy.RETRY_AFTER_MAX == 24 * 3600
+
+
+# -- header readers: Scrapy's, without importing Scrapy ------------------------------------------
+
+CACHE_CONTROLS = [
+    b"",
+    b"public, max-age=3600",
+    b"no-cache",
+    b'max-age="60", No-Store',
+    b" , max-age=, ,private",
+    b"MAX-AGE=10,max-age=20",
+]
+DATES = [
+    None,
+    b"Sun, 06 Nov 1994 08:49:37 GMT",
+    b"Sunday, 06-Nov-94 08:49:37 GMT",
+    b"Sun Nov  6 08:49:37 1994",
+    b"Wed, 21 Oct 2015 07:28:00 +0200",
+    b"tomorrow",
+    b"",
+    "Sun, 06 Nov 1994 08:49:37 GMT",
+    b"\xff\xfe",
+]
+
+
+@pytest.mark.parametrize("header", CACHE_CONTROLS)
+def test_cache_control_read_as_scrapy_reads_it(header: bytes) -> None:
+    from scrapy.extensions.httpcache import parse_cachecontrol
+
+    assert _policy.parse_cachecontrol(header) == parse_cachecontrol(header)
+
+
+@pytest.mark.parametrize("date", DATES)
+def test_http_dates_read_as_scrapy_reads_them(date: bytes | str | None) -> None:
+    from scrapy.extensions.httpcache import rfc1123_to_epoch
+
+    assert _policy.rfc1123_to_epoch(date) == rfc1123_to_epoch(date)
+
+
+def test_policy_does_not_import_scrapy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, scrapy_rerp._policy, scrapy_rerp._body, scrapy_rerp._urls\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

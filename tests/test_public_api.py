@@ -22,6 +22,7 @@ PUBLIC = [
     "ParseWarning",
     "RequestRate",
     "RerpRobotParser",
+    "RerpSettingsError",
     "RobotExclusionRulesParser",
     "RobotFileParserLookalike",
     "RobotsTxt",

@@ -10,9 +10,8 @@ from scrapy.robotstxt import ProtegoRobotParser, PythonRobotParser, RobotParser
 from scrapy.utils.test import get_crawler
 
 from scrapy_rerp import RerpRobotParser
-from scrapy_rerp._settings import RerpSettingsError
-from scrapy_rerp.engine import MK1996, RFC9309, RobotsTxt, parse
-from tests.servers import Server, crawl
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
+from tests.servers import Server, crawl, stopped_by_settings
 
 
 class RobotParserContract:
@@ -178,9 +177,27 @@ def test_syntax_from_crawler_settings() -> None:
     assert not legacy.allowed("https://h/page", "bot")  # first match, as rerp
 
 
-def test_bad_syntax_setting_is_an_error() -> None:
-    with pytest.raises(RerpSettingsError, match="RERP_SYNTAX"):
-        RerpRobotParser.from_crawler(get_crawler(settings_dict={"RERP_SYNTAX": "rfc"}), b"")
+def test_bad_syntax_setting_is_reported_and_allows_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    crawler = get_crawler(settings_dict={"RERP_SYNTAX": "rfc"})
+    for _ in range(3):  # Scrapy's middleware builds a parser per robots.txt
+        parser = RerpRobotParser.from_crawler(crawler, b"")
+        assert not parser.allowed("https://h/", "bot")
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "RERP_SYNTAX = 'rfc'" in errors[0]
+
+
+@pytest.mark.parametrize("syntax", ["gym2008", "GYM2008", GYM2008])
+def test_syntax_by_name_or_constant(syntax: Any) -> None:
+    parser = RerpRobotParser(b"User-agent: *\nDisallow: /\nAllow: /page\n", syntax)
+    assert parser.syntax == GYM2008
+    assert not parser.allowed("https://h/page", "bot")  # first match
+
+
+def test_unknown_syntax_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="syntax"):
+        RerpRobotParser(b"", "google")
 
 
 # -- with Scrapy's own RobotsTxtMiddleware ----------------------------------------------------
@@ -215,7 +232,37 @@ async def test_crawl_with_scrapys_middleware_legacy_syntax(server: Server) -> No
 
 
 @pytest_twisted.ensureDeferred
-async def test_bad_setting_stops_the_crawl_at_start_up(server: Server) -> None:
-    with pytest.raises(RerpSettingsError, match="RERP_SYNTAX"):
-        await crawl(settings=scrapy_mw(RERP_SYNTAX="robots"), urls=[server.url("/a")])
+async def test_bad_setting_stops_the_crawl_at_start_up(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    crawler = await crawl(settings=scrapy_mw(RERP_SYNTAX="robots"), urls=[server.url("/a")])
+    stopped_by_settings(crawler, caplog.records, "RERP_SYNTAX")
     assert server.paths() == []
+
+
+# -- URLs as Scrapy writes them ---------------------------------------------------------------
+
+TRICKY_URLS = [
+    "https://h/wiki/Käyttäjä:",
+    "https://h/wiki/K%C3%A4ytt%C3%A4j%C3%A4:",
+    "https://h/a b",
+    "https://h/a\\b",
+    "https://h/a?x='1'&y=ä",
+    "https://h/[x]|y",
+    "https://h/%zz",
+    " https://h/lead",
+    "https://h/a#frag ment",
+    "https://bücher.example/ß",
+    "https://h?q=1",
+    "https://h/plain/path?q=1",
+]
+
+
+@pytest.mark.parametrize("url", TRICKY_URLS)
+def test_rules_url_is_the_url_scrapy_requests_carry(url: str) -> None:
+    from scrapy import Request
+
+    from scrapy_rerp._urls import rules_url
+
+    assert rules_url(url) == Request(url).url
+    assert rules_url(rules_url(url)) == rules_url(url)

@@ -7,8 +7,18 @@ from typing import Any
 import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
-from scrapy_rerp._settings import RerpSettings, RerpSettingsError
+from scrapy_rerp import RerpSettingsError
+from scrapy_rerp._settings import (
+    SYNTAX_NAMES,
+    RerpSettings,
+    known_settings,
+    settings_for,
+    syntax_from,
+    syntax_name,
+    unknown_settings,
+)
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
 
 ON = {"ROBOTSTXT_OBEY": True}
@@ -78,6 +88,9 @@ def test_values_from_strings_as_on_the_command_line() -> None:
         ("RERP_ERROR_LIFETIME", -1),
         ("RERP_CACHE_MAX_ORIGINS", 0),
         ("RERP_CACHE", "nodots"),
+        ("RERP_CACHE", "nope.Cache"),
+        ("RERP_CACHE", "scrapy_rerp.cache.NoSuchCache"),
+        ("RERP_CACHE", "scrapy_rerp.cache.DEFAULT_NOTHING"),
         ("RERP_RETRY_BACKOFF_BASE", 0),
         ("ROBOTSTXT_USER_AGENT", 42),
         ("ROBOTSTXT_OBEY", "yes please"),
@@ -120,3 +133,101 @@ def test_frozen() -> None:
     s = RerpSettings.from_settings(ON)
     with pytest.raises(AttributeError):
         s.max_size = 1  # type: ignore[misc]
+
+
+def test_cache_class_is_imported_when_validated() -> None:
+    s = RerpSettings.from_settings({**ON, "RERP_CACHE": "scrapy_rerp.cache.MemoryOriginCache"})
+    assert s.cache == "scrapy_rerp.cache.MemoryOriginCache"
+    with pytest.raises(RerpSettingsError, match=r"RERP_CACHE = 'nope.Cache' .*No module named"):
+        RerpSettings.from_settings({**ON, "RERP_CACHE": "nope.Cache"})
+
+
+# -- one syntax table --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "syntax"),
+    [
+        ("rfc9309", RFC9309),
+        (" GYM2008 ", GYM2008),
+        ("Mk1996", MK1996),
+        (RFC9309, RFC9309),
+        (GYM2008, GYM2008),
+        (MK1996, MK1996),
+    ],
+)
+def test_syntax_by_name_or_constant(value: Any, syntax: int) -> None:
+    assert syntax_from(value) == syntax
+    assert RerpSettings.from_settings({**ON, "RERP_SYNTAX": value}).syntax == syntax
+    assert SYNTAX_NAMES[syntax_name(syntax)] == syntax
+
+
+@pytest.mark.parametrize("value", ["rfc", "", 0, 4, True, 3.0, None])
+def test_unknown_syntax_names_the_parameter(value: Any) -> None:
+    with pytest.raises(RerpSettingsError, match="^RERP_SYNTAX = .* 'rfc9309', 'gym2008'"):
+        syntax_from(value, "RERP_SYNTAX")
+
+
+# -- unknown names -----------------------------------------------------------------------------
+
+#: Every setting the plugin reads; the settings reference (docs/settings.rst) documents each.
+KNOWN = {
+    "RERP_SYNTAX",
+    "RERP_MAX_SIZE",
+    "RERP_MAX_REDIRECTS",
+    "RERP_UNREACHABLE_MAX_WAIT",
+    "RERP_RETRY_BACKOFF_BASE",
+    "RERP_RETRY_BACKOFF_MAX",
+    "RERP_MAX_PARKED_PER_ORIGIN",
+    "RERP_LIFETIME",
+    "RERP_MIN_LIFETIME",
+    "RERP_MAX_LIFETIME",
+    "RERP_ERROR_LIFETIME",
+    "RERP_CACHE_MAX_ORIGINS",
+    "RERP_CACHE",
+    "RERP_CRAWL_DELAY",
+    "RERP_MAX_CRAWL_DELAY",
+    "RERP_SITEMAP_DISCOVERY",
+}
+
+
+def test_known_settings_are_those_read() -> None:
+    assert KNOWN <= known_settings()
+    assert all(name.startswith("RERP_") for name in known_settings())
+
+
+def test_unknown_names_with_the_closest_known_one() -> None:
+    settings = Settings(
+        {
+            "RERP_CRAWL_DELAYS": True,
+            "RERP_SITEMAP_DISCOVER": True,
+            "RERP_SYNTAX": "rfc9309",
+            "RERP_FROBNICATE": 1,
+        }
+    )
+    assert unknown_settings(settings) == [
+        ("RERP_CRAWL_DELAYS", "RERP_CRAWL_DELAY"),
+        ("RERP_FROBNICATE", None),
+        ("RERP_SITEMAP_DISCOVER", "RERP_SITEMAP_DISCOVERY"),
+    ]
+
+
+def test_settings_for_warns_once_per_unknown_name(caplog: pytest.LogCaptureFixture) -> None:
+    crawler = get_crawler(settings_dict={"RERP_CRAWL_DELAYS": False, "RERP_MAX_SIZE": 10})
+    for _ in range(3):
+        settings = settings_for(crawler)
+        assert settings is not None and settings.max_size == 10
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        "Unknown setting RERP_CRAWL_DELAYS: scrapy_rerp has no such setting, it is ignored; "
+        "did you mean RERP_CRAWL_DELAY?"
+    ]
+
+
+def test_settings_for_reports_a_bad_value_once(caplog: pytest.LogCaptureFixture) -> None:
+    crawler = get_crawler(settings_dict={"RERP_CACHE": "nope.Cache"})
+    assert settings_for(crawler) is None
+    assert settings_for(crawler) is None
+    [error] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert error.getMessage().startswith("RERP_CACHE = 'nope.Cache' is invalid")
+    assert error.exc_info is None

@@ -1,0 +1,305 @@
+"""Problems in a robots.txt, with line numbers and a severity, across the three syntaxes.
+
+What a reader does with a line is asked of the engine (one-line probes, as in
+:mod:`scrapy_rerp._explain`): "applied by RFC 9309 readers, ignored by the others" is the
+engine's answer for that line, not a table kept here. The checks of the file as a whole (size,
+UTF-16, HTML) look at the bytes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapy_rerp._body import Body
+from scrapy_rerp._settings import syntax_name
+from scrapy_rerp._urls import crawl_allowed, crawl_decision
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
+
+__all__ = ["ERROR", "WARNING", "Problem", "lint"]
+
+ERROR = "error"
+WARNING = "warning"
+
+#: The size RFC 9309 (section 2.5) asks crawlers to read at least, and the middleware's default.
+SIZE_LIMIT = 500 * 1024
+#: Bounds on the work of comparing the syntaxes on a large file.
+MAX_AGENTS = 12
+MAX_URLS = 4000
+
+_SYNTAXES = (RFC9309, GYM2008, MK1996)
+_DIRECTIVES = (
+    "user-agent",
+    "allow",
+    "disallow",
+    "sitemap",
+    "crawl-delay",
+    "request-rate",
+    "visit-time",
+    "host",
+    "clean-param",
+)
+_RULE_KEYS = ("allow", "disallow")
+_KEY = re.compile(r"\s*([A-Za-z][A-Za-z_ -]*?)\s*(:|\s+(?=\S))")
+_HTML = re.compile(rb"\A\s*(?:<!doctype\s+html|<html|<head|<body|<\?xml)|<html[\s>]", re.I)
+_ABSOLUTE = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
+
+
+@dataclass(frozen=True)
+class Problem:
+    severity: str  # ERROR: the file is not what it seems; WARNING: readers differ or ignore
+    code: str
+    message: str
+    line: int | None = None
+    text: str | None = None  # the line as written
+    example: dict[str, Any] | None = None  # a URL that shows the problem, with each verdict
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "text": self.text,
+            "example": self.example,
+        }
+
+
+@dataclass
+class Lint:
+    problems: list[Problem] = field(default_factory=list)
+    checked_urls: int = 0
+    checked_agents: int = 0
+
+
+def _readers(applied: dict[int, bool]) -> str:
+    """'applied by RFC 9309 readers, ignored by GYM2008 and MK1996 readers'."""
+    yes = [syntax_name(s).upper() for s in _SYNTAXES if applied[s]]
+    no = [syntax_name(s).upper() for s in _SYNTAXES if not applied[s]]
+    parts = []
+    if yes:
+        parts.append(f"applied by {_and(yes)} readers")
+    if no:
+        parts.append(f"ignored by {_and(no)} readers")
+    return ", ".join(parts)
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _applied(line: str) -> dict[int, bool]:
+    """Whether each syntax reads ``line`` as a rule, in a group for every crawler."""
+    return {
+        syntax: any(g.rules for g in parse(f"User-agent: *\n{line}\n", syntax).groups)
+        for syntax in _SYNTAXES
+    }
+
+
+def _file_problems(raw: bytes, body: Body) -> list[Problem]:
+    problems = []
+    if len(raw) > SIZE_LIMIT or body.truncated:
+        problems.append(
+            Problem(
+                ERROR,
+                "too-large",
+                f"the file is over {SIZE_LIMIT // 1024} KiB: crawlers read the first "
+                f"{SIZE_LIMIT // 1024} KiB (RFC 9309 section 2.5) and ignore the rest",
+            )
+        )
+    head = raw[:2048]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (
+        len(head) >= 8 and head.count(b"\x00") * 3 >= len(head)
+    ):
+        bom = "with" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "without"
+        problems.append(
+            Problem(
+                ERROR,
+                "utf-16",
+                f"the file is UTF-16 ({bom} a byte order mark): robots.txt is UTF-8 (RFC 9309 "
+                "section 2.3), and read as UTF-8 this file names no directive",
+            )
+        )
+    elif _HTML.search(head):
+        problems.append(
+            Problem(
+                ERROR,
+                "html",
+                "the file is an HTML (or XML) page, not robots.txt: a crawler finds no rules "
+                "in it (a page served for a missing robots.txt?)",
+            )
+        )
+    return problems
+
+
+def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
+    problems: list[Problem] = []
+    flagged: set[int] = set()
+    for number, line in enumerate(text.split("\n"), 1):
+        content = line.split("#", 1)[0].strip()
+        match = _KEY.match(content)
+        if not content or match is None:
+            continue
+        key = match.group(1).strip().lower()
+        colon = match.group(2) == ":"
+        value = content[match.end() :].strip() if colon else content[match.end(1) :].strip()
+        known = key if key in _DIRECTIVES else None
+        if known is None:
+            close = difflib.get_close_matches(key.replace(" ", "-"), _DIRECTIVES, n=1, cutoff=0.7)
+            if close:
+                applied = _applied(line) if close[0] in _RULE_KEYS else None
+                how = _readers(applied) if applied else "ignored by every reader"
+                problems.append(
+                    Problem(
+                        WARNING,
+                        "misspelled-directive",
+                        f"{match.group(1).strip()!r} looks like a misspelling of "
+                        f"{close[0].title()!r}: {how}",
+                        number,
+                        line.strip(),
+                    )
+                )
+                flagged.add(number)
+            continue
+        if not colon and value:
+            applied = _applied(line) if key in _RULE_KEYS else None
+            how = _readers(applied) if applied else "ignored by every reader"
+            problems.append(
+                Problem(
+                    WARNING,
+                    "no-colon",
+                    f"no colon after {match.group(1).strip()!r}: {how}",
+                    number,
+                    line.strip(),
+                )
+            )
+            flagged.add(number)
+            continue
+        if key == "user-agent" and not value:
+            problems.append(
+                Problem(
+                    WARNING,
+                    "empty-user-agent",
+                    "an empty User-agent names no crawler, and is ignored (RFC 9309 asks for a "
+                    "product token, or *)",
+                    number,
+                    line.strip(),
+                )
+            )
+            flagged.add(number)
+        elif key == "sitemap" and value and not _ABSOLUTE.match(value):
+            problems.append(
+                Problem(
+                    WARNING,
+                    "relative-sitemap",
+                    "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
+                    "against the robots.txt URL, or ignore it",
+                    number,
+                    line.strip(),
+                )
+            )
+            flagged.add(number)
+    lines = text.split("\n")
+    for warning in robots.warnings:
+        if warning.line in flagged:
+            continue
+        code = {
+            "invalid value, ignored": "invalid-value",
+            "not a robots.txt directive": "unknown-directive",
+        }.get(warning.message, "ignored-line")
+        if warning.message.startswith("rule before") or warning.message.startswith("rule outside"):
+            code = "rule-outside-group"
+        written = lines[warning.line - 1].strip() if 0 < warning.line <= len(lines) else None
+        severity = ERROR if code == "rule-outside-group" else WARNING
+        problems.append(Problem(severity, code, warning.message, warning.line, written))
+    return problems
+
+
+def _candidates(groups: Iterable[Any]) -> list[str]:
+    """Paths that exercise each rule: the pattern as a path, one step inside it, and with
+    ``*`` read as text or as something."""
+    seen: dict[str, None] = {"/": None}
+    for group in groups:
+        for _allow, pattern, _line in group.rules:
+            base = pattern[:-1] if pattern.endswith("$") else pattern
+            for path in (
+                base.replace("*", ""),
+                base.replace("*", "x"),
+                base.replace("*", "") + "x",
+                base.replace("*", "x") + "/x",
+                base,
+            ):
+                if not path.startswith("/"):
+                    path = "/" + path
+                seen.setdefault(path, None)
+                if len(seen) >= MAX_URLS:
+                    return list(seen)
+    return list(seen)
+
+
+def _verdict_text(robots: RobotsTxt, url: str, agent: str) -> str:
+    decision = crawl_decision(robots, url, agent)
+    verdict = "allowed" if decision.allowed else "disallowed"
+    if decision.line is None:
+        return f"{verdict} ({decision.reason})"
+    return f"{verdict} by line {decision.line} {decision.rule} ({decision.reason})"
+
+
+def _syntax_problems(body: Body) -> tuple[list[Problem], int, int]:
+    parsed = {syntax: body.rules(syntax) for syntax in _SYNTAXES}
+    agents: dict[str, None] = {"*": None}
+    for syntax in _SYNTAXES:
+        for group in parsed[syntax].groups:
+            for agent in group.agents:
+                if agent.strip() and len(agents) < MAX_AGENTS:
+                    agents.setdefault(agent.strip(), None)
+    paths = _candidates(g for s in _SYNTAXES for g in parsed[s].groups)
+    problems = []
+    reported: set[tuple[int | None, ...]] = set()
+    for agent in agents:
+        for path in paths:
+            url = "https://example.com" + path
+            verdicts = {s: crawl_allowed(parsed[s], url, agent) for s in _SYNTAXES}
+            if len(set(verdicts.values())) == 1:
+                continue
+            decisions = {s: crawl_decision(parsed[s], url, agent) for s in _SYNTAXES}
+            deciding = tuple(decisions[s].line for s in _SYNTAXES)
+            lines = [line for line in deciding if line is not None]
+            if not lines or deciding in reported:
+                continue
+            line = lines[0]
+            reported.add(deciding)
+            each = {syntax_name(s): _verdict_text(parsed[s], url, agent) for s in _SYNTAXES}
+            who = "" if agent == "*" else f" for {agent}"
+            problems.append(
+                Problem(
+                    WARNING,
+                    "syntax-difference",
+                    f"{path}{who} is "
+                    + "; ".join(f"{name.upper()}: {text}" for name, text in each.items()),
+                    line,
+                    None,
+                    {
+                        "url": path,
+                        "agent": agent,
+                        "allowed": {syntax_name(s): verdicts[s] for s in _SYNTAXES},
+                    },
+                )
+            )
+    return problems, len(paths), len(agents)
+
+
+def lint(raw: bytes, body: Body, syntax: int) -> Lint:
+    """Every problem of the robots.txt ``raw`` (as given or downloaded) and ``body`` (as a
+    crawler reads it), its parse warnings read in ``syntax``."""
+    robots = body.rules(syntax)
+    text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
+    result = Lint(_file_problems(raw, body))
+    result.problems += _line_problems(text, robots)
+    differences, result.checked_urls, result.checked_agents = _syntax_problems(body)
+    result.problems += differences
+    result.problems.sort(key=lambda p: (p.line or 0, p.severity != ERROR, p.code))
+    return result

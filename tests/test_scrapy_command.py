@@ -1,0 +1,89 @@
+"""``scrapy robots URL...``: the Scrapy command, run as a subprocess in a project of its own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.servers import Server
+
+ROBOTS = """\
+User-agent: *
+Disallow: /
+
+User-agent: ProjectBot
+Disallow: /private
+Crawl-delay: 2
+Sitemap: https://example.com/sitemap.xml
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A Scrapy project whose settings name the crawler ProjectBot."""
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "settings.py").write_text(
+        'BOT_NAME = "proj"\n'
+        'USER_AGENT = "Mozilla/5.0 (compatible; ProjectBot/1.0; +https://example.com/bot)"\n'
+        "ROBOTSTXT_OBEY = False  # the command obeys robots.txt all the same\n"
+    )
+    return tmp_path
+
+
+def scrapy(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "robots", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=project,
+    )
+
+
+def test_robots_command_with_the_projects_user_agent(server: Server, project: Path) -> None:
+    server.robots(ROBOTS)
+    done = scrapy(project, server.url("/private/x"), server.url("/public"))
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    assert f"DISALLOWED  {server.url('/private/x')}" in out
+    assert "decided by   line 5: Disallow: /private (longest match)" in out
+    assert f"ALLOWED     {server.url('/public')}" in out
+    assert "crawl-delay  2 s" in out
+    assert "sitemap      https://example.com/sitemap.xml" in out
+    assert "ProjectBot/1.0" in out
+    # robots.txt once, through Scrapy with the project's User-Agent; no page downloaded.
+    (hit,) = server.hits()
+    assert hit.path == "/robots.txt" and "ProjectBot/1.0" in (hit.header("User-Agent") or "")
+
+
+def test_robots_command_json(server: Server, project: Path) -> None:
+    server.robots(ROBOTS)
+    done = scrapy(project, server.url("/public"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    (result,) = doc["results"]
+    assert result["decision"] == "allowed" and result["status"] == 200
+    assert result["outcome"] == "parsed" and result["crawl_delay"] == 2
+    assert doc["exit_status"] == 0
+
+
+def test_robots_command_unreachable_robots_txt(project: Path) -> None:
+    with Server() as gone:
+        url = gone.url("/page")
+    done = scrapy(project, url)
+    assert done.returncode == 1
+    assert "DROPPED" in done.stdout and "unreachable" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_robots_command_usage_error(project: Path) -> None:
+    done = scrapy(project, "not-a-url")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
