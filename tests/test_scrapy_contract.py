@@ -165,7 +165,13 @@ class TestScrapyRerpRobotParser(BaseRobotParserTest):
         super()._setUp(RerpRobotParser)
 
     def test_order_based_precedence(self) -> None:
-        pytest.skip("RFC 9309 (the default syntax): the longest match wins, not the first")
+        # Scrapy's test expects the first matching rule to win. RFC 9309 (the default syntax)
+        # takes the longest match instead; the legacy syntaxes keep the first match.
+        body = b"User-agent: * \nDisallow: / \nAllow: /page"
+        assert self._parse(body).allowed("https://www.site.local/page", "*")
+        for syntax in ("gym2008", "mk1996"):
+            legacy = RerpRobotParser(body, syntax=syntax)
+            assert not legacy.allowed("https://www.site.local/page", "*")
 
     @pytest.mark.xfail(
         strict=True,
