@@ -52,8 +52,8 @@ if TYPE_CHECKING:
 
     from scrapy_rerp._fetcher import Fetched
     from scrapy_rerp._parking import ParkingLot
-    from scrapy_rerp._redis import RedisOriginCache
     from scrapy_rerp._settings import RerpSettings
+    from scrapy_rerp.cache import SharedOriginCache
 
 __all__ = ["TURN_META", "DelayGate", "Fleet", "Turn"]
 
@@ -87,7 +87,7 @@ class Turn:
 class Fleet:
     """One worker's side of the shared store."""
 
-    def __init__(self, crawler: Crawler, settings: RerpSettings, store: RedisOriginCache) -> None:
+    def __init__(self, crawler: Crawler, settings: RerpSettings, store: SharedOriginCache) -> None:
         self.crawler = crawler
         self.settings = settings
         self.store = store

@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     from scrapy_rerp._redis import RedisOriginCache
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["FailoverCache", "MemoryOriginCache", "OriginCache", "RedisOriginCache", "RobotsEntry"]
+__all__ = [
+    "FailoverCache",
+    "MemoryOriginCache",
+    "OriginCache",
+    "RedisOriginCache",
+    "RobotsEntry",
+    "SharedOriginCache",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -81,6 +88,36 @@ class OriginCache(Protocol):
     def delete(self, origin: str) -> None: ...
 
     def __len__(self) -> int: ...
+
+
+class SharedOriginCache(Protocol):
+    """What the middleware needs from a cache shared by a fleet of workers (``is_shared =
+    True``); asynchronous, so that a networked store never blocks the reactor.
+    :class:`RedisOriginCache` is the one provided; ``scrapy_rerp/_fleet.py`` uses it."""
+
+    is_shared: bool
+    url: str
+    round_trips: int
+
+    async def load(self, origin: str) -> dict[bytes, bytes] | None:
+        """The stored fields of ``origin`` (see ``_fleet.Fleet.fields_of``), or None."""
+
+    async def store(self, origin: str, fields: dict[bytes, bytes], ttl: float) -> None: ...
+
+    async def delete(self, origin: str) -> None: ...
+
+    async def lock(self, origin: str) -> bool:
+        """Take ``origin``'s download lock for the fleet; True when this worker holds it."""
+
+    async def unlock(self, origin: str) -> None: ...
+
+    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
+        """``(0.0, turn id)`` when this worker may send to ``origin`` now, else the seconds
+        to wait before asking again."""
+
+    async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 class MemoryOriginCache:
