@@ -13,7 +13,7 @@ from . import _lines as L
 from ._directives import AGENT, DIRECTIVES, FILE, RULE
 from ._lines import _VALUE_SPACE, ParseWarning
 from ._patterns import escape_pattern, has_lower_escape, unquote_path
-from ._shared import SharedTable, str_bytes
+from ._shared import SharedStrings, SharedTable, str_bytes
 
 STAR = ("*",)  # the agents of most groups, shared
 
@@ -29,25 +29,32 @@ class Extra(NamedTuple):
 class StoredGroup(NamedTuple):
     """A group (RFC 9309) or record (MK1996/GYM2008) as parsed.
 
-    Rule ``i`` is ``patterns[i]``, an Allow if ``allow_bits[i]`` is 1, on line ``rule_lines[i]``.
+    Rule ``i`` is ``patterns[i]``, an Allow if ``allow_bits[i]`` is 1, on line ``line_of(i)``.
     """
 
     agents: tuple[str, ...]
     patterns: tuple[str, ...]
     allow_bits: bytes | None  # None when every rule is a Disallow (most groups)
-    rule_lines: Sequence[int]  # a range when the rules are on consecutive lines, else an array
+    first_rule_line: int
+    # Each rule's line, unless the rules are on consecutive lines (most groups): then None, which
+    # costs nothing where an array would cost 64 bytes and more.
+    scattered_lines: array[int] | None
     extras: tuple[Extra, ...]
     first_line: int  # the line of the first User-agent
     # RFC9309: every rule is a Disallow without wildcards, none is empty, and there are few
     # enough to try one by one (plain_prefixes), so the patterns are matched as they are.
     plain: bool
 
+    def line_of(self, index: int) -> int:
+        lines = self.scattered_lines
+        return self.first_rule_line + index if lines is None else lines[index]
+
     def is_allow(self, index: int) -> bool:
         return self.allow_bits is not None and self.allow_bits[index] == 1
 
     def rules(self) -> tuple[tuple[bool, str, int], ...]:
         """``(is_allow, pattern, line)`` per rule, in file order."""
-        return tuple((self.is_allow(i), p, self.rule_lines[i]) for i, p in enumerate(self.patterns))
+        return tuple((self.is_allow(i), p, self.line_of(i)) for i, p in enumerate(self.patterns))
 
     def extra(self, kind: int, agent_index: int) -> Any:
         """The first value of *kind* that applies to the group's agent *agent_index*, or None."""
@@ -64,17 +71,14 @@ class StoredGroup(NamedTuple):
         return None
 
 
-def line_numbers(numbers: Sequence[int]) -> Sequence[int]:
-    """*numbers* (never decreasing) as a range when they are consecutive, else as an array."""
+def line_fields(numbers: Sequence[int]) -> tuple[int, array[int] | None]:
+    """``(first_rule_line, scattered_lines)`` of rules on the lines *numbers* (never decreasing)."""
     if not numbers:
-        return _NO_LINES
+        return 0, None
     # (Two rules may share a line: google's /index.html Allow adds one for the directory.)
     if numbers[-1] - numbers[0] == len(numbers) - 1 and len(set(numbers)) == len(numbers):
-        return range(numbers[0], numbers[-1] + 1)
-    return array("I", numbers)
-
-
-_NO_LINES = range(0)
+        return numbers[0], None
+    return numbers[0], array("I", numbers)
 
 
 # Disallow prefixes up to this many are tried one by one on each check; a rule set with more gets
@@ -223,7 +227,7 @@ def _rfc_group(
         agents: tuple[str, ...] | None = _ONE_AGENT.get(line)
         if agents is None:
             value = _value_of(read, bare_values, start)
-            agents = STAR if value == "*" else (value,)
+            agents = STAR if value == "*" else tuple(SHARED_STRINGS.share_all([value], len(value)))
             _ONE_AGENT.put(line, agents)
     else:
         names = []
@@ -231,7 +235,7 @@ def _rfc_group(
         while index != -1:
             names.append(_value_of(read, bare_values, index))
             index = coarse.find(b"U", index + 1, first_rule)
-        agents = tuple(names)
+        agents = tuple(SHARED_STRINGS.share_all(names, sum(map(len, names))))
     extras: tuple[Extra, ...] = ()
     index = coarse.find(b"E", start, end) if has_extras else -1
     if index != -1:
@@ -244,7 +248,7 @@ def _rfc_group(
             index = coarse.find(b"E", index + 1, end)
         extras = tuple(found)
     if first_rule == end:
-        return StoredGroup(agents, (), None, _NO_LINES, extras, start + 1, True)
+        return StoredGroup(agents, (), None, 0, None, extras, start + 1, True)
     last = coarse.rfind(b"R", first_rule, end) + 1
     rule_kinds = kinds[first_rule:last]
     selected = rule_kinds.translate(_IS_RULE)
@@ -265,8 +269,10 @@ def _rfc_group(
         patterns, allow_bits, plain, numbers = _rfc_rules_of(
             rule_lines, rule_kinds, joined, bare_values, numbers, first_rule, last
         )
-    stored_lines = range(first_rule + 1, last + 1) if numbers is None else line_numbers(numbers)
-    return StoredGroup(agents, patterns, allow_bits, stored_lines, extras, start + 1, plain)
+    first_line, scattered = (first_rule + 1, None) if numbers is None else line_fields(numbers)
+    return StoredGroup(
+        agents, patterns, allow_bits, first_line, scattered, extras, start + 1, plain
+    )
 
 
 class _ReadRules(NamedTuple):
@@ -309,6 +315,8 @@ def _rfc_rules_of(
     patterns = list(values)
     if not joined.isascii() or ("%" in joined and has_lower_escape(joined)):
         _escape_some(patterns)
+    # Many files write the same rules (/wp-admin/, /cgi-bin/...): they share one string each.
+    patterns = SHARED_STRINGS.share_all(patterns, sum(map(len, patterns)))
     allow_bits: bytes | None = None
     remember = True
     if L.ALLOW in rule_kinds:
@@ -360,9 +368,11 @@ def _read_rules_bytes(joined: str, rules: _ReadRules) -> int:
     return 2 * str_bytes(joined) + 64 + 58 * count + (33 + count if rules.allow_bits else 0)
 
 
+#: Rule patterns, their pieces and agent names, shared between files.
+SHARED_STRINGS = SharedStrings(0.45)
 # A group's rule lines, joined with newlines -> its rules, for recent groups: many sites serve
 # the same lines (a CMS's defaults), and then their parsed objects share the rules' strings.
-_GROUP_RULES: SharedTable[str, _ReadRules] = SharedTable(0.4, _read_rules_bytes)
+_GROUP_RULES: SharedTable[str, _ReadRules] = SharedTable(0.2, _read_rules_bytes)
 # The agents of one-agent groups by their User-agent line: most files name the same few crawlers.
 _ONE_AGENT: SharedTable[str, tuple[str, ...]] = SharedTable(
     0.05, lambda line, agents: 2 * str_bytes(line) + 64
@@ -417,7 +427,7 @@ class _Record:
             STAR if self.agents == ["*"] else tuple(self.agents),
             tuple(self.patterns),
             bytes(self.allow_bits) if 1 in self.allow_bits else None,
-            line_numbers(self.lines),
+            *line_fields(self.lines),
             tuple(self.extras),
             self.first_line,
             False,

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import islice, repeat
 
-from ._groups import PREFIX_GATE_MIN, StoredGroup, plain_prefixes
+from ._groups import PREFIX_GATE_MIN, SHARED_STRINGS, StoredGroup, plain_prefixes
 from ._patterns import Glob, glob_match
 from ._shared import SharedTable
 
@@ -153,9 +153,7 @@ def _as_prefix(pattern: str) -> str | None:
 
 
 # (patterns, allow bits) -> their compiled rules, for recently compiled rule sets.
-_COMPILED: SharedTable[tuple[tuple[str, ...], bytes | None], Rules] = SharedTable(
-    0.45, _rules_bytes
-)
+_COMPILED: SharedTable[tuple[tuple[str, ...], bytes | None], Rules] = SharedTable(0.2, _rules_bytes)
 # Above PREFIX_GATE_MIN Disallow prefixes, checks bisect a sorted copy (``Rules.gate``) instead
 # of trying each prefix, once the rules have served _GATE_AFTER_CHECKS checks: a prefix costs
 # about 8 ns a check to try and about 250 ns once to sort into the copy, so the copy pays for
@@ -177,6 +175,7 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     # split_glob's reading, inlined: this runs for every wildcard rule of a rule set compiled.
     anchored = pattern[-1] == "$"
     parts = (pattern[:-1] if anchored else pattern).split("*")
+    parts = SHARED_STRINGS.share_all(parts, len(pattern))  # most heads and tails recur
     head = parts[0]
     if len(parts) == 1:  # no '*', only a final '$': the whole path must equal head
         return (len(pattern), "", head, None, None, True)

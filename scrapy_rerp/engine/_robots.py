@@ -11,12 +11,13 @@ from ._agents import caller_tokens, group_token, is_global_value
 from ._constants import GYM2008, RFC9309, SYNTAX_NAMES, check_syntax
 from ._directives import DIRECTIVES, RequestRate, VisitTime
 from ._groups import (
+    SHARED_STRINGS,
     STAR,
     Extra,
     StoredGroup,
     build_legacy,
     build_rfc,
-    line_numbers,
+    line_fields,
     plain_prefixes,
 )
 from ._lines import ParseWarning
@@ -41,7 +42,7 @@ _NO_ORIGIN = "x://\x00/"
 # What a parsed object remembers of its queries (RobotsTxt._memo) is dropped past this many
 # entries: a crawl asks each site with a few user agents.
 _MEMO_SIZE = 64
-_NO_INDEX: dict[str, tuple[StoredGroup, ...]] = {}  # the index of a file naming no crawler
+_NO_INDEX: dict[str, tuple[int, ...]] = {}  # the index of a file naming no crawler
 _ALLOW_EVERYTHING = Rules(())  # what applies when no group does (RFC 9309)
 
 # What a pickled RobotsTxt starts with: its format and the format's version (``__reduce__``).
@@ -54,11 +55,13 @@ def _agent_key(value: str) -> str:
     key = _AGENT_KEYS.get(value)
     if key is None:
         key = "*" if is_global_value(value) else group_token(value)
+        key = SHARED_STRINGS.share_all([key], len(key))[0]  # kept in every index that has it
         _AGENT_KEYS.put(value, key)
     return key
 
 
-# User-agent value -> the token it names: most files name the same few crawlers.
+# User-agent value -> the token it names (most files name the same few crawlers): the tokens,
+# kept in every index, are shared strings.
 _AGENT_KEYS: SharedTable[str, str] = SharedTable(
     0.05, lambda value, key: str_bytes(value) + str_bytes(key)
 )
@@ -107,7 +110,8 @@ class RobotsTxt:
         "_syntax",
         "_groups",
         "_index",
-        "_global_groups",
+        "_global",
+        "_global_rules",
         "_sitemaps",
         "_host",
         "_clean_params",
@@ -138,16 +142,19 @@ class RobotsTxt:
         store(self, "_host", host)
         store(self, "_clean_params", clean_params)
         store(self, "_warnings", warnings)
-        # RFC 9309: each product token named in the file -> its groups, and the * groups.
-        index, global_groups = _index_groups(syntax, groups)
+        # RFC 9309: each product token named in the file -> its groups' positions in _groups,
+        # and the * groups' positions.
+        index, global_positions = _index_groups(syntax, groups)
         store(self, "_index", index)
-        store(self, "_global_groups", global_groups)
+        store(self, "_global", global_positions)
+        # The * groups' rules, compiled on the first query that needs them.
+        store(self, "_global_rules", None)
         # The scheme://authority/ of the last URL asked about, so that the next URL of the
         # same site needs no parsing.
         store(self, "_origin", _NO_ORIGIN)
-        # Created on the first query: user agent -> the rules that apply to it (RFC9309: its
-        # compiled Rules, also kept under the token that picked them, "*" for the * groups;
-        # MK1996/GYM2008: rerp's record, also kept under the record's position).
+        # Created on the first query: user agent -> the rules that apply to it (RFC9309, in a
+        # file that names crawlers: its compiled Rules, also kept under the token that picked
+        # them; MK1996/GYM2008: rerp's record, also kept under the record's position).
         store(self, "_memo", None)
         return self
 
@@ -248,6 +255,8 @@ class RobotsTxt:
 
     def _rfc_token(self, user_agent: str) -> str | None:
         """The token whose groups apply, or None for the ``*`` groups."""
+        if not self._index:
+            return None
         for token in caller_tokens(user_agent):
             if token in self._index:
                 return token
@@ -255,17 +264,25 @@ class RobotsTxt:
 
     def _rfc_groups(self, user_agent: str) -> tuple[StoredGroup, ...]:
         token = self._rfc_token(user_agent)
-        return self._global_groups if token is None else self._index[token]  # type: ignore[no-any-return]
+        positions = self._global if token is None else self._index[token]
+        return tuple(self._groups[position] for position in positions)
 
     def _rfc_rules(self, user_agent: str) -> Rules:
         """The compiled rules for *user_agent*, compiled on its first query."""
-        memo = self._memo_for_update()
-        token = self._rfc_token(user_agent) or "*"
-        rules = memo.get(token)
-        if rules is None:
-            groups = self._global_groups if token == "*" else self._index[token]
-            rules = memo[token] = compile_rules(groups) if groups else _ALLOW_EVERYTHING
-        memo[user_agent] = rules
+        token = self._rfc_token(user_agent)
+        if token is None:
+            rules = self._global_rules
+            if rules is None:
+                groups = self._rfc_groups(user_agent)
+                rules = compile_rules(groups) if groups else _ALLOW_EVERYTHING
+                object.__setattr__(self, "_global_rules", rules)
+        else:
+            memo = self._memo_for_update()
+            rules = memo.get(token)
+            if rules is None:
+                rules = memo[token] = compile_rules(self._rfc_groups(user_agent))
+        if self._index:  # which groups apply depends on the user agent
+            self._memo_for_update()[user_agent] = rules
         return rules  # type: ignore[no-any-return]
 
     def _path(self, url: str) -> str:
@@ -323,8 +340,11 @@ class RobotsTxt:
             url, user_agent = _coerce(url, user_agent)
         if self._syntax != RFC9309:
             return self._legacy_allowed(url, user_agent)
-        memo = self._memo
-        rules = memo.get(user_agent) if memo is not None else None
+        if self._index:
+            memo = self._memo
+            rules = memo.get(user_agent) if memo is not None else None
+        else:  # no group names a crawler: the * groups apply to all
+            rules = self._global_rules
         if rules is None:
             rules = self._rfc_rules(user_agent)
         origin = self._origin
@@ -396,7 +416,7 @@ class RobotsTxt:
             return Decision(True, None, None, "no rule matched")
         keyword = "Allow" if group.is_allow(index) else "Disallow"
         rule = f"{keyword}: {group.patterns[index]}"
-        return Decision(verdict, group.rule_lines[index], rule, "first match")
+        return Decision(verdict, group.line_of(index), rule, "first match")
 
     def _extra(self, user_agent: str, kind: int) -> Any:
         """The per-group value of directive *kind* that applies to *user_agent*, or None."""
@@ -469,31 +489,43 @@ class RobotsTxt:
 
 def _index_groups(
     syntax: int, groups: tuple[StoredGroup, ...]
-) -> tuple[dict[str, tuple[StoredGroup, ...]], tuple[StoredGroup, ...]]:
-    """Map each product token to the groups that apply to it (RFC 9309), once per parse.
+) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """Map each product token to the positions of the groups that apply to it (RFC 9309), once
+    per parse.
 
-    Returns ``(index, global groups)``: the index maps a token to its groups, merged as
-    RFC 9309 section 2.2.1 asks; the global groups are those of ``*``.
+    Returns ``(index, global positions)``: the index maps a token to its groups' positions in
+    file order, merged as RFC 9309 section 2.2.1 asks; the global ones are the ``*`` groups'.
     """
     if syntax != RFC9309 or not groups:
         return _NO_INDEX, ()
     if len(groups) == 1 and groups[0].agents is STAR:
-        return _NO_INDEX, groups
-    by_token: dict[str, list[StoredGroup]] = {}
-    global_groups: list[StoredGroup] = []
-    for group in groups:
+        return _NO_INDEX, _ONE_POSITION[0]
+    by_token: dict[str, list[int]] = {}
+    global_positions: list[int] = []
+    for position, group in enumerate(groups):
         for value in group.agents:
             key = _agent_key(value)
             if key == "*":
-                found = global_groups
+                found = global_positions
             elif key:
                 found = by_token.setdefault(key, [])
             else:
                 continue
-            if not found or found[-1] is not group:
-                found.append(group)
-    index = {key: tuple(found) for key, found in by_token.items()} if by_token else _NO_INDEX
-    return index, tuple(global_groups)
+            if not found or found[-1] != position:
+                found.append(position)
+    index = {key: _positions(found) for key, found in by_token.items()} if by_token else _NO_INDEX
+    return index, _positions(global_positions)
+
+
+def _positions(positions: list[int]) -> tuple[int, ...]:
+    # Most tokens name one group, among a file's first: their tuples are shared (most files are
+    # parsed to be kept, and one tuple per token would be a fifth of what a group costs).
+    if len(positions) == 1 and positions[0] < len(_ONE_POSITION):
+        return _ONE_POSITION[positions[0]]
+    return tuple(positions)
+
+
+_ONE_POSITION = tuple((position,) for position in range(256))
 
 
 def _render_extra(kind: int, value: Any) -> str:
@@ -577,7 +609,7 @@ def _stored_group(
         STAR if tuple(agents) == STAR else tuple(agents),
         patterns,
         allow_bits,
-        line_numbers([line for _, _, line in rules]),
+        *line_fields([line for _, _, line in rules]),
         tuple(Extra(before, _KIND_OF_NAME[name], value) for before, name, value in extras),
         first_line,
         plain,
