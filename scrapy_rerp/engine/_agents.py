@@ -64,7 +64,7 @@ def caller_tokens(user_agent: str) -> tuple[str, ...]:
     no group. A User-Agent header (it has ``/``, ``(`` or ``;``) yields its products:
     ``Mozilla/5.0 (compatible; MyBot/1.0)`` gives ``("mybot",)``.
     """
-    tokens = _CALLER_TOKENS.get(user_agent)
+    tokens = _CALLER_TOKENS.recent.get(user_agent) or _CALLER_TOKENS.get(user_agent)
     if tokens is None:
         tokens = _read_caller_tokens(user_agent)
         _CALLER_TOKENS.put(user_agent, tokens)

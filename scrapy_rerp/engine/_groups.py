@@ -224,7 +224,7 @@ def _rfc_group(
     if first_rule == start + 1:
         # Keyed by the whole line, whose value is read the same way each time.
         line = read[start]
-        agents: tuple[str, ...] | None = _ONE_AGENT.get(line)
+        agents: tuple[str, ...] | None = _ONE_AGENT.recent.get(line) or _ONE_AGENT.get(line)
         if agents is None:
             value = _value_of(read, bare_values, start)
             agents = STAR if value == "*" else tuple(SHARED_STRINGS.share_all([value], len(value)))
@@ -262,7 +262,7 @@ def _rfc_group(
     # A group's rules are a function of its rule lines' text, and many sites serve the same
     # lines (a CMS's defaults): those are read once.
     joined = "\n".join(rule_lines)
-    known = _GROUP_RULES.get(joined)
+    known = _GROUP_RULES.recent.get(joined) or _GROUP_RULES.get(joined)
     if known is not None:
         patterns, allow_bits, plain = known
     else:

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import islice, repeat
 
-from ._groups import PREFIX_GATE_MIN, SHARED_STRINGS, StoredGroup, plain_prefixes
+from ._groups import PREFIX_GATE_MIN, StoredGroup, plain_prefixes
 from ._patterns import Glob, glob_match
 from ._shared import SharedTable
 
@@ -72,7 +72,7 @@ def compile_rules(groups: tuple[StoredGroup, ...]) -> Rules:
         allow_bits = merged_bits if 1 in merged_bits else None
     # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
     key = (patterns, allow_bits)
-    rules = _COMPILED.get(key)
+    rules = _COMPILED.recent.get(key) or _COMPILED.get(key)
     if rules is None:
         rules = _compile(patterns, allow_bits, "\n".join(patterns))
         _COMPILED.put(key, rules)
@@ -175,7 +175,6 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     # split_glob's reading, inlined: this runs for every wildcard rule of a rule set compiled.
     anchored = pattern[-1] == "$"
     parts = (pattern[:-1] if anchored else pattern).split("*")
-    parts = SHARED_STRINGS.share_all(parts, len(pattern))  # most heads and tails recur
     head = parts[0]
     if len(parts) == 1:  # no '*', only a final '$': the whole path must equal head
         return (len(pattern), "", head, None, None, True)

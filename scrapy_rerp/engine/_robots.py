@@ -269,21 +269,28 @@ class RobotsTxt:
 
     def _rfc_rules(self, user_agent: str) -> Rules:
         """The compiled rules for *user_agent*, compiled on its first query."""
-        token = self._rfc_token(user_agent)
+        index = self._index
+        token = self._rfc_token(user_agent) if index else None
         if token is None:
             rules = self._global_rules
             if rules is None:
-                groups = self._rfc_groups(user_agent)
-                rules = compile_rules(groups) if groups else _ALLOW_EVERYTHING
+                rules = self._compile(self._global)
                 object.__setattr__(self, "_global_rules", rules)
+            if not index:
+                return rules  # type: ignore[no-any-return]
+            memo = self._memo_for_update()
         else:
             memo = self._memo_for_update()
             rules = memo.get(token)
             if rules is None:
-                rules = memo[token] = compile_rules(self._rfc_groups(user_agent))
-        if self._index:  # which groups apply depends on the user agent
-            self._memo_for_update()[user_agent] = rules
+                rules = memo[token] = self._compile(index[token])
+        memo[user_agent] = rules  # which groups apply depends on the user agent
         return rules  # type: ignore[no-any-return]
+
+    def _compile(self, positions: tuple[int, ...]) -> Rules:
+        if not positions:
+            return _ALLOW_EVERYTHING
+        return compile_rules(tuple(self._groups[position] for position in positions))
 
     def _path(self, url: str) -> str:
         """The path, params and query of *url*; remembers its site for the next URL."""
@@ -502,9 +509,10 @@ def _index_groups(
         return _NO_INDEX, _ONE_POSITION[0]
     by_token: dict[str, list[int]] = {}
     global_positions: list[int] = []
+    known_key = _AGENT_KEYS.recent.get
     for position, group in enumerate(groups):
         for value in group.agents:
-            key = _agent_key(value)
+            key = known_key(value) or _agent_key(value)
             if key == "*":
                 found = global_positions
             elif key:
@@ -513,16 +521,15 @@ def _index_groups(
                 continue
             if not found or found[-1] != position:
                 found.append(position)
-    index = {key: _positions(found) for key, found in by_token.items()} if by_token else _NO_INDEX
-    return index, _positions(global_positions)
-
-
-def _positions(positions: list[int]) -> tuple[int, ...]:
     # Most tokens name one group, among a file's first: their tuples are shared (most files are
     # parsed to be kept, and one tuple per token would be a fifth of what a group costs).
-    if len(positions) == 1 and positions[0] < len(_ONE_POSITION):
-        return _ONE_POSITION[positions[0]]
-    return tuple(positions)
+    index = {
+        key: _ONE_POSITION[found[0]] if len(found) == 1 and found[0] < 256 else tuple(found)
+        for key, found in by_token.items()
+    }
+    if len(global_positions) == 1 and global_positions[0] < 256:
+        return index or _NO_INDEX, _ONE_POSITION[global_positions[0]]
+    return index or _NO_INDEX, tuple(global_positions)
 
 
 _ONE_POSITION = tuple((position,) for position in range(256))

@@ -43,7 +43,11 @@ class SharedTable(Generic[Key, Value]):
     def __init__(self, share: float, size_of: Callable[[Key, Value], int]) -> None:
         self._share = share
         self._size_of = size_of
-        self._recent: dict[Key, Value] = {}
+        # The recent generation, a plain dictionary: hot paths look a key up here first, in C
+        # (``table.recent.get(key) or table.get(key)``), rather than through a method call
+        # (parse: 857M -> 845M instructions on 2,000 files of the corpus). Read it each time:
+        # it is replaced when generations turn.
+        self.recent: dict[Key, Value] = {}
         self._older: dict[Key, Value] = {}
         self._recent_bytes = 0
         self._older_bytes = 0
@@ -51,7 +55,7 @@ class SharedTable(Generic[Key, Value]):
         _TABLES.append(self)
 
     def get(self, key: Key) -> Value | None:
-        value = self._recent.get(key)
+        value = self.recent.get(key)
         if value is None:
             value = self._older.get(key)
             if value is not None:  # used again: into the recent generation
@@ -66,18 +70,18 @@ class SharedTable(Generic[Key, Value]):
 
     def _keep(self, key: Key, value: Value, size: int) -> None:
         if self._recent_bytes + size > self.limit // 2:
-            self._older, self._older_bytes = self._recent, self._recent_bytes
-            self._recent, self._recent_bytes = {}, 0
-        self._recent[key] = value
+            self._older, self._older_bytes = self.recent, self._recent_bytes
+            self.recent, self._recent_bytes = {}, 0
+        self.recent[key] = value
         self._recent_bytes += size
 
     def clear(self) -> None:
-        self._recent, self._recent_bytes = {}, 0
+        self.recent, self._recent_bytes = {}, 0
         self._older, self._older_bytes = {}, 0
 
     def __len__(self) -> int:
         """Entries held (one moved up to the recent generation may be counted twice)."""
-        return len(self._recent) + len(self._older)
+        return len(self.recent) + len(self._older)
 
     @property
     def estimated_bytes(self) -> int:
@@ -87,7 +91,7 @@ class SharedTable(Generic[Key, Value]):
     def _set_limit(self, total: int) -> None:
         """Take a new share of *total*, keeping the most recent entries that fit in half of it."""
         self.limit = int(total * self._share)
-        newest_first = [*reversed(self._recent.items()), *reversed(self._older.items())]
+        newest_first = [*reversed(self.recent.items()), *reversed(self._older.items())]
         self.clear()
         kept: dict[Key, Value] = {}
         room = self.limit // 2
@@ -99,7 +103,7 @@ class SharedTable(Generic[Key, Value]):
                 break
             kept[key] = value
             room -= size
-        self._recent = dict(reversed(kept.items()))
+        self.recent = dict(reversed(kept.items()))
         self._recent_bytes = self.limit // 2 - room
 
 
@@ -118,7 +122,7 @@ class SharedStrings(SharedTable[str, str]):
         (*chars*: at least the number of characters of *values*, all told)."""
         if (chars + STR_OVERHEAD * len(values)) * 16 > self.limit:
             return values  # too big to be worth keeping
-        recent = self._recent
+        recent = self.recent
         count = len(recent)
         # Found in the older generation: that string, moved up; else the string itself, kept.
         found = list(map(self._older.get, values, values))
@@ -128,8 +132,8 @@ class SharedStrings(SharedTable[str, str]):
             average = chars // len(values)
             self._recent_bytes += added * (STR_OVERHEAD + ENTRY_OVERHEAD + average)
             if self._recent_bytes > self.limit // 2:
-                self._older, self._older_bytes = self._recent, self._recent_bytes
-                self._recent, self._recent_bytes = {}, 0
+                self._older, self._older_bytes = self.recent, self._recent_bytes
+                self.recent, self._recent_bytes = {}, 0
         return shared
 
 

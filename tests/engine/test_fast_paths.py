@@ -299,9 +299,9 @@ def test_shared_tables_keep_no_big_entry() -> None:
     for table in _shared._TABLES:
         # No entry above a sixteenth of its table's share.
         assert table.estimated_bytes * 16 <= table.limit * len(table) + 1, table
-        for entries in (table._recent, table._older):
+        for entries in (table.recent, table._older):
             assert not any(long_agent in str(key) or header == key for key in entries)
-    assert all(long_rule not in patterns for patterns, _ in _match._COMPILED._recent)
+    assert all(long_rule not in patterns for patterns, _ in _match._COMPILED.recent)
 
 
 def test_shared_tables_stay_within_their_share_of_the_limit() -> None:
@@ -330,7 +330,7 @@ def test_the_shared_table_limit_can_be_set() -> None:
         assert len(_match._COMPILED) == 200
         set_shared_table_limit(64 * 1024)  # entries past the new limit go at once
         assert 0 < _match._COMPILED.estimated_bytes <= _match._COMPILED.limit < 64 * 1024
-        assert list(_match._COMPILED._recent)[-1][0] == ("/a199*b", "/a199")  # the newest stay
+        assert list(_match._COMPILED.recent)[-1][0] == ("/a199*b", "/a199")  # the newest stay
         set_shared_table_limit(0)  # no sharing at all
         assert all(len(table) == 0 for table in _shared._TABLES)
         robots = parse("User-agent: *\nDisallow: /a*b\nAllow: /a\n")
