@@ -369,7 +369,7 @@ def _read_rules_bytes(joined: str, rules: _ReadRules) -> int:
 
 
 #: Rule patterns, their pieces and agent names, shared between files.
-SHARED_STRINGS = SharedStrings(0.45)
+SHARED_STRINGS = SharedStrings(0.4)
 # A group's rule lines, joined with newlines -> its rules, for recent groups: many sites serve
 # the same lines (a CMS's defaults), and then their parsed objects share the rules' strings.
 _GROUP_RULES: SharedTable[str, _ReadRules] = SharedTable(0.2, _read_rules_bytes)
