@@ -416,3 +416,21 @@ def test_rule_values_read_at_once_equal_values_read_line_by_line() -> None:
         expected = _rules_read_line_by_line(text)[0]
         # google's /index.html Allow adds a rule for the directory; the reference does not.
         assert [rule for rule in got if not rule[1].endswith("/$")] == expected, text
+
+
+# -- the table of directives -------------------------------------------------------------------
+
+
+def test_every_spelling_in_the_directive_table_is_read_as_its_directive() -> None:
+    from scrapy_rerp.engine._directives import DIRECTIVES
+    from scrapy_rerp.engine._lines import KIND_NAMES, legacy_kind
+
+    assert [KIND_NAMES[kind] for kind in range(len(DIRECTIVES))] == [d.name for d in DIRECTIVES]
+    for kind, directive in enumerate(DIRECTIVES):
+        for key in directive.keys + directive.google_keys:
+            for spelling in (key, key.upper(), key.title()):
+                assert _reference(f"{spelling}: /v")[0] == kind, spelling
+                assert rfc_kind(spelling) == kind, spelling
+        for key in directive.keys + directive.legacy_keys:
+            assert legacy_kind(key) == kind, key
+            assert legacy_kind(key.upper()) == kind, key
