@@ -63,6 +63,34 @@ def test_engine_names_are_the_engines() -> None:
         assert getattr(scrapy_rerp, name) is getattr(engine, name)
 
 
+ENGINE_PUBLIC = [
+    "GYM2008",
+    "MAX_FILESIZE",
+    "MK1996",
+    "RFC9309",
+    "SEVEN_DAYS",
+    "Decision",
+    "Group",
+    "ParseWarning",
+    "RequestRate",
+    "RobotExclusionRulesParser",
+    "RobotFileParserLookalike",
+    "RobotsTxt",
+    "VisitTime",
+    "parse",
+    "set_shared_table_limit",
+    "shared_table_limit",
+]
+
+
+def test_engine_all_is_pinned() -> None:
+    from scrapy_rerp import engine
+
+    assert engine.__all__ == ENGINE_PUBLIC
+    for name in ENGINE_PUBLIC:
+        assert getattr(engine, name) is not None
+
+
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         scrapy_rerp.NoSuchName  # noqa: B018

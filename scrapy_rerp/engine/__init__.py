@@ -4,6 +4,7 @@ from ._constants import GYM2008, MAX_FILESIZE, MK1996, RFC9309, SEVEN_DAYS
 from ._directives import RequestRate, VisitTime
 from ._lines import ParseWarning
 from ._robots import Decision, Group, RobotsTxt, parse
+from ._shared import set_shared_table_limit, shared_table_limit
 from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
 
 __all__ = [
@@ -21,4 +22,6 @@ __all__ = [
     "RobotsTxt",
     "VisitTime",
     "parse",
+    "set_shared_table_limit",
+    "shared_table_limit",
 ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from sys import intern
+
+from ._shared import SharedTable, str_bytes
 
 _LEADING_TOKEN = re.compile(r"[A-Za-z_-]*")
 # A product in a User-Agent header: ``name/version`` (RFC 9110), or the name that follows
@@ -49,7 +49,7 @@ def group_token(value: str) -> str:
     the leading run of ``[A-Za-z_-]`` (``Googlebot/2.1`` -> ``googlebot``, ``bot1`` -> ``bot``).
     """
     match = _LEADING_TOKEN.match(value)
-    return intern(match.group().lower()) if match else ""
+    return match.group().lower() if match else ""
 
 
 def is_global_value(value: str) -> bool:
@@ -57,7 +57,6 @@ def is_global_value(value: str) -> bool:
     return value[:1] == "*" and (len(value) == 1 or value[1].isspace())
 
 
-@lru_cache(maxsize=1024)
 def caller_tokens(user_agent: str) -> tuple[str, ...]:
     """The lower-cased product tokens a caller's user agent stands for, best first.
 
@@ -65,6 +64,22 @@ def caller_tokens(user_agent: str) -> tuple[str, ...]:
     no group. A User-Agent header (it has ``/``, ``(`` or ``;``) yields its products:
     ``Mozilla/5.0 (compatible; MyBot/1.0)`` gives ``("mybot",)``.
     """
+    tokens = _CALLER_TOKENS.recent.get(user_agent) or _CALLER_TOKENS.get(user_agent)
+    if tokens is None:
+        tokens = _read_caller_tokens(user_agent)
+        _CALLER_TOKENS.put(user_agent, tokens)
+    return tokens
+
+
+def _tokens_bytes(user_agent: str, tokens: tuple[str, ...]) -> int:
+    return str_bytes(user_agent) + 56 + sum(8 + str_bytes(token) for token in tokens)
+
+
+# A crawl asks with a few user agents, for every file: each is read once.
+_CALLER_TOKENS: SharedTable[str, tuple[str, ...]] = SharedTable(0.05, _tokens_bytes)
+
+
+def _read_caller_tokens(user_agent: str) -> tuple[str, ...]:
     user_agent = user_agent.strip()
     if not user_agent:
         return ()

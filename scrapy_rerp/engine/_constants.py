@@ -17,13 +17,6 @@ SEVEN_DAYS = 60 * 60 * 24 * 7
 #: rerp's cap on the bytes ``fetch()`` reads.
 MAX_FILESIZE = 100 * 1024
 
-# The tables that parsed files share (agents read, rules compiled, wildcard rules split) keep
-# only small entries, so that they stay small whatever the files: a table holds at most its
-# SIZE entries of at most SHARED_ENTRY_MAX characters; compiled rule sets are kept for at most
-# SHARED_ENTRY_MAX rules and SHARED_RULES_CHARS characters.
-SHARED_ENTRY_MAX = 256
-SHARED_RULES_CHARS = 4096
-
 #: google/robotstxt keeps the first 2083 * 8 - 1 bytes of a line.
 MAX_LINE_BYTES = 2083 * 8 - 1
 

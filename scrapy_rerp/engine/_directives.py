@@ -1,11 +1,19 @@
-"""Values of the extension directives: Crawl-delay, Request-rate, Visit-time."""
+"""The directives the engine reads, in one table, and the values of the extension directives
+(Crawl-delay, Request-rate, Visit-time).
+
+Both syntaxes' parse paths read ``DIRECTIVES``: the key spellings each syntax accepts, where a
+line's value belongs (``scope``), how a per-group value is read and written back. Adding a
+directive is one entry here (and its tests); a per-group value is then kept in each group's
+``extras`` and read with ``RobotsTxt``'s per-group look-up.
+"""
 
 from __future__ import annotations
 
 import datetime
 import math
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
 class RequestRate(NamedTuple):
@@ -79,3 +87,99 @@ def parse_visit_time(value: str) -> VisitTime | None:
     if start_time is None or end_time is None:
         return None
     return VisitTime(start_time, end_time)
+
+
+def _render_request_rate(rate: RequestRate) -> str:
+    text = f"{rate.requests}/{rate.seconds:g}s"
+    if rate.start_time is not None and rate.end_time is not None:
+        text += f" {rate.start_time:%H%M}-{rate.end_time:%H%M}"
+    return text
+
+
+def _render_visit_time(visit: VisitTime) -> str:
+    return f"{visit.start_time:%H%M}-{visit.end_time:%H%M}"
+
+
+def _render_number(value: float) -> str:
+    return f"{value:g}"
+
+
+# Where a directive's value belongs. The letters are what the RFC 9309 group reader searches
+# the lines' kinds for (``bytes.find``), so that it finds group boundaries in C.
+AGENT = "U"  # a User-agent line: names the crawlers of a group
+RULE = "R"  # Allow / Disallow: a rule of the group
+GROUP = "E"  # a value per group, for the agents named before it (Crawl-delay...)
+FILE = "F"  # a value of the whole file, wherever it is written (Sitemap...)
+
+
+class Directive(NamedTuple):
+    """One directive: how it is spelled in each syntax and where its value goes."""
+
+    name: str  # as written back (``str(robots)``) and named in warnings
+    scope: str  # AGENT, RULE, GROUP or FILE
+    keys: tuple[str, ...] = ()  # lower-case keys read whole, in every syntax
+    # RFC9309 only: keys google/robotstxt reads as the start of a key, misspellings included
+    # (``Disallowed:`` is a Disallow), and, alone with one value, without a colon.
+    google_keys: tuple[str, ...] = ()
+    legacy_keys: tuple[str, ...] = ()  # MK1996/GYM2008 only: rerp 1.7.1's spellings
+    # rerp 1.7.1 reads the line: it ends a run of User-agent lines (MK1996/GYM2008). Lines rerp
+    # does not know leave its record logic as if they were not there.
+    rerp_reads: bool = False
+    # GROUP values: the value read from the text (None: invalid, ignored with a warning) and
+    # written back.
+    parse_value: Callable[[str], Any] | None = None
+    render_value: Callable[[Any], str] | None = None
+
+
+# A directive's kind is its position here (line kinds are kept in a bytearray, one per line).
+DIRECTIVES: tuple[Directive, ...] = (
+    Directive(
+        "User-agent",
+        AGENT,
+        google_keys=("user-agent", "useragent", "user agent"),
+        legacy_keys=("user-agent", "useragent"),
+        rerp_reads=True,
+    ),
+    Directive("Allow", RULE, google_keys=("allow",), legacy_keys=("allow",), rerp_reads=True),
+    Directive(
+        "Disallow",
+        RULE,
+        google_keys=("disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"),
+        legacy_keys=("disallow",),
+        rerp_reads=True,
+    ),
+    Directive(
+        "Sitemap",
+        FILE,
+        google_keys=("sitemap", "site-map"),
+        legacy_keys=("sitemap",),
+        rerp_reads=True,
+    ),
+    Directive(
+        "Crawl-delay",
+        GROUP,
+        keys=("crawl-delay",),
+        rerp_reads=True,
+        parse_value=parse_crawl_delay,
+        render_value=_render_number,
+    ),
+    Directive(
+        "Request-rate",
+        GROUP,
+        keys=("request-rate",),
+        parse_value=parse_request_rate,
+        render_value=_render_request_rate,
+    ),
+    Directive(
+        "Visit-time",
+        GROUP,
+        keys=("visit-time",),
+        parse_value=parse_visit_time,
+        render_value=_render_visit_time,
+    ),
+    Directive("Host", FILE, keys=("host",)),
+    Directive("Clean-param", FILE, keys=("clean-param",)),
+)
+USER_AGENT, ALLOW, DISALLOW, SITEMAP, CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, HOST, CLEAN_PARAM = (
+    range(9)
+)

@@ -1,5 +1,5 @@
 """Groups: how a file's lines are read into groups (RFC 9309) or records (MK1996/GYM2008), and
-the plain tuples they are stored as."""
+how they are stored."""
 
 from __future__ import annotations
 
@@ -7,108 +7,78 @@ from array import array
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
 from operator import itemgetter, not_, or_
-from sys import intern
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _lines as L
-from ._constants import SHARED_ENTRY_MAX, SHARED_RULES_CHARS
-from ._directives import (
-    RequestRate,
-    VisitTime,
-    parse_crawl_delay,
-    parse_request_rate,
-    parse_visit_time,
-)
+from ._directives import AGENT, DIRECTIVES, FILE, RULE
 from ._lines import _VALUE_SPACE, ParseWarning
 from ._patterns import escape_pattern, has_lower_escape, unquote_path
+from ._shared import SharedStrings, SharedTable, str_bytes
 
 STAR = ("*",)  # the agents of most groups, shared
 
 
-def clear_tables() -> None:
-    """Empty the tables of rule lines and agent lines read (``clear_shared_tables``)."""
-    _GROUP_RULES.clear()
-    _ONE_AGENT.clear()
+class Extra(NamedTuple):
+    """A per-group value (Crawl-delay...), for the group's agents named before its line."""
+
+    agents_before: int
+    kind: int
+    value: Any
 
 
-class _Builder:
-    """A MK1996/GYM2008 record under construction; ``_from_builder`` freezes it."""
+class StoredGroup(NamedTuple):
+    """A group (RFC 9309) or record (MK1996/GYM2008) as parsed.
 
-    __slots__ = ("agents", "patterns", "kinds", "lines", "extras", "first_line")
+    Rule ``i`` is ``patterns[i]``, an Allow if ``allow_bits[i]`` is 1, on line ``line_of(i)``.
+    """
 
-    def __init__(self, line: int) -> None:
-        self.agents: list[str] = []
-        self.patterns: list[str] = []
-        self.kinds = bytearray()  # 1 = Allow, 0 = Disallow, per rule
-        self.lines: list[int] = []
-        self.extras: list[tuple[int, int, Any]] = []  # (agents declared so far, kind, value)
-        self.first_line = line
+    agents: tuple[str, ...]
+    patterns: tuple[str, ...]
+    allow_bits: bytes | None  # None when every rule is a Disallow (most groups)
+    first_rule_line: int
+    # Each rule's line, unless the rules are on consecutive lines (most groups): then None, which
+    # costs nothing where an array would cost 64 bytes and more.
+    scattered_lines: array[int] | None
+    extras: tuple[Extra, ...]
+    first_line: int  # the line of the first User-agent
+    # RFC9309: every rule is a Disallow without wildcards, none is empty, and there are few
+    # enough to try one by one (plain_prefixes), so the patterns are matched as they are.
+    plain: bool
 
+    def line_of(self, index: int) -> int:
+        lines = self.scattered_lines
+        return self.first_rule_line + index if lines is None else lines[index]
 
-# A stored group (RFC 9309) or record (MK1996/GYM2008) is a plain tuple, so that the garbage
-# collector stops tracking it (and the strings, bytes and ints in it) once it has seen it:
-#   (agents, patterns, kinds, lines, extras, first_line, plain)
-# kinds: None if every rule is a Disallow, else bytes with 1 for an Allow, per rule;
-# lines: an int if the rules are on consecutive lines from there, else an array of them;
-# extras: (agents declared so far, kind, value) per Crawl-delay, Request-rate, Visit-time;
-# plain: RFC9309, every rule is a Disallow without wildcards, none is empty, and there are few
-# enough to try one by one (plain_prefixes).
-StoredGroup = tuple[
-    tuple[str, ...], tuple[str, ...], "bytes | None", "int | array[int]", tuple[Any, ...], int, bool
-]
-AGENTS, PATTERNS, KINDS, LINES, EXTRAS, FIRST_LINE, PLAIN = range(7)
+    def is_allow(self, index: int) -> bool:
+        return self.allow_bits is not None and self.allow_bits[index] == 1
 
+    def rules(self) -> tuple[tuple[bool, str, int], ...]:
+        """``(is_allow, pattern, line)`` per rule, in file order."""
+        return tuple((self.is_allow(i), p, self.line_of(i)) for i, p in enumerate(self.patterns))
 
-def as_groups(entry: Any) -> tuple[StoredGroup, ...]:
-    """An index entry (one group, or a tuple of groups) as a tuple of groups."""
-    # A group starts with its agents (a tuple of str); a tuple of groups with a group.
-    return (entry,) if type(entry[0][0]) is str else entry
+    def extra(self, kind: int, agent_index: int) -> Any:
+        """The first value of *kind* that applies to the group's agent *agent_index*, or None."""
+        for agents_before, extra_kind, value in self.extras:
+            if extra_kind == kind and agent_index < agents_before:
+                return value
+        return None
 
-
-def _from_builder(built: _Builder) -> StoredGroup:
-    agents = built.agents
-    lines = built.lines
-    return (
-        STAR if agents == ["*"] else tuple(agents),
-        tuple(built.patterns),
-        bytes(built.kinds) if 1 in built.kinds else None,
-        lines[0] if lines and lines[-1] - lines[0] == len(lines) - 1 else array("I", lines),
-        tuple(built.extras),
-        built.first_line,
-        False,
-    )
+    def last_extra(self, kind: int) -> Any:
+        """The record's last value of *kind* (rerp: a later line overwrites an earlier one)."""
+        for _, extra_kind, value in reversed(self.extras):
+            if extra_kind == kind:
+                return value
+        return None
 
 
-def kind_at(group: StoredGroup, index: int) -> int:
-    """1 if rule *index* is an Allow, 0 for a Disallow."""
-    kinds = group[KINDS]
-    return kinds[index] if kinds is not None else 0
-
-
-def line_at(group: StoredGroup, index: int) -> int:
-    lines = group[LINES]
-    return lines + index if isinstance(lines, int) else lines[index]
-
-
-def group_rules(group: StoredGroup) -> tuple[tuple[bool, str, int], ...]:
-    return tuple(
-        (kind_at(group, i) == 1, p, line_at(group, i)) for i, p in enumerate(group[PATTERNS])
-    )
-
-
-def group_extra(group: StoredGroup, kind: int, agent_index: int) -> Any:
-    for declared, extra_kind, value in group[EXTRAS]:
-        if extra_kind == kind and agent_index < declared:
-            return value
-    return None
-
-
-def crawl_delay_last(group: StoredGroup) -> float | None:
-    """The record's last valid Crawl-delay (rerp: a later line overwrites an earlier one)."""
-    for _, kind, value in reversed(group[EXTRAS]):
-        if kind == L.CRAWL_DELAY:
-            return value  # type: ignore[no-any-return]
-    return None
+def line_fields(numbers: Sequence[int]) -> tuple[int, array[int] | None]:
+    """``(first_rule_line, scattered_lines)`` of rules on the lines *numbers* (never decreasing)."""
+    if not numbers:
+        return 0, None
+    # (Two rules may share a line: google's /index.html Allow adds one for the directory.)
+    if numbers[-1] - numbers[0] == len(numbers) - 1 and len(set(numbers)) == len(numbers):
+        return numbers[0], None
+    return numbers[0], array("I", numbers)
 
 
 # Disallow prefixes up to this many are tried one by one on each check; a rule set with more gets
@@ -119,8 +89,8 @@ PREFIX_GATE_MIN = 256
 def plain_prefixes(kinds: bytes | None, text: str, patterns: Sequence[str]) -> bool:
     """True if the rules are all non-empty Disallow prefixes without ``*`` or ``$``, which are
     matched as they are: no more than PREFIX_GATE_MIN of them, as more are bisected once they
-    have served enough checks (``_Wild.gate``). *text* holds every pattern (more text only makes
-    the answer False)."""
+    have served enough checks. *text* holds every pattern (more text only makes the answer
+    False)."""
     return (
         kinds is None
         and len(patterns) <= PREFIX_GATE_MIN
@@ -130,69 +100,46 @@ def plain_prefixes(kinds: bytes | None, text: str, patterns: Sequence[str]) -> b
     )
 
 
-def _extension(
-    kind: int, value: str, line: int, warnings: list[ParseWarning]
-) -> RequestRate | VisitTime | float | None:
-    if kind == L.CRAWL_DELAY:
-        parsed: Any = parse_crawl_delay(value)
-    elif kind == L.REQUEST_RATE:
-        parsed = parse_request_rate(value)
-    else:
-        parsed = parse_visit_time(value)
+def _extension(kind: int, value: str, line: int, warnings: list[ParseWarning]) -> Any:
+    """A per-group value as its directive reads it, or None (with a warning) if invalid."""
+    directive = DIRECTIVES[kind]
+    parsed = directive.parse_value(value) if directive.parse_value is not None else value
     if parsed is None:
-        warnings.append(
-            ParseWarning(line, f"{L.KIND_NAMES[kind]}: {value}", "invalid value, ignored")
-        )
-    return parsed  # type: ignore[no-any-return]
+        warnings.append(ParseWarning(line, f"{directive.name}: {value}", "invalid value, ignored"))
+    return parsed
 
 
 class FileWide:
-    """Directives that belong to the whole file, whatever the group: Sitemap, Host, Clean-param."""
+    """The values of the directives that belong to the whole file (scope FILE), in file order."""
 
-    __slots__ = ("sitemaps", "host", "clean_params")
+    __slots__ = ("values",)
 
     def __init__(self) -> None:
-        self.sitemaps: list[str] = []
-        self.host: str | None = None
-        self.clean_params: list[str] = []
+        self.values: dict[int, list[str]] = {}
 
-    def add(self, kind: int, value: str) -> bool:
-        """Record *value* if *kind* is file-wide; False for the other kinds."""
-        if kind == L.SITEMAP:
-            self.sitemaps.append(value)
-        elif kind == L.HOST:
-            if self.host is None and value:
-                self.host = value  # the first Host wins
-        elif kind == L.CLEAN_PARAM:
-            self.clean_params.append(value)
-        else:
-            return False
-        return True
+    def add(self, kind: int, value: str) -> None:
+        self.values.setdefault(kind, []).append(value)
+
+    def all(self, kind: int) -> tuple[str, ...]:
+        return tuple(self.values.get(kind, ()))
+
+    def first(self, kind: int) -> str | None:
+        """The first non-empty value (Host: the first one wins)."""
+        return next(filter(None, self.values.get(kind, ())), None)
 
 
-# Per-line kinds mapped to one letter, so that the group structure is found with bytes.find:
-# U a User-agent, R a rule, E a per-group extension, F a file-wide directive, . anything else.
-_COARSE = bytes(
-    {
-        L.USER_AGENT: ord("U"),
-        L.ALLOW: ord("R"),
-        L.DISALLOW: ord("R"),
-        L.STD_DISALLOW: ord("R"),
-        L.CRAWL_DELAY: ord("E"),
-        L.REQUEST_RATE: ord("E"),
-        L.VISIT_TIME: ord("E"),
-        L.SITEMAP: ord("F"),
-        L.HOST: ord("F"),
-        L.CLEAN_PARAM: ord("F"),
-    }.get(i, ord("."))
-    for i in range(256)
-)
-# A letter looked for as an int: ``bytes in bytes`` first tries its argument as an int, and the
-# exception it raises and clears inside costs more than the search.
-_LETTER_F = ord("F")
-_LETTER_E = ord("E")
-_IS_RULE = bytes(1 if i in (L.ALLOW, L.DISALLOW, L.STD_DISALLOW) else 0 for i in range(256))
-_ALLOW_BIT = bytes(1 if i == L.ALLOW else 0 for i in range(256))
+# Each line's kind as the letter of its directive's scope (AGENT "U", RULE "R", GROUP "E",
+# FILE "F"; "." for any other line), so that build_rfc finds the groups with bytes.find, in C,
+# rather than with a Python loop over the lines.
+def _scope_letter(kind: int) -> int:
+    if kind == L.STD_DISALLOW:
+        return ord(RULE)
+    return ord(DIRECTIVES[kind].scope) if kind < len(DIRECTIVES) else ord(".")
+
+
+_COARSE = bytes(map(_scope_letter, range(256)))
+_IS_RULE = bytes(1 if _COARSE[kind] == ord(RULE) else 0 for kind in range(256))
+_ALLOW_BIT = bytes(1 if kind == L.ALLOW else 0 for kind in range(256))
 _value_of = L.value_of
 _strip = str.strip
 _PARTITION = str.partition
@@ -212,7 +159,7 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
         warnings += L.junk_warnings(lines, junk)
     coarse = kinds.translate(_COARSE)
     file_wide = FileWide()
-    if _LETTER_F in coarse:
+    if b"F" in coarse:
         index = coarse.find(b"F")
         while index != -1:
             file_wide.add(kinds[index], _value_of(read, bare_values, index))
@@ -222,7 +169,7 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
         _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[StoredGroup] = []
     size = len(coarse)
-    has_extras = _LETTER_E in coarse
+    has_extras = b"E" in coarse
     while start != -1:
         first_rule = coarse.find(b"R", start)
         if first_rule == -1:
@@ -273,24 +220,23 @@ def _rfc_group(
     warnings: list[ParseWarning],
 ) -> StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*
-    (*has_extras*: whether the file has any Crawl-delay, Request-rate or Visit-time)."""
+    (*has_extras*: whether the file has any per-group value, such as a Crawl-delay)."""
     if first_rule == start + 1:
         # Keyed by the whole line, whose value is read the same way each time.
         line = read[start]
-        agents: tuple[str, ...] | None = _ONE_AGENT.get(line)
+        agents: tuple[str, ...] | None = _ONE_AGENT.recent.get(line) or _ONE_AGENT.get(line)
         if agents is None:
             value = _value_of(read, bare_values, start)
-            agents = STAR if value == "*" else (intern(value),)
-            if len(_ONE_AGENT) < _ONE_AGENT_MEMO_SIZE and len(line) <= SHARED_ENTRY_MAX:
-                _ONE_AGENT[line] = agents
+            agents = STAR if value == "*" else tuple(SHARED_STRINGS.share_all([value], len(value)))
+            _ONE_AGENT.put(line, agents)
     else:
         names = []
         index = start
         while index != -1:
-            names.append(intern(_value_of(read, bare_values, index)))
+            names.append(_value_of(read, bare_values, index))
             index = coarse.find(b"U", index + 1, first_rule)
-        agents = tuple(names)
-    extras: tuple[tuple[int, int, Any], ...] = ()
+        agents = tuple(SHARED_STRINGS.share_all(names, sum(map(len, names))))
+    extras: tuple[Extra, ...] = ()
     index = coarse.find(b"E", start, end) if has_extras else -1
     if index != -1:
         found = []
@@ -298,11 +244,11 @@ def _rfc_group(
             kind = kinds[index]
             parsed = _extension(kind, _value_of(read, bare_values, index), index + 1, warnings)
             if parsed is not None:
-                found.append((coarse.count(b"U", start, index), kind, parsed))
+                found.append(Extra(coarse.count(b"U", start, index), kind, parsed))
             index = coarse.find(b"E", index + 1, end)
         extras = tuple(found)
     if first_rule == end:
-        return (agents, (), None, 0, extras, start + 1, True)
+        return StoredGroup(agents, (), None, 0, None, extras, start + 1, True)
     last = coarse.rfind(b"R", first_rule, end) + 1
     rule_kinds = kinds[first_rule:last]
     selected = rule_kinds.translate(_IS_RULE)
@@ -316,20 +262,25 @@ def _rfc_group(
     # A group's rules are a function of its rule lines' text, and many sites serve the same
     # lines (a CMS's defaults): those are read once.
     joined = "\n".join(rule_lines)
-    known = _GROUP_RULES.get(joined)
+    known = _GROUP_RULES.recent.get(joined) or _GROUP_RULES.get(joined)
     if known is not None:
         patterns, allow_bits, plain = known
     else:
         patterns, allow_bits, plain, numbers = _rfc_rules_of(
             rule_lines, rule_kinds, joined, bare_values, numbers, first_rule, last
         )
-    if numbers is None:
-        stored_lines: int | array[int] = first_rule + 1
-    elif numbers[-1] - numbers[0] == len(numbers) - 1:
-        stored_lines = numbers[0]
-    else:
-        stored_lines = array("I", numbers)
-    return (agents, patterns, allow_bits, stored_lines, extras, start + 1, plain)
+    first_line, scattered = (first_rule + 1, None) if numbers is None else line_fields(numbers)
+    return StoredGroup(
+        agents, patterns, allow_bits, first_line, scattered, extras, start + 1, plain
+    )
+
+
+class _ReadRules(NamedTuple):
+    """A group's rules as read from its rule lines (shared by the groups with the same lines)."""
+
+    patterns: tuple[str, ...]
+    allow_bits: bytes | None
+    plain: bool
 
 
 def _rfc_rules_of(
@@ -357,18 +308,17 @@ def _rfc_rules_of(
                         raw[position] = bare_values[number - 1]
         # What the values might hold, read off the whole lines (a key holds none of these
         # characters, or only makes a test below look closer): the values stay lazy, so that
-        # each rule passes through slice, strip and intern without a list in between.
+        # each rule passes through slice and strip without a list in between.
         if "#" in joined:
             raw = map(_BEFORE_HASH, map(_PARTITION, raw, repeat("#")))
         values = map(_strip, raw, repeat(_VALUE_SPACE))
-    if joined.isascii() and ("%" not in joined or not has_lower_escape(joined)):
-        patterns = list(map(intern, values))  # nothing to escape
-    else:
-        patterns = list(values)
+    patterns = list(values)
+    if not joined.isascii() or ("%" in joined and has_lower_escape(joined)):
         _escape_some(patterns)
-        patterns = list(map(intern, patterns))
+    # Many files write the same rules (/wp-admin/, /cgi-bin/...): they share one string each.
+    patterns = SHARED_STRINGS.share_all(patterns, sum(map(len, patterns)))
     allow_bits: bytes | None = None
-    remember = len(joined) <= SHARED_RULES_CHARS
+    remember = True
     if L.ALLOW in rule_kinds:
         allow_bits = bytes(rule_kinds.translate(_ALLOW_BIT))
         if "/index.htm" in joined:
@@ -377,11 +327,9 @@ def _rfc_rules_of(
             )
             remember = False  # rules were added for the directories: the line numbers changed
     # Whether the rules are plain prefixes, seen now while the values are at hand.
-    found = (tuple(patterns), allow_bits, plain_prefixes(allow_bits, joined, patterns))
+    found = _ReadRules(tuple(patterns), allow_bits, plain_prefixes(allow_bits, joined, patterns))
     if remember:
-        if len(_GROUP_RULES) >= _GROUP_RULES_MEMO_SIZE:
-            _GROUP_RULES.clear()
-        _GROUP_RULES[joined] = found
+        _GROUP_RULES.put(joined, found)
     return (*found, numbers)
 
 
@@ -413,15 +361,22 @@ def _cleanly_written(joined: str, count: int) -> list[str] | None:
     return values
 
 
-# A group's rule lines, joined with newlines -> (patterns, allow bits, plain), for recent groups.
-_GROUP_RULES: dict[str, tuple[tuple[str, ...], bytes | None, bool]] = {}
-_GROUP_RULES_MEMO_SIZE = 4096
+def _read_rules_bytes(joined: str, rules: _ReadRules) -> int:
+    # The key, then the value: its tuple, one str per pattern (their characters are fewer than
+    # the key's) and the allow bits.
+    count = len(rules.patterns)
+    return 2 * str_bytes(joined) + 64 + 58 * count + (33 + count if rules.allow_bits else 0)
 
 
-# The agents of one-agent groups by their User-agent line, shared: most files name the same
-# few crawlers.
-_ONE_AGENT: dict[str, tuple[str, ...]] = {}
-_ONE_AGENT_MEMO_SIZE = 4096
+#: Rule patterns, their pieces and agent names, shared between files.
+SHARED_STRINGS = SharedStrings(0.4)
+# A group's rule lines, joined with newlines -> its rules, for recent groups: many sites serve
+# the same lines (a CMS's defaults), and then their parsed objects share the rules' strings.
+_GROUP_RULES: SharedTable[str, _ReadRules] = SharedTable(0.2, _read_rules_bytes)
+# The agents of one-agent groups by their User-agent line: most files name the same few crawlers.
+_ONE_AGENT: SharedTable[str, tuple[str, ...]] = SharedTable(
+    0.05, lambda line, agents: 2 * str_bytes(line) + 64
+)
 
 
 def _escape_some(patterns: list[str]) -> None:
@@ -448,76 +403,92 @@ def _with_index_directories(
         if bit:
             slash = pattern.rfind("/")
             if slash != -1 and pattern.startswith("/index.htm", slash):
-                out_patterns.append(intern(pattern[: slash + 1] + "$"))
+                out_patterns.append(pattern[: slash + 1] + "$")
                 out_bits.append(1)
                 out_numbers.append(number)
     return out_patterns, bytes(out_bits), out_numbers
 
 
+class _Record:
+    """A MK1996/GYM2008 record being read; ``stored`` freezes it."""
+
+    __slots__ = ("agents", "patterns", "allow_bits", "lines", "extras", "first_line")
+
+    def __init__(self, line: int) -> None:
+        self.agents: list[str] = []
+        self.patterns: list[str] = []
+        self.allow_bits = bytearray()  # 1 for an Allow, 0 for a Disallow, per rule
+        self.lines: list[int] = []
+        self.extras: list[Extra] = []
+        self.first_line = line
+
+    def stored(self) -> StoredGroup:
+        return StoredGroup(
+            STAR if self.agents == ["*"] else tuple(self.agents),
+            tuple(self.patterns),
+            bytes(self.allow_bits) if 1 in self.allow_bits else None,
+            *line_fields(self.lines),
+            tuple(self.extras),
+            self.first_line,
+            False,
+        )
+
+
 def build_legacy(
-    rows: list[L.LegacyRow], warnings: list[ParseWarning], junk: list[int], syntax: int
+    rows: list[L.LegacyRow], warnings: list[ParseWarning], junk: list[int]
 ) -> tuple[tuple[StoredGroup, ...], FileWide]:
     """rerp 1.7.1's record logic: blank lines end records, ``*`` records go last."""
-    records: list[_Builder] = []
-    current: _Builder | None = None
+    records: list[_Record] = []
+    current: _Record | None = None
     previous_was_agent = False
     file_wide = FileWide()
 
     def close() -> None:
         # rerp keeps records with names and rules; we also keep those with only a Crawl-delay
-        # (or other extension), so that get_crawl_delay() sees them.
+        # (or other per-group value), so that get_crawl_delay() sees them.
         if current is not None and current.agents and (current.patterns or current.extras):
             records.append(current)
 
     line = 0
     for key, value, other in rows:
         line += 1
-        if key:
-            kind = L.legacy_kind(key)
-            value = L.clean_legacy_value(value)
-        elif not other:
-            kind = L.BLANK
-        else:
-            if other != "#":
+        if not key:
+            if not other:  # a blank line ends a record
+                close()
+                current = None
+                previous_was_agent = False
+            elif other != "#":
                 junk.append(line)
             continue
-        if kind == L.BLANK:
-            close()
-            current = None
-            previous_was_agent = False
-        elif kind == L.USER_AGENT:
+        kind = L.legacy_kind(key)
+        value = L.clean_legacy_value(value)
+        directive = DIRECTIVES[kind]
+        if directive.scope == AGENT:
             if previous_was_agent:
                 if current is not None and value:
                     current.agents.append(value)
             else:
                 close()
-                current = _Builder(line)
+                current = _Record(line)
                 if value:
                     current.agents.append(value)
             previous_was_agent = True
-        elif kind == L.ALLOW or kind == L.DISALLOW:
+            continue
+        if directive.rerp_reads:
             previous_was_agent = False
+        if directive.scope == RULE:
             if current is None:
                 warnings.append(ParseWarning(line, value, "rule outside a record, ignored"))
                 continue
             current.patterns.append(unquote_path(value))
             current.lines.append(line)
-            current.kinds.append(1 if kind == L.ALLOW else 0)
-        elif kind == L.SITEMAP:
-            previous_was_agent = False
+            current.allow_bits.append(1 if kind == L.ALLOW else 0)
+        elif directive.scope == FILE:
             file_wide.add(kind, value)
-        elif kind == L.CRAWL_DELAY:
-            previous_was_agent = False
-            if current is not None:
-                parsed = _extension(kind, value, line, warnings)
-                if parsed is not None:
-                    current.extras.append((len(current.agents), kind, parsed))
-        elif file_wide.add(kind, value):  # Host, Clean-param: unknown to rerp, no effect
-            pass
-        elif current is not None:  # Request-rate, Visit-time: unknown to rerp, no effect on records
+        elif current is not None:  # GROUP
             parsed = _extension(kind, value, line, warnings)
             if parsed is not None:
-                current.extras.append((len(current.agents), kind, parsed))
+                current.extras.append(Extra(len(current.agents), kind, parsed))
     close()
     ordered = [r for r in records if "*" not in r.agents] + [r for r in records if "*" in r.agents]
-    return tuple(map(_from_builder, ordered)), file_wide
+    return tuple(record.stored() for record in ordered), file_wide

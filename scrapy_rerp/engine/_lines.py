@@ -15,63 +15,32 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from ._constants import MAX_LINE_BYTES, RFC9309
+from ._directives import (  # noqa: F401 - the kinds, read here as _lines.ALLOW...
+    ALLOW,
+    CLEAN_PARAM,
+    CRAWL_DELAY,
+    DIRECTIVES,
+    DISALLOW,
+    HOST,
+    REQUEST_RATE,
+    SITEMAP,
+    USER_AGENT,
+    VISIT_TIME,
+)
 from ._patterns import to_utf8
 
-# Directive kinds, as small ints so that events stay plain tuples.
-USER_AGENT = 0
-ALLOW = 1
-DISALLOW = 2
-SITEMAP = 3
-CRAWL_DELAY = 4
-REQUEST_RATE = 5
-VISIT_TIME = 6
-HOST = 7
-CLEAN_PARAM = 8
-BLANK = 9  # only emitted for MK1996/GYM2008, where a blank line ends a record
-IGNORED = 10  # RFC9309: a blank line, a comment, or a line that is not a directive
+# Line kinds: a directive's position in DIRECTIVES, or one of these, above any of them.
+IGNORED = 251  # RFC9309: a blank line, a comment, or a line that is not a directive
 
-KIND_NAMES = {
-    USER_AGENT: "User-agent",
-    ALLOW: "Allow",
-    DISALLOW: "Disallow",
-    SITEMAP: "Sitemap",
-    CRAWL_DELAY: "Crawl-delay",
-    REQUEST_RATE: "Request-rate",
-    VISIT_TIME: "Visit-time",
-    HOST: "Host",
-    CLEAN_PARAM: "Clean-param",
-}
+KIND_NAMES = {kind: directive.name for kind, directive in enumerate(DIRECTIVES)}
 
 # Keys google/robotstxt accepts, misspellings included; it matches them as prefixes of the key.
-_RFC_KEYS = {
-    "user-agent": USER_AGENT,
-    "useragent": USER_AGENT,
-    "user agent": USER_AGENT,
-    "allow": ALLOW,
-    "disallow": DISALLOW,
-    "dissallow": DISALLOW,
-    "dissalow": DISALLOW,
-    "disalow": DISALLOW,
-    "diasllow": DISALLOW,
-    "disallaw": DISALLOW,
-    "sitemap": SITEMAP,
-    "site-map": SITEMAP,
-}
-# Extension keys, matched whole, in every syntax.
-_EXTENSION_KEYS = {
-    "crawl-delay": CRAWL_DELAY,
-    "request-rate": REQUEST_RATE,
-    "visit-time": VISIT_TIME,
-    "host": HOST,
-    "clean-param": CLEAN_PARAM,
-}
+_RFC_KEYS = {key: kind for kind, d in enumerate(DIRECTIVES) for key in d.google_keys}
+# Keys matched whole, in every syntax.
+_EXTENSION_KEYS = {key: kind for kind, d in enumerate(DIRECTIVES) for key in d.keys}
 # rerp 1.7.1's keys (its regex: ``user[-]?agent``), plus the extensions.
 _LEGACY_KEYS = {
-    "user-agent": USER_AGENT,
-    "useragent": USER_AGENT,
-    "allow": ALLOW,
-    "disallow": DISALLOW,
-    "sitemap": SITEMAP,
+    **{key: kind for kind, d in enumerate(DIRECTIVES) for key in d.legacy_keys},
     **_EXTENSION_KEYS,
 }
 
@@ -252,10 +221,10 @@ def value_of(read: list[str], bare_values: dict[int, str], index: int) -> str:
     return clean_value(read[index].partition(":")[2])
 
 
-STD_DISALLOW = 12  # RFC9309: a Disallow line that starts ``Disallow:``; its value is line[9:]
+STD_DISALLOW = 252  # RFC9309: a Disallow line that starts ``Disallow:``; its value is line[9:]
 STD_DISALLOW_VALUE = itemgetter(slice(9, None))
 _STD_DISALLOW_KEY = "Disallow:"
-_UNSET_KIND = 13
+_UNSET_KIND = 253
 _STARTS = str.startswith
 _STD_OR_UNSET = bytes([_UNSET_KIND, STD_DISALLOW] + [0] * 254)
 _IS_UNSET = bytes(1 if i == _UNSET_KIND else 0 for i in range(256))

@@ -6,33 +6,17 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import islice, repeat
-from sys import intern
-from typing import Any
 
-from ._constants import SHARED_ENTRY_MAX, SHARED_RULES_CHARS
-from ._groups import (
-    KINDS,
-    PATTERNS,
-    PLAIN,
-    PREFIX_GATE_MIN,
-    StoredGroup,
-    as_groups,
-    plain_prefixes,
-)
+from ._groups import PREFIX_GATE_MIN, StoredGroup, plain_prefixes
 from ._patterns import Glob, glob_match
+from ._shared import SharedTable, str_bytes
 
 ROBOTS_PATH = "/robots.txt"
 
 
-def clear_tables() -> None:
-    """Empty the tables of compiled rules and split wildcard rules (``clear_shared_tables``)."""
-    _COMPILED.clear()
-    _GLOBS.clear()
-
-
 def gym2008_globs(group: StoredGroup) -> dict[int, Glob] | None:
     """The record's wildcard rules by index (GYM2008), or None if it has none."""
-    found = {i: Glob(p) for i, p in enumerate(group[PATTERNS]) if "*" in p or p[-1:] == "$"}
+    found = {i: Glob(p) for i, p in enumerate(group.patterns) if "*" in p or p[-1:] == "$"}
     return found or None
 
 
@@ -42,93 +26,104 @@ class Rules:
     Built on the agent's first query from its group, or its groups merged as RFC 9309 section
     2.2.1 asks: plain prefixes per verdict, checked with one C-level ``str.startswith(tuple)``
     (sorted for bisection when an Allow must be weighed against them), and wildcard rules as
-    split globs (``_Wild``). More than PREFIX_GATE_MIN Disallow prefixes also get a ``_Wild``,
-    which bisects them once they have served _GATE_AFTER_CHECKS checks.
+    split globs (``wild``). More than PREFIX_GATE_MIN Disallow prefixes are bisected once they
+    have served _GATE_AFTER_CHECKS checks (``gate``).
     """
 
-    __slots__ = ("groups", "disallow", "allow", "wild")
+    __slots__ = ("disallow", "allow", "wild", "checks_before_gate", "gate", "prefixes_only")
 
-    def __init__(self, entry: Any) -> None:
-        self.groups = entry  # the index entry: one group, or a tuple of groups
-        groups = as_groups(entry)
-        if len(groups) == 1:
-            group = groups[0]
-            patterns = group[PATTERNS]
-            if group[PLAIN]:
-                # File order serves: without an Allow to compare with, only whether some
-                # prefix matches counts, not which one is longest.
-                self.disallow: tuple[str, ...] = patterns
-                self.allow: tuple[str, ...] = ()
-                self.wild: _Wild | None = None
-                return
-            kinds = group[KINDS]
-        else:
-            patterns = tuple(p for g in groups for p in g[PATTERNS])
-            allow_bits = b"".join(g[KINDS] or bytes(len(g[PATTERNS])) for g in groups)
-            kinds = allow_bits if 1 in allow_bits else None
-        # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
-        shareable = len(patterns) <= SHARED_ENTRY_MAX
-        if shareable:
-            found = _COMPILED.get((patterns, kinds))
-            if found is not None:
-                self.disallow, self.allow, self.wild = found
-                return
-        joined = "\n".join(patterns)
-        self._compile(patterns, kinds, joined)
-        if shareable and len(joined) <= SHARED_RULES_CHARS:
-            if len(_COMPILED) >= _COMPILED_MEMO_SIZE:
-                _COMPILED.clear()
-            _COMPILED[(patterns, kinds)] = (self.disallow, self.allow, self.wild)
+    def __init__(
+        self,
+        disallow: tuple[str, ...],
+        allow: tuple[str, ...] = (),
+        wild: _Wild | None = None,
+    ) -> None:
+        self.disallow = disallow
+        self.allow = allow
+        self.wild = wild
+        # Many plain Disallow prefixes: checks left until they are bisected, then the sorted
+        # prefixes without redundant ones (_prefix_free).
+        self.checks_before_gate = _GATE_AFTER_CHECKS if len(disallow) > PREFIX_GATE_MIN else 0
+        self.gate: tuple[str, ...] | None = None
+        # Whether a check is the prefix tests alone (RobotsTxt.allowed), not rfc_allows.
+        self.prefixes_only = wild is None and not self.checks_before_gate
 
-    def _compile(self, patterns: tuple[str, ...], kinds: bytes | None, joined: str) -> None:
-        """*joined*: the patterns joined with newlines."""
-        self.allow = ()
-        self.wild = None
-        if plain_prefixes(kinds, joined, patterns):
-            self.disallow = patterns  # plain prefixes of merged groups
-            return
-        no_allow = kinds is None
-        disallow_patterns: Sequence[str]
-        allow_patterns: list[str] = []
-        wild_disallow: list[str] = []
-        wild_allow: list[str] = []
-        may_be_wild = "*" in joined or "$" in joined
-        if no_allow and not may_be_wild:
-            # Disallow prefixes only (more than plain_prefixes takes, or an empty one).
-            disallow_patterns = tuple(filter(None, patterns)) if "" in patterns else patterns
-        else:
-            prefixes: list[str] = []
-            disallow_patterns = prefixes
-            # One loop: most rule sets are small, too small to pay for C-level passes.
-            for pattern, is_allow in zip(patterns, kinds or repeat(0, len(patterns)), strict=True):
-                if not pattern:
-                    continue  # an empty rule matches with priority 0: it never decides
-                if may_be_wild and ("*" in pattern or pattern[-1] == "$"):
-                    if is_allow:
-                        wild_allow.append(pattern)
-                    elif no_allow and (prefix := _as_prefix(pattern)) is not None:
-                        prefixes.append(prefix)
-                    else:
-                        wild_disallow.append(pattern)
-                elif is_allow:
-                    allow_patterns.append(pattern)
+    def count_toward_gate(self) -> None:
+        """Count a check of the plain Disallow prefixes; the last before the gate builds it."""
+        self.checks_before_gate -= 1
+        if self.checks_before_gate <= 0:  # (below 0 only if threads raced: build it all the same)
+            self.checks_before_gate = 0
+            self.gate = _prefix_free(sorted(self.disallow))
+
+
+def compile_rules(groups: tuple[StoredGroup, ...]) -> Rules:
+    """The rules of *groups* (an agent's groups, merged), ready to match."""
+    if len(groups) == 1:
+        group = groups[0]
+        patterns = group.patterns
+        if group.plain:
+            # File order serves: without an Allow to compare with, only whether some
+            # prefix matches counts, not which one is longest.
+            return Rules(patterns)
+        allow_bits = group.allow_bits
+    else:
+        patterns = tuple(p for g in groups for p in g.patterns)
+        merged_bits = b"".join(g.allow_bits or bytes(len(g.patterns)) for g in groups)
+        allow_bits = merged_bits if 1 in merged_bits else None
+    # Many sites serve the same rules (a CMS's defaults): their matching form is shared.
+    key = (patterns, allow_bits)
+    rules = _COMPILED.recent.get(key) or _COMPILED.get(key)
+    if rules is None:
+        rules = _compile(patterns, allow_bits, "\n".join(patterns))
+        _COMPILED.put(key, rules)
+    return rules
+
+
+def _compile(patterns: tuple[str, ...], allow_bits: bytes | None, joined: str) -> Rules:
+    """*joined*: the patterns joined with newlines."""
+    if plain_prefixes(allow_bits, joined, patterns):
+        return Rules(patterns)  # plain prefixes of merged groups
+    no_allow = allow_bits is None
+    disallow_patterns: Sequence[str]
+    allow_patterns: list[str] = []
+    wild_disallow: list[str] = []
+    wild_allow: list[str] = []
+    may_be_wild = "*" in joined or "$" in joined
+    if no_allow and not may_be_wild:
+        # Disallow prefixes only (more than plain_prefixes takes, or an empty one).
+        disallow_patterns = tuple(filter(None, patterns)) if "" in patterns else patterns
+    else:
+        prefixes: list[str] = []
+        disallow_patterns = prefixes
+        # One loop: most rule sets are small, too small to pay for C-level passes.
+        for pattern, is_allow in zip(patterns, allow_bits or repeat(0, len(patterns)), strict=True):
+            if not pattern:
+                continue  # an empty rule matches with priority 0: it never decides
+            if may_be_wild and ("*" in pattern or pattern[-1] == "$"):
+                if is_allow:
+                    wild_allow.append(pattern)
+                elif no_allow and (prefix := _as_prefix(pattern)) is not None:
+                    prefixes.append(prefix)
                 else:
-                    prefixes.append(pattern)
-        if wild_disallow or wild_allow:
-            self.wild = _Wild(wild_disallow, wild_allow, no_allow)
-        if no_allow:
-            # No Allow to weigh a Disallow against: whether one matches is all that counts.
-            self.disallow = tuple(disallow_patterns)
-        else:
-            # Sorted, so that the longest prefix of a path is found by bisection (longest).
-            self.disallow = tuple(sorted(disallow_patterns))
-            self.allow = tuple(sorted(allow_patterns))
-        if len(disallow_patterns) > PREFIX_GATE_MIN:
-            # Too many prefixes to try one by one on each check, if there are many checks:
-            # rfc_allows counts them and bisects a sorted copy after _GATE_AFTER_CHECKS.
-            if self.wild is None:
-                self.wild = _Wild([], [], no_allow)
-            self.wild.checks_before_gate = _GATE_AFTER_CHECKS
+                    wild_disallow.append(pattern)
+            elif is_allow:
+                allow_patterns.append(pattern)
+            else:
+                prefixes.append(pattern)
+    wild = _Wild(wild_disallow, wild_allow, no_allow) if wild_disallow or wild_allow else None
+    if no_allow:
+        # No Allow to weigh a Disallow against: whether one matches is all that counts.
+        return Rules(tuple(disallow_patterns), (), wild)
+    # Sorted, so that the longest prefix of a path is found by bisection (longest).
+    return Rules(tuple(sorted(disallow_patterns)), tuple(sorted(allow_patterns)), wild)
+
+
+def _rules_bytes(key: tuple[tuple[str, ...], bytes | None], rules: Rules) -> int:
+    # The key's patterns are the group's own (shared with it when one group is compiled); the
+    # value: its tuples, and per wildcard rule its split (a 6-tuple and two literals).
+    patterns = key[0]
+    wild_rules = len(rules.wild.headed) + len(rules.wild.others) if rules.wild else 0
+    return 400 + 16 * len(patterns) + 200 * wild_rules + sum(map(len, patterns))
 
 
 def _prefix_free(prefixes: list[str]) -> tuple[str, ...]:
@@ -154,76 +149,75 @@ def _as_prefix(pattern: str) -> str | None:
     core = core.rstrip("*")
     if "*" in core or core[-1:] == "$" or core == pattern:
         return None
-    return intern(core)
+    return core
 
 
-# (patterns, kinds) -> (disallow, allow, wild) of recently compiled rules.
-_COMPILED: dict[tuple[tuple[str, ...], bytes | None], tuple[Any, Any, Any]] = {}
-_COMPILED_MEMO_SIZE = 8192
-# Above PREFIX_GATE_MIN Disallow prefixes, checks bisect a sorted copy (``_Wild.gate``) instead
+# (patterns, allow bits) -> their compiled rules, for recently compiled rule sets.
+_COMPILED: SharedTable[tuple[tuple[str, ...], bytes | None], Rules] = SharedTable(
+    0.15, _rules_bytes
+)
+# Above PREFIX_GATE_MIN Disallow prefixes, checks bisect a sorted copy (``Rules.gate``) instead
 # of trying each prefix, once the rules have served _GATE_AFTER_CHECKS checks: a prefix costs
 # about 8 ns a check to try and about 250 ns once to sort into the copy, so the copy pays for
 # itself after some 30 checks, and a crawl that asks a site a handful of times never builds it.
 _GATE_AFTER_CHECKS = 32
 
+# A wildcard rule split for matching: (priority, probe, head, middle, tail, anchored), a plain
+# tuple because _best_glob unpacks it in its loop.
 _CompiledGlob = tuple[int, str, str, "tuple[str, ...] | None", "str | None", bool]
-_GLOBS: dict[str, _CompiledGlob] = {}
-_GLOB_MEMO_SIZE = 32768
 
 
 def _compile_glob(pattern: str) -> _CompiledGlob:
+    """A wildcard pattern split for matching (``_split_glob``), shared with the files that
+    have the same rule: the same few wildcard rules recur in many rule sets (a CMS's
+    ``/*?s=``), and sharing their splits keeps 6 MiB of the corpus's memory."""
+    found = _GLOBS.recent.get(pattern) or _GLOBS.get(pattern)
+    if found is None:
+        found = _split_glob(pattern)
+        _GLOBS.put(pattern, found)
+    return found
+
+
+def _split_glob(pattern: str) -> _CompiledGlob:
     """Split a wildcard pattern for matching: (priority, probe, head, middle, tail, anchored).
 
     *probe* is the longest literal a matching path must contain; *tail* None means no ``*``.
-    The splits of recent patterns are shared by every file that has the same rule
-    (``_compile_globs`` looks there first).
     """
-    # split_glob's reading, inlined: this runs for every wildcard rule of a rule set compiled.
+    # split_glob's reading, inlined: this runs for every wildcard rule not shared.
     anchored = pattern[-1] == "$"
     parts = (pattern[:-1] if anchored else pattern).split("*")
-    head = intern(parts[0])
+    head = parts[0]
     if len(parts) == 1:  # no '*', only a final '$': the whole path must equal head
-        found = (len(pattern), "", head, None, None, True)
-    else:
-        tail = intern(parts[-1])
-        probe = tail
-        middle = None
-        if len(parts) > 2:  # (most rules have one '*')
-            middle = tuple(map(intern, filter(None, parts[1:-1]))) or None
-            if middle:
-                probe = max(middle, key=len)
-                if len(tail) > len(probe):
-                    probe = tail
-        # ``...*$`` matches what ``...*`` matches.
-        found = (len(pattern), probe, head, middle, tail, anchored and bool(tail))
-    if len(pattern) <= SHARED_ENTRY_MAX:
-        if len(_GLOBS) >= _GLOB_MEMO_SIZE:
-            _GLOBS.clear()
-        _GLOBS[pattern] = found
-    return found
+        return (len(pattern), "", head, None, None, True)
+    tail = parts[-1]
+    probe = tail
+    middle = None
+    if len(parts) > 2:  # (most rules have one '*')
+        middle = tuple(filter(None, parts[1:-1])) or None
+        if middle:
+            probe = max(middle, key=len)
+            if len(tail) > len(probe):
+                probe = tail
+    # ``...*$`` matches what ``...*`` matches.
+    return (len(pattern), probe, head, middle, tail, anchored and bool(tail))
+
+
+# A wildcard pattern -> its split, for recent patterns. (A pattern, a 6-tuple, two literals.)
+_GLOBS: SharedTable[str, _CompiledGlob] = SharedTable(
+    0.1, lambda pattern, glob: 3 * str_bytes(pattern) + 104
+)
 
 
 class _Wild:
     """A group's wildcard rules, split (``_compile_glob``) and sorted by how they can be ruled
-    out quickly (longest first when an Allow may weigh against them), and the bisection gate of
-    many plain Disallow prefixes.
+    out quickly (longest first when an Allow may weigh against them).
 
     Disallow globs whose literal head is longer than ``/`` are only tried when the path starts
     with one of those heads (one C-level ``str.startswith(tuple)``); the others only when the
     path ends with one of their anchored tails or contains one of their literals.
     """
 
-    __slots__ = (
-        "long_heads",
-        "headed",
-        "others",
-        "tails",
-        "probes",
-        "allow",
-        "no_allow",
-        "gate",
-        "checks_before_gate",
-    )
+    __slots__ = ("long_heads", "headed", "others", "tails", "probes", "allow", "no_allow")
 
     def __init__(self, disallow: list[str], allow: list[str], no_allow: bool) -> None:
         # Longest first, so that the first match is the longest, when an Allow weighs against it;
@@ -235,7 +229,7 @@ class _Wild:
         tails: set[str] = set()
         probes: set[str] = set()
         # One loop: most groups have a few wildcard rules, too few to pay for C-level passes.
-        for glob in _compile_globs(ordered):
+        for glob in map(_compile_glob, ordered):
             _, probe, head, _, tail, anchored = glob
             if len(head) > 1:
                 headed.append(glob)
@@ -255,28 +249,8 @@ class _Wild:
         self.others = tuple(others)
         self.tails = tuple(tails)
         self.probes: tuple[str, ...] | None = None if "" in probes else tuple(probes)
-        self.allow = _compile_globs(sorted(allow, key=len, reverse=True))
+        self.allow = tuple(map(_compile_glob, sorted(allow, key=len, reverse=True)))
         self.no_allow = no_allow  # no Allow rule at all: any Disallow that matches decides
-        # Many plain Disallow prefixes: checks left until they are bisected, then the sorted
-        # prefixes without redundant ones (_prefix_free).
-        self.checks_before_gate = 0
-        self.gate: tuple[str, ...] | None = None
-
-    def count_toward_gate(self, disallow: tuple[str, ...]) -> None:
-        """Count a check of the plain *disallow* prefixes; the last before the gate builds it."""
-        self.checks_before_gate -= 1
-        if self.checks_before_gate <= 0:  # (below 0 only if threads raced: build it all the same)
-            self.checks_before_gate = 0
-            self.gate = _prefix_free(sorted(disallow))
-
-
-def _compile_globs(patterns: Sequence[str]) -> tuple[_CompiledGlob, ...]:
-    globs = []
-    known = _GLOBS.get
-    for pattern in patterns:
-        glob = known(pattern)
-        globs.append(glob if glob is not None else _compile_glob(pattern))
-    return tuple(globs)
 
 
 def longest(prefixes: tuple[str, ...], path: str) -> int:
@@ -325,18 +299,25 @@ def _best_glob(globs: tuple[_CompiledGlob, ...], path: str, floor: int) -> int:
 
 
 def rfc_allows(rules: Rules, path: str) -> bool:
-    """RFC 9309 precedence with wildcard rules: the longest match wins, Allow wins a tie;
-    /robots.txt is always allowed."""
+    """RFC 9309 precedence with wildcard rules or a bisection gate: the longest match wins,
+    Allow wins a tie; /robots.txt is always allowed."""
     disallow = rules.disallow
-    wild: _Wild = rules.wild  # type: ignore[assignment]
-    gate = wild.gate
+    gate = rules.gate
     if gate is None:
         some_prefix = path.startswith(disallow)
-        if wild.checks_before_gate:
-            wild.count_toward_gate(disallow)
+        if rules.checks_before_gate:
+            rules.count_toward_gate()
     else:
         index = bisect_right(gate, path)
         some_prefix = index != 0 and path.startswith(gate[index - 1])
+    wild = rules.wild
+    if wild is None:  # many prefixes, no wildcard rule
+        if not some_prefix:
+            return True
+        allow = rules.allow
+        if allow and path.startswith(allow) and longest(allow, path) >= longest(disallow, path):
+            return True
+        return path == ROBOTS_PATH
     if wild.no_allow:  # any Disallow that matches decides: the cheapest tests first
         if (
             some_prefix
@@ -377,8 +358,8 @@ def legacy_first_match(
     group: StoredGroup, globs: dict[int, Glob] | None, path: str
 ) -> tuple[bool, int | None]:
     """rerp: within the record, the first rule in file order that matches decides."""
-    kinds = group[KINDS]
-    for i, pattern in enumerate(group[PATTERNS]):
+    kinds = group.allow_bits
+    for i, pattern in enumerate(group.patterns):
         glob = globs.get(i) if globs else None
         if glob is not None:
             if glob.match(path):

@@ -2,81 +2,69 @@
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from . import _groups, _match
 from . import _lines as L
 from ._agents import caller_tokens, group_token, is_global_value
-from ._constants import GYM2008, RFC9309, SHARED_ENTRY_MAX, SYNTAX_NAMES, check_syntax
-from ._directives import RequestRate, VisitTime
+from ._constants import GYM2008, RFC9309, SYNTAX_NAMES, check_syntax
+from ._directives import DIRECTIVES, RequestRate, VisitTime
 from ._groups import (
-    AGENTS,
-    EXTRAS,
-    FIRST_LINE,
-    PATTERNS,
+    SHARED_STRINGS,
     STAR,
+    Extra,
     StoredGroup,
-    as_groups,
     build_legacy,
     build_rfc,
-    crawl_delay_last,
-    group_extra,
-    group_rules,
-    kind_at,
-    line_at,
+    line_fields,
+    plain_prefixes,
 )
 from ._lines import ParseWarning
-from ._match import ROBOTS_PATH, Rules, gym2008_globs, legacy_first_match, longest, rfc_allows
-from ._patterns import (
-    ABSOLUTE_URL,
-    Glob,
-    path_params_query,
-    pattern_matches,
-    unquote_path,
+from ._match import (
+    ROBOTS_PATH,
+    Rules,
+    compile_rules,
+    gym2008_globs,
+    legacy_first_match,
+    longest,
+    rfc_allows,
 )
+from ._patterns import ABSOLUTE_URL, Glob, path_params_query, pattern_matches, unquote_path
+from ._shared import SharedTable, clear_shared_tables, str_bytes
+
+__all__ = ["Decision", "Group", "RobotsTxt", "clear_shared_tables", "parse"]
 
 _ABSOLUTE_URL = ABSOLUTE_URL.match
 # RobotsTxt._origin before the first query: any scheme://authority/ would do, since every URL
 # that starts with one has its path from that last "/"; this one names no real site.
 _NO_ORIGIN = "x://\x00/"
-_LEGACY_MEMO_SIZE = 16
-_NO_INDEX: dict[str, Any] = {}  # RobotsTxt._index of a file with no specific group; never written
-# User agent -> its product token, for agents that have one (or none: ""), as caller_tokens
-# reads them; shared by every parsed file, so a crawl's agent is read once.
-_TOKEN_OF_AGENT: dict[str, str] = {}
-_TOKEN_MEMO_SIZE = 4096
-# User-agent value -> the token it names ("*" for the global group, "" for none).
-_AGENT_KEYS: dict[str, str] = {}
-_AGENT_KEY_MEMO_SIZE = 8192
+# What a parsed object remembers of its queries (RobotsTxt._memo) is dropped past this many
+# entries: a crawl asks each site with a few user agents.
+_MEMO_SIZE = 64
+_NO_INDEX: dict[str, tuple[int, ...]] = {}  # the index of a file naming no crawler
+_ALLOW_EVERYTHING = Rules(())  # what applies when no group does (RFC 9309)
 
-
-def clear_shared_tables() -> None:
-    """Empty the bounded tables that parsed files share (agents read, rules compiled, wildcard
-    rules split). Nothing needs it; the benchmark calls it so that a repeat starts cold."""
-    _TOKEN_OF_AGENT.clear()
-    _AGENT_KEYS.clear()
-    _groups.clear_tables()
-    _match.clear_tables()
-    caller_tokens.cache_clear()
-
-
-def _remember_token(user_agent: str, token: str) -> None:
-    if len(user_agent) > SHARED_ENTRY_MAX:
-        return
-    if len(_TOKEN_OF_AGENT) >= _TOKEN_MEMO_SIZE:
-        _TOKEN_OF_AGENT.clear()
-    _TOKEN_OF_AGENT[user_agent] = token
+# What a pickled RobotsTxt starts with: its format and the format's version (``__reduce__``).
+PICKLE_FORMAT = ("scrapy_rerp.RobotsTxt", 1)
+_KIND_OF_NAME = {directive.name: kind for kind, directive in enumerate(DIRECTIVES)}
 
 
 def _agent_key(value: str) -> str:
-    key = "*" if is_global_value(value) else group_token(value)
-    if len(value) > SHARED_ENTRY_MAX:
-        return key
-    if len(_AGENT_KEYS) >= _AGENT_KEY_MEMO_SIZE:
-        _AGENT_KEYS.clear()
-    _AGENT_KEYS[value] = key
+    """The token a User-agent value names: "*" for the global group, "" for none."""
+    key = _AGENT_KEYS.get(value)
+    if key is None:
+        key = "*" if is_global_value(value) else group_token(value)
+        key = SHARED_STRINGS.share_all([key], len(key))[0]  # kept in every index that has it
+        _AGENT_KEYS.put(value, key)
     return key
+
+
+# User-agent value -> the token it names (most files name the same few crawlers): the tokens,
+# kept in every index, are shared strings.
+_AGENT_KEYS: SharedTable[str, str] = SharedTable(
+    0.05, lambda value, key: str_bytes(value) + str_bytes(key)
+)
 
 
 class Decision(NamedTuple):
@@ -97,12 +85,25 @@ class Group:
     line: int  # line of the first User-agent
 
 
+class _LegacyRules(NamedTuple):
+    """rerp's record for an agent (MK1996/GYM2008), with its wildcard rules split (GYM2008)."""
+
+    record: StoredGroup | None  # None: no record applies
+    globs: dict[int, Glob] | None
+
+
+_NO_RECORD = _LegacyRules(None, None)
+
+
 class RobotsTxt:
     """An immutable parsed robots.txt. Build one with :func:`parse`.
 
     Queries take the URL first, then the user agent. In RFC9309 the user agent may be a bare
     product token (``MyBot``) or a whole User-Agent header; URLs are matched as given, without
     %-decoding (pass them %-encoded, as Scrapy does).
+
+    Threads may share one: what queries remember (``_memo``, ``_origin``) is only ever added to
+    or replaced whole, never iterated, and a lost update only costs the work again.
     """
 
     __slots__ = (
@@ -110,12 +111,13 @@ class RobotsTxt:
         "_groups",
         "_index",
         "_global",
+        "_global_rules",
         "_sitemaps",
         "_host",
         "_clean_params",
         "_warnings",
         "_origin",
-        "_legacy_memo",
+        "_memo",
     )
 
     def __init__(self) -> None:
@@ -124,7 +126,7 @@ class RobotsTxt:
     # -- construction ---------------------------------------------------------------------
 
     @staticmethod
-    def _build(
+    def _from_parts(
         syntax: int,
         groups: tuple[StoredGroup, ...],
         sitemaps: tuple[str, ...],
@@ -132,29 +134,34 @@ class RobotsTxt:
         clean_params: tuple[str, ...],
         warnings: tuple[ParseWarning, ...],
     ) -> RobotsTxt:
-        # Filled in as a _Writable, whose attribute stores are plain slot stores (each
-        # object.__setattr__ call costs about ten of them), then frozen by taking this class.
-        self = object.__new__(_Writable)
-        self._syntax = syntax
-        self._groups = groups
-        self._sitemaps = sitemaps
-        self._host = host
-        self._clean_params = clean_params
-        self._warnings = warnings
-        self._index, self._global = _index_groups(syntax, groups)
+        self = object.__new__(RobotsTxt)
+        store = object.__setattr__  # past this class's own __setattr__, which refuses
+        store(self, "_syntax", syntax)
+        store(self, "_groups", groups)
+        store(self, "_sitemaps", sitemaps)
+        store(self, "_host", host)
+        store(self, "_clean_params", clean_params)
+        store(self, "_warnings", warnings)
+        # RFC 9309: each product token named in the file -> its groups' positions in _groups,
+        # and the * groups' positions.
+        index, global_positions = _index_groups(syntax, groups)
+        store(self, "_index", index)
+        store(self, "_global", global_positions)
+        # The * groups' rules, compiled on the first query that needs them.
+        store(self, "_global_rules", None)
         # The scheme://authority/ of the last URL asked about, so that the next URL of the
         # same site needs no parsing.
-        self._origin = _NO_ORIGIN
-        # MK1996/GYM2008 only: finding rerp's record scans every record's names, so a few
-        # agents are remembered (created on the first miss, at most _LEGACY_MEMO_SIZE).
-        self._legacy_memo = None
-        self.__class__ = RobotsTxt
-        return self  # type: ignore[return-value]
+        store(self, "_origin", _NO_ORIGIN)
+        # Created on the first query: user agent -> the rules that apply to it (RFC9309, in a
+        # file that names crawlers: its compiled Rules, also kept under the token that picked
+        # them; MK1996/GYM2008: rerp's record, also kept under the record's position).
+        store(self, "_memo", None)
+        return self
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
         """A robots.txt that allows everything (what RFC 9309 says a 4xx means)."""
-        return RobotsTxt._build(check_syntax(syntax), (), (), None, (), ())
+        return RobotsTxt._from_parts(check_syntax(syntax), (), (), None, (), ())
 
     @classmethod
     def disallow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -167,17 +174,38 @@ class RobotsTxt:
     def __delattr__(self, name: str) -> None:
         raise AttributeError("RobotsTxt objects are immutable")
 
+    # -- pickling ---------------------------------------------------------------------------
+
     def __reduce__(self) -> tuple[Any, ...]:
-        # Rebuilt as parse() builds it; the token index and what queries remember are not kept.
+        """Pickled as PICKLE_FORMAT and the parsed content in plain, documented terms (README,
+        "Pickles"), not the stored layout: a later version reads it or says it cannot."""
+        groups = tuple(
+            (
+                group.agents,
+                group.rules(),
+                tuple((e.agents_before, DIRECTIVES[e.kind].name, e.value) for e in group.extras),
+                group.first_line,
+            )
+            for group in self._groups
+        )
+        warnings = tuple(tuple(warning) for warning in self._warnings)
         state = (
             self._syntax,
-            self._groups,
+            groups,
             self._sitemaps,
             self._host,
             self._clean_params,
-            self._warnings,
+            warnings,
         )
-        return (RobotsTxt._build, state)
+        return (_unpickle, (PICKLE_FORMAT, state))
+
+    @staticmethod
+    def _build(*state: Any) -> RobotsTxt:
+        # What pickles made before PICKLE_FORMAT call: their stored layout is gone.
+        raise pickle.UnpicklingError(
+            "this RobotsTxt was pickled by an older scrapy_rerp (before pickle format 1) and "
+            "cannot be read: parse its robots.txt again"
+        )
 
     # -- plain properties -----------------------------------------------------------------
 
@@ -208,12 +236,27 @@ class RobotsTxt:
     @property
     def groups(self) -> tuple[Group, ...]:
         """The groups (records) as parsed, in file order (legacy: rerp's order, ``*`` last)."""
-        return tuple(Group(g[AGENTS], group_rules(g), g[FIRST_LINE]) for g in self._groups)
+        return tuple(Group(g.agents, g.rules(), g.first_line) for g in self._groups)
+
+    # -- what queries remember --------------------------------------------------------------
+
+    def _memo_for_update(self) -> dict[str | int, Any]:
+        """The memo, to add to: created on first use, emptied when full (never iterated, so
+        that other threads may read and add to it meanwhile)."""
+        memo: dict[str | int, Any] | None = self._memo
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_memo", memo)
+        elif len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        return memo
 
     # -- resolving the user agent ---------------------------------------------------------
 
     def _rfc_token(self, user_agent: str) -> str | None:
         """The token whose groups apply, or None for the ``*`` groups."""
+        if not self._index:
+            return None
         for token in caller_tokens(user_agent):
             if token in self._index:
                 return token
@@ -221,30 +264,33 @@ class RobotsTxt:
 
     def _rfc_groups(self, user_agent: str) -> tuple[StoredGroup, ...]:
         token = self._rfc_token(user_agent)
-        rules = self._global if token is None else self._index[token]
-        if rules is None:
-            return ()
-        return as_groups(rules.groups if isinstance(rules, Rules) else rules)
+        positions = self._global if token is None else self._index[token]
+        return tuple(self._groups[position] for position in positions)
 
-    def _rfc_rules(self, user_agent: str) -> Rules | None:
-        """The compiled rules for *user_agent* (compiling them on first use), or None."""
-        tokens = caller_tokens(user_agent)
-        if len(tokens) == 1:
-            _remember_token(user_agent, tokens[0])
-        elif not tokens:
-            _remember_token(user_agent, "")  # a blank user agent: no token, the * groups
+    def _rfc_rules(self, user_agent: str) -> Rules:
+        """The compiled rules for *user_agent*, compiled on its first query."""
         index = self._index
-        for token in tokens:
-            rules = index.get(token)
-            if rules is not None:
-                if not isinstance(rules, Rules):
-                    rules = index[token] = Rules(rules)
-                return rules
-        rules = self._global
-        if rules is not None and not isinstance(rules, Rules):
-            rules = Rules(rules)
-            _SET_GLOBAL(self, rules)
+        token = self._rfc_token(user_agent) if index else None
+        if token is None:
+            rules = self._global_rules
+            if rules is None:
+                rules = self._compile(self._global)
+                object.__setattr__(self, "_global_rules", rules)
+            if not index:
+                return rules  # type: ignore[no-any-return]
+            memo = self._memo_for_update()
+        else:
+            memo = self._memo_for_update()
+            rules = memo.get(token)
+            if rules is None:
+                rules = memo[token] = self._compile(index[token])
+        memo[user_agent] = rules  # which groups apply depends on the user agent
         return rules  # type: ignore[no-any-return]
+
+    def _compile(self, positions: tuple[int, ...]) -> Rules:
+        if not positions:
+            return _ALLOW_EVERYTHING
+        return compile_rules(tuple(self._groups[position] for position in positions))
 
     def _path(self, url: str) -> str:
         """The path, params and query of *url*; remembers its site for the next URL."""
@@ -257,47 +303,40 @@ class RobotsTxt:
         if path[0] != "/":
             return "/" + path
         # A URL that starts with this scheme://authority/ has its path from the same place.
-        start = match.start(1)
-        _SET_ORIGIN(self, url[: start + 1])
+        object.__setattr__(self, "_origin", url[: match.start(1) + 1])
         return path
 
-    def _legacy_rules(self, user_agent: str) -> tuple[StoredGroup | None, dict[int, Glob] | None]:
-        """rerp's record for *user_agent* and its wildcard rules, remembered for a few agents."""
-        memo = self._legacy_memo
-        if memo is None:
-            memo = {}
-            _SET_LEGACY_MEMO(self, memo)
-        found = memo.get(user_agent)
-        if found is None:
-            if len(memo) >= _LEGACY_MEMO_SIZE:
-                memo.clear()
-            group = self._legacy_record(user_agent, with_rules=True)
-            globs = None
-            if group is not None and self._syntax == GYM2008:
-                # Agents that share a record share its split wildcard rules.
-                for known, known_globs in memo.values():
-                    if known is group:
-                        globs = known_globs
-                        break
-                else:
-                    globs = gym2008_globs(group)
-            found = memo[user_agent] = (group, globs)
+    def _legacy_rules(self, user_agent: str) -> _LegacyRules:
+        """rerp's record for *user_agent* and its split wildcard rules, remembered."""
+        memo = self._memo_for_update()
+        position = self._legacy_position(user_agent, with_rules=True)
+        if position is None:
+            found = _NO_RECORD
+        else:
+            # Agents that share a record share its split wildcard rules.
+            found = memo.get(position)
+            if found is None:
+                record = self._groups[position]
+                globs = gym2008_globs(record) if self._syntax == GYM2008 else None
+                found = memo[position] = _LegacyRules(record, globs)
+        memo[user_agent] = found
         return found  # type: ignore[no-any-return]
 
-    def _legacy_record(
+    def _legacy_position(
         self, user_agent: str, with_rules: bool, extra: int | None = None
-    ) -> StoredGroup | None:
-        """rerp's first matching record; records without rules count only when they carry the
-        *extra* directive asked for (rerp dropped them: a Crawl-delay-only record was lost)."""
+    ) -> int | None:
+        """The position of rerp's first matching record; records without rules count only when
+        they carry the *extra* directive asked for (rerp dropped them: a Crawl-delay-only
+        record was lost)."""
         agent = user_agent.lower()
-        for group in self._groups:
-            if not group[PATTERNS] and (
-                with_rules or not any(kind == extra for _, kind, _ in group[EXTRAS])
+        for position, group in enumerate(self._groups):
+            if not group.patterns and (
+                with_rules or not any(kind == extra for _, kind, _ in group.extras)
             ):
                 continue
-            for name in group[AGENTS]:
+            for name in group.agents:
                 if name == "*" or name.lower() in agent:
-                    return group
+                    return position
         return None
 
     # -- queries --------------------------------------------------------------------------
@@ -306,19 +345,14 @@ class RobotsTxt:
         """True if *user_agent* may fetch *url*."""
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
-        rules = self._global
-        index = self._index
-        if index:
-            token = _TOKEN_OF_AGENT.get(user_agent)
-            if token is not None:
-                rules = index.get(token, rules)
-            else:
-                rules = self._rfc_rules(user_agent)
-        if type(rules) is not Rules:
-            if rules is None:
-                if self._syntax == RFC9309:
-                    return True
-                return self._legacy_allowed(url, user_agent)
+        if self._syntax != RFC9309:
+            return self._legacy_allowed(url, user_agent)
+        if self._index:
+            memo = self._memo
+            rules = memo.get(user_agent) if memo is not None else None
+        else:  # no group names a crawler: the * groups apply to all
+            rules = self._global_rules
+        if rules is None:
             rules = self._rfc_rules(user_agent)
         origin = self._origin
         if url.startswith(origin):  # a URL of the site asked about before
@@ -327,7 +361,7 @@ class RobotsTxt:
                 path = path[: path.index("#")]
         else:
             path = self._path(url)
-        if rules.wild is not None:
+        if not rules.prefixes_only:
             return rfc_allows(rules, path)
         disallow = rules.disallow
         if not path.startswith(disallow):
@@ -338,15 +372,15 @@ class RobotsTxt:
         return path == ROBOTS_PATH
 
     def _legacy_allowed(self, url: str, user_agent: str) -> bool:
-        memo = self._legacy_memo
+        memo = self._memo
         found = memo.get(user_agent) if memo is not None else None
-        group, globs = found if found is not None else self._legacy_rules(user_agent)
-        if group is None:
+        record, globs = found if found is not None else self._legacy_rules(user_agent)
+        if record is None:
             return True
         path = unquote_path(path_params_query(url))
-        if globs is None and not path.startswith(group[PATTERNS]):
+        if globs is None and not path.startswith(record.patterns):
             return True  # no rule is a prefix of the path
-        return legacy_first_match(group, globs, path)[0]
+        return legacy_first_match(record, globs, path)[0]
 
     def decide(self, url: str, user_agent: str) -> Decision:
         """The verdict for *url* and the line that decided it (slower than :meth:`allowed`)."""
@@ -365,7 +399,7 @@ class RobotsTxt:
             return Decision(True, None, None, "no group applies to this user agent")
         best: dict[bool, tuple[int, str, int]] = {}
         for group in groups:
-            for is_allow, pattern, line in group_rules(group):
+            for is_allow, pattern, line in group.rules():
                 if not pattern or not pattern_matches(path, pattern):
                     continue
                 priority = len(pattern)
@@ -379,37 +413,36 @@ class RobotsTxt:
         return Decision(True, None, None, "no rule matched")
 
     def _decide_legacy(self, path: str, user_agent: str) -> Decision:
-        group = self._legacy_record(user_agent, with_rules=True)
-        if group is None:
+        position = self._legacy_position(user_agent, with_rules=True)
+        if position is None:
             return Decision(True, None, None, "no record applies to this user agent")
+        group = self._groups[position]
         globs = gym2008_globs(group) if self._syntax == GYM2008 else None
         verdict, index = legacy_first_match(group, globs, path)
         if index is None:
             return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if kind_at(group, index) == 1 else "Disallow"
-        rule = f"{keyword}: {group[PATTERNS][index]}"
-        return Decision(verdict, line_at(group, index), rule, "first match")
+        keyword = "Allow" if group.is_allow(index) else "Disallow"
+        rule = f"{keyword}: {group.patterns[index]}"
+        return Decision(verdict, group.line_of(index), rule, "first match")
 
     def _extra(self, user_agent: str, kind: int) -> Any:
+        """The per-group value of directive *kind* that applies to *user_agent*, or None."""
         if type(user_agent) is not str:
             _, user_agent = _coerce("", user_agent)
         if self._syntax == RFC9309:
             key = self._rfc_token(user_agent) or "*"
             for group in self._rfc_groups(user_agent):
-                for agent_index, value in enumerate(group[AGENTS]):
+                for agent_index, value in enumerate(group.agents):
                     if _agent_key(value) == key:
-                        found = group_extra(group, kind, agent_index)
+                        found = group.extra(kind, agent_index)
                         if found is not None:
                             return found
                         break
             return None
-        group = self._legacy_record(user_agent, with_rules=False, extra=kind)
-        if group is None:
+        position = self._legacy_position(user_agent, with_rules=False, extra=kind)
+        if position is None:
             return None
-        for _, extra_kind, value in reversed(group[EXTRAS]):
-            if extra_kind == kind:  # rerp: the last Crawl-delay of a record wins
-                return value
-        return None
+        return self._groups[position].last_extra(kind)  # rerp: the last Crawl-delay wins
 
     def crawl_delay(self, user_agent: str) -> float | None:
         """Seconds to wait between requests, from the group that applies, or None."""
@@ -428,9 +461,9 @@ class RobotsTxt:
             return self._render_rerp()
         blocks = []
         for group in self._groups:
-            lines = [f"User-agent: {agent}" for agent in group[AGENTS]]
-            lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group_rules(group)]
-            lines += [_render_extra(kind, value) for _, kind, value in group[EXTRAS]]
+            lines = [f"User-agent: {agent}" for agent in group.agents]
+            lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
+            lines += [_render_extra(kind, value) for _, kind, value in group.extras]
             blocks.append("\n".join(lines) + "\n")
         tail = [f"Sitemap: {s}" for s in self._sitemaps]
         if self._host is not None:
@@ -444,15 +477,13 @@ class RobotsTxt:
         text = f"Sitemaps: {list(self._sitemaps)}\n\n" if self._sitemaps else ""
         records = []
         for group in self._groups:
-            delay = crawl_delay_last(group)
-            if not group[PATTERNS] and delay is None:
+            delay = group.last_extra(L.CRAWL_DELAY)
+            if not group.patterns and delay is None:
                 continue  # a record with neither rules nor Crawl-delay (rerp drops those)
-            record = "".join(f"User-agent: {name}\n" for name in group[AGENTS])
+            record = "".join(f"User-agent: {name}\n" for name in group.agents)
             if delay:
                 record += f"Crawl-delay: {delay}\n"
-            record += "".join(
-                f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in group_rules(group)
-            )
+            record += "".join(f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in group.rules())
             records.append(record)
         return text + "\n".join(records)
 
@@ -463,74 +494,51 @@ class RobotsTxt:
         )
 
 
-# What a query remembers in a parsed object, stored through the slots themselves:
-# object.__setattr__ would first look for the class's own __setattr__ (several times the cost).
-_SET_GLOBAL = RobotsTxt.__dict__["_global"].__set__
-_SET_ORIGIN = RobotsTxt.__dict__["_origin"].__set__
-_SET_LEGACY_MEMO = RobotsTxt.__dict__["_legacy_memo"].__set__
+def _index_groups(
+    syntax: int, groups: tuple[StoredGroup, ...]
+) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """Map each product token to the positions of the groups that apply to it (RFC 9309), once
+    per parse.
 
-
-class _Writable(RobotsTxt):
-    """A RobotsTxt being filled in (``RobotsTxt._build``): the same slots, stored plainly."""
-
-    __slots__ = ()
-    # Both, so that the type takes object's C-level slot for stores (one slot serves both).
-    __setattr__ = object.__setattr__
-    __delattr__ = object.__delattr__
-
-
-def _index_groups(syntax: int, groups: tuple[StoredGroup, ...]) -> tuple[dict[str, Any], Any]:
-    """Map each product token to the groups that apply to it (RFC 9309), once per parse.
-
-    Returns ``(index, global)``: the index maps a token, and global stands for ``*``, to its
-    group, or a tuple of its groups, until the first query for it compiles them into ``Rules``
-    in place.
+    Returns ``(index, global positions)``: the index maps a token to its groups' positions in
+    file order, merged as RFC 9309 section 2.2.1 asks; the global ones are the ``*`` groups'.
     """
-    index: dict[str, Any] = _NO_INDEX  # shared: most files name no crawler
-    global_rules: Any = None
     if syntax != RFC9309 or not groups:
-        return index, global_rules
-    if len(groups) == 1 and groups[0][AGENTS] is STAR:
-        return index, groups[0]
-    by_token: dict[str, Any] = {}
-    merged: dict[str, list[StoredGroup]] = {}  # tokens with more than one group
-    global_groups: list[StoredGroup] = []
-    key_of = _AGENT_KEYS.get
-    for group in groups:
-        for value in group[AGENTS]:
-            key = key_of(value)
-            if key is None:
-                key = _agent_key(value)
+        return _NO_INDEX, ()
+    if len(groups) == 1 and groups[0].agents is STAR:
+        return _NO_INDEX, _ONE_POSITION[0]
+    by_token: dict[str, list[int]] = {}
+    global_positions: list[int] = []
+    known_key = _AGENT_KEYS.recent.get
+    for position, group in enumerate(groups):
+        for value in group.agents:
+            key = known_key(value) or _agent_key(value)
             if key == "*":
-                if not global_groups or global_groups[-1] is not group:
-                    global_groups.append(group)
+                found = global_positions
             elif key:
-                found = by_token.get(key)
-                if found is None:
-                    by_token[key] = group
-                elif found is not group:
-                    more = merged.setdefault(key, [found])
-                    if more[-1] is not group:
-                        more.append(group)
-    if by_token:
-        for key, more in merged.items():
-            by_token[key] = tuple(more)
-        index = by_token
-    if global_groups:
-        global_rules = global_groups[0] if len(global_groups) == 1 else tuple(global_groups)
-    return index, global_rules
+                found = by_token.setdefault(key, [])
+            else:
+                continue
+            if not found or found[-1] != position:
+                found.append(position)
+    # Most tokens name one group, among a file's first: their tuples are shared (most files are
+    # parsed to be kept, and one tuple per token would be a fifth of what a group costs).
+    index = {
+        key: _ONE_POSITION[found[0]] if len(found) == 1 and found[0] < 256 else tuple(found)
+        for key, found in by_token.items()
+    }
+    if len(global_positions) == 1 and global_positions[0] < 256:
+        return index or _NO_INDEX, _ONE_POSITION[global_positions[0]]
+    return index or _NO_INDEX, tuple(global_positions)
+
+
+_ONE_POSITION = tuple((position,) for position in range(256))
 
 
 def _render_extra(kind: int, value: Any) -> str:
-    name = L.KIND_NAMES[kind]
-    if kind == L.REQUEST_RATE:
-        text = f"{value.requests}/{value.seconds:g}s"
-        if value.start_time is not None:
-            text += f" {value.start_time:%H%M}-{value.end_time:%H%M}"
-        return f"{name}: {text}"
-    if kind == L.VISIT_TIME:
-        return f"{name}: {value.start_time:%H%M}-{value.end_time:%H%M}"
-    return f"{name}: {value:g}"
+    directive = DIRECTIVES[kind]
+    render = directive.render_value or str
+    return f"{directive.name}: {render(value)}"
 
 
 def _coerce(url: object, user_agent: object) -> tuple[str, str]:
@@ -558,16 +566,58 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     else:
         rows, warnings = L.scan_legacy(text)
         junk: list[int] = []
-        groups, file_wide = build_legacy(rows, warnings, junk, syntax)
+        groups, file_wide = build_legacy(rows, warnings, junk)
         if junk:
             warnings += L.junk_warnings(text.split("\n"), junk)
     if warnings:
         warnings.sort()
-    return RobotsTxt._build(
+    return RobotsTxt._from_parts(
         syntax,
         groups,
-        tuple(file_wide.sitemaps),
-        file_wide.host,
-        tuple(file_wide.clean_params),
+        file_wide.all(L.SITEMAP),
+        file_wide.first(L.HOST),
+        file_wide.all(L.CLEAN_PARAM),
         tuple(warnings),
+    )
+
+
+def _unpickle(pickle_format: object, state: Any) -> RobotsTxt:
+    """A RobotsTxt from what ``RobotsTxt.__reduce__`` gave, if it is in PICKLE_FORMAT."""
+    if pickle_format != PICKLE_FORMAT:
+        raise pickle.UnpicklingError(
+            f"not a RobotsTxt pickle this version of scrapy_rerp reads: format {pickle_format!r}"
+            f", expected {PICKLE_FORMAT!r}; parse the robots.txt again"
+        )
+    syntax, groups, sitemaps, host, clean_params, warnings = state
+    check_syntax(syntax)
+    return RobotsTxt._from_parts(
+        syntax,
+        tuple(_stored_group(syntax, *group) for group in groups),
+        tuple(sitemaps),
+        host,
+        tuple(clean_params),
+        tuple(ParseWarning(*warning) for warning in warnings),
+    )
+
+
+def _stored_group(
+    syntax: int,
+    agents: tuple[str, ...],
+    rules: tuple[tuple[bool, str, int], ...],
+    extras: tuple[tuple[int, str, Any], ...],
+    first_line: int,
+) -> StoredGroup:
+    """A group from its pickled form (``RobotsTxt.__reduce__``)."""
+    patterns = tuple(pattern for _, pattern, _ in rules)
+    bits = bytes(1 if is_allow else 0 for is_allow, _, _ in rules)
+    allow_bits = bits if 1 in bits else None
+    plain = syntax == RFC9309 and plain_prefixes(allow_bits, "".join(patterns), patterns)
+    return StoredGroup(
+        STAR if tuple(agents) == STAR else tuple(agents),
+        patterns,
+        allow_bits,
+        *line_fields([line for _, _, line in rules]),
+        tuple(Extra(before, _KIND_OF_NAME[name], value) for before, name, value in extras),
+        first_line,
+        plain,
     )

@@ -17,6 +17,7 @@ from scrapy_rerp.engine import (
     RequestRate,
     RobotsTxt,
     VisitTime,
+    _robots,
     parse,
 )
 from tests.engine.syntaxes import ALL
@@ -98,7 +99,7 @@ def test_returned_collections_are_immutable(syntax: int) -> None:
 
 @pytest.mark.parametrize("syntax", ALL)
 def test_every_way_of_making_one_gives_a_frozen_robots_txt(syntax: int) -> None:
-    # parse() fills the object in through a writable twin class; none may leak out.
+    # However it was made, its attributes stay as they are.
     made = [
         parse(ROBOTS, syntax),
         RobotsTxt.allow_all(syntax),
@@ -141,6 +142,65 @@ def test_pickle_round_trip(protocol: int, syntax: int) -> None:
         assert clone.decide(SITE + url, "mybot") == robots.decide(SITE + url, "mybot")
     with pytest.raises(AttributeError):
         clone._groups = ()  # type: ignore[misc]
+
+
+def test_the_pickle_format_is_pinned() -> None:
+    robots = parse(
+        "User-agent: a\nUser-agent: b\nDisallow: /x\n# c\nAllow: /x/index.html\nCrawl-delay: 2\n"
+        "Sitemap: https://e.com/s.xml\nHost: e.com\nClean-param: ref\njunk\n"
+    )
+    function, (pickle_format, state) = robots.__reduce__()
+    assert pickle_format == ("scrapy_rerp.RobotsTxt", 1)
+    assert state == (
+        RFC9309,
+        (
+            (
+                ("a", "b"),
+                ((False, "/x", 3), (True, "/x/index.html", 5), (True, "/x/$", 5)),
+                ((2, "Crawl-delay", 2.0),),
+                1,
+            ),
+        ),
+        ("https://e.com/s.xml",),
+        "e.com",
+        ("ref",),
+        ((10, "junk", "not a robots.txt directive"),),
+    )
+    # Every value in it is a builtin (the per-group values: float, RequestRate, VisitTime).
+    assert function(pickle_format, state).groups == robots.groups
+
+
+# A RobotsTxt pickled before pickle format 1: a call of RobotsTxt._build with the stored layout.
+_OLD_PICKLE = (
+    b"\x80\x04\x95W\x00\x00\x00\x00\x00\x00\x00\x8c\x1ascrapy_rerp.engine._robots\x94\x8c\x10"
+    b"RobotsTxt._build\x94\x93\x94(K\x03(\x8c\x01*\x94\x85\x94\x8c\x02/x\x94\x85\x94NK\x02)K\x01"
+    b"\x88t\x94\x85\x94)N))t\x94R\x94."
+)
+
+
+def test_an_old_pickle_is_refused_with_a_clear_error() -> None:
+    with pytest.raises(pickle.UnpicklingError, match="older scrapy_rerp"):
+        pickle.loads(_OLD_PICKLE)
+
+
+class _Foreign:
+    """Reduces as a RobotsTxt of another pickle format would."""
+
+    def __init__(self, pickle_format: object, state: object) -> None:
+        self.reduced = (_robots._unpickle, (pickle_format, state))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self.reduced
+
+
+@pytest.mark.parametrize(
+    "pickle_format", [("scrapy_rerp.RobotsTxt", 2), ("scrapy_rerp.RobotsTxt", 0), ("other", 1)]
+)
+def test_a_pickle_of_another_format_is_refused(pickle_format: object) -> None:
+    _, (_, state) = parse("User-agent: *\nDisallow: /x\n").__reduce__()
+    data = pickle.dumps(_Foreign(pickle_format, state))
+    with pytest.raises(pickle.UnpicklingError, match="format"):
+        pickle.loads(data)
 
 
 @pytest.mark.parametrize("syntax", ALL)

@@ -13,9 +13,17 @@ import random
 
 import pytest
 
-from scrapy_rerp.engine import RFC9309, _groups, _match, _robots, parse
+from scrapy_rerp.engine import (
+    RFC9309,
+    _groups,
+    _match,
+    _robots,
+    _shared,
+    parse,
+    set_shared_table_limit,
+    shared_table_limit,
+)
 from scrapy_rerp.engine import _lines as lines_module
-from scrapy_rerp.engine._constants import SHARED_ENTRY_MAX, SHARED_RULES_CHARS
 from scrapy_rerp.engine._lines import (
     ALLOW,
     IGNORED,
@@ -193,24 +201,23 @@ def test_large_rule_sets_checked_by_bisection_agree_with_decide(
             url = "https://example.com" + path
             if robots.allowed(url, "bot") is not robots.decide(url, "bot").allowed:
                 disagreements.append((path, robots.decide(url, "bot")))
-        rules = robots._global
-        assert isinstance(rules, _match.Rules)
-        assert rules.wild is not None and rules.wild.gate is not None  # the bisection ran
-        assert len(rules.wild.gate) < len(rules.disallow)  # and prefixes were dropped
+        rules = robots._rfc_rules("bot")
+        assert rules.gate is not None  # the bisection ran
+        assert len(rules.gate) < len(rules.disallow)  # and prefixes were dropped
     assert not disagreements, disagreements[:3]
 
 
 def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
     text = "User-agent: *\n" + "\n".join(f"Disallow: /d{i}/" for i in range(300))
     robots = parse(text, RFC9309)
+    rules = robots._rfc_rules("bot")
     for i in range(_match._GATE_AFTER_CHECKS):
-        rules = robots._global
-        assert not isinstance(rules, _match.Rules) or rules.wild.gate is None, i  # type: ignore[union-attr]
+        assert rules.gate is None, i
         if i % 2:
             assert not robots.allowed(f"https://example.com/d{i}/x", "bot")
         else:
             assert robots.allowed(f"https://example.com/d{i}x", "bot")
-    gate = robots._global.wild.gate
+    gate = rules.gate
     assert gate is not None and len(gate) == 300
     assert not robots.allowed("https://example.com/d299/", "bot")
     assert robots.allowed("https://example.com/d300/", "bot")
@@ -276,10 +283,11 @@ def test_trailing_stars_keep_their_length_against_an_allow() -> None:
 # -- the tables shared between parsed files stay small -----------------------------------------
 
 
-def test_shared_tables_keep_only_small_entries() -> None:
+def test_shared_tables_keep_no_big_entry() -> None:
     _robots.clear_shared_tables()
-    long_rule = "/*" + "a" * 5000 + "*b"
-    long_agent = "Bot" + "x" * 5000
+    long_rule = "/*" + "a" * 100_000 + "*b"
+    long_agent = "Bot" + "x" * 100_000
+    header = "Mozilla/5.0 (" + "y" * 100_000 + ")"
     robots = parse(
         f"User-agent: {long_agent}\nDisallow: {long_rule}\n"
         "User-agent: *\n" + "".join(f"Disallow: /{i}*x\n" for i in range(300)),
@@ -287,32 +295,58 @@ def test_shared_tables_keep_only_small_entries() -> None:
     )
     assert robots.allowed("https://e.com/a", long_agent)
     assert not robots.allowed("https://e.com/7/x", "other")
-    assert robots.allowed("https://e.com/a", "Mozilla/5.0 (" + "y" * 5000 + ")")
-    shared: list[dict] = [
-        _robots._TOKEN_OF_AGENT,
-        _robots._AGENT_KEYS,
-        _match._GLOBS,
-        _groups._ONE_AGENT,
-    ]
-    for table in shared:
-        assert all(len(key) <= SHARED_ENTRY_MAX for key in table), table.keys()
-    assert long_rule not in _match._GLOBS
-    assert all(len(lines) <= SHARED_RULES_CHARS for lines in _groups._GROUP_RULES)
-    # The 300-rule group is compiled for its file but not kept for others.
-    assert all(len(patterns) <= SHARED_ENTRY_MAX for patterns, _ in _match._COMPILED)
-    assert all(len("\n".join(patterns)) <= SHARED_RULES_CHARS for patterns, _ in _match._COMPILED)
+    assert robots.allowed("https://e.com/a", header)
+    for table in _shared._TABLES:
+        # No entry above a sixteenth of its table's share.
+        assert table.estimated_bytes * 16 <= table.limit * len(table) + 1, table
+        for entries in (table.recent, table._older):
+            assert not any(long_agent in str(key) or header == key for key in entries)
+    assert all(long_rule not in patterns for patterns, _ in _match._COMPILED.recent)
 
 
-def test_shared_tables_stay_bounded_in_number() -> None:
+def test_shared_tables_stay_within_their_share_of_the_limit() -> None:
     _robots.clear_shared_tables()
-    for i in range(_match._COMPILED_MEMO_SIZE + 500):
-        robots = parse(f"User-agent: *\nDisallow: /a{i}*b\nAllow: /a{i}\n", RFC9309)
-        assert robots.allowed(f"https://e.com/a{i}", f"bot{i}")
-        assert not robots.allowed(f"https://e.com/a{i}xb", f"bot{i}")
-    assert 0 < len(_match._COMPILED) <= _match._COMPILED_MEMO_SIZE
-    assert 0 < len(_match._GLOBS) <= _match._GLOB_MEMO_SIZE
-    assert 0 < len(_robots._TOKEN_OF_AGENT) <= _robots._TOKEN_MEMO_SIZE
-    assert 0 < len(_groups._GROUP_RULES) <= _groups._GROUP_RULES_MEMO_SIZE
+    for i in range(3000):
+        text = "".join(
+            f"User-agent: bot{_letters(i)}\nDisallow: /a{i}/{j}*b\nAllow: /a{i}\n"
+            for j in range(10)
+        )
+        robots = parse(text, RFC9309)
+        assert robots.allowed(f"https://e.com/a{i}", f"bot{_letters(i)}")
+        assert not robots.allowed(f"https://e.com/a{i}/3xb", f"Mozilla/5.0 (bot{_letters(i)}/{i})")
+    for table in _shared._TABLES:
+        assert table.estimated_bytes <= table.limit
+    assert sum(table.limit for table in _shared._TABLES) <= shared_table_limit()
+    full = [table for table in _shared._TABLES if table.estimated_bytes > table.limit // 2]
+    assert _match._COMPILED in full and _groups._GROUP_RULES in full  # the test filled them
+
+
+def test_the_shared_table_limit_can_be_set() -> None:
+    _robots.clear_shared_tables()
+    default = shared_table_limit()
+    try:
+        for i in range(200):
+            parse(f"User-agent: *\nDisallow: /a{i}*b\nAllow: /a{i}\n").allowed("/a", "bot")
+        assert len(_match._COMPILED) == 200
+        set_shared_table_limit(64 * 1024)  # entries past the new limit go at once
+        assert 0 < _match._COMPILED.estimated_bytes <= _match._COMPILED.limit < 64 * 1024
+        assert list(_match._COMPILED.recent)[-1][0] == ("/a199*b", "/a199")  # the newest stay
+        set_shared_table_limit(0)  # no sharing at all
+        assert all(len(table) == 0 for table in _shared._TABLES)
+        robots = parse("User-agent: *\nDisallow: /a*b\nAllow: /a\n")
+        assert not robots.allowed("https://e.com/axb", "bot") and robots.allowed("/a", "bot")
+        assert all(len(table) == 0 for table in _shared._TABLES)
+    finally:
+        set_shared_table_limit(default)
+    assert shared_table_limit() == default
+    with pytest.raises(TypeError):
+        set_shared_table_limit(1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        set_shared_table_limit(-1)
+
+
+def _letters(number: int) -> str:
+    return "".join(chr(ord("a") + int(digit)) for digit in str(number))
 
 
 def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> None:
@@ -320,7 +354,7 @@ def test_groups_with_the_same_rule_lines_keep_their_own_lines_and_agents() -> No
     rules = "Disallow: /a\nAllow: /a/b\nDisallow: /c*d\n"
     first = parse("User-agent: one\n" + rules, RFC9309)
     second = parse("# comment\n\nUser-agent: two\n# between\n" + rules.replace("\n", "\n\n"))
-    assert first._groups[0][1] is second._groups[0][1]  # the rules were read once
+    assert first._groups[0].patterns is second._groups[0].patterns  # the rules were read once
     assert [line for _, _, line in first.groups[0].rules] == [2, 3, 4]
     assert [line for _, _, line in second.groups[0].rules] == [5, 7, 9]
     assert second.decide("https://e.com/a", "two").line == 5
@@ -382,3 +416,21 @@ def test_rule_values_read_at_once_equal_values_read_line_by_line() -> None:
         expected = _rules_read_line_by_line(text)[0]
         # google's /index.html Allow adds a rule for the directory; the reference does not.
         assert [rule for rule in got if not rule[1].endswith("/$")] == expected, text
+
+
+# -- the table of directives -------------------------------------------------------------------
+
+
+def test_every_spelling_in_the_directive_table_is_read_as_its_directive() -> None:
+    from scrapy_rerp.engine._directives import DIRECTIVES
+    from scrapy_rerp.engine._lines import KIND_NAMES, legacy_kind
+
+    assert [KIND_NAMES[kind] for kind in range(len(DIRECTIVES))] == [d.name for d in DIRECTIVES]
+    for kind, directive in enumerate(DIRECTIVES):
+        for key in directive.keys + directive.google_keys:
+            for spelling in (key, key.upper(), key.title()):
+                assert _reference(f"{spelling}: /v")[0] == kind, spelling
+                assert rfc_kind(spelling) == kind, spelling
+        for key in directive.keys + directive.legacy_keys:
+            assert legacy_kind(key) == kind, key
+            assert legacy_kind(key.upper()) == kind, key
