@@ -23,7 +23,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp._body import default_charset
-from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
+from scrapy_rerp.engine import RFC9309
+from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -42,9 +43,10 @@ __all__ = [
 
 logger = logging.getLogger("scrapy_rerp")
 
-#: The one table of syntax names: ``RERP_SYNTAX``, the command line's ``--syntax`` and
-#: ``RerpRobotParser(syntax=...)`` take a name (any case) or the engine constant.
-SYNTAX_NAMES: dict[str, int] = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
+#: The engine's one table of syntax names: ``RERP_SYNTAX``, the command line's ``--syntax``,
+#: ``RerpRobotParser(syntax=...)`` and ``parse(syntax=...)`` take a name (any case) or the
+#: engine constant.
+SYNTAX_NAMES: dict[str, int] = SYNTAX_BY_NAME
 
 #: The spider's close reason when a setting is bad (the crawl stops before any download).
 CLOSE_REASON = "rerp_settings_error"
@@ -69,10 +71,10 @@ def syntax_from(value: object, name: str = "syntax") -> int:
 
     Raises :class:`RerpSettingsError` (a ``ValueError``) naming ``name`` otherwise.
     """
-    if isinstance(value, str) and value.strip().lower() in SYNTAX_NAMES:
-        return SYNTAX_NAMES[value.strip().lower()]
-    if type(value) is int and value in SYNTAX_NAMES.values():
-        return value
+    try:
+        return check_syntax(value)
+    except ValueError:
+        pass
     raise RerpSettingsError(
         name, value, "one of " + ", ".join(map(repr, SYNTAX_NAMES)) + " (or the constant)"
     )

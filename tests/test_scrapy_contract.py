@@ -46,7 +46,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-import pytest
 from scrapy.robotstxt import RobotParser
 from scrapy.utils.misc import build_from_crawler
 
@@ -172,11 +171,3 @@ class TestScrapyRerpRobotParser(BaseRobotParserTest):
         for syntax in ("gym2008", "mk1996"):
             legacy = RerpRobotParser(body, syntax=syntax)
             assert not legacy.allowed("https://www.site.local/page", "*")
-
-    @pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="issue 17 (c): engine agent matching, pending the engine refactor",
-    )
-    def test_unicode_url_and_useragent(self) -> None:
-        super().test_unicode_url_and_useragent()

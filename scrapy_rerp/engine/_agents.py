@@ -52,6 +52,21 @@ def group_token(value: str) -> str:
     return match.group().lower() if match else ""
 
 
+def unicode_name(value: str) -> str | None:
+    """The whole ``User-agent:`` value, lower-cased, when it is one word with letters outside
+    ASCII (``UnicödeBöt``), else None.
+
+    RFC 9309's product tokens are ``[A-Za-z_-]+``, so google/robotstxt reads ``UnicödeBöt`` as
+    ``unic``; a crawler that calls itself ``UnicödeBöt`` and a site that names it so mean each
+    other, as Protego (Scrapy's default) reads them: such a group also applies to a caller whose
+    whole name is the same word, in any case. Every other value keeps the RFC's token rules.
+    """
+    name = value.strip()
+    if name.isascii() or not name.replace("-", "").replace("_", "").isalnum():
+        return None
+    return name.lower()
+
+
 def is_global_value(value: str) -> bool:
     """``*``, or ``*`` followed by whitespace and anything, names every crawler."""
     return value[:1] == "*" and (len(value) == 1 or value[1].isspace())

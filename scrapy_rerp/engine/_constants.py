@@ -10,7 +10,11 @@ GYM2008 = 2
 RFC9309 = 3
 
 SYNTAXES = (MK1996, GYM2008, RFC9309)
-SYNTAX_NAMES = {MK1996: "MK1996", GYM2008: "GYM2008", RFC9309: "RFC9309"}
+#: The one table of syntax names. Everything that takes a syntax (``parse``, the rerp classes,
+#: ``RERP_SYNTAX``, the command line's ``--syntax``) takes a name, in any case, or the constant.
+SYNTAX_BY_NAME = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
+#: The constants' names as written in this module (``RobotsTxt``'s repr).
+SYNTAX_NAMES = {value: name.upper() for name, value in SYNTAX_BY_NAME.items()}
 
 #: rerp's default lifetime of a fetched robots.txt, in seconds.
 SEVEN_DAYS = 60 * 60 * 24 * 7
@@ -22,7 +26,15 @@ MAX_LINE_BYTES = 2083 * 8 - 1
 
 
 def check_syntax(syntax: object) -> int:
-    """Return *syntax* if it is one of the three constants, else raise ValueError."""
-    if type(syntax) is not int or syntax not in SYNTAXES:
-        raise ValueError(f"syntax must be MK1996, GYM2008 or RFC9309, not {syntax!r}")
-    return syntax
+    """The constant for *syntax*, one of the three constants or their names (any case, e.g.
+    ``"gym2008"``); ValueError otherwise."""
+    if type(syntax) is int and syntax in SYNTAXES:
+        return syntax
+    if isinstance(syntax, str):
+        constant = SYNTAX_BY_NAME.get(syntax.strip().lower())
+        if constant is not None:
+            return constant
+    raise ValueError(
+        "syntax must be MK1996, GYM2008 or RFC9309 (or the names 'mk1996', 'gym2008', "
+        f"'rfc9309'), not {syntax!r}"
+    )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import _lines as L
-from ._agents import caller_tokens, group_token, is_global_value
+from ._agents import caller_tokens, group_token, is_global_value, unicode_name
 from ._constants import GYM2008, RFC9309, SYNTAX_NAMES, check_syntax
 from ._directives import DIRECTIVES, RequestRate, VisitTime
 from ._groups import (
@@ -433,7 +433,9 @@ class RobotsTxt:
             key = self._rfc_token(user_agent) or "*"
             for group in self._rfc_groups(user_agent):
                 for agent_index, value in enumerate(group.agents):
-                    if _agent_key(value) == key:
+                    if _agent_key(value) == key or (
+                        not value.isascii() and unicode_name(value) == key
+                    ):
                         found = group.extra(kind, agent_index)
                         if found is not None:
                             return found
@@ -521,6 +523,12 @@ def _index_groups(
                 continue
             if not found or found[-1] != position:
                 found.append(position)
+            if not value.isascii():
+                name = unicode_name(value)
+                if name is not None:
+                    named = by_token.setdefault(name, [])
+                    if not named or named[-1] != position:
+                        named.append(position)
     # Most tokens name one group, among a file's first: their tuples are shared (most files are
     # parsed to be kept, and one tuple per token would be a fifth of what a group costs).
     index = {
@@ -558,7 +566,7 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
 
     Raises TypeError if *content* is neither str nor bytes and ValueError for an unknown syntax.
     """
-    check_syntax(syntax)
+    syntax = check_syntax(syntax)
     text = L.decode(content, syntax)
     warnings: list[ParseWarning] = []
     if syntax == RFC9309:
@@ -589,7 +597,7 @@ def _unpickle(pickle_format: object, state: Any) -> RobotsTxt:
             f", expected {PICKLE_FORMAT!r}; parse the robots.txt again"
         )
     syntax, groups, sitemaps, host, clean_params, warnings = state
-    check_syntax(syntax)
+    syntax = check_syntax(syntax)
     return RobotsTxt._from_parts(
         syntax,
         tuple(_stored_group(syntax, *group) for group in groups),

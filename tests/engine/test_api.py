@@ -377,3 +377,44 @@ def test_groups_report_first_lines_and_rules() -> None:
     assert [g.agents for g in groups] == [("mybot",), ("*",)]
     assert [g.line for g in groups] == [2, 7]
     assert groups[0].rules == ((False, "/private", 3), (True, "/private/open", 4))
+
+
+# -- names for the syntaxes, Decision.line of google's index.html rule, non-ASCII agents ------
+
+
+@pytest.mark.parametrize(
+    ("name", "constant"),
+    [("rfc9309", RFC9309), ("GYM2008", GYM2008), (" Mk1996 ", MK1996), (GYM2008, GYM2008)],
+)
+def test_parse_takes_a_syntax_by_name_or_constant(name: object, constant: int) -> None:
+    body = "User-agent: *\nDisallow: *\nDisallow: /\nAllow: /public\n"
+    assert parse(body, syntax=name).decide("https://e.com/public", "a") == parse(
+        body, syntax=constant
+    ).decide("https://e.com/public", "a")
+    with pytest.raises(ValueError, match="names 'mk1996', 'gym2008', 'rfc9309'"):
+        parse(body, syntax="rfc")
+
+
+def test_decision_line_of_the_index_html_rule() -> None:
+    robots = parse("User-agent: *\nDisallow: /a\n\nAllow: /m/index.html\nDisallow: /z\n")
+    assert robots.decide("https://e.com/m/index.html", "a")[:3] == (
+        True,
+        4,
+        "Allow: /m/index.html",
+    )
+    # google's derived rule for the directory has the line of the rule it comes from.
+    assert robots.decide("https://e.com/m/", "a")[:2] == (True, 4)
+    assert robots.decide("https://e.com/z", "a")[:2] == (False, 5)
+
+
+def test_a_group_named_with_non_ascii_letters_applies_to_that_whole_name() -> None:
+    robots = parse(
+        "User-agent: UnicödeBöt\nDisallow: /\nCrawl-delay: 3\n\nUser-agent: *\nAllow: /\n"
+    )
+    for caller in ("UnicödeBöt", "unicödeböt", "UNICÖDEBÖT"):
+        assert not robots.allowed("https://e.com/x", caller)
+        assert robots.crawl_delay(caller) == 3
+    # RFC 9309's token of the value is still "unic", as google/robotstxt reads it.
+    assert not robots.allowed("https://e.com/x", "unic")
+    assert robots.allowed("https://e.com/x", "UnicödeBot")
+    assert robots.allowed("https://e.com/x", "other")

@@ -614,7 +614,7 @@ def test_parse_rejects_content_that_is_not_text(content: object, syntax: int) ->
         parse(content, syntax)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("syntax", [0, 4, -1, "RFC9309", None, 3.0, True])
+@pytest.mark.parametrize("syntax", [0, 4, -1, "RFC 9309", "rfc", None, 3.0, True])
 def test_unknown_syntax_is_a_value_error(syntax: object) -> None:
     with pytest.raises(ValueError):
         parse("User-agent: *\n", syntax)  # type: ignore[arg-type]
