@@ -266,9 +266,8 @@ class Fleet:
     async def first_turn(self, origin: str, delay: float) -> None:
         """The robots.txt answer just arrived: it is the origin's first request on the fleet's
         clock, so the first page waits ``delay`` after it."""
-        ok, answer = await self._try(lambda: self.store.take_turn(origin, delay, delay))
-        if ok and answer is not None and not answer[0]:
-            await self.turn_done(origin, delay, answer[1])
+        # A turn held for just the floor: the answer is already in.
+        await self._try(lambda: self.store.take_turn(origin, delay, delay))
 
     async def close(self) -> None:
         self.stats.set_value("robotstxt/redis/round_trips", self.store.round_trips)

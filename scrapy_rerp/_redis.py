@@ -166,9 +166,6 @@ class RedisOriginCache:
             pipe.pexpire(key, max(1, int((ttl + self.stale_window) * 1000)))
             await self._call(pipe.execute())
 
-    async def delete(self, origin: str) -> None:
-        await self._call(self._client.delete(self.key("robots", origin)))
-
     # -- one download for the fleet ------------------------------------------------------------
     async def lock(self, origin: str) -> bool:
         """Take the download lock of ``origin``: True if this worker now holds it."""

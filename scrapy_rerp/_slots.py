@@ -111,8 +111,9 @@ class CrawlDelayFloors:
         """The floor *robots* asks of *user_agent*, capped and raised to DOWNLOAD_DELAY (no
         side effect: nothing is applied, counted or logged)."""
         wanted = _wanted_delay(robots, user_agent)
-        if wanted is None:
-            return None
+        return None if wanted is None else self._floor_of(wanted)
+
+    def _floor_of(self, wanted: float) -> float:
         return max(min(wanted, self.max_crawl_delay), self.download_delay)
 
     def _floor_for(self, robots: RobotsTxt, user_agent: str, origin: str = "") -> float | None:
@@ -131,7 +132,7 @@ class CrawlDelayFloors:
                     wanted,
                     self.max_crawl_delay,
                 )
-        return self.floor_for(robots, user_agent)
+        return self._floor_of(wanted)
 
     def set_floor(self, origin: str, robots: RobotsTxt, user_agent: str) -> float | None:
         """Apply the floor that *robots* asks of *user_agent* to the slots serving *origin*.

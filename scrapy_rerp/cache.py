@@ -104,8 +104,6 @@ class SharedOriginCache(Protocol):
 
     async def store(self, origin: str, fields: dict[bytes, bytes], ttl: float) -> None: ...
 
-    async def delete(self, origin: str) -> None: ...
-
     async def lock(self, origin: str) -> bool:
         """Take ``origin``'s download lock for the fleet; True when this worker holds it."""
 
