@@ -11,7 +11,6 @@ from ._agents import caller_tokens, group_token, is_global_value, unicode_name
 from ._constants import GYM2008, RFC9309, SYNTAX_NAMES, check_syntax
 from ._directives import DIRECTIVES, RequestRate, VisitTime
 from ._groups import (
-    SHARED_STRINGS,
     STAR,
     Extra,
     StoredGroup,
@@ -55,7 +54,6 @@ def _agent_key(value: str) -> str:
     key = _AGENT_KEYS.get(value)
     if key is None:
         key = "*" if is_global_value(value) else group_token(value)
-        key = SHARED_STRINGS.share_all([key], len(key))[0]  # kept in every index that has it
         _AGENT_KEYS.put(value, key)
     return key
 
@@ -63,7 +61,7 @@ def _agent_key(value: str) -> str:
 # User-agent value -> the token it names (most files name the same few crawlers): the tokens,
 # kept in every index, are shared strings.
 _AGENT_KEYS: SharedTable[str, str] = SharedTable(
-    0.05, lambda value, key: str_bytes(value) + str_bytes(key)
+    0.1, lambda value, key: str_bytes(value) + str_bytes(key)
 )
 
 
@@ -509,35 +507,35 @@ def _index_groups(
         return _NO_INDEX, ()
     if len(groups) == 1 and groups[0].agents is STAR:
         return _NO_INDEX, _ONE_POSITION[0]
-    by_token: dict[str, list[int]] = {}
-    global_positions: list[int] = []
+    by_token: dict[str, tuple[int, ...]] = {}
+    global_positions: tuple[int, ...] = ()
     known_key = _AGENT_KEYS.recent.get
     for position, group in enumerate(groups):
+        # Most tokens name one group, among a file's first: their tuples are shared (most files
+        # are parsed to be kept, and one tuple per token would be a fifth of what a group costs).
+        one = _ONE_POSITION[position] if position < 256 else (position,)
         for value in group.agents:
             key = known_key(value) or _agent_key(value)
             if key == "*":
-                found = global_positions
-            elif key:
-                found = by_token.setdefault(key, [])
-            else:
+                if not global_positions or global_positions[-1] != position:
+                    global_positions += one
                 continue
-            if not found or found[-1] != position:
-                found.append(position)
+            if not key:
+                continue
+            found = by_token.get(key)
+            if found is None:
+                by_token[key] = one
+            elif found[-1] != position:
+                by_token[key] = found + one
             if not value.isascii():
                 name = unicode_name(value)
                 if name is not None:
-                    named = by_token.setdefault(name, [])
-                    if not named or named[-1] != position:
-                        named.append(position)
-    # Most tokens name one group, among a file's first: their tuples are shared (most files are
-    # parsed to be kept, and one tuple per token would be a fifth of what a group costs).
-    index = {
-        key: _ONE_POSITION[found[0]] if len(found) == 1 and found[0] < 256 else tuple(found)
-        for key, found in by_token.items()
-    }
-    if len(global_positions) == 1 and global_positions[0] < 256:
-        return index or _NO_INDEX, _ONE_POSITION[global_positions[0]]
-    return index or _NO_INDEX, tuple(global_positions)
+                    found = by_token.get(name)
+                    if found is None:
+                        by_token[name] = one
+                    elif found[-1] != position:
+                        by_token[name] = found + one
+    return by_token or _NO_INDEX, global_positions
 
 
 _ONE_POSITION = tuple((position,) for position in range(256))

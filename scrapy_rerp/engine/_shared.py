@@ -111,7 +111,10 @@ class SharedStrings(SharedTable[str, str]):
     """Equal strings read from different files kept as one object, as ``sys.intern`` would,
     but in a bounded table (CPython 3.12 never frees interned strings).
 
-    ``share_all`` looks a whole list up in C-level passes (``dict.get``, ``dict.setdefault``).
+    ``share_all`` looks a whole list up in one C-level pass (``dict.setdefault``). Unlike the
+    other tables, it keeps one generation: when it is full it starts again empty. Looking
+    strings up in an older generation too cost 3 % of a parse (25M of 822M instructions on
+    2,000 files of the corpus) and kept 1.3 MiB of the corpus's 75 MiB.
     """
 
     def __init__(self, share: float) -> None:
@@ -124,16 +127,13 @@ class SharedStrings(SharedTable[str, str]):
             return values  # too big to be worth keeping
         recent = self.recent
         count = len(recent)
-        # Found in the older generation: that string, moved up; else the string itself, kept.
-        found = list(map(self._older.get, values, values))
-        shared = list(map(recent.setdefault, found, found))
+        shared = list(map(recent.setdefault, values, values))
         added = len(recent) - count
         if added:
             average = chars // len(values)
             self._recent_bytes += added * (STR_OVERHEAD + ENTRY_OVERHEAD + average)
-            if self._recent_bytes > self.limit // 2:
-                self._older, self._older_bytes = self.recent, self._recent_bytes
-                self.recent, self._recent_bytes = {}, 0
+            if self._recent_bytes > self.limit:
+                self.clear()
         return shared
 
 
@@ -145,7 +145,7 @@ def str_bytes(text: str) -> int:
 def set_shared_table_limit(limit: int) -> None:
     """Bound what the tables shared by parsed files may hold, in bytes (estimated), in all.
 
-    The default is DEFAULT_LIMIT (4 MiB). 0 turns sharing off. Entries past a lowered limit are
+    The default is DEFAULT_LIMIT (12 MiB). 0 turns sharing off. Entries past a lowered limit are
     dropped at once, least recently used first.
     """
     global _limit

@@ -10,7 +10,7 @@ import pytest
 
 ENGINE = Path(__file__).resolve().parents[2] / "scrapy_rerp" / "engine"
 # Each module may import the leaves and the modules before it (README, "Development").
-LEAVES = {"_constants", "_patterns", "_agents", "_directives", "_shared"}
+LEAVES = {"_sfv", "_usage", "_constants", "_patterns", "_agents", "_directives", "_shared"}
 CHAIN = ["_lines", "_groups", "_match", "_robots", "rerp", "__init__"]
 
 
