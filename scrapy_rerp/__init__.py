@@ -22,6 +22,7 @@ from .engine import (
     RobotExclusionRulesParser,
     RobotFileParserLookalike,
     RobotsTxt,
+    UsageDecision,
     VisitTime,
     parse,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "RobotFileParserLookalike",
     "RobotsTxt",
     "RobotsTxtMiddleware",
+    "UsageDecision",
     "VisitTime",
     "__version__",
     "parse",

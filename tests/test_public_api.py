@@ -27,6 +27,7 @@ PUBLIC = [
     "RobotFileParserLookalike",
     "RobotsTxt",
     "RobotsTxtMiddleware",
+    "UsageDecision",
     "VisitTime",
     "__version__",
     "parse",
@@ -57,7 +58,15 @@ def test_constants() -> None:
 def test_engine_names_are_the_engines() -> None:
     from scrapy_rerp import engine
 
-    for name in ("parse", "RobotsTxt", "Decision", "ParseWarning", "RequestRate", "VisitTime"):
+    for name in (
+        "parse",
+        "RobotsTxt",
+        "Decision",
+        "ParseWarning",
+        "RequestRate",
+        "UsageDecision",
+        "VisitTime",
+    ):
         assert getattr(scrapy_rerp, name) is getattr(engine, name)
     for name in ("RobotExclusionRulesParser", "RobotFileParserLookalike"):
         assert getattr(scrapy_rerp, name) is getattr(engine, name)
@@ -69,6 +78,7 @@ ENGINE_PUBLIC = [
     "MK1996",
     "RFC9309",
     "SEVEN_DAYS",
+    "USAGE_CATEGORIES",
     "Decision",
     "Group",
     "ParseWarning",
@@ -76,10 +86,13 @@ ENGINE_PUBLIC = [
     "RobotExclusionRulesParser",
     "RobotFileParserLookalike",
     "RobotsTxt",
+    "UsageDecision",
     "VisitTime",
+    "header_usage",
     "parse",
     "set_shared_table_limit",
     "shared_table_limit",
+    "usage_category",
 ]
 
 

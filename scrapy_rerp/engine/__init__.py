@@ -5,6 +5,8 @@ from ._directives import RequestRate, VisitTime
 from ._lines import ParseWarning
 from ._robots import Decision, Group, RobotsTxt, parse
 from ._shared import set_shared_table_limit, shared_table_limit
+from ._usage import CATEGORIES as USAGE_CATEGORIES
+from ._usage import UsageDecision, header_usage, usage_category
 from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
 
 __all__ = [
@@ -13,6 +15,7 @@ __all__ = [
     "MK1996",
     "RFC9309",
     "SEVEN_DAYS",
+    "USAGE_CATEGORIES",
     "Decision",
     "Group",
     "ParseWarning",
@@ -20,8 +23,11 @@ __all__ = [
     "RobotExclusionRulesParser",
     "RobotFileParserLookalike",
     "RobotsTxt",
+    "UsageDecision",
     "VisitTime",
+    "header_usage",
     "parse",
     "set_shared_table_limit",
     "shared_table_limit",
+    "usage_category",
 ]

@@ -1,5 +1,5 @@
 """The directives the engine reads, in one table, and the values of the extension directives
-(Crawl-delay, Request-rate, Visit-time).
+(Crawl-delay, Request-rate, Visit-time, Content-Usage, Content-Signal).
 
 Both syntaxes' parse paths read ``DIRECTIVES``: the key spellings each syntax accepts, where a
 line's value belongs (``scope``), how a per-group value is read and written back. Adding a
@@ -14,6 +14,8 @@ import math
 import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from ._usage import read_content_signal, read_content_usage, split_content_usage_rule
 
 
 class RequestRate(NamedTuple):
@@ -89,6 +91,47 @@ def parse_visit_time(value: str) -> VisitTime | None:
     return VisitTime(start_time, end_time)
 
 
+class UsageStatement(NamedTuple):
+    """A ``Content-Usage`` or ``Content-Signal`` line: what it says about usage categories.
+
+    ``path`` is a Content-Usage rule's path (None: the whole group, and for Content-Signal);
+    ``preferences`` are ``(category, allowed)`` pairs, categories absent being unknown;
+    ``text`` is the statement as written (after the path), for messages and ``str()``.
+    """
+
+    path: str | None
+    preferences: tuple[tuple[str, bool], ...]
+    text: str
+
+
+def parse_content_usage(value: str) -> UsageStatement:
+    """A Content-Usage rule (draft-ietf-aipref-attach): an optional path, then a Structured
+    Fields dictionary. One that says nothing usable still counts: for its path, every usage is
+    unknown (draft-ietf-aipref-vocab: a value that does not parse states no preference)."""
+    path, statement = split_content_usage_rule(value)
+    preferences, _ = read_content_usage(statement)
+    return UsageStatement(path, tuple(preferences.items()), statement)
+
+
+def content_usage_notes(value: str) -> list[str]:
+    path, statement = split_content_usage_rule(value)
+    return read_content_usage(statement)[1]
+
+
+def parse_content_signal(value: str) -> UsageStatement:
+    """A Content-Signal line (contentsignals.org): ``search=yes, ai-train=no``, for the group."""
+    preferences, _ = read_content_signal(value)
+    return UsageStatement(None, tuple(preferences.items()), value)
+
+
+def content_signal_notes(value: str) -> list[str]:
+    return read_content_signal(value)[1]
+
+
+def _render_usage(statement: UsageStatement) -> str:
+    return statement.text if statement.path is None else f"{statement.path} {statement.text}"
+
+
 def _render_request_rate(rate: RequestRate) -> str:
     text = f"{rate.requests}/{rate.seconds:g}s"
     if rate.start_time is not None and rate.end_time is not None:
@@ -129,6 +172,11 @@ class Directive(NamedTuple):
     # written back.
     parse_value: Callable[[str], Any] | None = None
     render_value: Callable[[Any], str] | None = None
+    # What to warn about a value that parse_value read (unknown keys, malformed parts...).
+    notes_of: Callable[[str], list[str]] | None = None
+    # RFC9309: a GROUP line that is also a rule of its group (draft-ietf-aipref-attach adds
+    # Content-Usage to RFC 9309's rules), so that a User-agent line after it starts a new group.
+    is_rfc_rule: bool = False
 
 
 # A directive's kind is its position here (line kinds are kept in a bytearray, one per line).
@@ -179,7 +227,36 @@ DIRECTIVES: tuple[Directive, ...] = (
     ),
     Directive("Host", FILE, keys=("host",)),
     Directive("Clean-param", FILE, keys=("clean-param",)),
+    Directive(
+        "Content-Usage",
+        GROUP,
+        keys=("content-usage",),
+        parse_value=parse_content_usage,
+        render_value=_render_usage,
+        notes_of=content_usage_notes,
+        is_rfc_rule=True,
+    ),
+    Directive(
+        "Content-Signal",
+        GROUP,
+        keys=("content-signal",),
+        parse_value=parse_content_signal,
+        render_value=_render_usage,
+        notes_of=content_signal_notes,
+    ),
 )
-USER_AGENT, ALLOW, DISALLOW, SITEMAP, CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, HOST, CLEAN_PARAM = (
-    range(9)
-)
+(
+    USER_AGENT,
+    ALLOW,
+    DISALLOW,
+    SITEMAP,
+    CRAWL_DELAY,
+    REQUEST_RATE,
+    VISIT_TIME,
+    HOST,
+    CLEAN_PARAM,
+    CONTENT_USAGE,
+    CONTENT_SIGNAL,
+) = range(11)
+#: The kinds whose values are UsageStatements.
+USAGE_KINDS = (CONTENT_USAGE, CONTENT_SIGNAL)

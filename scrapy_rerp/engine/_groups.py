@@ -25,6 +25,7 @@ class Extra(NamedTuple):
     agents_before: int
     kind: int
     value: Any
+    line: int
 
 
 class StoredGroup(NamedTuple):
@@ -59,17 +60,25 @@ class StoredGroup(NamedTuple):
 
     def extra(self, kind: int, agent_index: int) -> Any:
         """The first value of *kind* that applies to the group's agent *agent_index*, or None."""
-        for agents_before, extra_kind, value in self.extras:
-            if extra_kind == kind and agent_index < agents_before:
-                return value
+        for extra in self.extras:
+            if extra.kind == kind and agent_index < extra.agents_before:
+                return extra.value
         return None
 
     def last_extra(self, kind: int) -> Any:
         """The record's last value of *kind* (rerp: a later line overwrites an earlier one)."""
-        for _, extra_kind, value in reversed(self.extras):
-            if extra_kind == kind:
-                return value
+        for extra in reversed(self.extras):
+            if extra.kind == kind:
+                return extra.value
         return None
+
+    def extras_of(self, kinds: tuple[int, ...], agent_index: int | None = None) -> list[Extra]:
+        """The values of *kinds*, in file order, for the agent *agent_index* (None: any)."""
+        return [
+            extra
+            for extra in self.extras
+            if extra.kind in kinds and (agent_index is None or agent_index < extra.agents_before)
+        ]
 
 
 # A StoredGroup built in C: NamedTuple's own __new__ is a Python function, and one runs per group
@@ -107,11 +116,15 @@ def plain_prefixes(kinds: bytes | None, text: str, patterns: Sequence[str]) -> b
 
 
 def _extension(kind: int, value: str, line: int, warnings: list[ParseWarning]) -> Any:
-    """A per-group value as its directive reads it, or None (with a warning) if invalid."""
+    """A per-group value as its directive reads it, or None (with a warning) if invalid; what
+    else its directive finds to say about it becomes warnings too."""
     directive = DIRECTIVES[kind]
     parsed = directive.parse_value(value) if directive.parse_value is not None else value
+    text = f"{directive.name}: {value}"
     if parsed is None:
-        warnings.append(ParseWarning(line, f"{directive.name}: {value}", "invalid value, ignored"))
+        warnings.append(ParseWarning(line, text, "invalid value, ignored"))
+    elif directive.notes_of is not None:
+        warnings += (ParseWarning(line, text, note) for note in directive.notes_of(value))
     return parsed
 
 
@@ -144,6 +157,13 @@ def _scope_letter(kind: int) -> int:
 
 
 _COARSE = bytes(map(_scope_letter, range(256)))
+# The same letters, but "R" for the per-group lines that are also rules (Content-Usage): where
+# the groups start and end in a file that has such lines.
+_BOUNDS = bytes(
+    ord(RULE) if kind < len(DIRECTIVES) and DIRECTIVES[kind].is_rfc_rule else letter
+    for kind, letter in enumerate(_COARSE)
+)
+_RULE_LIKE_KINDS = bytes(kind for kind, d in enumerate(DIRECTIVES) if d.is_rfc_rule)
 _IS_RULE = bytes(1 if _COARSE[kind] == ord(RULE) else 0 for kind in range(256))
 _ALLOW_BIT = bytes(1 if kind == L.ALLOW else 0 for kind in range(256))
 _value_of = L.value_of
@@ -176,13 +196,16 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
     groups: list[StoredGroup] = []
     size = len(coarse)
     has_extras = b"E" in coarse
+    bounds = coarse
+    if has_extras and any(kind in kinds for kind in _RULE_LIKE_KINDS):
+        bounds = kinds.translate(_BOUNDS)
     while start != -1:
-        first_rule = coarse.find(b"R", start)
+        first_rule = bounds.find(b"R", start)
         if first_rule == -1:
             first_rule = end = size
             following = -1
         else:
-            following = coarse.find(b"U", first_rule)
+            following = bounds.find(b"U", first_rule)
             end = size if following == -1 else following
         groups.append(
             _rfc_group(
@@ -226,7 +249,8 @@ def _rfc_group(
     warnings: list[ParseWarning],
 ) -> StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*
-    (*has_extras*: whether the file has any per-group value, such as a Crawl-delay)."""
+    (*has_extras*: whether the file has any per-group value, such as a Crawl-delay). The first
+    rule may be a per-group line that is also a rule (Content-Usage)."""
     if first_rule == start + 1:
         # Keyed by the whole line, whose value is read the same way each time.
         line = read[start]
@@ -250,12 +274,12 @@ def _rfc_group(
             kind = kinds[index]
             parsed = _extension(kind, _value_of(read, bare_values, index), index + 1, warnings)
             if parsed is not None:
-                found.append(Extra(coarse.count(b"U", start, index), kind, parsed))
+                found.append(Extra(coarse.count(b"U", start, index), kind, parsed, index + 1))
             index = coarse.find(b"E", index + 1, end)
         extras = tuple(found)
-    if first_rule == end:
-        return _new_group((agents, (), None, 0, None, extras, start + 1, True))
     last = coarse.rfind(b"R", first_rule, end) + 1
+    if not last:  # no Allow or Disallow
+        return _new_group((agents, (), None, 0, None, extras, start + 1, True))
     rule_kinds = kinds[first_rule:last]
     selected = rule_kinds.translate(_IS_RULE)
     if 0 in selected:  # other lines between the rules: keep the rule lines only
@@ -494,7 +518,7 @@ def build_legacy(
         elif current is not None:  # GROUP
             parsed = _extension(kind, value, line, warnings)
             if parsed is not None:
-                current.extras.append(Extra(len(current.agents), kind, parsed))
+                current.extras.append(Extra(len(current.agents), kind, parsed, line))
     close()
     ordered = [r for r in records if "*" not in r.agents] + [r for r in records if "*" in r.agents]
     return tuple(record.stored() for record in ordered), file_wide

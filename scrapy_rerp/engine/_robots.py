@@ -8,8 +8,15 @@ from typing import Any, NamedTuple
 
 from . import _lines as L
 from ._agents import caller_tokens, group_token, is_global_value, unicode_name
-from ._constants import GYM2008, RFC9309, SYNTAX_NAMES, check_syntax
-from ._directives import DIRECTIVES, RequestRate, VisitTime
+from ._constants import GYM2008, MK1996, RFC9309, SYNTAX_NAMES, check_syntax
+from ._directives import (
+    CONTENT_SIGNAL,
+    DIRECTIVES,
+    USAGE_KINDS,
+    RequestRate,
+    UsageStatement,
+    VisitTime,
+)
 from ._groups import (
     STAR,
     Extra,
@@ -29,10 +36,18 @@ from ._match import (
     longest,
     rfc_allows,
 )
-from ._patterns import ABSOLUTE_URL, Glob, path_params_query, pattern_matches, unquote_path
+from ._patterns import (
+    ABSOLUTE_URL,
+    Glob,
+    escape_pattern,
+    path_params_query,
+    pattern_matches,
+    unquote_path,
+)
 from ._shared import SharedTable, clear_shared_tables, str_bytes
+from ._usage import ALLOWED, DISALLOWED, UNKNOWN, UsageDecision, preference, usage_category
 
-__all__ = ["Decision", "Group", "RobotsTxt", "clear_shared_tables", "parse"]
+__all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tables", "parse"]
 
 _ABSOLUTE_URL = ABSOLUTE_URL.match
 # RobotsTxt._origin before the first query: any scheme://authority/ would do, since every URL
@@ -45,7 +60,8 @@ _NO_INDEX: dict[str, tuple[int, ...]] = {}  # the index of a file naming no craw
 _ALLOW_EVERYTHING = Rules(())  # what applies when no group does (RFC 9309)
 
 # What a pickled RobotsTxt starts with: its format and the format's version (``__reduce__``).
-PICKLE_FORMAT = ("scrapy_rerp.RobotsTxt", 1)
+# 2: per-group values as the text written back (read again on unpickling) and their line.
+PICKLE_FORMAT = ("scrapy_rerp.RobotsTxt", 2)
 _KIND_OF_NAME = {directive.name: kind for kind, directive in enumerate(DIRECTIVES)}
 
 
@@ -181,7 +197,15 @@ class RobotsTxt:
             (
                 group.agents,
                 group.rules(),
-                tuple((e.agents_before, DIRECTIVES[e.kind].name, e.value) for e in group.extras),
+                tuple(
+                    (
+                        e.agents_before,
+                        DIRECTIVES[e.kind].name,
+                        _render_value(e.kind, e.value),
+                        e.line,
+                    )
+                    for e in group.extras
+                ),
                 group.first_line,
             )
             for group in self._groups
@@ -321,15 +345,15 @@ class RobotsTxt:
         return found  # type: ignore[no-any-return]
 
     def _legacy_position(
-        self, user_agent: str, with_rules: bool, extra: int | None = None
+        self, user_agent: str, with_rules: bool, extra: tuple[int, ...] = ()
     ) -> int | None:
         """The position of rerp's first matching record; records without rules count only when
-        they carry the *extra* directive asked for (rerp dropped them: a Crawl-delay-only
-        record was lost)."""
+        they carry one of the *extra* directives asked for (rerp dropped them: a
+        Crawl-delay-only record was lost)."""
         agent = user_agent.lower()
         for position, group in enumerate(self._groups):
             if not group.patterns and (
-                with_rules or not any(kind == extra for _, kind, _ in group.extras)
+                with_rules or not any(e.kind in extra for e in group.extras)
             ):
                 continue
             for name in group.agents:
@@ -423,23 +447,29 @@ class RobotsTxt:
         rule = f"{keyword}: {group.patterns[index]}"
         return Decision(verdict, group.line_of(index), rule, "first match")
 
+    def _rfc_agent_indexes(self, user_agent: str) -> list[tuple[StoredGroup, int]]:
+        """The groups that apply to *user_agent*, each with the position among its agents of
+        the one that names it (per-group values apply to the agents named before them)."""
+        key = self._rfc_token(user_agent) or "*"
+        found = []
+        for group in self._rfc_groups(user_agent):
+            for agent_index, value in enumerate(group.agents):
+                if _agent_key(value) == key or (not value.isascii() and unicode_name(value) == key):
+                    found.append((group, agent_index))
+                    break
+        return found
+
     def _extra(self, user_agent: str, kind: int) -> Any:
         """The per-group value of directive *kind* that applies to *user_agent*, or None."""
         if type(user_agent) is not str:
             _, user_agent = _coerce("", user_agent)
         if self._syntax == RFC9309:
-            key = self._rfc_token(user_agent) or "*"
-            for group in self._rfc_groups(user_agent):
-                for agent_index, value in enumerate(group.agents):
-                    if _agent_key(value) == key or (
-                        not value.isascii() and unicode_name(value) == key
-                    ):
-                        found = group.extra(kind, agent_index)
-                        if found is not None:
-                            return found
-                        break
+            for group, agent_index in self._rfc_agent_indexes(user_agent):
+                found = group.extra(kind, agent_index)
+                if found is not None:
+                    return found
             return None
-        position = self._legacy_position(user_agent, with_rules=False, extra=kind)
+        position = self._legacy_position(user_agent, with_rules=False, extra=(kind,))
         if position is None:
             return None
         return self._groups[position].last_extra(kind)  # rerp: the last Crawl-delay wins
@@ -454,6 +484,69 @@ class RobotsTxt:
     def visit_time(self, user_agent: str) -> VisitTime | None:
         return self._extra(user_agent, L.VISIT_TIME)  # type: ignore[no-any-return]
 
+    def usage(self, url: str, user_agent: str, category: str) -> UsageDecision:
+        """What the site says about using *url* for *category* (``"train-ai"``, ``"search"``,
+        ``"ai-input"``; Content-Signal's ``"ai-train"`` is read as ``"train-ai"``).
+
+        The groups that apply to *user_agent* are the ones Allow/Disallow use. Their
+        ``Content-Usage`` rules are matched like Allow/Disallow paths, the longest path winning
+        (a rule without a path counts as the shortest); their ``Content-Signal`` lines apply to
+        the whole group. The statements chosen are combined as draft-ietf-aipref-vocab says:
+        ``disallowed`` if any disallows, else ``allowed`` if any allows, else ``unknown``. A URL
+        that may not be crawled has no usage preference (``unknown``, with the rule that
+        disallows it), as draft-ietf-aipref-attach says.
+        """
+        if type(url) is not str or type(user_agent) is not str:
+            url, user_agent = _coerce(url, user_agent)
+        category = usage_category(category)
+        crawl = self.decide(url, user_agent)
+        if not crawl.allowed:
+            return UsageDecision(
+                UNKNOWN, crawl.line, crawl.rule, "may not be crawled: no usage preference applies"
+            )
+        if self._syntax == RFC9309:
+            path = path_params_query(url)
+            statements = [
+                extra
+                for group, agent_index in self._rfc_agent_indexes(user_agent)
+                for extra in group.extras_of(USAGE_KINDS, agent_index)
+            ]
+        else:
+            path = unquote_path(path_params_query(url))
+            position = self._legacy_position(user_agent, with_rules=False, extra=USAGE_KINDS)
+            statements = [] if position is None else self._groups[position].extras_of(USAGE_KINDS)
+        if not statements:
+            return UsageDecision(UNKNOWN, None, None, "no usage preference for this user agent")
+        return _usage_decision(self._chosen_statements(statements, path), category)
+
+    def _chosen_statements(self, statements: list[Extra], path: str) -> list[Extra]:
+        """The Content-Usage rules with the longest path matching *path*, and every
+        Content-Signal line."""
+        chosen: list[Extra] = []
+        longest_match = -1
+        for extra in statements:
+            if extra.kind == CONTENT_SIGNAL:
+                continue
+            length = self._usage_path_match(extra.value.path, path)
+            if length > longest_match:
+                chosen, longest_match = [extra], length
+            elif length == longest_match and length >= 0:
+                chosen.append(extra)
+        return chosen + [extra for extra in statements if extra.kind == CONTENT_SIGNAL]
+
+    def _usage_path_match(self, pattern: str | None, path: str) -> int:
+        """How long a match *pattern* (a Content-Usage rule's path) is for *path*: its length
+        in the syntax's reading of rules, 0 for a rule without a path, -1 for no match."""
+        if pattern is None:
+            return 0
+        if self._syntax == RFC9309:
+            pattern = escape_pattern(pattern)
+            return len(pattern) if pattern_matches(path, pattern) else -1
+        pattern = unquote_path(pattern)
+        if self._syntax == MK1996:
+            return len(pattern) if path.startswith(pattern) else -1
+        return len(pattern) if pattern_matches(path, pattern) else -1
+
     # -- rendering ------------------------------------------------------------------------
 
     def __str__(self) -> str:
@@ -463,7 +556,7 @@ class RobotsTxt:
         for group in self._groups:
             lines = [f"User-agent: {agent}" for agent in group.agents]
             lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
-            lines += [_render_extra(kind, value) for _, kind, value in group.extras]
+            lines += [_render_extra(extra.kind, extra.value) for extra in group.extras]
             blocks.append("\n".join(lines) + "\n")
         tail = [f"Sitemap: {s}" for s in self._sitemaps]
         if self._host is not None:
@@ -541,10 +634,29 @@ def _index_groups(
 _ONE_POSITION = tuple((position,) for position in range(256))
 
 
+def _usage_decision(statements: list[Extra], category: str) -> UsageDecision:
+    """The statements' combined preference for *category* (draft-ietf-aipref-vocab 5.1), with
+    the first statement that decided it."""
+    by_outcome: dict[str, Extra] = {}
+    for extra in statements:
+        statement: UsageStatement = extra.value
+        outcome = preference(dict(statement.preferences), category)
+        by_outcome.setdefault(outcome, extra)
+    for outcome in (DISALLOWED, ALLOWED):
+        if outcome in by_outcome:
+            extra = by_outcome[outcome]
+            line_text = _render_extra(extra.kind, extra.value)
+            return UsageDecision(outcome, extra.line, line_text, f"{category} {outcome}")
+    return UsageDecision(UNKNOWN, None, None, f"no statement that applies names {category}")
+
+
+def _render_value(kind: int, value: Any) -> str:
+    render = DIRECTIVES[kind].render_value or str
+    return render(value)
+
+
 def _render_extra(kind: int, value: Any) -> str:
-    directive = DIRECTIVES[kind]
-    render = directive.render_value or str
-    return f"{directive.name}: {render(value)}"
+    return f"{DIRECTIVES[kind].name}: {_render_value(kind, value)}"
 
 
 def _coerce(url: object, user_agent: object) -> tuple[str, str]:
@@ -587,6 +699,11 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     )
 
 
+def _read_value(kind: int, text: str) -> Any:
+    parse_value = DIRECTIVES[kind].parse_value
+    return text if parse_value is None else parse_value(text)
+
+
 def _unpickle(pickle_format: object, state: Any) -> RobotsTxt:
     """A RobotsTxt from what ``RobotsTxt.__reduce__`` gave, if it is in PICKLE_FORMAT."""
     if pickle_format != PICKLE_FORMAT:
@@ -610,7 +727,7 @@ def _stored_group(
     syntax: int,
     agents: tuple[str, ...],
     rules: tuple[tuple[bool, str, int], ...],
-    extras: tuple[tuple[int, str, Any], ...],
+    extras: tuple[tuple[int, str, str, int], ...],
     first_line: int,
 ) -> StoredGroup:
     """A group from its pickled form (``RobotsTxt.__reduce__``)."""
@@ -623,7 +740,10 @@ def _stored_group(
         patterns,
         allow_bits,
         *line_fields([line for _, _, line in rules]),
-        tuple(Extra(before, _KIND_OF_NAME[name], value) for before, name, value in extras),
+        tuple(
+            Extra(before, _KIND_OF_NAME[name], _read_value(_KIND_OF_NAME[name], text), line)
+            for before, name, text, line in extras
+        ),
         first_line,
         plain,
     )

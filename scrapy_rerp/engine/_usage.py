@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from types import MappingProxyType
+from typing import NamedTuple
 
 from ._sfv import Date, DisplayString, StructuredFieldError, Token, parse_dictionary
 
@@ -31,11 +32,14 @@ __all__ = [
     "UNKNOWN",
     "USAGE_VALUES",
     "VOCAB_DRAFT",
+    "UsageDecision",
     "combine",
+    "header_usage",
     "preference",
     "read_content_signal",
     "read_content_usage",
     "split_content_usage_rule",
+    "usage_category",
 ]
 
 # The revisions this module follows (ietf-wg-aipref/drafts tags; l-romm/... tag for signals).
@@ -210,3 +214,45 @@ def split_content_usage_rule(value: str) -> tuple[str | None, str]:
         if char in _WHITESPACE:
             return value[:index], value[index:].strip(_WHITESPACE)
     return value, ""
+
+
+class UsageDecision(NamedTuple):
+    """What a site says about one usage of a URL, and where it said it: ``preference`` is
+    ``"allowed"``, ``"disallowed"`` or ``"unknown"``; ``line`` and ``statement`` name the
+    robots.txt line (``Content-Usage: /a/ train-ai=n``) or the header that decided, if any."""
+
+    preference: str
+    line: int | None
+    statement: str | None
+    reason: str
+
+
+def usage_category(name: object) -> str:
+    """The vocabulary's category for *name*: a category (``"train-ai"``, ``"search"``,
+    ``"ai-input"``) or a Content-Signal key naming one (``"ai-train"``), in any case.
+    TypeError for a non-str, ValueError for an unknown name."""
+    if not isinstance(name, str):
+        raise TypeError(f"a usage category must be a str, not {type(name).__name__}")
+    key = name.strip().lower()
+    if key in CATEGORIES:
+        return key
+    if key in SIGNAL_KEYS:
+        return SIGNAL_KEYS[key]
+    known = ", ".join(repr(category) for category in CATEGORIES)
+    raise ValueError(
+        f"unknown usage category {name!r}: use one of {known} "
+        f"(or a Content-Signal key: {', '.join(map(repr, SIGNAL_KEYS))})"
+    )
+
+
+def header_usage(value: str, category: str) -> UsageDecision:
+    """What a ``Content-Usage`` response header says about *category* (draft-ietf-aipref-attach
+    section 2); several field lines are one value joined with ", ". Never raises on the value."""
+    category = usage_category(category)
+    explicit, messages = read_content_usage(value)
+    outcome = preference(explicit, category)
+    statement = f"Content-Usage: {value}"
+    if outcome == UNKNOWN:
+        reason = "; ".join(messages) or f"the header does not name {category}"
+        return UsageDecision(UNKNOWN, None, statement, reason)
+    return UsageDecision(outcome, None, statement, f"{category} {outcome} by the header")

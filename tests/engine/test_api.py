@@ -150,14 +150,14 @@ def test_the_pickle_format_is_pinned() -> None:
         "Sitemap: https://e.com/s.xml\nHost: e.com\nClean-param: ref\njunk\n"
     )
     function, (pickle_format, state) = robots.__reduce__()
-    assert pickle_format == ("scrapy_rerp.RobotsTxt", 1)
+    assert pickle_format == ("scrapy_rerp.RobotsTxt", 2)
     assert state == (
         RFC9309,
         (
             (
                 ("a", "b"),
                 ((False, "/x", 3), (True, "/x/index.html", 5), (True, "/x/$", 5)),
-                ((2, "Crawl-delay", 2.0),),
+                ((2, "Crawl-delay", "2", 6),),
                 1,
             ),
         ),
@@ -166,7 +166,7 @@ def test_the_pickle_format_is_pinned() -> None:
         ("ref",),
         ((10, "junk", "not a robots.txt directive"),),
     )
-    # Every value in it is a builtin (the per-group values: float, RequestRate, VisitTime).
+    # Every value in it is a builtin: per-group values as the text written back.
     assert function(pickle_format, state).groups == robots.groups
 
 
@@ -194,7 +194,13 @@ class _Foreign:
 
 
 @pytest.mark.parametrize(
-    "pickle_format", [("scrapy_rerp.RobotsTxt", 2), ("scrapy_rerp.RobotsTxt", 0), ("other", 1)]
+    "pickle_format",
+    [
+        ("scrapy_rerp.RobotsTxt", 1),
+        ("scrapy_rerp.RobotsTxt", 3),
+        ("scrapy_rerp.RobotsTxt", 0),
+        ("other", 2),
+    ],
 )
 def test_a_pickle_of_another_format_is_refused(pickle_format: object) -> None:
     _, (_, state) = parse("User-agent: *\nDisallow: /x\n").__reduce__()
