@@ -23,7 +23,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp._body import default_charset
-from scrapy_rerp.engine import RFC9309
+from scrapy_rerp.engine import RFC9309, USAGE_CATEGORIES, usage_category
 from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
 
 if TYPE_CHECKING:
@@ -119,6 +119,9 @@ class RerpSettings:
     redis_prefix: str = "rerp"  # RERP_REDIS_PREFIX
     redis_timeout: float = 2.0  # RERP_REDIS_TIMEOUT, seconds per Redis call
     redis_lock_timeout: float = 30.0  # RERP_REDIS_LOCK_TIMEOUT, seconds
+    usage: tuple[str, ...] = ()  # RERP_USAGE: the crawl's purposes (usage categories)
+    usage_deny_unknown: bool = False  # RERP_USAGE_DEFAULT = "deny"
+    usage_drop: bool = True  # RERP_USAGE_DROP: False marks response.meta only
 
     @property
     def legacy(self) -> bool:
@@ -195,6 +198,9 @@ class RerpSettings:
             redis_prefix=r.optional_text("RERP_REDIS_PREFIX") or "rerp",
             redis_timeout=r.seconds("RERP_REDIS_TIMEOUT", 2.0, positive=True),
             redis_lock_timeout=r.seconds("RERP_REDIS_LOCK_TIMEOUT", 30.0, positive=True),
+            usage=r.usage_categories("RERP_USAGE"),
+            usage_deny_unknown=r.choice("RERP_USAGE_DEFAULT", ("allow", "deny"), "allow") == "deny",
+            usage_drop=r.boolean("RERP_USAGE_DROP", True),
         )
         if require_obey and not result.obey:
             from scrapy.exceptions import NotConfigured
@@ -286,6 +292,38 @@ class _Reader:
         if isinstance(value, str):
             return value
         raise RerpSettingsError(name, value, "a string")
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
+        value = self.raw(name)
+        if value is None or value == "":
+            return default
+        if isinstance(value, str) and value.strip().lower() in choices:
+            return value.strip().lower()
+        raise RerpSettingsError(name, value, "one of " + ", ".join(map(repr, choices)))
+
+    def usage_categories(self, name: str) -> tuple[str, ...]:
+        """Usage categories: one name, a comma-separated string or a list; Content-Signal's
+        names are read as the vocabulary's (``ai-train`` is ``train-ai``)."""
+        value = self.raw(name)
+        if value is None or value == "" or value == [] or value == ():
+            return ()
+        names = value.split(",") if isinstance(value, str) else value
+        expected = (
+            "a usage category or a list of them: "
+            + ", ".join(map(repr, USAGE_CATEGORIES))
+            + " (Content-Signal's 'ai-train' is read as 'train-ai')"
+        )
+        if not isinstance(names, (list, tuple)):
+            raise RerpSettingsError(name, value, expected)
+        found: list[str] = []
+        for item in names:
+            try:
+                category = usage_category(item)
+            except (TypeError, ValueError):
+                raise RerpSettingsError(name, value, expected) from None
+            if category not in found:
+                found.append(category)
+        return tuple(found)
 
     def dotted_path(self, name: str, default: str) -> str:
         value = self.raw(name)

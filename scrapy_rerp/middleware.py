@@ -15,7 +15,10 @@ How a request goes through :meth:`RobotsTxtMiddleware.process_request`:
 * an origin that stays unreachable for ``RERP_UNREACHABLE_MAX_WAIT`` seconds from its first
   failed fetch has its parked requests dropped with ``IgnoreRequest``; later requests for it are
   dropped at once until a retry (at the backoff rate, only while requests want the origin)
-  succeeds.
+  succeeds;
+* with ``RERP_USAGE`` set, a URL that robots.txt marks as not for the crawl's purpose is dropped
+  before its download, and a page whose ``Content-Usage`` header says so before the spider sees
+  it (:mod:`scrapy_rerp._usage_policy`).
 
 This module glues the parts together and speaks to Scrapy: the status policy is
 :mod:`scrapy_rerp._policy`, the downloads :mod:`scrapy_rerp._fetcher`, the waiting
@@ -57,6 +60,7 @@ from scrapy_rerp._urls import (
     origin_of_parts,
     robots_url_of,
 )
+from scrapy_rerp._usage_policy import UsagePolicy
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 
@@ -112,6 +116,7 @@ class RobotsTxtMiddleware:
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
         self._gate = DelayGate(fleet, self.lot) if fleet is not None and floors else None
         self._for_spider = RobotsTxtForTheSpider(self.stats)
+        self._usage = UsagePolicy(crawler, settings) if settings.usage else None
         crawler.signals.connect(self._for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -172,6 +177,21 @@ class RobotsTxtMiddleware:
             return None
         return self._park(origin, request, entry, is_robots_url)
 
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """With ``RERP_USAGE``: the page's ``Content-Usage`` header, combined with what
+        robots.txt said, before the spider sees it (:mod:`scrapy_rerp._usage_policy`)."""
+        if (
+            self._usage is None
+            or request.meta.get("dont_obey_robotstxt")
+            or not request.url.startswith(_OBEYED_SCHEMES)
+            or request.url.endswith("/robots.txt")
+        ):
+            return response
+        self._usage.check_response(request, response)
+        return response
+
     # -- public helpers ----------------------------------------------------------------------
     def robots_for(self, url: str) -> RobotsTxt | None:
         """The rules currently applied to the origin of ``url`` (None if not known yet)."""
@@ -195,6 +215,8 @@ class RobotsTxtMiddleware:
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
         if crawl_allowed(robots, request.url, user_agent):
+            if self._usage is not None:
+                self._usage.check_request(robots, request, user_agent)
             return
         self.stats.inc_value("robotstxt/forbidden")
         if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
