@@ -4,6 +4,7 @@ draft-ietf-aipref-vocab-07 and draft-ietf-aipref-attach-05 are the ietf-wg-aipre
 those names (commit 7ca0afce45b32609dc0131eebc2c0137469cdad9); draft-romm-aipref-contentsignals-00
 is the l-romm/draft-romm-aipref-vocab-contentsignals tag (42750ca). The Content-Signal examples
 are contentsignals.org's, which gives the line's syntax (the draft gives only the labels).
+The robots.txt examples are read through the engine (``parse(...).usage(...)``) in test_usage.
 """
 
 from __future__ import annotations
@@ -299,53 +300,6 @@ def test_a_rule_without_a_slash_is_all_statement_and_may_not_parse() -> None:
     explicit, messages = read_content_usage(statement)
     assert explicit == {}
     assert messages[0].startswith("not a Structured Fields dictionary")
-
-
-def content_usage_rules(robots: str, group: int) -> list[tuple[str, dict[str, bool]]]:
-    """(path, explicit) of the Content-Usage rules in the *group*-th group of a simple file."""
-    rules: list[tuple[str, dict[str, bool]]] = []
-    for line in robots.split("\n\n")[group].splitlines():
-        label, _, value = line.partition(":")
-        if label.strip().lower() == "content-usage":
-            path, statement = split_content_usage_rule(value)
-            rules.append((path or "", read_content_usage(statement)[0]))
-    return rules
-
-
-def usage_for(rules: list[tuple[str, dict[str, bool]]], path: str) -> dict[str, bool]:
-    """attach-05 3.1 for plain prefixes: the longest matching path; rules with that same path
-    combine (vocab-07 5.1). An absent path matches every path, as the shortest."""
-    matching = [
-        (len(rule_path), explicit) for rule_path, explicit in rules if path.startswith(rule_path)
-    ]
-    if not matching:
-        return {}
-    longest = max(length for length, _ in matching)
-    return combine(*(explicit for length, explicit in matching if length == longest))
-
-
-def test_attach_example_robots_txt() -> None:
-    # attach-05 3.4: the table of paths and their usage preferences ("/never/test" cannot be
-    # crawled, so it has none: the Allow/Disallow rules decide that, not this module).
-    everyone = content_usage_rules(ATTACH_ROBOTS_EXAMPLE, 0)
-    assert usage_for(everyone, "/test") == {"train-ai": False}
-    assert usage_for(everyone, "/ai-ok/test") == {"train-ai": True}
-    example_bot = content_usage_rules(ATTACH_ROBOTS_EXAMPLE, 1)
-    assert usage_for(example_bot, "/anything") == {"train-ai": True}
-
-
-def test_attach_intro_example_robots_txt() -> None:
-    # attach-05 1.2: the same preference as the header example, for the whole site.
-    rules = content_usage_rules(ATTACH_INTRO_ROBOTS_EXAMPLE, 0)
-    assert rules == [("", {"train-ai": False})]
-
-
-def test_rules_with_identical_paths_combine_rather_than_the_more_permissive_winning() -> None:
-    # attach-05 3.1: "Note that this differs from the Allow/Disallow rules".
-    rules = content_usage_rules(
-        "User-Agent: *\nContent-Usage: /a/ train-ai=y\nContent-Usage: /a/ train-ai=n, search=y", 0
-    )
-    assert usage_for(rules, "/a/b") == {"train-ai": False, "search": True}
 
 
 def test_attach_example_header() -> None:
