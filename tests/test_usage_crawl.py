@@ -284,3 +284,14 @@ async def test_a_bad_usage_setting_stops_the_crawl(
     crawler = await crawl(settings=settings, urls=[server.url("/a")])
     stopped_by_settings(crawler, caplog.records, name)
     assert server.paths() == []
+
+
+def test_the_usage_page_examples_run_as_written() -> None:
+    """docs/usage.rst's engine session is a doctest: the page shows what the engine answers."""
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "usage.rst"
+    result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3
+    assert result.failed == 0

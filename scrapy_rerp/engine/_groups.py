@@ -72,6 +72,10 @@ class StoredGroup(NamedTuple):
                 return extra.value
         return None
 
+    def extras_of_first(self, count: int) -> list[Extra]:
+        """The values that apply to exactly the group's first *count* agents."""
+        return [extra for extra in self.extras if extra.agents_before == count]
+
     def extras_of(self, kinds: tuple[int, ...], agent_index: int | None = None) -> list[Extra]:
         """The values of *kinds*, in file order, for the agent *agent_index* (None: any)."""
         return [
@@ -491,8 +495,11 @@ def build_legacy(
                 junk.append(line)
             continue
         kind = L.legacy_kind(key)
-        value = L.clean_legacy_value(value)
         directive = DIRECTIVES[kind]
+        if directive.notes_of is not None:
+            # A usage rule's path ends at a space or a tab: keep the tab as a blank.
+            value = value.replace("\t", " ")
+        value = L.clean_legacy_value(value)
         if directive.scope == AGENT:
             if previous_was_agent:
                 if current is not None and value:
@@ -515,7 +522,15 @@ def build_legacy(
             current.allow_bits.append(1 if kind == L.ALLOW else 0)
         elif directive.scope == FILE:
             file_wide.add(kind, value)
-        elif current is not None:  # GROUP
+        elif current is None:  # GROUP, outside a record
+            warnings.append(
+                ParseWarning(
+                    line,
+                    f"{directive.name}: {value}",
+                    f"{directive.name} outside a record, ignored",
+                )
+            )
+        else:  # GROUP
             parsed = _extension(kind, value, line, warnings)
             if parsed is not None:
                 current.extras.append(Extra(len(current.agents), kind, parsed, line))

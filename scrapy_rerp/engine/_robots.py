@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from . import _lines as L
@@ -514,7 +515,18 @@ class RobotsTxt:
         else:
             path = unquote_path(path_params_query(url))
             position = self._legacy_position(user_agent, with_rules=False, extra=USAGE_KINDS)
-            statements = [] if position is None else self._groups[position].extras_of(USAGE_KINDS)
+            if position is None:
+                statements = []
+            else:
+                record = self._groups[position]
+                # Lines between two User-agent lines apply to the agents named before them.
+                agent = user_agent.lower()
+                agent_index = next(
+                    i
+                    for i, name in enumerate(record.agents)
+                    if name == "*" or name.lower() in agent
+                )
+                statements = record.extras_of(USAGE_KINDS, agent_index)
         if not statements:
             return UsageDecision(UNKNOWN, None, None, "no usage preference for this user agent")
         return _usage_decision(self._chosen_statements(statements, path), category)
@@ -532,7 +544,8 @@ class RobotsTxt:
                 chosen, longest_match = [extra], length
             elif length == longest_match and length >= 0:
                 chosen.append(extra)
-        return chosen + [extra for extra in statements if extra.kind == CONTENT_SIGNAL]
+        chosen += [extra for extra in statements if extra.kind == CONTENT_SIGNAL]
+        return sorted(chosen, key=attrgetter("line"))  # a decision names the first line
 
     def _usage_path_match(self, pattern: str | None, path: str) -> int:
         """How long a match *pattern* (a Content-Usage rule's path) is for *path*: its length
@@ -554,9 +567,16 @@ class RobotsTxt:
             return self._render_rerp()
         blocks = []
         for group in self._groups:
-            lines = [f"User-agent: {agent}" for agent in group.agents]
+            named = len(group.agents)
+            lines = []
+            for count, agent in enumerate(group.agents, 1):
+                lines.append(f"User-agent: {agent}")
+                if count < named:  # values for the agents named so far only, kept in place
+                    lines += [_render_extra(e.kind, e.value) for e in group.extras_of_first(count)]
             lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
-            lines += [_render_extra(extra.kind, extra.value) for extra in group.extras]
+            lines += [
+                _render_extra(e.kind, e.value) for e in group.extras if e.agents_before >= named
+            ]
             blocks.append("\n".join(lines) + "\n")
         tail = [f"Sitemap: {s}" for s in self._sitemaps]
         if self._host is not None:
