@@ -1,10 +1,10 @@
 """Why a URL is allowed or not: the group chosen, the rules that match, the one that decides.
 
 Everything here is asked of the engine through its public API (``parse``, ``groups``,
-``allowed``, ``decide``), never re-implemented: whether a ``User-agent`` value names the crawler,
-or a rule matches a URL, is found by parsing a one-group robots.txt made of just that value or
-rule and asking the engine. The answers are therefore the engine's own, in every syntax, and
-stay so when the engine changes how it matches.
+``allowed``, ``decide``, ``usage``), never re-implemented: whether a ``User-agent`` value names
+the crawler, or a rule matches a URL, is found by parsing a one-group robots.txt made of just
+that value or rule and asking the engine. The answers are therefore the engine's own, in every
+syntax, and stay so when the engine changes how it matches.
 """
 
 from __future__ import annotations
@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_rerp._urls import crawl_decision, rules_url
-from scrapy_rerp.engine import RFC9309, Group, RobotsTxt, parse
+from scrapy_rerp.engine import (
+    RFC9309,
+    USAGE_CATEGORIES,
+    Group,
+    RobotsTxt,
+    UsageDecision,
+    parse,
+)
 
-__all__ = ["Explanation", "MatchedRule", "explain", "rule_matches"]
+__all__ = ["Explanation", "MatchedRule", "explain", "rule_matches", "usage_dict"]
 
 _PROBE_URL = "http://probe.invalid/p"
 
@@ -40,6 +47,9 @@ class Explanation:
     groups: list[Group] = field(default_factory=list)  # the groups (records) that apply
     why: str = ""  # why those groups
     matched: list[MatchedRule] = field(default_factory=list)
+    # Each usage category -> what the site says about using the URL for it, and the line that
+    # says so (the Content-Usage or Content-Signal line, or the rule that disallows the URL).
+    usage: dict[str, UsageDecision] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -56,7 +66,18 @@ class Explanation:
                 {"line": m.line, "rule": m.rule, "allow": m.allow, "decides": m.decides}
                 for m in self.matched
             ],
+            "usage": {category: usage_dict(found) for category, found in self.usage.items()},
         }
+
+
+def usage_dict(decision: UsageDecision) -> dict[str, Any]:
+    """A usage decision as JSON: ``preference``, ``line``, ``statement``, ``reason``."""
+    return {
+        "preference": decision.preference,
+        "line": decision.line,
+        "statement": decision.statement,
+        "reason": decision.reason,
+    }
 
 
 def _rule_text(allow: bool, pattern: str) -> str:
@@ -126,6 +147,7 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
                 text = _rule_text(allow, pattern)
                 decides = line == decision.line and text == decision.rule
                 matched.append(MatchedRule(line, text, allow, decides))
+    usage = {category: robots.usage(target, user_agent, category) for category in USAGE_CATEGORIES}
     return Explanation(
         syntax,
         decision.allowed,
@@ -135,4 +157,5 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
         groups,
         why,
         matched,
+        usage,
     )

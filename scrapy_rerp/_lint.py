@@ -3,7 +3,9 @@
 What a reader does with a line is asked of the engine (one-line probes, as in
 :mod:`scrapy_rerp._explain`): "applied by RFC 9309 readers, ignored by the others" is the
 engine's answer for that line, not a table kept here. The checks of the file as a whole (size,
-UTF-16, HTML) look at the bytes.
+UTF-16, HTML) look at the bytes. What is wrong with a ``Content-Usage`` or ``Content-Signal``
+value is the engine's parse warning for it, given a code here; whether a path a Content-Usage
+rule grants a usage for may be crawled at all is the engine's verdict for that path.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import Any
 from scrapy_rerp._body import Body
 from scrapy_rerp._settings import syntax_name
 from scrapy_rerp._urls import crawl_allowed, crawl_decision
-from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, ParseWarning, RobotsTxt, parse
+from scrapy_rerp.engine._directives import CONTENT_USAGE, UsageStatement
+from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS
 
 __all__ = ["ERROR", "WARNING", "Problem", "lint"]
 
@@ -41,11 +45,32 @@ _DIRECTIVES = (
     "visit-time",
     "host",
     "clean-param",
+    "content-usage",
+    "content-signal",
 )
 _RULE_KEYS = ("allow", "disallow")
 _KEY = re.compile(r"\s*([A-Za-z][A-Za-z_ -]*?)\s*(:|\s+(?=\S))")
 _HTML = re.compile(rb"\A\s*(?:<!doctype\s+html|<html|<head|<body|<\?xml)|<html[\s>]", re.I)
 _ABSOLUTE = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
+
+_USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
+# The engine's messages about a Content-Usage or Content-Signal line (scrapy_rerp.engine._usage),
+# by directive: (how the message starts or ends, the problem's code), first match wins.
+_USAGE_CODES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    "Content-Usage": (
+        (re.compile(r"unknown usage category "), "unknown-usage-category"),
+        (re.compile(r"not a Structured Fields dictionary"), "malformed-content-usage"),
+        (re.compile(r".*, not y or n; preference unknown$"), "malformed-content-usage"),
+        (re.compile(r"no preference stated$"), "no-usage-preference"),
+    ),
+    "Content-Signal": (
+        (re.compile(r"unknown content signal "), "unknown-content-signal"),
+        (re.compile(r".* is not yes or no; preference unknown$"), "unknown-content-signal"),
+        (re.compile(r".* given both yes and no"), "conflicting-content-signal"),
+        (re.compile(r"no preference stated$"), "no-usage-preference"),
+    ),
+}
+_UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
 
 
 @dataclass(frozen=True)
@@ -206,15 +231,102 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
     for warning in robots.warnings:
         if warning.line in flagged:
             continue
-        code = {
-            "invalid value, ignored": "invalid-value",
-            "not a robots.txt directive": "unknown-directive",
-        }.get(warning.message, "ignored-line")
-        if warning.message.startswith("rule before") or warning.message.startswith("rule outside"):
-            code = "rule-outside-group"
+        code = _warning_code(warning)
+        message = warning.message + _usage_hint(code, warning.message)
         written = lines[warning.line - 1].strip() if 0 < warning.line <= len(lines) else None
-        severity = ERROR if code == "rule-outside-group" else WARNING
-        problems.append(Problem(severity, code, warning.message, warning.line, written))
+        severity = ERROR if code in ("rule-outside-group", "usage-outside-group") else WARNING
+        problems.append(Problem(severity, code, message, warning.line, written))
+    return problems
+
+
+def _warning_code(warning: ParseWarning) -> str:
+    """The problem code for one of the engine's parse warnings."""
+    message = warning.message
+    if message.startswith(("rule before", "rule outside")):
+        return "rule-outside-group"
+    if message.startswith(tuple(f"{name} outside a group" for name in _USAGE_DIRECTIVES)):
+        return "usage-outside-group"
+    directive = warning.text.partition(":")[0]  # "Content-Usage: ..." for a value's warnings
+    for pattern, code in _USAGE_CODES.get(directive, ()):
+        if pattern.match(message):
+            return code
+    return {
+        "invalid value, ignored": "invalid-value",
+        "not a robots.txt directive": "unknown-directive",
+    }.get(message, "ignored-line")
+
+
+def _usage_hint(code: str, message: str) -> str:
+    """What Content-Usage or Content-Signal knows, after the engine's message about a key or
+    value it does not."""
+    if code == "unknown-content-signal":
+        return f"; Content-Signal keys are {_and(list(SIGNAL_KEYS))}, each yes or no"
+    if code != "unknown-usage-category":
+        return ""
+    labels = _and(sorted(CONTENT_USAGE_LABELS, reverse=True))
+    hint = f"; Content-Usage labels are {labels} (draft-ietf-aipref-vocab-07)"
+    found = _UNKNOWN_LABEL.match(message)
+    label = found.group(1) if found else ""
+    signal = SIGNAL_KEYS.get(label)
+    if signal in CONTENT_USAGE_LABELS:  # Content-Signal's ai-train
+        hint += f", and Content-Signal's {label} is Content-Usage's {signal}"
+    elif signal is not None:  # ai-input: a Content-Signal category only
+        hint += f"; {signal} is set by Content-Signal lines only"
+    return hint
+
+
+def _usage_rules(robots: RobotsTxt) -> list[tuple[tuple[str, ...], int, UsageStatement]]:
+    """Each Content-Usage rule that has a path: the agents it is for, its line, what it says.
+
+    The engine keeps per-group values only in its stored groups (``RobotsTxt.groups`` has the
+    rules alone); a value is for the agents named before its line.
+    """
+    return [
+        (group.agents[: extra.agents_before], extra.line, extra.value)
+        for group in robots._groups
+        for extra in group.extras
+        if extra.kind == CONTENT_USAGE and extra.value.path is not None
+    ]
+
+
+def _probe_path(pattern: str) -> str:
+    """A path a Content-Usage rule's path pattern matches: ``*`` as nothing, no ``$``."""
+    path = pattern.removesuffix("$").replace("*", "")
+    return path if path.startswith("/") else "/" + path
+
+
+def _usage_grant_problems(robots: RobotsTxt, text: str) -> list[Problem]:
+    """A Content-Usage rule that grants a usage (``=y``) for a path its agents may not crawl:
+    preferences apply only to what may be crawled (draft-ietf-aipref-attach-05), so the grant
+    never applies. The verdict for the rule's path is the engine's, for each of its agents."""
+    problems = []
+    lines = text.split("\n")
+    for agents, line, statement in _usage_rules(robots):
+        granted = [category for category, allowed in statement.preferences if allowed]
+        if not granted:
+            continue
+        assert statement.path is not None
+        path = _probe_path(statement.path)
+        blocked: dict[str, Any] = {}
+        for agent in dict.fromkeys(a.strip() for a in agents if a.strip()):
+            decision = crawl_decision(robots, path, agent)
+            if not decision.allowed:
+                blocked[agent] = decision
+        if not blocked:
+            continue
+        decision = next(iter(blocked.values()))
+        where = f"line {decision.line}: {decision.rule}" if decision.line else decision.reason
+        problems.append(
+            Problem(
+                WARNING,
+                "usage-on-disallowed-path",
+                f"{_and(granted)} granted for {statement.path}, which {_and(list(blocked))} "
+                f"may not crawl ({where}): preferences apply only to paths that may be crawled "
+                "(draft-ietf-aipref-attach-05), so this grant never applies",
+                line,
+                lines[line - 1].strip() if 0 < line <= len(lines) else None,
+            )
+        )
     return problems
 
 
@@ -299,6 +411,7 @@ def lint(raw: bytes, body: Body, syntax: int) -> Lint:
     text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
     result = Lint(_file_problems(raw, body))
     result.problems += _line_problems(text, robots)
+    result.problems += _usage_grant_problems(robots, text)
     differences, result.checked_urls, result.checked_agents = _syntax_problems(body)
     result.problems += differences
     result.problems.sort(key=lambda p: (p.line or 0, p.severity != ERROR, p.code))

@@ -2,7 +2,9 @@
 
 Commands::
 
-    scrapy-rerp check   ROBOTS URL...   the verdict for each URL, and the line that decided
+    scrapy-rerp check   ROBOTS URL...   the verdict for each URL, and the line that decided;
+                                        with --usage CATEGORY, also the site's AI usage
+                                        preference for it (Content-Usage, Content-Signal)
     scrapy-rerp explain ROBOTS URL      the group chosen, the rules that match, the verdict in
                                         all three syntaxes
     scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
@@ -16,8 +18,13 @@ characters %-encoded), through the same code as the middleware. Every command ta
 ``--format json``: one JSON document on standard output, whose keys are documented.
 
 Exit status: 0 allowed / no problem; 1 disallowed / problems found; 2 usage error or input that
-cannot be read (a missing file, an invalid URL). No input makes it print a traceback, and a
-closed output pipe (``| head``) ends it quietly with the status it would have had.
+cannot be read (a missing file, an invalid URL). ``check --usage CATEGORY`` keeps 0 and 1 for the
+crawl verdict and adds one case to 1: a URL that may be crawled but whose usage is
+``disallowed`` for a category asked about ("not for this purpose"). A usage that is ``unknown``
+(nothing stated, or a URL that may not be crawled) changes nothing.
+
+No input makes it print a traceback, and a closed output pipe (``| head``) ends it quietly with
+the status it would have had.
 
 Without Scrapy installed, every command but ``demo`` works.
 """
@@ -36,13 +43,21 @@ from typing import Any, NoReturn, TextIO
 from scrapy_rerp import __version__
 from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._download import Download, InvalidUrl, check_url, download
-from scrapy_rerp._explain import explain
+from scrapy_rerp._explain import explain, usage_dict
 from scrapy_rerp._lint import SIZE_LIMIT, lint
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
 from scrapy_rerp._settings import syntax_name as name_of
-from scrapy_rerp._urls import crawl_decision, origin_of
-from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, Group, RobotsTxt
+from scrapy_rerp._urls import crawl_decision, origin_of, rules_url
+from scrapy_rerp.engine import (
+    GYM2008,
+    MK1996,
+    RFC9309,
+    USAGE_CATEGORIES,
+    Group,
+    RobotsTxt,
+    usage_category,
+)
 
 EXIT_OK = 0
 EXIT_FLAGGED = 1
@@ -146,32 +161,63 @@ def _fetch_notes(source: Source) -> list[str]:
 # --- check ----------------------------------------------------------------------------------------
 
 
-def _verdict(robots: RobotsTxt, source: Source, url: str, agent: str) -> dict[str, Any]:
+def _verdict(
+    robots: RobotsTxt, source: Source, url: str, agent: str, categories: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The crawl verdict for *url*, and its usage preference for each of *categories*."""
     if not source.parsed:
         assert source.fetched is not None
+        reason = _outcome_reason(source.fetched)
         return {
             "url": url,
             "allowed": source.fetched.outcome == ALLOW_ALL,
             "line": None,
             "rule": None,
-            "reason": _outcome_reason(source.fetched),
+            "reason": reason,
+            "usage": {
+                category: _no_usage("unknown", f"no rules were parsed: {reason}")
+                for category in categories
+            },
         }
     try:
         decision = crawl_decision(robots, url, agent)
+        usage = {
+            category: usage_dict(robots.usage(rules_url(url), agent, category))
+            for category in categories
+        }
     except ValueError as error:
-        return {"url": url, "allowed": None, "line": None, "rule": None, "reason": str(error)}
+        return {
+            "url": url,
+            "allowed": None,
+            "line": None,
+            "rule": None,
+            "reason": str(error),
+            "usage": {category: _no_usage(None, str(error)) for category in categories},
+        }
     return {
         "url": url,
         "allowed": decision.allowed,
         "line": decision.line,
         "rule": decision.rule,
         "reason": decision.reason,
+        "usage": usage,
     }
+
+
+def _no_usage(preference: str | None, reason: str) -> dict[str, Any]:
+    """A usage answer that no robots.txt line gave (``None``: the URL is invalid)."""
+    return {"preference": preference, "line": None, "statement": None, "reason": reason}
+
+
+def _disallows_a_usage(result: dict[str, Any]) -> bool:
+    """Whether the site says "not for this purpose" for one of the categories asked about."""
+    return any(found["preference"] == "disallowed" for found in result["usage"].values())
 
 
 def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
     robots = source.rules(args.syntax)
-    results = [_verdict(robots, source, url, args.agent) for url in args.urls]
+    categories = list(dict.fromkeys(args.usage))  # in the order asked, each once
+    results = [_verdict(robots, source, url, args.agent, categories) for url in args.urls]
     notes = []
     if source.fetched is not None:
         origin = origin_of(source.fetched.url)
@@ -187,7 +233,7 @@ def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
                 )
     if any(r["allowed"] is None for r in results):
         status = EXIT_ERROR
-    elif all(r["allowed"] for r in results):
+    elif all(r["allowed"] and not _disallows_a_usage(r) for r in results):
         status = EXIT_OK
     else:
         status = EXIT_FLAGGED
@@ -195,6 +241,7 @@ def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
         "robots": source.as_dict(),
         "syntax": name_of(args.syntax),
         "agent": args.agent,
+        "usage_categories": categories,
         "results": results,
         "notes": notes,
     }
@@ -209,6 +256,24 @@ def text_check(document: dict[str, Any], out: Callable[[str], None]) -> None:
         else:
             why = f"({result['reason']})"
         out(f"{verdict:<10}  {result['url']}  {why}")
+        for line in _usage_text(result["usage"]):
+            out(f"  {line}")
+
+
+_CATEGORY_WIDTH = max(map(len, USAGE_CATEGORIES))
+
+
+def _usage_text(usage: dict[str, dict[str, Any]]) -> list[str]:
+    """``train-ai  DISALLOWED  line 7: Content-Usage: /a/ train-ai=n`` per category."""
+    lines = []
+    for category, found in usage.items():
+        preference = (found["preference"] or "invalid").upper()
+        if found["preference"] in ("allowed", "disallowed"):
+            why = f"line {found['line']}: {found['statement']}"
+        else:  # nothing stated, or the URL may not be crawled (its rule is shown above)
+            why = f"({found['reason']})"
+        lines.append(f"{category:<{_CATEGORY_WIDTH}}  {preference:<10}  {why}")
+    return lines
 
 
 # --- explain --------------------------------------------------------------------------------------
@@ -219,7 +284,9 @@ def cmd_explain(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any
     for syntax in ALL_SYNTAXES:
         robots = source.rules(syntax)
         if not source.parsed:
-            syntaxes[name_of(syntax)] = _verdict(robots, source, args.url, args.agent)
+            syntaxes[name_of(syntax)] = _verdict(
+                robots, source, args.url, args.agent, tuple(USAGE_CATEGORIES)
+            )
             continue
         try:
             syntaxes[name_of(syntax)] = explain(robots, args.url, args.agent).as_dict()
@@ -250,11 +317,13 @@ def text_explain(document: dict[str, Any], out: Callable[[str], None]) -> None:
             out(f"{name.upper()}{selected}: {verdict}")
         out(f"  {found['reason']}")
         if "groups" not in found:
+            _text_explain_usage(found["usage"], out)
             continue
         out(f"  group: {found['group_reason']}")
         for group in found["groups"]:
             agents = ", ".join(group["agents"]) or "(empty)"
-            out(f"    line {group['line']}: User-agent: {agents} ({group['rules']} rules)")
+            plural = "" if group["rules"] == 1 else "s"
+            out(f"    line {group['line']}: User-agent: {agents} ({group['rules']} rule{plural})")
         if found["matching_rules"]:
             out("  rules that match:")
             for rule in found["matching_rules"]:
@@ -262,6 +331,13 @@ def text_explain(document: dict[str, Any], out: Callable[[str], None]) -> None:
                 out(f"    line {rule['line']}: {rule['rule']}{mark}")
         else:
             out("  no rule matches")
+        _text_explain_usage(found["usage"], out)
+
+
+def _text_explain_usage(usage: dict[str, dict[str, Any]], out: Callable[[str], None]) -> None:
+    out("  usage (Content-Usage, Content-Signal):")
+    for line in _usage_text(usage):
+        out(f"    {line}")
 
 
 # --- lint -----------------------------------------------------------------------------------------
@@ -482,13 +558,24 @@ def _syntax(value: str) -> int:
         ) from error
 
 
+def _usage_categories(value: str) -> list[str]:
+    """``--usage train-ai,search``: the categories named, as the engine names them."""
+    names = [name for name in value.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a usage category, e.g. train-ai")
+    try:
+        return [usage_category(name) for name in names]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scrapy-rerp",
         description="What a crawler makes of a robots.txt: check URLs, explain a verdict, "
         "lint a file, fetch one as a crawl would, or run a demo crawl.",
-        epilog="Exit status: 0 allowed / no problem; 1 disallowed / problems found; "
-        "2 usage error or input that cannot be read.",
+        epilog="Exit status: 0 allowed / no problem; 1 disallowed (or, with check --usage, "
+        "a usage disallowed) / problems found; 2 usage error or input that cannot be read.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -530,9 +617,20 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[robots, reading, output],
         help="say whether URLs may be crawled, and which line decided",
         description="Print ALLOWED or DISALLOWED for each URL, with the line that decided: the "
-        "verdict a crawl gets.",
+        "verdict a crawl gets. With --usage, also the site's AI usage preference for each "
+        "category (allowed, disallowed or unknown) and the Content-Usage or Content-Signal "
+        "line that states it; a usage disallowed makes the exit status 1.",
     )
     check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or path")
+    check.add_argument(
+        "--usage",
+        metavar="CATEGORY",
+        action="extend",
+        type=_usage_categories,
+        default=[],
+        help="also say whether each URL may be used for CATEGORY: train-ai, search or "
+        "ai-input (Content-Signal's ai-train is train-ai); repeat it or separate with commas",
+    )
 
     explain_ = commands.add_parser(
         "explain",

@@ -384,8 +384,18 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
     robots = write(tmp_path, ROBOTS)
     server.robots(ROBOTS)
     _, check = run_json("check", robots, "/a")
-    assert set(check) == {"command", "robots", "syntax", "agent", "results", "notes", "exit_status"}
-    assert set(check["results"][0]) == {"url", "allowed", "line", "rule", "reason"}
+    assert set(check) == {
+        "command",
+        "robots",
+        "syntax",
+        "agent",
+        "usage_categories",
+        "results",
+        "notes",
+        "exit_status",
+    }
+    assert set(check["results"][0]) == {"url", "allowed", "line", "rule", "reason", "usage"}
+    assert check["usage_categories"] == [] and check["results"][0]["usage"] == {}
     assert set(check["robots"]) == {"source", "bytes", "fetch"}
     _, explain = run_json("explain", robots, "/a")
     assert set(explain) == {
@@ -406,6 +416,13 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "groups",
         "group_reason",
         "matching_rules",
+        "usage",
+    }
+    assert set(explain["syntaxes"]["rfc9309"]["usage"]["search"]) == {
+        "preference",
+        "line",
+        "statement",
+        "reason",
     }
     _, lint = run_json("lint", robots)
     assert set(lint) == {
