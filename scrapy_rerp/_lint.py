@@ -244,7 +244,11 @@ def _warning_code(warning: ParseWarning) -> str:
     message = warning.message
     if message.startswith(("rule before", "rule outside")):
         return "rule-outside-group"
-    if message.startswith(tuple(f"{name} outside a group" for name in _USAGE_DIRECTIVES)):
+    if message.startswith(
+        tuple(
+            f"{name} outside a {unit}" for name in _USAGE_DIRECTIVES for unit in ("group", "record")
+        )
+    ):
         return "usage-outside-group"
     directive = warning.text.partition(":")[0]  # "Content-Usage: ..." for a value's warnings
     for pattern, code in _USAGE_CODES.get(directive, ()):

@@ -331,6 +331,18 @@ def test_lint_usage_codes(
     assert problems[0]["text"] == body.split("\n")[line - 1]
 
 
+@pytest.mark.parametrize("syntax", ["gym2008", "mk1996"])
+def test_lint_usage_outside_a_record_in_the_legacy_syntaxes(tmp_path: Path, syntax: str) -> None:
+    body = "Content-Usage: train-ai=n\nUser-agent: *\nDisallow: /x\n\nContent-Signal: search=yes\n"
+    status, problems = lint(tmp_path, body, "--syntax", syntax)
+    assert status == 1
+    assert [(p["line"], p["code"], p["severity"]) for p in problems] == [
+        (1, "usage-outside-group", "error"),
+        (5, "usage-outside-group", "error"),
+    ]
+    assert problems[0]["message"].startswith("Content-Usage outside a record, ignored")
+
+
 def test_lint_usage_grants_that_do_apply_are_not_reported(tmp_path: Path) -> None:
     status, problems = lint(
         tmp_path,
