@@ -231,3 +231,47 @@ def test_settings_for_reports_a_bad_value_once(caplog: pytest.LogCaptureFixture)
     [error] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert error.getMessage().startswith("RERP_CACHE = 'nope.Cache' is invalid")
     assert error.exc_info is None
+
+
+@pytest.mark.parametrize(
+    ("value", "purposes"),
+    [
+        (None, ()),
+        ("", ()),
+        ("train-ai", ("train-ai",)),
+        ("ai-train", ("train-ai",)),  # Content-Signal's name, read as the vocabulary's
+        (" Search , AI-Input ", ("search", "ai-input")),
+        (["search", "train-ai", "ai-train"], ("search", "train-ai")),
+        (("ai-input",), ("ai-input",)),
+    ],
+)
+def test_usage_purposes(value: Any, purposes: tuple[str, ...]) -> None:
+    settings = RerpSettings.from_settings({"ROBOTSTXT_OBEY": True, "RERP_USAGE": value})
+    assert settings.usage == purposes
+
+
+def test_usage_defaults_change_nothing() -> None:
+    settings = RerpSettings.from_settings({"ROBOTSTXT_OBEY": True})
+    assert (settings.usage, settings.usage_deny_unknown, settings.usage_drop) == ((), False, True)
+    deny = RerpSettings.from_settings(
+        {"ROBOTSTXT_OBEY": True, "RERP_USAGE_DEFAULT": "DENY", "RERP_USAGE_DROP": "false"}
+    )
+    assert (deny.usage_deny_unknown, deny.usage_drop) == (True, False)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("RERP_USAGE", "training"),
+        ("RERP_USAGE", "train-ai,"),
+        ("RERP_USAGE", 3),
+        ("RERP_USAGE", ["search", None]),
+        ("RERP_USAGE_DEFAULT", "block"),
+        ("RERP_USAGE_DROP", "maybe"),
+    ],
+)
+def test_bad_usage_settings_name_the_setting(name: str, value: Any) -> None:
+    with pytest.raises(RerpSettingsError) as error:
+        RerpSettings.from_settings({"ROBOTSTXT_OBEY": True, name: value})
+    assert error.value.setting == name
+    assert repr(value) in str(error.value)
