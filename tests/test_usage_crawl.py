@@ -13,18 +13,13 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rerp.engine import UsageDecision
+from tests.engine.test_usage_vocab import ATTACH_ROBOTS_EXAMPLE
 from tests.servers import ListSpider, Reply, Server, crawl, servers, stopped_by_settings
 from tests.test_middleware import rerp, stat
 
-#: attach-05's example, on one origin: /never/ may not be crawled, /ai-ok/ may be used for
-#: training, everything else not.
-CONTENT_USAGE_ROBOTS = """\
-User-Agent: *
-Allow: /
-Disallow: /never/
-Content-Usage: train-ai=n
-Content-Usage: /ai-ok/ train-ai=y
-"""
+#: attach-05's example (section 3.4), on one origin: /never/ may not be crawled, /ai-ok/ may be
+#: used for training, everything else not (a crawler that is not ExampleBot).
+CONTENT_USAGE_ROBOTS = ATTACH_ROBOTS_EXAMPLE
 CONTENT_USAGE_PATHS = ["/test", "/never/test", "/ai-ok/test", "/ai-ok/deeper/page"]
 
 #: contentsignals.org's form, for the whole group.
