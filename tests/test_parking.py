@@ -99,8 +99,11 @@ async def test_a_few_troubled_origins_do_not_stall_a_broad_crawl(
         assert s.count("/robots.txt") == 1
     for s in troubled:
         assert pages(s) == []  # the crawl closed before a slow robots.txt answered
-    # Measured on the code before parking: 41 s against 1.6 s for the dead origins.
-    assert together <= 1.3 * alone + 0.2, (together, alone)
+    # Measured on the code before parking: 41 s against 1.6 s for the dead origins, and a slow
+    # robots.txt holds its requests 5 s. This catches a stall, with room for a loaded machine
+    # (the suite runs on two workers); the 1.3x goal is benchmarks/bench_crawl.py's to measure
+    # (--troubled-only, CRAWL_RESULTS.md).
+    assert together <= 2 * alone + 0.5, (together, alone)
     # The troubled origins' requests were parked until the close (one may not have been
     # yielded yet by then: start requests are consumed as the crawl goes).
     counts = ledger(crawler)
