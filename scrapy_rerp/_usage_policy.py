@@ -26,6 +26,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.engine import UsageDecision, header_usage
+from scrapy_rerp.engine._usage import DISALLOWED, UNKNOWN, combined
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -34,25 +35,12 @@ if TYPE_CHECKING:
     from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["USAGE_META", "UsagePolicy", "combined"]
+__all__ = ["USAGE_META", "UsagePolicy"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
 #: ``request.meta`` / ``response.meta`` key: purpose -> :class:`UsageDecision`.
 USAGE_META = "rerp_usage"
-
-ALLOWED, DISALLOWED, UNKNOWN = "allowed", "disallowed", "unknown"
-
-
-def combined(first: UsageDecision | None, second: UsageDecision) -> UsageDecision:
-    """Two statements about one page as one (draft-ietf-aipref-vocab 5.1): the first that
-    disallows, else the first that allows, else the first."""
-    decisions = [second] if first is None else [first, second]
-    for outcome in (DISALLOWED, ALLOWED):
-        for decision in decisions:
-            if decision.preference == outcome:
-                return decision
-    return decisions[0]
 
 
 class UsagePolicy:
@@ -84,11 +72,13 @@ class UsagePolicy:
         header = _header(response)
         decisions: dict[str, UsageDecision] = {}
         for purpose in self.purposes:
-            decision = before.get(purpose)
+            # What robots.txt said first, then the header: vocab-07 5.1 combines them.
+            said = [before[purpose]] if purpose in before else []
             if header is not None:
-                decision = combined(decision, header_usage(header, purpose))
-            elif decision is None:  # robots.txt was not consulted (no rules were needed)
-                decision = UsageDecision(UNKNOWN, None, None, "nothing said about this usage")
+                said.append(header_usage(header, purpose))
+            decision = combined(said) or UsageDecision(
+                UNKNOWN, None, None, "nothing said about this usage"
+            )
             decisions[purpose] = decision
             self._count(f"robotstxt/usage/{purpose}/{decision.preference}")
         request.meta[USAGE_META] = decisions

@@ -15,7 +15,6 @@ from ._directives import (
     DIRECTIVES,
     USAGE_KINDS,
     RequestRate,
-    UsageStatement,
     VisitTime,
 )
 from ._groups import (
@@ -46,7 +45,7 @@ from ._patterns import (
     unquote_path,
 )
 from ._shared import SharedTable, clear_shared_tables, str_bytes
-from ._usage import ALLOWED, DISALLOWED, UNKNOWN, UsageDecision, preference, usage_category
+from ._usage import UNKNOWN, UsageDecision, combined, preference, usage_category
 
 __all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tables", "parse"]
 
@@ -357,9 +356,8 @@ class RobotsTxt:
                 with_rules or not any(e.kind in extra for e in group.extras)
             ):
                 continue
-            for name in group.agents:
-                if name == "*" or name.lower() in agent:
-                    return position
+            if _legacy_agent_index(group, agent) is not None:
+                return position
         return None
 
     # -- queries --------------------------------------------------------------------------
@@ -500,33 +498,32 @@ class RobotsTxt:
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
         category = usage_category(category)
-        crawl = self.decide(url, user_agent)
+        path = path_params_query(url)
+        if self._syntax == RFC9309:
+            crawl = self._decide_rfc(path, user_agent)
+        else:
+            path = unquote_path(path)
+            crawl = self._decide_legacy(path, user_agent)
         if not crawl.allowed:
             return UsageDecision(
                 UNKNOWN, crawl.line, crawl.rule, "may not be crawled: no usage preference applies"
             )
         if self._syntax == RFC9309:
-            path = path_params_query(url)
             statements = [
                 extra
                 for group, agent_index in self._rfc_agent_indexes(user_agent)
                 for extra in group.extras_of(USAGE_KINDS, agent_index)
             ]
         else:
-            path = unquote_path(path_params_query(url))
             position = self._legacy_position(user_agent, with_rules=False, extra=USAGE_KINDS)
             if position is None:
                 statements = []
             else:
                 record = self._groups[position]
                 # Lines between two User-agent lines apply to the agents named before them.
-                agent = user_agent.lower()
-                agent_index = next(
-                    i
-                    for i, name in enumerate(record.agents)
-                    if name == "*" or name.lower() in agent
+                statements = record.extras_of(
+                    USAGE_KINDS, _legacy_agent_index(record, user_agent.lower())
                 )
-                statements = record.extras_of(USAGE_KINDS, agent_index)
         if not statements:
             return UsageDecision(UNKNOWN, None, None, "no usage preference for this user agent")
         return _usage_decision(self._chosen_statements(statements, path), category)
@@ -654,20 +651,27 @@ def _index_groups(
 _ONE_POSITION = tuple((position,) for position in range(256))
 
 
+def _legacy_agent_index(record: StoredGroup, agent: str) -> int | None:
+    """The position in *record* of rerp's first name for the lower-cased *agent* (``*``, or a
+    name the agent contains), or None."""
+    for index, name in enumerate(record.agents):
+        if name == "*" or name.lower() in agent:
+            return index
+    return None
+
+
 def _usage_decision(statements: list[Extra], category: str) -> UsageDecision:
     """The statements' combined preference for *category* (draft-ietf-aipref-vocab 5.1), with
     the first statement that decided it."""
-    by_outcome: dict[str, Extra] = {}
+    decisions = []
     for extra in statements:
-        statement: UsageStatement = extra.value
-        outcome = preference(dict(statement.preferences), category)
-        by_outcome.setdefault(outcome, extra)
-    for outcome in (DISALLOWED, ALLOWED):
-        if outcome in by_outcome:
-            extra = by_outcome[outcome]
-            line_text = _render_extra(extra.kind, extra.value)
-            return UsageDecision(outcome, extra.line, line_text, f"{category} {outcome}")
-    return UsageDecision(UNKNOWN, None, None, f"no statement that applies names {category}")
+        outcome = preference(dict(extra.value.preferences), category)
+        line_text = _render_extra(extra.kind, extra.value)
+        decisions.append(UsageDecision(outcome, extra.line, line_text, f"{category} {outcome}"))
+    decision = combined(decisions)
+    if decision is None or decision.preference == UNKNOWN:
+        return UsageDecision(UNKNOWN, None, None, f"no statement that applies names {category}")
+    return decision
 
 
 def _render_value(kind: int, value: Any) -> str:

@@ -13,7 +13,7 @@ use comes back as messages, which the caller turns into warnings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
 from typing import NamedTuple
@@ -34,11 +34,13 @@ __all__ = [
     "VOCAB_DRAFT",
     "UsageDecision",
     "combine",
+    "combined",
     "header_usage",
     "preference",
     "read_content_signal",
     "read_content_usage",
     "split_content_usage_rule",
+    "strongest",
     "usage_category",
 ]
 
@@ -189,16 +191,30 @@ def preference(explicit: Mapping[str, bool], category: str) -> str:
 
 
 def combine(*statements: Mapping[str, bool]) -> dict[str, bool]:
-    """Several statements about one asset as one (vocab-07 5.1): for each category, disallowed
-    if any statement disallows it, else allowed if any allows it, else unknown (absent)."""
-    combined: dict[str, bool] = {}
+    """Several statements about one asset as one (vocab-07 5.1), per category: disallowed if any
+    statement disallows it, else allowed if any allows it, else unknown (absent)."""
+    result: dict[str, bool] = {}
     for category in CATEGORIES:
-        outcomes = {preference(statement, category) for statement in statements}
-        if DISALLOWED in outcomes:
-            combined[category] = False
-        elif ALLOWED in outcomes:
-            combined[category] = True
-    return combined
+        outcome = strongest(preference(statement, category) for statement in statements)
+        if outcome != UNKNOWN:
+            result[category] = outcome == ALLOWED
+    return result
+
+
+def strongest(outcomes: Iterable[str]) -> str:
+    """The outcome several statements about one category combine to (vocab-07 5.1):
+    ``DISALLOWED`` if any is, else ``ALLOWED`` if any is, else ``UNKNOWN``."""
+    found = set(outcomes)
+    return next((outcome for outcome in (DISALLOWED, ALLOWED) if outcome in found), UNKNOWN)
+
+
+def combined(decisions: Sequence[UsageDecision]) -> UsageDecision | None:
+    """The first of *decisions* (in the caller's order) whose preference is what they combine to
+    (``strongest``); None if there are none."""
+    if not decisions:
+        return None
+    outcome = strongest(decision.preference for decision in decisions)
+    return next(decision for decision in decisions if decision.preference == outcome)
 
 
 def split_content_usage_rule(value: str) -> tuple[str | None, str]:
