@@ -10,12 +10,11 @@ import pytest
 import pytest_twisted
 import scrapy
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rerp.engine import UsageDecision
 from tests.engine.test_usage_vocab import ATTACH_ROBOTS_EXAMPLE
 from tests.servers import ListSpider, Reply, Server, crawl, servers, stopped_by_settings
-from tests.test_middleware import rerp, stat
+from tests.test_middleware import ignored, pages, rerp, stat
 
 #: attach-05's example (section 3.4), on one origin: /never/ may not be crawled, /ai-ok/ may be
 #: used for training, everything else not (a crawler that is not ExampleBot).
@@ -56,20 +55,10 @@ class MarkingSpider(ListSpider):
         self.usage[response.url] = response.meta.get("rerp_usage")
 
 
-def pages(site: Server) -> list[str]:
-    return sorted(p for p in site.paths() if p != "/robots.txt")
-
-
 def received(crawler: Crawler) -> list[str]:
     spider = crawler.spider
     assert isinstance(spider, ListSpider)
     return sorted(spider.responses)
-
-
-def ignored(crawler: Crawler) -> list[str]:
-    spider = crawler.spider
-    assert isinstance(spider, ListSpider)
-    return sorted(f.request.url for f in spider.failures if f.check(IgnoreRequest))
 
 
 def usage_of(crawler: Crawler, url: str) -> dict[str, str]:
