@@ -82,7 +82,7 @@ def caller_tokens(user_agent: str) -> tuple[str, ...]:
     tokens = _CALLER_TOKENS.recent.get(user_agent) or _CALLER_TOKENS.get(user_agent)
     if tokens is None:
         tokens = _read_caller_tokens(user_agent)
-        _CALLER_TOKENS.put(user_agent, tokens)
+        _CALLER_TOKENS.put(user_agent, tokens, _tokens_bytes(user_agent, tokens))
     return tokens
 
 
@@ -91,7 +91,7 @@ def _tokens_bytes(user_agent: str, tokens: tuple[str, ...]) -> int:
 
 
 # A crawl asks with a few user agents, for every file: each is read once.
-_CALLER_TOKENS: SharedTable[str, tuple[str, ...]] = SharedTable(0.05, _tokens_bytes)
+_CALLER_TOKENS: SharedTable[str, tuple[str, ...]] = SharedTable(0.05)
 
 
 def _read_caller_tokens(user_agent: str) -> tuple[str, ...]:

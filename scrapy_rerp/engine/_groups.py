@@ -14,7 +14,7 @@ from . import _lines as L
 from ._directives import AGENT, DIRECTIVES, FILE, RULE
 from ._lines import _VALUE_SPACE, ParseWarning
 from ._patterns import escape_pattern, has_lower_escape, unquote_path
-from ._shared import SharedStrings, SharedTable, str_bytes
+from ._shared import STR_OVERHEAD, SharedStrings, SharedTable, str_bytes
 
 STAR = ("*",)  # the agents of most groups, shared
 
@@ -263,7 +263,7 @@ def _rfc_group(
         if agents is None:
             value = _value_of(read, bare_values, start)
             agents = STAR if value == "*" else (value,)
-            _ONE_AGENT.put(line, agents)
+            _ONE_AGENT.put(line, agents, 2 * (STR_OVERHEAD + len(line)) + 64)
     else:
         names = []
         index = start
@@ -364,7 +364,7 @@ def _rfc_rules_of(
     # Whether the rules are plain prefixes, seen now while the values are at hand.
     found = _ReadRules(tuple(patterns), allow_bits, plain_prefixes(allow_bits, joined, patterns))
     if remember:
-        _GROUP_RULES.put(joined, found)
+        _GROUP_RULES.put(joined, found, _read_rules_bytes(joined, found))
     return (*found, numbers)
 
 
@@ -407,11 +407,9 @@ def _read_rules_bytes(joined: str, rules: _ReadRules) -> int:
 SHARED_STRINGS = SharedStrings(0.35)
 # A group's rule lines, joined with newlines -> its rules, for recent groups: many sites serve
 # the same lines (a CMS's defaults), and then their parsed objects share the rules' strings.
-_GROUP_RULES: SharedTable[str, _ReadRules] = SharedTable(0.15, _read_rules_bytes)
+_GROUP_RULES: SharedTable[str, _ReadRules] = SharedTable(0.15)
 # The agents of one-agent groups by their User-agent line: most files name the same few crawlers.
-_ONE_AGENT: SharedTable[str, tuple[str, ...]] = SharedTable(
-    0.1, lambda line, agents: 2 * str_bytes(line) + 64
-)
+_ONE_AGENT: SharedTable[str, tuple[str, ...]] = SharedTable(0.1)
 
 
 def _escape_some(patterns: list[str]) -> None:

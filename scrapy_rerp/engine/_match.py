@@ -9,7 +9,7 @@ from itertools import islice, repeat
 
 from ._groups import PREFIX_GATE_MIN, StoredGroup, plain_prefixes
 from ._patterns import Glob, glob_match
-from ._shared import SharedTable, str_bytes
+from ._shared import STR_OVERHEAD, SharedTable
 
 ROBOTS_PATH = "/robots.txt"
 
@@ -74,8 +74,9 @@ def compile_rules(groups: tuple[StoredGroup, ...]) -> Rules:
     key = (patterns, allow_bits)
     rules = _COMPILED.recent.get(key) or _COMPILED.get(key)
     if rules is None:
-        rules = _compile(patterns, allow_bits, "\n".join(patterns))
-        _COMPILED.put(key, rules)
+        joined = "\n".join(patterns)
+        rules = _compile(patterns, allow_bits, joined)
+        _COMPILED.put(key, rules, _rules_bytes(joined, len(patterns), rules))
     return rules
 
 
@@ -118,12 +119,12 @@ def _compile(patterns: tuple[str, ...], allow_bits: bytes | None, joined: str) -
     return Rules(tuple(sorted(disallow_patterns)), tuple(sorted(allow_patterns)), wild)
 
 
-def _rules_bytes(key: tuple[tuple[str, ...], bytes | None], rules: Rules) -> int:
-    # The key's patterns are the group's own (shared with it when one group is compiled); the
-    # value: its tuples, and per wildcard rule its split (a 6-tuple and two literals).
-    patterns = key[0]
+def _rules_bytes(joined: str, count: int, rules: Rules) -> int:
+    # *count* patterns, *joined* with newlines. The key's patterns are the group's own (shared
+    # with it when one group is compiled); the value: its tuples, and per wildcard rule its
+    # split (a 6-tuple and two literals).
     wild_rules = len(rules.wild.headed) + len(rules.wild.others) if rules.wild else 0
-    return 400 + 16 * len(patterns) + 200 * wild_rules + sum(map(len, patterns))
+    return 400 + 16 * count + 200 * wild_rules + len(joined)
 
 
 def _prefix_free(prefixes: list[str]) -> tuple[str, ...]:
@@ -153,9 +154,7 @@ def _as_prefix(pattern: str) -> str | None:
 
 
 # (patterns, allow bits) -> their compiled rules, for recently compiled rule sets.
-_COMPILED: SharedTable[tuple[tuple[str, ...], bytes | None], Rules] = SharedTable(
-    0.15, _rules_bytes
-)
+_COMPILED: SharedTable[tuple[tuple[str, ...], bytes | None], Rules] = SharedTable(0.15)
 # Above PREFIX_GATE_MIN Disallow prefixes, checks bisect a sorted copy (``Rules.gate``) instead
 # of trying each prefix, once the rules have served _GATE_AFTER_CHECKS checks: a prefix costs
 # about 8 ns a check to try and about 250 ns once to sort into the copy, so the copy pays for
@@ -174,7 +173,7 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     found = _GLOBS.recent.get(pattern) or _GLOBS.get(pattern)
     if found is None:
         found = _split_glob(pattern)
-        _GLOBS.put(pattern, found)
+        _GLOBS.put(pattern, found, 3 * (STR_OVERHEAD + len(pattern)) + 104)
     return found
 
 
@@ -203,9 +202,7 @@ def _split_glob(pattern: str) -> _CompiledGlob:
 
 
 # A wildcard pattern -> its split, for recent patterns. (A pattern, a 6-tuple, two literals.)
-_GLOBS: SharedTable[str, _CompiledGlob] = SharedTable(
-    0.1, lambda pattern, glob: 3 * str_bytes(pattern) + 104
-)
+_GLOBS: SharedTable[str, _CompiledGlob] = SharedTable(0.1)
 
 
 class _Wild:

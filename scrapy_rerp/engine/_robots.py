@@ -44,7 +44,7 @@ from ._patterns import (
     pattern_matches,
     unquote_path,
 )
-from ._shared import SharedTable, clear_shared_tables, str_bytes
+from ._shared import STR_OVERHEAD, SharedTable, clear_shared_tables
 from ._usage import UNKNOWN, UsageDecision, combined, preference, usage_category
 
 __all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tables", "parse"]
@@ -70,15 +70,13 @@ def _agent_key(value: str) -> str:
     key = _AGENT_KEYS.get(value)
     if key is None:
         key = "*" if is_global_value(value) else group_token(value)
-        _AGENT_KEYS.put(value, key)
+        _AGENT_KEYS.put(value, key, 2 * STR_OVERHEAD + len(value) + len(key))
     return key
 
 
 # User-agent value -> the token it names (most files name the same few crawlers): the tokens,
 # kept in every index, are shared strings.
-_AGENT_KEYS: SharedTable[str, str] = SharedTable(
-    0.1, lambda value, key: str_bytes(value) + str_bytes(key)
-)
+_AGENT_KEYS: SharedTable[str, str] = SharedTable(0.1)
 
 
 class Decision(NamedTuple):
