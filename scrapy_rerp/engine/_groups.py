@@ -14,7 +14,7 @@ from . import _lines as L
 from ._directives import AGENT, DIRECTIVES, FILE, RULE
 from ._lines import _VALUE_SPACE, ParseWarning
 from ._patterns import escape_pattern, has_lower_escape, unquote_path
-from ._shared import STR_OVERHEAD, SharedStrings, SharedTable, str_bytes
+from ._shared import SharedStrings, SharedTable, str_bytes
 
 STAR = ("*",)  # the agents of most groups, shared
 
@@ -263,7 +263,7 @@ def _rfc_group(
         if agents is None:
             value = _value_of(read, bare_values, start)
             agents = STAR if value == "*" else (value,)
-            _ONE_AGENT.put(line, agents, 2 * (STR_OVERHEAD + len(line)) + 64)
+            _ONE_AGENT.put(line, agents, 2 * str_bytes(line) + 64)
     else:
         names = []
         index = start

@@ -9,7 +9,7 @@ from itertools import islice, repeat
 
 from ._groups import PREFIX_GATE_MIN, StoredGroup, plain_prefixes
 from ._patterns import Glob, glob_match
-from ._shared import STR_OVERHEAD, SharedTable
+from ._shared import SharedTable, str_bytes
 
 ROBOTS_PATH = "/robots.txt"
 
@@ -173,7 +173,7 @@ def _compile_glob(pattern: str) -> _CompiledGlob:
     found = _GLOBS.recent.get(pattern) or _GLOBS.get(pattern)
     if found is None:
         found = _split_glob(pattern)
-        _GLOBS.put(pattern, found, 3 * (STR_OVERHEAD + len(pattern)) + 104)
+        _GLOBS.put(pattern, found, 3 * str_bytes(pattern) + 104)
     return found
 
 

@@ -44,7 +44,7 @@ from ._patterns import (
     pattern_matches,
     unquote_path,
 )
-from ._shared import STR_OVERHEAD, SharedTable, clear_shared_tables
+from ._shared import SharedTable, clear_shared_tables, str_bytes
 from ._usage import UNKNOWN, UsageDecision, combined, preference, usage_category
 
 __all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tables", "parse"]
@@ -70,7 +70,7 @@ def _agent_key(value: str) -> str:
     key = _AGENT_KEYS.get(value)
     if key is None:
         key = "*" if is_global_value(value) else group_token(value)
-        _AGENT_KEYS.put(value, key, 2 * STR_OVERHEAD + len(value) + len(key))
+        _AGENT_KEYS.put(value, key, str_bytes(value) + str_bytes(key))
     return key
 
 
