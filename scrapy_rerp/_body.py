@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from scrapy_rerp import _decompress
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
 
-__all__ = ["Body", "charset_from_content_type", "default_charset", "parse_body", "read_body"]
+__all__ = [
+    "Body",
+    "charset_from_content_type",
+    "default_charset",
+    "parse_body",
+    "read_body",
+    "usable_charset",
+]
 
 _UTF8_BOM = codecs.BOM_UTF8
 
@@ -47,7 +54,25 @@ def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = N
         return parse(body.removeprefix(_UTF8_BOM), syntax)
     if charset == "utf-8":
         body = body.removeprefix(_UTF8_BOM)
-    return parse(body.decode(charset, errors="replace").removeprefix("\ufeff"), syntax)
+    try:
+        text = body.decode(charset, errors="replace")
+    except (LookupError, UnicodeError, TypeError):
+        # A codec that cannot decode with replacement (idna, punycode, undefined...): the site's
+        # header is wrong, read the bytes as UTF-8 (read_body says so).
+        text = body.decode("utf-8", errors="replace")
+    return parse(text.removeprefix("\ufeff"), syntax)
+
+
+def usable_charset(data: bytes, charset: str | None) -> tuple[str | None, str | None]:
+    """``charset`` if it decodes ``data`` (with replacement characters), else UTF-8 and a note
+    saying why: some codecs refuse replacement (``idna``) or any bytes (``undefined``)."""
+    if charset is None or charset == "utf-8":
+        return charset, None
+    try:
+        data.decode(charset, errors="replace")
+    except (LookupError, UnicodeError, TypeError) as exc:
+        return "utf-8", f"charset {charset!r} cannot decode the body ({exc}); read as UTF-8"
+    return charset, None
 
 
 def default_charset(syntax: int) -> str:
@@ -64,6 +89,7 @@ class Body:
     charset: str | None  # from Content-Type
     truncated: bool  # longer than the cap: only the first bytes are read
     undecodable: str | None = None  # why the Content-Encoding could not be undone
+    charset_note: str | None = None  # why the declared charset was replaced by UTF-8
 
     def rules(self, syntax: int) -> RobotsTxt:
         """The rules in ``syntax``: the declared charset, else the syntax's default."""
@@ -87,4 +113,6 @@ def read_body(
         except ValueError as exc:
             return Body(b"", charset, truncated, str(exc))
         truncated = truncated or more
-    return Body(raw[:max_size], charset, truncated)
+    data = raw[:max_size]
+    charset, note = usable_charset(data, charset)
+    return Body(data, charset, truncated, charset_note=note)

@@ -106,7 +106,9 @@ def decode(body: bytes, encodings: list[bytes], limit: int) -> tuple[bytes, bool
     (the body was cut). Raises ``ValueError`` for an unknown coding or a corrupt stream.
     """
     truncated = False
-    for encoding in reversed([e.strip().lower() for e in encodings if e.strip()]):
+    # One header line may list several codings ("gzip, br"), as several lines may.
+    codings = [c.strip().lower() for line in encodings for c in line.split(b",")]
+    for encoding in reversed([c for c in codings if c]):
         if encoding == b"identity":
             continue
         decoder = _DECODERS.get(encoding)

@@ -21,7 +21,6 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urljoin
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
@@ -36,6 +35,7 @@ from twisted.python.failure import Failure
 from scrapy_rerp import _policy
 from scrapy_rerp._body import read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
+from scrapy_rerp._urls import redirect_target
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
 
@@ -294,10 +294,12 @@ class RobotsTxtDownloader:
         self.settings = settings
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
+        # The cap is RERP_MAX_SIZE, enforced while receiving (bytes_received, StopDownload): over
+        # HTTP Scrapy's own limit is off, or it would cancel a larger file from its
+        # Content-Length and the origin would count as unreachable. Other schemes' handlers send
+        # no bytes_received, so Scrapy's limit stays, at least twice the cap.
         maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
-        # The cap is RERP_MAX_SIZE, enforced while receiving; Scrapy's own limit must not cancel
-        # a larger file up front from its Content-Length.
-        self._download_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
+        self._other_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
 
     async def fetch(self, robots_url: str, origin: str) -> Fetched:
         """Download robots.txt once, following up to RERP_MAX_REDIRECTS redirects."""
@@ -306,9 +308,8 @@ class RobotsTxtDownloader:
         for hop in range(s.max_redirects + 1):
             try:
                 request = self._robots_request(url, origin)
-            except ValueError as exc:  # e.g. a Location that is no URL Scrapy can fetch
-                self.stats.inc_value("robotstxt/redirect/invalid")
-                return self._allow_all(f"bad redirect target {url!r}: {exc}", None, url)
+            except ValueError as exc:  # a Location that is no URL Scrapy can make a request of
+                return self._unfollowable(origin, url, str(exc), None, url)
             self.stats.inc_value("robotstxt/request_count")
             try:
                 response = await self._download(request)
@@ -338,8 +339,11 @@ class RobotsTxtDownloader:
                     return self._allow_all(
                         f"more than {s.max_redirects} redirects", status, response.url
                     )
+                try:
+                    url = redirect_target(response.url, to_unicode(location, errors="replace"))
+                except ValueError as exc:
+                    return self._unfollowable(origin, location, str(exc), status, response.url)
                 self.stats.inc_value("robotstxt/redirect/count")
-                url = urljoin(response.url, to_unicode(location, errors="replace"))
                 continue
             if outcome == PARSED:
                 return self._parse(response, request)
@@ -380,6 +384,21 @@ class RobotsTxtDownloader:
             reason=reason,
         )
 
+    def _unfollowable(
+        self, origin: str, location: bytes | str, why: str, status: int | None, url: str | None
+    ) -> Fetched:
+        """A redirect that cannot be followed (malformed, or to a scheme other than http and
+        https): robots.txt is unavailable, as google reads it; counted and logged."""
+        self.stats.inc_value("robotstxt/redirect/invalid")
+        target = to_unicode(location, errors="replace") if isinstance(location, bytes) else location
+        logger.info(
+            "robots.txt of %(origin)s redirects to %(target)r, which cannot be followed "
+            "(%(why)s): read as unavailable, every URL allowed",
+            {"origin": origin, "target": target[:200], "why": why},
+            extra={"spider": self.crawler.spider},
+        )
+        return self._allow_all(f"bad redirect target {target[:200]!r}: {why}", status, url)
+
     def _parse(self, response: Response, request: Request) -> Fetched:
         s = self.settings
         encodings = request.meta.get(_ENCODING)
@@ -401,6 +420,13 @@ class RobotsTxtDownloader:
                 "robots.txt %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
                 "only the first %(max)d bytes are used",
                 {"url": response.url, "max": s.max_size},
+                extra={"spider": self.crawler.spider},
+            )
+        if body.charset_note is not None:
+            self.stats.inc_value("robotstxt/charset_replaced")
+            logger.warning(
+                "robots.txt %(url)s: %(note)s",
+                {"url": response.url, "note": body.charset_note},
                 extra={"spider": self.crawler.spider},
             )
         robots = body.rules(s.syntax)
@@ -431,7 +457,7 @@ class RobotsTxtDownloader:
                 "dont_retry": True,
                 "allow_offsite": True,
                 "handle_httpstatus_all": True,
-                "download_maxsize": self._download_maxsize,
+                "download_maxsize": 0 if _is_http(url) else self._other_maxsize,
                 "download_warnsize": 0,
                 META_KEY: origin,
             },
@@ -483,3 +509,7 @@ class RobotsTxtDownloader:
         if encodings:
             request.meta[_ENCODING] = encodings
             del response.headers[b"Content-Encoding"]
+
+
+def _is_http(url: str) -> bool:
+    return url[:6].lower().startswith(("http:", "https:"))

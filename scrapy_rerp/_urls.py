@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import ParseResult, SplitResult, urlsplit
+from urllib.parse import ParseResult, SplitResult, urljoin, urlsplit
 
 if TYPE_CHECKING:
     from scrapy_rerp.engine import Decision, RobotsTxt
@@ -46,6 +46,27 @@ def origin_of_parts(parts: SplitResult | ParseResult) -> str:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     return f"{scheme}://{host}" if port is None else f"{scheme}://{host}:{port}"
+
+
+def redirect_target(base: str, location: str) -> str:
+    """The URL a robots.txt redirect leads to: ``location`` resolved against ``base``.
+
+    Raises ``ValueError`` naming the problem when it is no URL a crawler follows for robots.txt:
+    malformed (``http://[::1``, a bad port), without a host, or of a scheme other than http and
+    https (``file:``, ``data:``, ``ftp:``, ``mailto:``...), as Scrapy's RedirectMiddleware refuses
+    them. A redirect that cannot be followed makes robots.txt unavailable.
+    """
+    try:
+        url = urljoin(base, location.strip())
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        raise ValueError(f"malformed URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are followed")
+    if not parts.hostname:
+        raise ValueError("no host")
+    return url
 
 
 def robots_url_of(url: str) -> str:

@@ -1,9 +1,11 @@
-"""robots.txt bodies: the size cap holds after decompression, for every Content-Encoding."""
+"""robots.txt downloads: the size cap holds on every hop and after decompression, and what a
+site answers (malformed redirects, charsets, sizes) is an outcome, never the crawl's exception."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -13,9 +15,11 @@ from pathlib import Path
 
 import brotli
 import pytest
+import pytest_twisted
 
 from scrapy_rerp._decompress import SUPPORTED, decode
-from tests.servers import Reply, Server
+from tests.servers import Reply, Server, crawl
+from tests.test_middleware import pages, rerp, stat, timed_crawl
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
@@ -153,3 +157,112 @@ def test_a_gzip_bomb_costs_the_crawl_no_more_than_the_cap(server: Server) -> Non
     assert stats["robotstxt/truncated"] == 1
     assert "httpcompression/response_count" not in stats  # Scrapy's middleware inflated nothing
     assert stats["peak_rss_kib"] < 200 * 1024
+
+
+# -- what a site answers is never the crawl's exception ------------------------------------------
+
+
+def no_errors(records: list[logging.LogRecord]) -> None:
+    """Nothing at ERROR or above, and no traceback, in a crawl's log."""
+    bad = [r.getMessage() for r in records if r.levelno >= logging.ERROR or r.exc_info]
+    assert bad == [], bad
+
+
+def spaced(server: Server, paths: list[str]) -> list[tuple[float, str]]:
+    """TimedSpider steps: the paths 0.2 s apart, so later ones find the origin's outcome cached."""
+    return [(0.0 if i == 0 else 0.2, server.url(p)) for i, p in enumerate(paths)]
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "file://{file}",
+        "data:text/plain,User-agent:%20*%0ADisallow:%20/",
+        "ftp://127.0.0.1:1/robots.txt",
+        "javascript:alert(1)",
+        "http://[::1",
+        "http://127.0.0.1:99999/robots.txt",
+        "https://:80/robots.txt",
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_redirect_that_cannot_be_followed_is_unavailable(
+    server: Server, location: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A local file that would forbid everything if it were read as the site's rules.
+    rules = tmp_path / "robots.txt"
+    rules.write_text("User-agent: *\nDisallow: /\n")
+    server.route("/robots.txt", Reply.redirect(location.format(file=rules)))
+    caplog.set_level(logging.INFO)
+    crawler = await timed_crawl(rerp(), spaced(server, ["/a", "/b", "/c"]))
+    assert server.paths() == ["/robots.txt", "/a", "/b", "/c"]  # allowed, downloaded once
+    assert stat(crawler, "robotstxt/redirect/invalid") == 1
+    assert stat(crawler, "robotstxt/allow_all") == 1
+    assert stat(crawler, "robotstxt/redirect/count") is None
+    [line] = [r.getMessage() for r in caplog.records if "cannot be followed" in r.getMessage()]
+    assert server.origin in line
+    no_errors(caplog.records)
+
+
+@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "no-such-charset"])
+@pytest_twisted.ensureDeferred
+async def test_an_unusable_charset_is_read_as_utf8(
+    server: Server, charset: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(
+        "User-agent: *\nDisallow: /caf\xe9\nDisallow: /\xff\n".encode(),
+        content_type=f"text/plain; charset={charset}",
+    )
+    crawler = await timed_crawl(rerp(), spaced(server, ["/caf%C3%A9", "/ok", "/caf%C3%A9"]))
+    assert server.paths() == ["/robots.txt", "/ok"]
+    if charset != "no-such-charset":  # an unknown name is no charset at all: UTF-8, quietly
+        assert stat(crawler, "robotstxt/charset_replaced") == 1
+        [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert f"charset {charset!r} cannot decode the body" in warning.getMessage()
+    no_errors(caplog.records)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_content_length_over_download_maxsize_is_read_up_to_the_cap(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 2 MiB announced and sent; Scrapy's DOWNLOAD_MAXSIZE (1 MiB) would cancel it from its
+    # Content-Length, and the origin would count as unreachable.
+    body = b"User-agent: *\nDisallow: /early\n" + b"#" * (2 * MIB) + b"\nDisallow: /late\n"
+    server.robots(body, chunk_size=64 * 1024, chunk_delay=0.002)
+    settings = rerp(DOWNLOAD_MAXSIZE=MIB, DOWNLOAD_WARNSIZE=MIB // 2)
+    paths = ["/early", "/late", "/x", "/early", "/y"]
+    crawler = await timed_crawl(settings, spaced(server, paths))
+    assert server.count("/robots.txt") == 1
+    assert pages(server) == ["/late", "/x", "/y"]
+    [hit] = server.hits("/robots.txt")
+    assert not hit.completed and hit.bytes_sent < len(body) // 2  # stopped at the cap
+    assert stat(crawler, "robotstxt/truncated") == 1
+    no_errors(caplog.records)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_size_cap_holds_on_every_redirect_hop(server: Server) -> None:
+    # A redirect whose body never ends: the cap stops it, and the redirect is followed.
+    server.route(
+        "/robots.txt",
+        Reply(
+            status=301,
+            headers={"Location": "/rules.txt"},
+            body=b"#" * (4 * MIB),
+            chunk_size=64 * 1024,
+            chunk_delay=0.01,
+        ),
+    )
+    server.route(
+        "/rules.txt",
+        Reply(body=gzip.compress(RULES + b"#" * (4 * MIB)), headers={"Content-Encoding": "gzip"}),
+    )
+    crawler = await crawl(
+        settings=rerp(RERP_MAX_SIZE=64 * 1024), urls=[server.url("/private/x"), server.url("/ok")]
+    )
+    [hop] = server.hits("/robots.txt")
+    assert not hop.completed and hop.bytes_sent < 2 * MIB
+    assert pages(server) == ["/ok", "/rules.txt"]
+    assert stat(crawler, "robotstxt/redirect/count") == 1
+    assert stat(crawler, "robotstxt/truncated") == 1
