@@ -19,12 +19,18 @@ A request that must finally be dropped goes back in the same way, marked, and th
 raises ``IgnoreRequest`` for it: the spider's errback sees what it saw before parking existed.
 While requests are parked a ``spider_idle`` handler keeps the crawl open (``DontCloseSpider``);
 the engine checks again on its heartbeat or as soon as a request is handed back, so nothing spins.
-When the engine starts closing, parked requests are dropped with the reason "crawl closing"
-(checked every :data:`CLOSING_CHECK_INTERVAL` seconds from the first parking on: Scrapy sends no
-signal when closing starts).
+
+A request that does not come from the scheduler (``engine.download_async``: media pipelines,
+extensions) is downloaded again at once when returned: it comes back while still parked
+(:meth:`ParkingLot.came_back`) and then waits in place (:meth:`ParkingLot.wait_in_place`).
+
+When the engine starts closing (checked every :data:`CLOSING_CHECK_INTERVAL` seconds from the
+first parking on: Scrapy sends no signal when closing starts), :meth:`ParkingLot.close` drops the
+requests waiting in place and, where the crawl can be resumed, keeps the others for
+:mod:`scrapy_rerp._resume`; elsewhere it drops them too ("crawl closing").
 
 The ledger: every request counted in ``robotstxt/parked`` ends in exactly one of
-``robotstxt/released`` or ``robotstxt/dropped/<reason>``.
+``robotstxt/released``, ``robotstxt/persisted`` or ``robotstxt/dropped/<reason>``.
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+from scrapy_rerp._compat import engine_closing
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -50,6 +60,7 @@ __all__ = [
     "UNREACHABLE",
     "ParkingLot",
     "drop_verdict",
+    "prepare_for_return",
     "restore_dont_filter",
 ]
 
@@ -73,14 +84,24 @@ class _Spot:
     origin: str
     out: bool = False  # the engine has let go of it (request_scheduled was refused)
     pending: str | None = None  # "release", or a drop message, decided before it was out
+    waiter: Deferred[str] | None = None  # it waits in place: fired with "release" or a message
 
 
 _RELEASE = "release"
+_KEEP = "keep"  # parked when the crawl closed, to be kept for the resumed crawl
 
 
 def drop_verdict(request: Request) -> str | None:
     """The IgnoreRequest message of a request handed back to be dropped, if it is one."""
     return request.meta.pop(_DROP_META, None)
+
+
+def prepare_for_return(request: Request) -> None:
+    """Let a parked request past the dupefilter, which has seen it once, on its way back to the
+    scheduler; :func:`restore_dont_filter` undoes this when it reaches the middleware."""
+    if not request.dont_filter:
+        request.meta[_DONT_FILTER_META] = False
+        request.dont_filter = True
 
 
 def restore_dont_filter(request: Request) -> None:
@@ -105,6 +126,7 @@ class ParkingLot:
         self._spots: dict[Request, _Spot] = {}
         self._by_origin: dict[str, list[Request]] = {}
         self._closed = False
+        self._kept: list[Request] = []  # parked when the crawl closed, for the resumed crawl
         self._watch: Any = None
         crawler.signals.connect(self._request_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
@@ -145,6 +167,28 @@ class ParkingLot:
         self._watch_closing()
         return None
 
+    def came_back(self, request: Request) -> bool:
+        """True when ``request`` is parked and the engine offers it for download again without
+        scheduling it: it comes from ``engine.download_async`` (media pipelines, extensions),
+        which downloads a request returned by ``process_request`` again at once. Such a request
+        must wait in place (:meth:`wait_in_place`)."""
+        return request in self._spots
+
+    async def wait_in_place(self, request: Request) -> str | None:
+        """Wait, inside ``process_request``, until the parked ``request`` is released (returns
+        None) or dropped (returns the ``IgnoreRequest`` message). It holds one of the crawl's
+        ``CONCURRENT_REQUESTS`` meanwhile, as any download does; nothing else can wait for a
+        request the scheduler never saw."""
+        spot = self._spots[request]
+        if spot.pending is None:
+            spot.waiter = Deferred()
+            self.stats.inc_value("robotstxt/waited_in_place")
+            action = await maybe_deferred_to_future(spot.waiter)
+        else:  # released or dropped before it came back
+            del self._spots[request]
+            action = spot.pending
+        return None if action == _RELEASE else action
+
     def count_dropped_at_once(self, reason: str) -> None:
         """A request with no usable rules dropped without parking (its origin's outage is past
         the limit): parked and dropped in one step, for the ledger."""
@@ -180,38 +224,78 @@ class ParkingLot:
     def _leave_one(self, request: Request, action: str, stat: str) -> None:
         spot = self._spots[request]
         self.stats.inc_value(stat)
-        if spot.out:
+        if spot.waiter is not None:
+            del self._spots[request]
+            spot.waiter.callback(action)
+        elif spot.out:
             del self._spots[request]
             self._hand_back(request, action)
         else:
             # Still on its way out of the downloader: done when the engine offers it.
             spot.pending = action
 
-    def close(self) -> dict[str, int]:
-        """The crawl is closing: drop everything parked ("crawl closing"), without handing it
-        back (the engine no longer downloads), and say which origins still had requests
-        waiting. Returns those origins and how many each."""
+    def close(self, keep: bool) -> None:
+        """The crawl is closing: nothing is handed back any more.
+
+        Requests waiting in place are dropped now (the engine waits for them before it closes).
+        With ``keep`` (the crawl can be resumed: JOBDIR, a persistent scheduler), the others
+        stay for :meth:`take_kept`, called when the spider has closed; without it they are
+        dropped now, each signalled with ``request_dropped`` and named in the log at DEBUG,
+        their number per origin at WARNING.
+        """
         if self._closed:
-            return {}
+            return
         self._closed = True
-        held: dict[str, int] = {}
-        for spot in self._spots.values():
-            if spot.pending is None:
-                held[spot.origin] = held.get(spot.origin, 0) + 1
-                self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
-        self._spots.clear()
-        self._by_origin.clear()
         self._stop_watch()
-        if held:
-            shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
-            more = f" and {len(held) - 10} more" if len(held) > 10 else ""
-            logger.warning(
-                "Crawl closing: dropped %(n)d request(s) still waiting for robots.txt of "
-                "%(origins)d origin(s): %(shown)s%(more)s",
-                {"n": sum(held.values()), "origins": len(held), "shown": shown, "more": more},
-                extra={"spider": self.crawler.spider},
-            )
-        return held
+        dropped: list[tuple[str, Request]] = []
+        for request, spot in list(self._spots.items()):
+            if spot.pending is not None:
+                continue  # released or dropped already, on its way back: counted
+            if spot.waiter is None and keep:
+                if spot.out:
+                    del self._spots[request]
+                    self._kept.append(request)
+                else:
+                    spot.pending = _KEEP  # taken when the engine offers it (_request_scheduled)
+                continue
+            del self._spots[request]
+            self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
+            dropped.append((spot.origin, request))
+            if spot.waiter is not None:
+                spot.waiter.callback("crawl closing")
+            else:
+                self.crawler.signals.send_catch_log(
+                    signal=signals.request_dropped, request=request, spider=self.crawler.spider
+                )
+        self._by_origin.clear()
+        if dropped:
+            self._log_dropped(dropped)
+
+    def take_kept(self) -> list[Request]:
+        """The requests kept at :meth:`close`, for the resumed crawl (the lot forgets them)."""
+        kept, self._kept = self._kept, []
+        return kept
+
+    def _log_dropped(self, dropped: list[tuple[str, Request]]) -> None:
+        held: dict[str, int] = {}
+        for origin, _ in dropped:
+            held[origin] = held.get(origin, 0) + 1
+        shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
+        more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+        spider = self.crawler.spider
+        logger.warning(
+            "Crawl closing: dropped %(n)d request(s) still waiting for robots.txt of "
+            "%(origins)d origin(s): %(shown)s%(more)s",
+            {"n": len(dropped), "origins": len(held), "shown": shown, "more": more},
+            extra={"spider": spider},
+        )
+        if logger.isEnabledFor(logging.DEBUG):
+            for _, request in dropped:
+                logger.debug(
+                    "Crawl closing: dropped %(request)s",
+                    {"request": request},
+                    extra={"spider": spider},
+                )
 
     def _hand_back(self, request: Request, action: str) -> None:
         self._prepare(request, action)
@@ -224,10 +308,7 @@ class ParkingLot:
     def _prepare(request: Request, action: str) -> None:
         if action != _RELEASE:
             request.meta[_DROP_META] = action
-        if not request.dont_filter:
-            # Past the dupefilter, which has seen it once; restore_dont_filter() undoes this.
-            request.meta[_DONT_FILTER_META] = False
-            request.dont_filter = True
+        prepare_for_return(request)
 
     # -- signal handlers -----------------------------------------------------------------------
     def _request_scheduled(self, request: Request, spider: Any = None) -> None:
@@ -239,8 +320,12 @@ class ParkingLot:
         if spot.pending is None:
             spot.out = True
             raise IgnoreRequest("parked until robots.txt of its origin is known")
-        # Released or dropped before the engine let go of it: let this scheduling through.
         del self._spots[request]
+        if spot.pending is _KEEP:
+            # Parked as the crawl closed: kept for the resumed crawl, not scheduled.
+            self._kept.append(request)
+            raise IgnoreRequest("kept for the resumed crawl")
+        # Released or dropped before the engine let go of it: let this scheduling through.
         self._prepare(request, spot.pending)
 
     def _spider_idle(self, spider: Any = None) -> None:
@@ -264,17 +349,3 @@ class ParkingLot:
     def _check_closing(self) -> None:
         if self._spots and engine_closing(self.crawler) and self._on_closing is not None:
             self._on_closing()
-
-
-def engine_closing(crawler: Crawler) -> bool:
-    """True once the engine has started to stop or to close the spider.
-
-    Scrapy sends no signal when closing starts (``spider_closed`` comes after the downloader has
-    drained), so this reads the engine's state: ``running`` turns false on ``stop`` (Ctrl-C, a
-    crawler stop) and the engine slot's ``closing`` is set by ``close_spider`` (CLOSESPIDER_*).
-    """
-    engine = crawler.engine
-    if engine is None or not engine.running:
-        return True
-    slot = getattr(engine, "_slot", None)
-    return slot is None or getattr(slot, "closing", None) is not None

@@ -50,6 +50,7 @@ from scrapy_rerp._parking import (
     drop_verdict,
     restore_dont_filter,
 )
+from scrapy_rerp._resume import ResumeStore
 from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slots import CrawlDelayFloors
@@ -114,6 +115,7 @@ class RobotsTxtMiddleware:
         self.fleet = fleet
         self.fetcher = OriginFetcher(crawler, settings, self, fleet)
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
+        self._resume = ResumeStore(crawler)
         self._gate = DelayGate(fleet, self.lot) if fleet is not None and floors else None
         self._for_spider = RobotsTxtForTheSpider(self.stats)
         self._usage = UsagePolicy(crawler, settings) if settings.usage else None
@@ -151,6 +153,13 @@ class RobotsTxtMiddleware:
             # data:, file:, s3: and the like have no robots.txt; Scrapy skips data: and
             # file: only, and for others an error fetching robots.txt meant "allow all".
             return None
+        if self.lot.came_back(request):
+            return self._wait_in_place(request)
+        return self._process(request)
+
+    def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
+        """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
+        url = request.url
         restore_dont_filter(request)
         message = drop_verdict(request)
         if message is not None:
@@ -236,6 +245,27 @@ class RobotsTxtMiddleware:
             },
             extra={"spider": self.crawler.spider},
         )
+
+    async def _wait_in_place(self, request: Request) -> Response | None:
+        """A parked request the engine downloads again without scheduling it (media pipelines
+        and extensions call ``engine.download_async``, which downloads a returned request at
+        once): it waits here for its origin, within the same limits, then goes on or fails."""
+        while True:
+            message = await self.lot.wait_in_place(request)
+            if message is not None:
+                logger.debug(
+                    "Dropped %(request)s: %(message)s",
+                    {"request": request, "message": message},
+                    extra={"spider": self.crawler.spider},
+                )
+                raise IgnoreRequest(message)
+            result = self._process(request)
+            if result is request:
+                continue  # parked again (a refetch is due, or its Crawl-delay turn): wait again
+            if isinstance(result, (Request, Response)) or result is None:
+                return result  # type: ignore[return-value]
+            await result
+            return None
 
     # -- parking -----------------------------------------------------------------------------
     def _park(
@@ -370,14 +400,19 @@ class RobotsTxtMiddleware:
 
     # -- closing -----------------------------------------------------------------------------
     def _closing(self) -> None:
-        """The engine has started to close: parked requests are dropped, retries end."""
-        self.lot.close()
+        """The engine has started to close: parked requests are kept for a resumed crawl or
+        dropped, retries end."""
+        if not self.lot.closed:
+            self.lot.close(keep=self._resume.persists)
         self.fetcher.stop()
         if self._gate is not None:
             self._gate.stop()
 
     async def _spider_closed(self, spider: Spider) -> None:
         self._closing()  # if the engine closed between two checks
+        kept = self.lot.take_kept()
+        if kept:
+            self._resume.keep(kept)
         self.fetcher.cancel_all()  # background refetches end with the crawl
         self._for_spider.clear()
         if self.fleet is not None:

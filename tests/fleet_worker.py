@@ -1,11 +1,12 @@
 """One worker of a fleet test: ``python -m tests.fleet_worker '<json config>'``.
 
-Config keys: ``redis`` (URL), ``settings`` (extra Scrapy settings), ``scrapy_redis`` (true: the
-scrapy-redis scheduler and dupefilter; false: Scrapy's own), ``urls`` (the worker's start URLs;
-without them, a scrapy-redis ``RedisSpider`` pops start URLs from the Redis list
-``fleet:start_urls``). The worker crawls with
-``scrapy_rerp.Addon`` and ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one
-JSON line: its robots.txt stats and the pages it received.
+Config keys: ``redis`` (URL; without it, the worker keeps robots.txt to itself), ``settings``
+(extra Scrapy settings), ``scrapy_redis`` (true: the scrapy-redis scheduler and dupefilter;
+false: Scrapy's own), ``urls`` (the worker's start URLs; without them, a scrapy-redis
+``RedisSpider`` pops start URLs from the Redis list ``fleet:start_urls``), ``dont_filter`` (of
+the start requests, default true). The worker crawls with ``scrapy_rerp.Addon`` and, given
+``redis``, ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its
+robots.txt stats and the pages it received.
 """
 
 from __future__ import annotations
@@ -16,20 +17,24 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import scrapy
+from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
 
 class ListWorker(scrapy.Spider):
     name = "fleet"
 
-    def __init__(self, urls: list[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, urls: list[str] | None = None, dont_filter: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.urls = urls or []
+        self.dont_filter = dont_filter
         self.received: list[str] = []
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.urls:
-            yield scrapy.Request(url, dont_filter=True)
+            yield scrapy.Request(url, dont_filter=self.dont_filter)
 
     def parse(self, response: scrapy.http.Response) -> None:
         self.received.append(response.url)
@@ -56,18 +61,20 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     settings: dict[str, Any] = {
         "ADDONS": {"scrapy_rerp.Addon": 100},
-        "RERP_CACHE": "scrapy_rerp.cache.RedisOriginCache",
-        "RERP_REDIS_URL": config["redis"],
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": "INFO",
         "RETRY_ENABLED": False,
         "DOWNLOAD_TIMEOUT": 20,
         **config.get("settings", {}),
     }
+    if config.get("redis"):
+        settings["RERP_CACHE"] = "scrapy_rerp.cache.RedisOriginCache"
+        settings["RERP_REDIS_URL"] = config["redis"]
     kwargs: dict[str, Any] = {}
     spider_class: type[scrapy.Spider] = ListWorker
     if "urls" in config:
         kwargs["urls"] = config["urls"]
+        kwargs["dont_filter"] = config.get("dont_filter", True)
     else:
         spider_class = redis_worker_class()
     if config.get("scrapy_redis"):
@@ -83,6 +90,12 @@ def main() -> None:
         )
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider_class)
+    dropped: list[str] = []
+
+    def request_dropped(request: scrapy.Request, spider: Any = None) -> None:
+        dropped.append(request.url)
+
+    crawler.signals.connect(request_dropped, signal=signals.request_dropped, weak=False)
     process.crawl(crawler, **kwargs)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
@@ -90,6 +103,7 @@ def main() -> None:
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
         "finish_reason": stats.get("finish_reason"),
         "received": getattr(crawler.spider, "received", []),
+        "dropped": sorted(dropped),
     }
     print(json.dumps(report, default=str))
 

@@ -375,8 +375,9 @@ async def crawl(
 def ledger(crawler: Crawler) -> dict[str, int]:
     """The parking ledger of a finished crawl, checked to balance.
 
-    Returns ``parked``, ``released`` and ``dropped/<reason>`` counts (absent stats as 0) after
-    asserting that every parked request was released or dropped exactly once.
+    Returns ``parked``, ``released`` (absent as 0), ``persisted`` and ``dropped/<reason>``
+    counts (present when not 0) after asserting that every parked request was released, kept
+    for a resumed crawl or dropped, exactly once.
     """
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
@@ -384,11 +385,14 @@ def ledger(crawler: Crawler) -> dict[str, int]:
         "parked": int(stats.get("robotstxt/parked", 0)),
         "released": int(stats.get("robotstxt/released", 0)),
     }
+    if stats.get("robotstxt/persisted"):
+        counts["persisted"] = int(stats["robotstxt/persisted"])
     for name, value in stats.items():
         if name.startswith("robotstxt/dropped/"):
             counts[name.removeprefix("robotstxt/")] = int(value)
     dropped = sum(v for k, v in counts.items() if k.startswith("dropped/"))
-    assert counts["parked"] == counts["released"] + dropped, counts
+    kept = counts.get("persisted", 0)
+    assert counts["parked"] == counts["released"] + dropped + kept, counts
     return counts
 
 
