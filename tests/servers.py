@@ -56,7 +56,8 @@ class Reply:
 
     ``delay`` waits before the status line (a slow server); ``chunk_size`` and
     ``chunk_delay`` stream the body in pieces (so a client that closes early leaves part of
-    it unsent); ``close`` drops the connection without any reply (a network error).
+    it unsent); ``close`` drops the connection without any reply (a network error);
+    ``content_length`` sends that Content-Length instead of the body's, then closes.
     """
 
     status: int = 200
@@ -67,6 +68,7 @@ class Reply:
     chunk_size: int | None = None
     chunk_delay: float = 0.0
     close: bool = False
+    content_length: int | None = None  # a Content-Length that lies (the connection then closes)
 
     @classmethod
     def redirect(cls, location: str, status: int = 301) -> Reply:
@@ -270,7 +272,11 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     self.send_header("Content-Type", reply.content_type)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
+                if reply.content_length is None:
+                    self.send_header("Content-Length", str(len(body)))
+                else:
+                    self.send_header("Content-Length", str(reply.content_length))
+                    self.close_connection = True
                 self.end_headers()
                 step = reply.chunk_size or len(body) or 1
                 for start in range(0, len(body), step):

@@ -7,18 +7,23 @@ import gzip
 import json
 import logging
 import os
+import random
 import subprocess
 import sys
 import textwrap
 import zlib
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import brotli
 import pytest
 import pytest_twisted
+import scrapy
+from scrapy.utils.asyncio import sleep
 
 from scrapy_rerp._decompress import SUPPORTED, decode
-from tests.servers import Reply, Server, crawl
+from tests.servers import ListSpider, Reply, Server, crawl, ledger
 from tests.test_middleware import pages, rerp, stat, timed_crawl
 
 try:
@@ -266,3 +271,98 @@ async def test_the_size_cap_holds_on_every_redirect_hop(server: Server) -> None:
     assert pages(server) == ["/ok", "/rules.txt"]
     assert stat(crawler, "robotstxt/redirect/count") == 1
     assert stat(crawler, "robotstxt/truncated") == 1
+
+
+# -- fuzz: any status, headers and body -----------------------------------------------------------
+
+STATUSES = [200] * 6 + [204, 206, 301, 302, 303, 307, 308, 400, 401, 403, 404, 410, 418, 429]
+STATUSES += [500, 502, 503, 504, 599, 600, 999]
+CHARSETS = ["utf-8", "iso-8859-1", "idna", "punycode", "undefined", "utf-16", "base64", "rot13"]
+CHARSETS += ['"utf-8"', "", "x-no-such", "utf-8; charset=latin1", "UTF-7"]
+LOCATIONS = ["http://[::1", "http://h:99999/", "file:///etc/hostname", "data:,x", "ftp://h/r"]
+LOCATIONS += ["/next", "", " ", "javascript:x", "//[bad", "http://\u00e9.example/", "%zz"]
+HEADER_VALUES = {
+    "Cache-Control": ["max-age=0", "max-age=-1", "max-age=" + "9" * 40, "no-store", "max-age=x"],
+    "Expires": ["0", "Thu, 01 Jan 1970 00:00:00 GMT", "garbage", "Fri, 31 Dec 9999 23:59:59 GMT"],
+    "Retry-After": ["60", "-1", "x", "9" * 30, "Wed, 21 Oct 2015 07:28:00 GMT"],
+    "Content-Encoding": ["gzip", "br", "deflate", "gzip, br", "identity", "bogus", "x-gzip"],
+}
+
+
+def fuzz_body(rng: random.Random) -> bytes:
+    kind = rng.randrange(6)
+    if kind == 0:
+        return b"User-agent: *\nDisallow: /p1\n"
+    if kind == 1:
+        return rng.randbytes(rng.randrange(2000))
+    if kind == 2:
+        return b"<html><body>" + b"User-agent: * Disallow: /" * 50 + b"</body></html>"
+    if kind == 3:
+        return "User-agent: *\nDisallow: /p1\n".encode("utf-16")
+    if kind == 4:
+        return b"User-agent: *\nDisallow: /\xff\xfe\x00\n" * rng.randrange(1, 20000)
+    return gzip.compress(b"User-agent: *\nDisallow: /p1\n")
+
+
+def fuzz_reply(rng: random.Random, redirects: bool = True) -> Reply:
+    status = rng.choice(STATUSES)
+    headers: dict[str, str] = {}
+    for name, values in HEADER_VALUES.items():
+        if rng.random() < 0.3:
+            headers[name] = rng.choice(values)
+    if redirects and (300 <= status < 400 or rng.random() < 0.1):
+        headers["Location"] = rng.choice(LOCATIONS)
+    content_type = None
+    if rng.random() < 0.7:
+        content_type = f"text/plain; charset={rng.choice(CHARSETS)}"
+    body = fuzz_body(rng)
+    lie = rng.choice([None] * 8 + [0, len(body) + 100])
+    return Reply(status, body, headers, content_type, content_length=lie)
+
+
+class Waves(ListSpider):
+    """Requests ``/p0``, ``/p1``, ``/p2`` of every origin, one wave a second, so that the later
+    waves find each origin's outcome cached."""
+
+    name = "waves"
+
+    def __init__(self, origins: list[str] = (), **kwargs: Any) -> None:  # type: ignore[assignment]
+        super().__init__(**kwargs)
+        self.origins = list(origins)
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for wave in range(3):
+            if wave:
+                await sleep(1.0)
+            for origin in self.origins:
+                yield scrapy.Request(
+                    f"{origin}/p{wave}", self.parse, errback=self.errback, dont_filter=True
+                )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest_twisted.ensureDeferred
+async def test_any_answer_is_an_outcome_and_downloaded_once(
+    make_server: Any, seed: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    rng = random.Random(seed)
+    sites = [make_server() for _ in range(30)]
+    for site in sites:
+        site.route("/robots.txt", fuzz_reply(rng))
+        site.route("/next", fuzz_reply(rng, redirects=False))
+    settings = rerp(
+        # An unreachable origin's requests are dropped at once, and it is not retried within
+        # the test: every origin has one robots.txt download for the test's lifetime.
+        RERP_UNREACHABLE_MAX_WAIT=0,
+        RERP_RETRY_BACKOFF_BASE=60,
+        RERP_RETRY_BACKOFF_MAX=60,
+        DOWNLOAD_MAXSIZE=200_000,
+        DOWNLOAD_FAIL_ON_DATALOSS=rng.random() < 0.5,
+    )
+    crawler = await crawl(Waves, settings, origins=[site.origin for site in sites])
+    no_errors(caplog.records)
+    assert [site.count("/robots.txt") for site in sites] == [1] * len(sites)
+    spider = crawler.spider
+    assert isinstance(spider, Waves)
+    assert len(spider.responses) + len(spider.failures) == 3 * len(sites)  # none lost
+    ledger(crawler)
