@@ -6,8 +6,10 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
 * ``<prefix>:robots:<origin>``: a hash per origin: the robots.txt body as fetched (capped at
   ``RERP_MAX_SIZE``; parsed again by a worker that reads it, never pickled), its charset, status,
   final URL, outcome, fetch and expiry times, and the outage state (failures in a row, since
-  when), with a format version. Its Redis TTL is the entry's lifetime plus the stale-serving
-  window (``RERP_MAX_LIFETIME``), so an expired copy can still serve while it is refetched;
+  when), with a format version. Its times are on Redis's clock (``TIME``, in the scripts that
+  write and read it), so workers whose clocks disagree agree on them. Its Redis TTL is the
+  entry's lifetime plus the stale-serving window (``RERP_MAX_LIFETIME``), so an expired copy
+  can still serve while it is refetched;
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,7 +38,12 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT_VERSION", "RedisOriginCache", "RedisUnavailable"]
 
 #: Version of the hash layout; a hash of another version is ignored (fetched again).
-FORMAT_VERSION = b"1"
+#: 2: the times are on Redis's clock.
+FORMAT_VERSION = b"2"
+
+#: Fields holding wall-clock times: written on Redis's clock, read back on the reader's, so that
+#: workers whose clocks disagree agree on when an entry expires and when an outage began.
+CLOCK_FIELDS = frozenset({b"fetched_at", b"expires_at", b"outage_since"})
 
 _T = TypeVar("_T")
 
@@ -60,6 +68,34 @@ if redis.call('GET', KEYS[1]) == ARGV[2] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[1])
 end
 return 0
+"""
+
+# KEYS[1]: the hash key. The hash's fields and values, then Redis's clock (seconds, microseconds).
+_LOAD = """
+local t = redis.call('TIME')
+return {redis.call('HGETALL', KEYS[1]), t[1], t[2]}
+"""
+
+# KEYS[1]: the hash key. ARGV[1]: its TTL in ms; ARGV[2]: n, the number of time fields;
+# then n (name, seconds from now) pairs, written as times on Redis's clock; then the other
+# (name, value) pairs. The hash is replaced whole.
+_STORE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local values = {}
+local n = tonumber(ARGV[2])
+for i = 3, 2 + 2 * n, 2 do
+  values[#values + 1] = ARGV[i]
+  values[#values + 1] = string.format('%.6f', now + tonumber(ARGV[i + 1]))
+end
+for i = 3 + 2 * n, #ARGV, 2 do
+  values[#values + 1] = ARGV[i]
+  values[#values + 1] = ARGV[i + 1]
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(values))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
 """
 
 # KEYS[1]: the lock key. ARGV[1]: the token of the worker releasing it.
@@ -105,6 +141,8 @@ class RedisOriginCache:
         self._client = redis_asyncio.Redis.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
+        self._load = self._client.register_script(_LOAD)
+        self._store = self._client.register_script(_STORE)
         self._turn = self._client.register_script(_TURN)
         self._turn_done = self._client.register_script(_TURN_DONE)
         self._turns = 0
@@ -150,21 +188,38 @@ class RedisOriginCache:
 
     # -- entries -------------------------------------------------------------------------------
     async def load(self, origin: str) -> dict[bytes, bytes] | None:
-        """The stored hash of ``origin``, or None (absent, or of another format version)."""
-        fields: dict[bytes, bytes] = await self._call(
-            self._client.hgetall(self.key("robots", origin))
-        )
+        """The stored hash of ``origin``, its times on this worker's clock, or None (absent,
+        or of another format version)."""
+        raw, seconds, micros = await self._call(self._load(keys=[self.key("robots", origin)]))
+        fields: dict[bytes, bytes] = dict(zip(raw[::2], raw[1::2], strict=True))
         if not fields or fields.get(b"v") != FORMAT_VERSION:
             return None
+        # Redis's clock to this worker's, through the age each time has on Redis's clock.
+        offset = time.time() - (int(seconds) + int(micros) / 1_000_000)
+        for name in CLOCK_FIELDS & fields.keys():
+            try:
+                fields[name] = repr(float(fields[name]) + offset).encode()
+            except ValueError:
+                pass  # unreadable: the caller finds it so
         return fields
 
     async def store(self, origin: str, fields: Mapping[bytes, bytes], ttl: float) -> None:
-        key = self.key("robots", origin)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.delete(key)
-            pipe.hset(key, mapping={b"v": FORMAT_VERSION, **fields})
-            pipe.pexpire(key, max(1, int((ttl + self.stale_window) * 1000)))
-            await self._call(pipe.execute())
+        """Replace the hash of ``origin`` (times given on this worker's clock, kept on
+        Redis's); it expires ``ttl`` plus the stale-serving window from now."""
+        now = time.time()
+        times: list[bytes | str] = []
+        others: list[bytes | str] = [b"v", FORMAT_VERSION]
+        for name, value in fields.items():
+            if name in CLOCK_FIELDS:
+                times += [name, repr(float(value) - now)]
+            else:
+                others += [name, value]
+        ttl_ms = max(1, int((ttl + self.stale_window) * 1000))
+        await self._call(
+            self._store(
+                keys=[self.key("robots", origin)], args=[ttl_ms, len(times) // 2, *times, *others]
+            )
+        )
 
     # -- one download for the fleet ------------------------------------------------------------
     async def lock(self, origin: str) -> bool:

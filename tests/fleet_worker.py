@@ -4,15 +4,17 @@ Config keys: ``redis`` (URL; without it, the worker keeps robots.txt to itself),
 (extra Scrapy settings), ``scrapy_redis`` (true: the scrapy-redis scheduler and dupefilter;
 false: Scrapy's own), ``urls`` (the worker's start URLs; without them, a scrapy-redis
 ``RedisSpider`` pops start URLs from the Redis list ``fleet:start_urls``), ``dont_filter`` (of
-the start requests, default true). The worker crawls with ``scrapy_rerp.Addon`` and, given
-``redis``, ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its
-robots.txt stats and the pages it received.
+the start requests, default true), ``clock_skew`` (seconds the worker's wall clock is off). The
+worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
+``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its robots.txt
+stats, the pages it received, the requests dropped and when it finished.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -57,8 +59,17 @@ def redis_worker_class() -> type[scrapy.Spider]:
     return RedisWorker
 
 
+def skew_clock(seconds: float) -> None:
+    """This worker's wall clock runs ``seconds`` ahead (behind, if negative) of the machine's,
+    as a badly synchronised host's would: for code that asks ``time.time()``."""
+    real = time.time
+    time.time = lambda: real() + seconds  # type: ignore[assignment]
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
+    if config.get("clock_skew"):
+        skew_clock(config["clock_skew"])
     settings: dict[str, Any] = {
         "ADDONS": {"scrapy_rerp.Addon": 100},
         "TELNETCONSOLE_ENABLED": False,
@@ -104,6 +115,7 @@ def main() -> None:
         "finish_reason": stats.get("finish_reason"),
         "received": getattr(crawler.spider, "received", []),
         "dropped": sorted(dropped),
+        "finished_at": time.monotonic(),  # one clock for every process of the machine
     }
     print(json.dumps(report, default=str))
 

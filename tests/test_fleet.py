@@ -263,3 +263,74 @@ def test_a_dead_origin_is_retried_by_one_worker_at_the_backoff_rate(
     assert sorted(pages(ok)) == sorted(f"/p{i}" for i in range(6))
     dropped = sum(r["stats"].get("robotstxt/dropped/unreachable", 0) for r in reports)
     assert dropped == 6
+
+
+@pytest.mark.parametrize("skew", [400.0, -400.0])
+def test_workers_with_skewed_clocks_share_an_outage_on_redis_s_clock(
+    redis_server: RedisServer, hosts: list[Server], skew: float
+) -> None:
+    dead = hosts[0]
+    dead.robots("", status=503)
+    max_wait = 4.0
+    settings = {
+        "RERP_RETRY_BACKOFF_BASE": 0.5,
+        "RERP_RETRY_BACKOFF_MAX": 0.5,
+        "RERP_UNREACHABLE_MAX_WAIT": max_wait,
+    }
+    config = {"redis": redis_server.url, "settings": settings}
+    first = start_worker({**config, "urls": [dead.url(f"/a{i}") for i in range(3)]})
+    deadline = time.monotonic() + 30
+    while not dead.count("/robots.txt") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    outage_began = dead.hits("/robots.txt")[0].time
+    time.sleep(1.0)
+    # A second worker whose wall clock is 400 s off reads the outage the first one stored.
+    second = start_worker(
+        {**config, "clock_skew": skew, "urls": [dead.url(f"/b{i}") for i in range(3)]}
+    )
+    reports = [finish(first), finish(second)]
+    assert pages(dead) == []
+    assert [r["stats"].get("robotstxt/dropped/unreachable") for r in reports] == [3, 3]
+    # Both drop at the end of the one outage, as Redis's clock has it: the skewed worker
+    # neither drops at once (+400 s) nor waits 400 s more (-400 s).
+    finished = [r["finished_at"] for r in reports]
+    assert all(max_wait - 0.5 <= t - outage_began <= max_wait + 3.0 for t in finished), [
+        round(t - outage_began, 2) for t in finished
+    ]
+    # Retried by one worker at the backoff rate, as without skew: the second one did not
+    # take the stored outage for an expired one and try again at once.
+    attempts = dead.hits("/robots.txt")
+    assert min(gaps(attempts)) >= 0.45, gaps(attempts)
+
+
+def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[Server]) -> None:
+    polite = hosts[0]
+    floor = 0.4
+    polite.robots(f"User-agent: *\nCrawl-delay: {floor}\n")
+    config = {"redis": redis_server.url}
+    workers = [
+        start_worker({**config, "urls": [polite.url(f"/{name}{i}") for i in range(10)]})
+        for name in ("a", "b")
+    ]
+    deadline = time.monotonic() + 30
+    while len(polite.hits()) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    redis_server.client().flushall()  # every robots.txt entry and every turn gone
+    flushed = time.monotonic()
+    # A worker that starts now finds nothing in Redis.
+    workers.append(start_worker({**config, "urls": [polite.url(f"/c{i}") for i in range(4)]}))
+    reports = [finish(w) for w in workers]
+    assert sorted(pages(polite)) == sorted(
+        [f"/{n}{i}" for n in "ab" for i in range(10)] + [f"/c{i}" for i in range(4)]
+    )
+    # One more robots.txt download: the new worker's. The others keep their local copy.
+    assert polite.count("/robots.txt") == 2
+    assert sum(r["stats"].get("robotstxt/request_count", 0) for r in reports) == 2
+    # Gaps shorter than the floor, after the flush: the turn that was lost, and that download,
+    # which nothing known to the new worker spaces from the others' requests.
+    hits = polite.hits()
+    short = [g for g, h in zip(gaps(hits), hits[1:], strict=True) if g < floor - 0.02]
+    assert len(short) <= 2, [round(g, 3) for g in gaps(hits)]
+    assert all(
+        h.time >= flushed for g, h in zip(gaps(hits), hits[1:], strict=True) if g < floor - 0.02
+    )
