@@ -17,6 +17,7 @@ here by :mod:`scrapy_rerp._decompress` up to the cap).
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from dataclasses import dataclass
@@ -451,6 +452,9 @@ class RobotsTxtDownloader:
             callback=NO_CALLBACK,
             dont_filter=True,
             meta={
+                # RERP_ROBOTSTXT_META (copied: a plugin may change its request's meta), then
+                # the middleware's own keys, which the setting may not name.
+                **copy.deepcopy(dict(self.settings.robotstxt_meta)),
                 "dont_obey_robotstxt": True,
                 # Redirects and retries are done here, see the module doc.
                 "dont_redirect": True,

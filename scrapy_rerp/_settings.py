@@ -13,13 +13,15 @@ line shares the syntax names.
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import math
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import import_module
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp._body import default_charset
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE_REASON",
+    "ROBOTSTXT_REQUEST_META_KEYS",
     "SYNTAX_NAMES",
     "RerpSettings",
     "RerpSettingsError",
@@ -50,6 +53,22 @@ SYNTAX_NAMES: dict[str, int] = SYNTAX_BY_NAME
 
 #: The spider's close reason when a setting is bad (the crawl stops before any download).
 CLOSE_REASON = "rerp_settings_error"
+
+#: The ``Request.meta`` keys the middleware sets on its robots.txt requests (redirects, retries and
+#: the size cap are its own; ``rerp_robots_origin`` names the origin): ``RERP_ROBOTSTXT_META``
+#: may add others, not these.
+ROBOTSTXT_REQUEST_META_KEYS = frozenset(
+    {
+        "dont_obey_robotstxt",
+        "dont_redirect",
+        "dont_retry",
+        "allow_offsite",
+        "handle_httpstatus_all",
+        "download_maxsize",
+        "download_warnsize",
+        "rerp_robots_origin",
+    }
+)
 
 DAY = 24 * 3600.0
 WEEK = 7 * DAY
@@ -122,6 +141,8 @@ class RerpSettings:
     usage: tuple[str, ...] = ()  # RERP_USAGE: the crawl's purposes (usage categories)
     usage_deny_unknown: bool = False  # RERP_USAGE_DEFAULT = "deny"
     usage_drop: bool = True  # RERP_USAGE_DROP: False marks response.meta only
+    # RERP_ROBOTSTXT_META: added to the meta of every robots.txt request
+    robotstxt_meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def legacy(self) -> bool:
@@ -201,6 +222,7 @@ class RerpSettings:
             usage=r.usage_categories("RERP_USAGE"),
             usage_deny_unknown=r.choice("RERP_USAGE_DEFAULT", ("allow", "deny"), "allow") == "deny",
             usage_drop=r.boolean("RERP_USAGE_DROP", True),
+            robotstxt_meta=r.request_meta("RERP_ROBOTSTXT_META", ROBOTSTXT_REQUEST_META_KEYS),
         )
         if require_obey and not result.obey:
             from scrapy.exceptions import NotConfigured
@@ -324,6 +346,31 @@ class _Reader:
             if category not in found:
                 found.append(category)
         return tuple(found)
+
+    def request_meta(self, name: str, reserved: frozenset[str]) -> Mapping[str, Any]:
+        """A dict of ``Request.meta`` keys (or its JSON text, from the command line) that sets
+        none of the ``reserved`` keys."""
+        given = value = self.raw(name)
+        if value is None or value == "":
+            return MappingProxyType({})
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise RerpSettingsError(name, given, "a dict, or its JSON text") from None
+        if hasattr(value, "copy_to_dict"):  # a Scrapy BaseSettings given as the dict
+            value = value.copy_to_dict()
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise RerpSettingsError(name, given, "a dict of Request.meta keys (str) and values")
+        taken = sorted(reserved & value.keys())
+        if taken:
+            raise RerpSettingsError(
+                name,
+                given,
+                "meta keys other than those the middleware sets itself on robots.txt requests "
+                f"({', '.join(taken)})",
+            )
+        return MappingProxyType(dict(value))
 
     def dotted_path(self, name: str, default: str) -> str:
         value = self.raw(name)

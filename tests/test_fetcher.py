@@ -24,7 +24,7 @@ from scrapy.utils.asyncio import sleep
 
 from scrapy_rerp._decompress import SUPPORTED, decode
 from tests.servers import ListSpider, Reply, Server, crawl, ledger
-from tests.test_middleware import pages, rerp, stat, timed_crawl
+from tests.test_middleware import RERP_MW, SCRAPY_MW, pages, rerp, stat, timed_crawl
 
 try:
     from compression import zstd  # type: ignore[import-not-found]
@@ -366,3 +366,64 @@ async def test_any_answer_is_an_outcome_and_downloaded_once(
     assert isinstance(spider, Waves)
     assert len(spider.responses) + len(spider.failures) == 3 * len(sites)  # none lost
     ledger(crawler)
+
+
+# -- robots.txt requests, as other download plugins see them -------------------------------------
+
+
+class RoutingPlugin:
+    """Stands in for a download plugin (a proxy middleware, an API in transparent mode): it
+    recognises robots.txt requests by their meta and routes requests as their meta says."""
+
+    seen: list[dict[str, Any]] = []
+
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
+        meta = request.meta
+        if "rerp_robots_origin" in meta:
+            RoutingPlugin.seen.append(
+                {
+                    "origin": meta["rerp_robots_origin"],
+                    "dont_obey_robotstxt": meta.get("dont_obey_robotstxt"),
+                    "priority": request.priority,
+                    "download_slot": meta.get("download_slot"),
+                    "params": dict(meta.get("api_params", {})),
+                }
+            )
+            meta["api_params"]["used"] = True  # a plugin may change what it was given
+        if "route" in meta:
+            request.headers["X-Route"] = meta["route"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_requests_carry_a_meta_key_and_the_meta_the_project_adds(
+    make_server: Any,
+) -> None:
+    first, second = make_server(), make_server()
+    for site in (first, second):
+        site.robots("User-agent: *\nDisallow: /private\n")
+    RoutingPlugin.seen = []
+    middlewares = {SCRAPY_MW: None, RERP_MW: 100, f"{__name__}.RoutingPlugin": 750}
+    settings = rerp(
+        DOWNLOADER_MIDDLEWARES=middlewares,
+        RERP_ROBOTSTXT_META={"route": "direct", "api_params": {"timeout": 5}},
+    )
+    urls = [first.url("/a"), first.url("/private/x"), second.url("/b")]
+    await crawl(settings=settings, urls=urls)
+    assert sorted(RoutingPlugin.seen, key=lambda s: s["origin"]) == sorted(
+        (
+            {
+                "origin": site.origin,
+                "dont_obey_robotstxt": True,
+                "priority": 1000,
+                "download_slot": None,  # the default slot of its host, as the pages have
+                "params": {"timeout": 5},  # each request its own copy
+            }
+            for site in (first, second)
+        ),
+        key=lambda s: s["origin"],
+    )
+    for site in (first, second):
+        [robots] = site.hits("/robots.txt")
+        assert robots.header("X-Route") == "direct"
+        assert all(hit.header("X-Route") is None for hit in site.hits() if hit is not robots)
+    assert pages(first) == ["/a"] and pages(second) == ["/b"]

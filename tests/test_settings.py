@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -94,6 +95,12 @@ def test_values_from_strings_as_on_the_command_line() -> None:
         ("RERP_RETRY_BACKOFF_BASE", 0),
         ("ROBOTSTXT_USER_AGENT", 42),
         ("ROBOTSTXT_OBEY", "yes please"),
+        ("RERP_ROBOTSTXT_META", ["proxy", None]),
+        ("RERP_ROBOTSTXT_META", "{not json"),
+        ("RERP_ROBOTSTXT_META", '["a list"]'),
+        ("RERP_ROBOTSTXT_META", {1: "not a str key"}),
+        ("RERP_ROBOTSTXT_META", {"dont_redirect": False}),
+        ("RERP_ROBOTSTXT_META", {"proxy": None, "rerp_robots_origin": "x"}),
     ],
 )
 def test_bad_values_are_errors_naming_setting_and_value(name: str, value: Any) -> None:
@@ -102,6 +109,16 @@ def test_bad_values_are_errors_naming_setting_and_value(name: str, value: Any) -
     assert info.value.setting == name
     assert name in str(info.value) and repr(value) in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def test_robotstxt_meta_as_a_dict_or_its_json() -> None:
+    assert dict(RerpSettings.from_settings(ON).robotstxt_meta) == {}
+    extra = {"proxy": None, "zyte_api_automap": False, "download_timeout": 10}
+    for value in (extra, json.dumps(extra)):
+        s = RerpSettings.from_settings(Settings({**ON, "RERP_ROBOTSTXT_META": value}))
+        assert dict(s.robotstxt_meta) == extra
+    with pytest.raises(TypeError):  # read once, never changed afterwards
+        s.robotstxt_meta["proxy"] = "http://elsewhere"  # type: ignore[index]
 
 
 def test_inconsistent_bounds() -> None:
