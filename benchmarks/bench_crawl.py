@@ -584,10 +584,9 @@ def crawl_child(config: dict[str, Any]) -> None:
         # After the window: the size of the robots.txt cache the crawl built.
         assert crawler.engine is not None
         for mw in crawler.engine.downloader.middleware.middlewares:
-            cache = getattr(mw, "_cache", None)  # scrapy_rerp: a MemoryOriginCache
-            # ... behind a FailoverCache (its ``backend``) since the failover moved out of the
-            # middleware.
-            cache = getattr(cache, "backend", cache)
+            # scrapy_rerp: a MemoryOriginCache behind the origin service's FailoverCache.
+            origins = getattr(mw, "origins", None)
+            cache = getattr(getattr(origins, "cache", None), "backend", None)
             parsers = getattr(mw, "_parsers", None)  # Scrapy: netloc -> RobotParser
             if cache is not None and hasattr(cache, "_entries"):
                 memory["origins"] = len(cache._entries)

@@ -4,7 +4,7 @@ Scrapy's ``HttpCompressionMiddleware`` bounds decompression by ``download_maxsiz
 ``IgnoreRequest`` past it, losing the body. For robots.txt the cap is ``RERP_MAX_SIZE`` and RFC
 9309 section 2.5 wants the first bytes parsed, so robots.txt responses are decoded here: the
 fetcher takes the ``Content-Encoding`` off the raw response before Scrapy's middleware sees it
-(``response_downloaded``, see ``_fetcher.py``) and calls :func:`decode` with the cap. A gzip bomb
+(``response_downloaded``, see ``_transport.py``) and calls :func:`decode` with the cap. A gzip bomb
 then costs at most the cap plus one chunk.
 """
 

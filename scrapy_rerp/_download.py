@@ -1,6 +1,6 @@
 """robots.txt downloaded as a crawl would, without Scrapy: for the command line.
 
-The same rules as the middleware (:mod:`scrapy_rerp._fetcher`), over urllib: what each status
+The same rules as the crawl (:mod:`scrapy_rerp._transport`), over urllib: what each status
 means is :func:`scrapy_rerp._policy.status_outcome`, redirects are followed here (up to
 ``RERP_MAX_REDIRECTS``, to any host), the body is read by :func:`scrapy_rerp._body.read_body`
 (Content-Encoding undone and capped at ``RERP_MAX_SIZE``, charset from Content-Type) and its

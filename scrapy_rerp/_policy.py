@@ -2,7 +2,7 @@
 
 Nothing here downloads, waits or keeps state, so every row of the status table
 (docs/status-policy.rst) is a unit test (``tests/test_policy.py``), as Scrapy's httpcache
-separates ``RFC2616Policy`` from its storage. The fetcher (``_fetcher.py``) asks these
+separates ``RFC2616Policy`` from its storage. The crawl's transport (``_transport.py``) asks these
 functions and acts on the answers, and so can the command line: standard library only
 (Cache-Control and HTTP dates are read as Scrapy's httpcache reads them,
 ``parse_cachecontrol`` and ``rfc1123_to_epoch``; a test holds them to Scrapy's).
@@ -14,6 +14,8 @@ import time
 from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Protocol
+
+from scrapy_rerp._data import Outcome
 
 if TYPE_CHECKING:
     from scrapy_rerp._settings import RerpSettings
@@ -34,11 +36,11 @@ __all__ = [
 ]
 
 # What a robots.txt answer leads to (RobotsEntry.outcome holds all but REDIRECT).
-PARSED = "parsed"  # the body is the rules
-ALLOW_ALL = "allow-all"  # RFC 9309 2.3.1.3: unavailable, crawl freely
-DISALLOW_ALL = "disallow-all"  # legacy 401/403, as rerp's fetch()
-UNREACHABLE = "unreachable"  # RFC 9309 2.3.1.4: assume complete disallow, retry later
-REDIRECT = "redirect"  # follow the Location (the fetcher counts the hops)
+PARSED = Outcome.PARSED
+ALLOW_ALL = Outcome.ALLOW_ALL
+DISALLOW_ALL = Outcome.DISALLOW_ALL
+UNREACHABLE = Outcome.UNREACHABLE
+REDIRECT = Outcome.REDIRECT
 
 #: A Retry-After is honoured in full, up to this many seconds (a day): a server may ask a crawler
 #: to come back later, not to stay away for a year.
@@ -49,7 +51,7 @@ class _HeadersLike(Protocol):
     def get(self, key: bytes, def_val: bytes | None = None) -> bytes | None: ...
 
 
-def status_outcome(status: int, *, legacy: bool = False, has_location: bool = True) -> str:
+def status_outcome(status: int, *, legacy: bool = False, has_location: bool = True) -> Outcome:
     """The outcome of an HTTP ``status`` for robots.txt (docs/status-policy.rst).
 
     ``legacy`` is the mk1996/gym2008 mode, where 401 and 403 mean "disallow all" as in rerp's

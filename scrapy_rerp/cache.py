@@ -10,23 +10,22 @@ built with Scrapy's ``build_from_crawler``, like ``HTTPCACHE_STORAGE``):
   in-memory cache;
 * a shared, asynchronous one (``is_shared = True``; :class:`RedisOriginCache`, for a fleet of
   workers) is consulted only by the robots.txt downloads, never by ``process_request``, which
-  reads a local ``MemoryOriginCache`` in front of it; see ``scrapy_rerp/_fleet.py``.
+  reads a local ``MemoryOriginCache`` in front of it; see :mod:`scrapy_rerp.fleet`.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy_rerp._data import RobotsEntry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp._redis import RedisOriginCache
-    from scrapy_rerp.engine import RobotsTxt
+    from scrapy_rerp.fleet.store import RedisOriginCache
 
 __all__ = [
     "FailoverCache",
@@ -42,38 +41,13 @@ def __getattr__(name: str) -> Any:
     # RedisOriginCache needs redis-py (the [redis] extra): imported only when named, e.g. by
     # RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache".
     if name == "RedisOriginCache":
-        from scrapy_rerp._redis import RedisOriginCache
+        from scrapy_rerp.fleet.store import RedisOriginCache
 
         return RedisOriginCache
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 logger = logging.getLogger("scrapy_rerp.middleware")
-
-
-@dataclass(frozen=True, slots=True)
-class RobotsEntry:
-    """What is known about one origin's robots.txt.
-
-    ``robots`` is None while the origin is unreachable and no earlier copy exists; then
-    ``expires_at`` is the time of the next attempt. Times are wall-clock (``time.time()``)
-    so that an entry means the same thing to a backend that outlives the process.
-    """
-
-    robots: RobotsTxt | None
-    fetched_at: float  # last attempt
-    expires_at: float  # refetch (or retry) after this
-    status: int | None = None  # HTTP status of the response the rules came from
-    url: str | None = None  # final robots.txt URL, after redirects
-    outcome: str = "parsed"  # parsed | allow-all | disallow-all | unreachable
-    failures: int = 0  # consecutive unreachable attempts
-    outage_since: float | None = None  # first failure of the current outage
-
-    def expired(self, now: float | None = None) -> bool:
-        return (time.time() if now is None else now) >= self.expires_at
-
-    def with_(self, **changes: object) -> RobotsEntry:
-        return replace(self, **changes)  # type: ignore[arg-type]
 
 
 class OriginCache(Protocol):
@@ -93,14 +67,14 @@ class OriginCache(Protocol):
 class SharedOriginCache(Protocol):
     """What the middleware needs from a cache shared by a fleet of workers (``is_shared =
     True``); asynchronous, so that a networked store never blocks the reactor.
-    :class:`RedisOriginCache` is the one provided; ``scrapy_rerp/_fleet.py`` uses it."""
+    :class:`RedisOriginCache` is the one provided; :mod:`scrapy_rerp.fleet` uses it."""
 
     is_shared: bool
     url: str
     round_trips: int
 
     async def load(self, origin: str) -> dict[bytes, bytes] | None:
-        """The stored fields of ``origin`` (see ``_fleet.Fleet.fields_of``), or None."""
+        """The stored fields of ``origin`` (:mod:`scrapy_rerp.fleet.codec`), or None."""
 
     async def store(self, origin: str, fields: dict[bytes, bytes], ttl: float) -> None: ...
 

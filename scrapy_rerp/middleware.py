@@ -1,37 +1,27 @@
-"""``RobotsTxtMiddleware``: robots.txt per origin, with RFC 9309's status policy and expiry.
+"""``RobotsTxtMiddleware``: the Scrapy adapter of the robots.txt layer.
 
 A drop-in replacement for ``scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware``
 (enable it at the same priority, 100, and disable Scrapy's; ``scrapy_rerp.Addon`` does both).
+This module speaks to Scrapy, and only that: settings in, hooks and signals, ``IgnoreRequest``
+out. For each request (``docs/design.rst`` draws the path):
 
-How a request goes through :meth:`RobotsTxtMiddleware.process_request`:
+* skipped when ``dont_obey_robotstxt`` is set or the scheme has no robots.txt (as Scrapy);
+* the origin service (:mod:`scrapy_rerp._origins`) gives the origin's rules, or says to wait
+  while its one robots.txt download runs (or while it is unreachable), or refuses it;
+* a request that waits is parked outside the downloader (:mod:`scrapy_rerp._parking`), or
+  waits in place when it does not come from the scheduler (media pipelines);
+* with rules, the engine decides; an allowed request then asks the politeness controller
+  (:mod:`scrapy_rerp._politeness`: Crawl-delay, the fleet's turn) whether it may go now.
 
-* skipped when ``dont_obey_robotstxt`` is set or the URL is ``data:``/``file:`` (as Scrapy);
-* its origin (scheme, host, port) is looked up in the origin cache. Fresh rules decide at
-  once; expired rules still decide while one background refetch runs;
-* with no rules yet (robots.txt downloading, or the origin unreachable), the request is
-  *parked* outside the downloader (:mod:`scrapy_rerp._parking`) while the origin's single
-  robots.txt download runs (:mod:`scrapy_rerp._fetcher`), and handed back to the engine once
-  the rules are known: a slow or dead origin holds none of the crawl's concurrency;
-* an origin that stays unreachable for ``RERP_UNREACHABLE_MAX_WAIT`` seconds from its first
-  failed fetch has its parked requests dropped with ``IgnoreRequest``; later requests for it are
-  dropped at once until a retry (at the backoff rate, only while requests want the origin)
-  succeeds;
-* with ``RERP_USAGE`` set, a URL that robots.txt marks as not for the crawl's purpose is dropped
-  before its download, and a page whose ``Content-Usage`` header says so before the spider sees
-  it (:mod:`scrapy_rerp._usage_policy`).
-
-This module glues the parts together and speaks to Scrapy: the status policy is
-:mod:`scrapy_rerp._policy`, the downloads :mod:`scrapy_rerp._fetcher`, the waiting
-:mod:`scrapy_rerp._parking`, the Crawl-delay floors :mod:`scrapy_rerp._slots` and the sitemaps
-:mod:`scrapy_rerp._sitemaps`.
+New rules reach the politeness controller (floors), sitemap discovery and Scrapy's
+``robots_parsed`` signal before the waiting requests are released (:meth:`rules_known`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -40,29 +30,18 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.python import to_unicode
 
-from scrapy_rerp._fetcher import Fetched, Flight, OriginFetcher
-from scrapy_rerp._fleet import DelayGate, Fleet
-from scrapy_rerp._parking import (
-    ERROR,
-    PARK_LIMIT,
-    UNREACHABLE,
-    ParkingLot,
-    drop_verdict,
-    restore_dont_filter,
-)
+from scrapy_rerp._compat import ScrapyRuntime
+from scrapy_rerp._origins import WAIT, OriginService, Refused
+from scrapy_rerp._parking import PARK_LIMIT, ParkingLot, drop_verdict, restore_dont_filter
+from scrapy_rerp._politeness import PARKED, FleetPoliteness, Politeness
 from scrapy_rerp._resume import ResumeStore
 from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
-from scrapy_rerp._slots import CrawlDelayFloors
-from scrapy_rerp._urls import (
-    crawl_allowed,
-    crawl_decision,
-    origin_of,
-    origin_of_parts,
-    robots_url_of,
-)
+from scrapy_rerp._throttle import SlotFloors
+from scrapy_rerp._transport import RobotsTxtDownloader
+from scrapy_rerp._urls import crawl_decision, origin_of, origin_of_parts, robots_url_of
 from scrapy_rerp._usage_policy import UsagePolicy
-from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, RobotsEntry
+from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, SharedOriginCache
 from scrapy_rerp.robotparser import RerpRobotParser
 
 if TYPE_CHECKING:
@@ -72,8 +51,8 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
+    from scrapy_rerp._data import Fetched, RobotsEntry
     from scrapy_rerp.engine import RobotsTxt
-
 
 __all__ = ["RobotsTxtMiddleware"]
 
@@ -95,30 +74,42 @@ class RobotsTxtMiddleware:
         crawler: Crawler,
         settings: RerpSettings,
         cache: OriginCache,
-        floors: CrawlDelayFloors | None = None,
-        sitemaps: SitemapDiscovery | None = None,
-        fleet: Fleet | None = None,
+        shared: SharedOriginCache | None = None,
     ) -> None:
         self.crawler = crawler
         self.settings = settings
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
-        self._cache = FailoverCache(
-            cache,
-            settings.cache_max_origins,
-            self.stats,
-            on_evicted=self._forget,
-            on_failover=self._forget_all,
-            spider=lambda: crawler.spider,
-        )
-        self._floors = floors
-        self._sitemaps = sitemaps
-        self.fleet = fleet
-        self.fetcher = OriginFetcher(crawler, settings, self, fleet)
+        spider = self._spider
+        runtime = ScrapyRuntime()
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
         self._resume = ResumeStore(crawler)
-        self._gate = DelayGate(fleet, self.lot) if fleet is not None and floors else None
         self._for_spider = RobotsTxtForTheSpider(self.stats)
+        self._sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
         self._usage = UsagePolicy(crawler, settings) if settings.usage else None
+        throttle = SlotFloors(crawler) if settings.floors else None
+        delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        self.fleet = None
+        if shared is None:
+            self.politeness: Politeness = Politeness(settings, delay, throttle, self.stats, spider)
+        else:
+            from scrapy_rerp.fleet.delay import SharedDelay
+            from scrapy_rerp.fleet.guard import RedisGuard
+            from scrapy_rerp.fleet.sharing import SharedRules
+
+            guard = RedisGuard(shared.url, self.stats, spider)
+            self.fleet = SharedRules(shared, guard, settings, self.stats, runtime.sleep)
+            turns = SharedDelay(shared, guard, self.stats, runtime.sleep)
+            self.politeness = FleetPoliteness(
+                settings, delay, throttle, self.stats, turns, self.lot, runtime, spider
+            )
+            crawler.signals.connect(self._response_downloaded, signals.response_downloaded)
+        failover = FailoverCache(
+            cache, settings.cache_max_origins, self.stats, self._forget, self._forget_all, spider
+        )
+        transport = RobotsTxtDownloader(crawler, settings)
+        self.origins = OriginService(
+            settings, failover, transport, self.lot, self, runtime, self.stats, self.fleet, spider
+        )
         crawler.signals.connect(self._for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -130,26 +121,20 @@ class RobotsTxtMiddleware:
             return _Misconfigured()
         if not settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
-        cache_cls = load_object(settings.cache)
-        backend = build_from_crawler(cache_cls, crawler)
-        fleet = None
+        backend = build_from_crawler(load_object(settings.cache), crawler)
         if getattr(backend, "is_shared", False):
             # A fleet's shared store is asked by the downloads only; requests read a local
             # LRU in front of it.
-            fleet = Fleet(crawler, settings, backend)
-            backend = MemoryOriginCache(settings.cache_max_origins)
-        floors = CrawlDelayFloors.from_crawler(crawler, settings) if settings.floors else None
-        sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
-        return cls(crawler, settings, backend, floors, sitemaps, fleet)
+            return cls(crawler, settings, MemoryOriginCache(settings.cache_max_origins), backend)
+        return cls(crawler, settings, backend)
 
     # -- the downloader middleware API -------------------------------------------------------
     def process_request(
         self, request: Request, spider: Spider | None = None
-    ) -> Request | Response | Awaitable[None] | None:
+    ) -> Request | Response | Awaitable[Response | None] | None:
         if request.meta.get("dont_obey_robotstxt"):
             return None
-        url = request.url
-        if not url.startswith(_OBEYED_SCHEMES):
+        if not request.url.startswith(_OBEYED_SCHEMES):
             # data:, file:, s3: and the like have no robots.txt; Scrapy skips data: and
             # file: only, and for others an error fetching robots.txt meant "allow all".
             return None
@@ -157,48 +142,18 @@ class RobotsTxtMiddleware:
             return self._wait_in_place(request)
         return self._process(request)
 
-    def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
-        """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
-        url = request.url
-        restore_dont_filter(request)
-        message = drop_verdict(request)
-        if message is not None:
-            logger.debug(
-                "Dropped %(request)s: %(message)s",
-                {"request": request, "message": message},
-                extra={"spider": self.crawler.spider},
-            )
-            raise IgnoreRequest(message)
-        origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
-        is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
-        if is_robots_url and self._for_spider.has(origin):
-            return self._for_spider.serve(origin, request)
-        entry = self._cache.get(origin)
-        if entry is not None and entry.robots is not None:
-            if entry.expired() and not self.fetcher.busy(origin):
-                self.stats.inc_value("robotstxt/refresh_count")
-                self.fetcher.start(origin, robots_url_of(url), request, entry)
-            self._decide(entry.robots, request)
-            if self._gate is not None and self._floors is not None:
-                floor = self._floors.floor_of(origin)
-                if floor is not None:
-                    return self._gate.admit(origin, request, floor)
-            return None
-        return self._park(origin, request, entry, is_robots_url)
-
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
         """With ``RERP_USAGE``: the page's ``Content-Usage`` header, combined with what
         robots.txt said, before the spider sees it (:mod:`scrapy_rerp._usage_policy`)."""
         if (
-            self._usage is None
-            or request.meta.get("dont_obey_robotstxt")
-            or not request.url.startswith(_OBEYED_SCHEMES)
-            or request.url.endswith("/robots.txt")
+            self._usage is not None
+            and not request.meta.get("dont_obey_robotstxt")
+            and request.url.startswith(_OBEYED_SCHEMES)
+            and not request.url.endswith("/robots.txt")
         ):
-            return response
-        self._usage.check_response(request, response)
+            self._usage.check_response(request, response)
         return response
 
     # -- public helpers ----------------------------------------------------------------------
@@ -209,7 +164,7 @@ class RobotsTxtMiddleware:
 
     def entry_for(self, url: str) -> RobotsEntry | None:
         """What is known of the robots.txt of the origin of ``url``: rules, status, outcome."""
-        return self._cache.get(origin_of(url))
+        return self.origins.entry(origin_of(url))
 
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
@@ -220,31 +175,76 @@ class RobotsTxtMiddleware:
             return to_unicode(header, errors="replace")
         return self.settings.default_user_agent
 
-    # -- deciding ----------------------------------------------------------------------------
+    # -- one request -------------------------------------------------------------------------
+    def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
+        """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
+        restore_dont_filter(request)
+        message = drop_verdict(request)
+        if message is not None:
+            self._log_dropped(request, message)
+            raise IgnoreRequest(message)
+        url = request.url
+        origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
+        is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
+        if is_robots_url and self._for_spider.has(origin):
+            return self._for_spider.serve(origin, request)
+        rules = self.origins.rules(origin, url, request)
+        if rules is WAIT:
+            return self._park(origin, request, is_robots_url)
+        if isinstance(rules, Refused):
+            self.lot.count_dropped_at_once(rules.reason)
+            raise IgnoreRequest(rules.message)
+        self._decide(rules, request)  # type: ignore[arg-type]
+        admitted = self.politeness.admit(origin, request)
+        if admitted is None:
+            return None
+        if admitted is PARKED:
+            return request
+        if isinstance(admitted, str):
+            raise IgnoreRequest(admitted)
+        return admitted  # type: ignore[return-value]
+
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
-        if crawl_allowed(robots, request.url, user_agent):
+        # request.url is as scrapy.Request writes it already: what _urls.rules_url would make.
+        if robots.allowed(request.url, user_agent):
             if self._usage is not None:
                 self._usage.check_request(robots, request, user_agent)
             return
         self.stats.inc_value("robotstxt/forbidden")
         if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
-            self._log_forbidden(robots, request, user_agent)
+            decision = crawl_decision(robots, request.url, user_agent)
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; "
+                "%(reason)s)",
+                {
+                    "request": request,
+                    "robots": robots_url_of(request.url),
+                    "line": decision.line,
+                    "rule": decision.rule,
+                    "reason": decision.reason,
+                },
+                extra={"spider": self.crawler.spider},
+            )
         raise IgnoreRequest("Forbidden by robots.txt")
 
-    def _log_forbidden(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
-        decision = crawl_decision(robots, request.url, user_agent)
-        logger.debug(
-            "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; %(reason)s)",
-            {
-                "request": request,
-                "robots": robots_url_of(request.url),
-                "line": decision.line,
-                "rule": decision.rule,
-                "reason": decision.reason,
-            },
-            extra={"spider": self.crawler.spider},
-        )
+    def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
+        """Take a request with no usable rules out of the downloader until they come."""
+        refused = self.lot.park(origin, request)
+        if refused == PARK_LIMIT:
+            logger.warning(
+                "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
+                "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
+                {"request": request, "max": self.lot.max_per_origin, "origin": origin},
+                extra={"spider": self.crawler.spider},
+            )
+            raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
+        if refused is not None:
+            raise IgnoreRequest("crawl closing")
+        if is_robots_url:
+            self._for_spider.want(origin)
+        self.origins.wanted(origin, request.url, request)
+        return request
 
     async def _wait_in_place(self, request: Request) -> Response | None:
         """A parked request the engine downloads again without scheduling it (media pipelines
@@ -253,190 +253,93 @@ class RobotsTxtMiddleware:
         while True:
             message = await self.lot.wait_in_place(request)
             if message is not None:
-                logger.debug(
-                    "Dropped %(request)s: %(message)s",
-                    {"request": request, "message": message},
-                    extra={"spider": self.crawler.spider},
-                )
+                self._log_dropped(request, message)
                 raise IgnoreRequest(message)
             result = self._process(request)
             if result is request:
                 continue  # parked again (a refetch is due, or its Crawl-delay turn): wait again
-            if isinstance(result, (Request, Response)) or result is None:
-                return result  # type: ignore[return-value]
-            await result
+            if result is None or isinstance(result, Response):
+                return result
+            await result  # type: ignore[misc]
             return None
 
-    # -- parking -----------------------------------------------------------------------------
-    def _park(
-        self, origin: str, request: Request, entry: RobotsEntry | None, is_robots_url: bool
-    ) -> Request:
-        """Take a request with no usable rules out of the downloader until its origin's rules
-        are known (or drop it: outage past the limit, too many parked, crawl closing)."""
-        if entry is not None and not entry.expired() and self._outage_over(entry):
-            # Known dead for longer than the limit, and no retry due yet.
-            self.lot.count_dropped_at_once(UNREACHABLE)
-            raise IgnoreRequest(self._unreachable_message(origin))
-        refused = self.lot.park(origin, request)
-        if refused is not None:
-            if refused == PARK_LIMIT:
-                logger.warning(
-                    "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
-                    "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
-                    {"request": request, "max": self.lot.max_per_origin, "origin": origin},
-                    extra={"spider": self.crawler.spider},
-                )
-                raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
-            raise IgnoreRequest("crawl closing")
-        if is_robots_url:
-            self._for_spider.want(origin)
-        if not self.fetcher.busy(origin):
-            # During an outage, the next attempt waits for its backoff time.
-            delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
-            self.fetcher.start(origin, robots_url_of(request.url), request, entry, delay)
-        return request
-
-    def _outage_over(self, entry: RobotsEntry) -> bool:
-        since = entry.outage_since
-        return since is not None and time.time() - since >= self.settings.unreachable_max_wait
-
-    def _unreachable_message(self, origin: str) -> str:
-        return (
-            f"robots.txt of {origin} unreachable for more than "
-            f"{self.settings.unreachable_max_wait:g}s"
+    def _log_dropped(self, request: Request, message: str) -> None:
+        logger.debug(
+            "Dropped %(request)s: %(message)s",
+            {"request": request, "message": message},
+            extra={"spider": self.crawler.spider},
         )
 
-    # -- what the fetcher reports (FlightHandler) --------------------------------------------
-    async def rules_fetched(
-        self, flight: Flight, entry: RobotsEntry, fetched: Fetched | None
+    # -- what the origin service reports (RulesListener) -------------------------------------
+    async def before_sharing(self, origin: str, robots: RobotsTxt | None, trigger: Any) -> None:
+        await self.politeness.before_sharing(origin, robots, self.user_agent_for(trigger))
+
+    async def rules_known(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, trigger: Any
     ) -> None:
-        origin = flight.origin
-        if fetched is not None:
-            self._for_spider.keep(origin, fetched.response)
-        await self._parsed(flight, entry)
-        # Stored only now: requests arriving meanwhile park like the others, so none is
-        # downloaded before the Crawl-delay floor and the signal.
-        self._cache.set(origin, entry)
-        self.lot.release(origin)
-
-    def stale_copy_kept(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
-        logger.info(
-            "robots.txt of %(origin)s unreachable (%(reason)s); keeping the copy "
-            "fetched %(age)ds ago, retrying in %(backoff).2fs",
-            {
-                "origin": flight.origin,
-                "reason": fetched.reason,
-                "age": time.time() - entry.fetched_at,
-                "backoff": entry.expires_at - time.time(),
-            },
-            extra={"spider": self.crawler.spider},
-        )
-        self.stats.inc_value("robotstxt/unreachable/stale_copy_kept")
-        self._cache.set(flight.origin, entry)
-        self.lot.release(flight.origin)
-
-    def unreachable(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
-        self._cache.set(flight.origin, entry)
-        logger.info(
-            "robots.txt of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
-            "retry %(failures)d in %(backoff).2fs",
-            {
-                "origin": flight.origin,
-                "reason": fetched.reason,
-                "n": self.lot.count(flight.origin),
-                "failures": entry.failures,
-                "backoff": entry.expires_at - time.time(),
-            },
-            extra={"spider": self.crawler.spider},
-        )
-
-    def retry_wait(self, flight: Flight, entry: RobotsEntry) -> float | None:
-        origin = flight.origin
-        waiting = self.lot.count(origin)
-        if waiting == 0:
-            return None
-        now = time.time()
-        deadline = (entry.outage_since or now) + self.settings.unreachable_max_wait
-        if now >= deadline:
-            message = self._unreachable_message(origin)
-            logger.warning(
-                "Dropping %(n)d request(s): %(message)s",
-                {"n": waiting, "message": message},
-                extra={"spider": self.crawler.spider},
-            )
-            self.lot.drop(origin, UNREACHABLE, message)
-            return None
-        return max(0.0, min(entry.expires_at, deadline) - now)
-
-    def fleet_floor(self, flight: Flight, robots: RobotsTxt | None) -> float | None:
-        if self._gate is None or self._floors is None or robots is None:
-            return None
-        return self._floors.floor_for(robots, self.user_agent_for(flight.trigger))
-
-    def flight_failed(self, flight: Flight) -> None:
-        self.lot.drop(flight.origin, ERROR, f"robots.txt handling of {flight.origin} failed")
-
-    async def _parsed(self, flight: Flight, entry: RobotsEntry) -> None:
         """After each successful fetch, before the waiting requests resume."""
         robots = entry.robots
         assert robots is not None
-        origin = flight.origin
-        user_agent = self.user_agent_for(flight.trigger)
-        if self._floors is not None:
-            try:
-                self._floors.set_floor(origin, robots, user_agent)
-            except Exception:
-                logger.exception("Could not apply the Crawl-delay of %s", origin)
-        if self._sitemaps is not None:
-            try:
-                self._sitemaps.robots_parsed(origin, entry.url or flight.robots_url, robots)
-            except Exception:
-                logger.exception("Could not schedule the sitemaps of %s", origin)
+        if fetched is not None:
+            self._for_spider.keep(origin, fetched.response)  # type: ignore[arg-type]
+        try:
+            self.politeness.rules_known(origin, robots, self.user_agent_for(trigger))
+        except Exception:
+            logger.exception("Could not apply the Crawl-delay of %s", origin)
+        try:
+            self._sitemaps.robots_parsed(origin, entry.url or robots_url_of(origin), robots)
+        except Exception:
+            logger.exception("Could not schedule the sitemaps of %s", origin)
         await self.crawler.signals.send_catch_log_async(
             signal=signals.robots_parsed,
             robotparser=RerpRobotParser.from_robots(robots),
-            request=flight.trigger,
+            request=trigger,
         )
 
-    # -- closing -----------------------------------------------------------------------------
+    def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
+        return self.politeness.robots_retry_in(failures, retry_after)
+
+    # -- signals -----------------------------------------------------------------------------
+    def _response_downloaded(
+        self, response: Response, request: Request, spider: Any = None
+    ) -> None:
+        self.politeness.answered(request.meta)
+
     def _closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
         dropped, retries end."""
         if not self.lot.closed:
             self.lot.close(keep=self._resume.persists)
-        self.fetcher.stop()
-        if self._gate is not None:
-            self._gate.stop()
+        self.origins.stop()
+        self.politeness.stop()
 
     async def _spider_closed(self, spider: Spider) -> None:
         self._closing()  # if the engine closed between two checks
         kept = self.lot.take_kept()
         if kept:
             self._resume.keep(kept)
-        self.fetcher.cancel_all()  # background refetches end with the crawl
+        self.origins.cancel_all()  # background refetches end with the crawl
         self._for_spider.clear()
         if self.fleet is not None:
             await self.fleet.close()
+
+    def _spider(self) -> Spider | None:
+        return self.crawler.spider
 
     # -- what is kept per origin beside the cache entry -------------------------------------
     def _forget(self, origin: str) -> None:
         """Drop what is kept per origin beside the cache entry (evicted, or cache lost)."""
         self._for_spider.forget(origin)
-        if self._sitemaps is not None:
-            self._sitemaps.forget(origin)
-        if self._floors is not None:
-            try:
-                self._floors.clear_floor(origin)
-            except Exception:
-                logger.exception("Could not clear the Crawl-delay of %s", origin)
+        self._sitemaps.forget(origin)
+        try:
+            self.politeness.forget(origin)
+        except Exception:
+            logger.exception("Could not clear the Crawl-delay of %s", origin)
 
     def _forget_all(self) -> None:
         """The cache backend failed and an empty one took over: every origin starts again."""
-        if self._floors is not None:
-            for origin in self._floors.floored_origins():
-                self._forget(origin)
-        if self._sitemaps is not None:
-            self._sitemaps.forget_all()
+        self.politeness.forget_all()
+        self._sitemaps.forget_all()
 
 
 class _Misconfigured:

@@ -1,16 +1,17 @@
 """Per-origin state stays bounded over a long crawl: 20,000 origins through 1,000 cache places.
 
 A real crawl of 20,000 origins would take minutes, so this drives the middleware of a real
-crawler (engine opened, not started) through what each origin costs it: a request parked, the
-engine offering it and being refused, robots.txt handed in as the fetcher would report it (with
-a Crawl-delay floor and a sitemap for discovery), the rules applied, the cache entry stored
-(evicting the least recently used origin), the request handed back to the engine and taken out
-of its scheduler. The downloads themselves are the crawl tests' business; this counts what
-stays behind.
+crawler (engine opened, not started) through what each origin costs it: a request that finds no
+rules, parked, the engine offering it and being refused, the origin's flight getting robots.txt
+from a transport that answers at once (with a Crawl-delay floor and a sitemap for discovery),
+the rules applied, the cache entry stored (evicting the least recently used origin), the request
+handed back to the engine and taken out of its scheduler. The downloads themselves are the
+crawl tests' business; this counts what stays behind.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import tracemalloc
 
@@ -20,9 +21,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_rerp._fetcher import Fetched, Flight
-from scrapy_rerp._policy import PARSED
-from scrapy_rerp.cache import RobotsEntry
+from scrapy_rerp._data import Fetched, Outcome
+from scrapy_rerp._origins import WAIT
 from scrapy_rerp.engine import RobotsTxt
 from scrapy_rerp.middleware import RobotsTxtMiddleware
 from scrapy_rerp.robotparser import parse_body
@@ -52,6 +52,8 @@ async def open_crawler_middleware() -> tuple[scrapy.crawler.Crawler, RobotsTxtMi
     crawler.spider = crawler._create_spider()
     crawler.engine = crawler._create_engine()
     await crawler.engine.open_spider_async(close_if_idle=False)
+    # Opened, not started: it counts as running, or the middleware would take it for closing.
+    crawler.engine.running = True
     middleware = next(
         m
         for m in crawler.engine.downloader.middleware.middlewares
@@ -78,26 +80,41 @@ RULES = b"User-agent: *\nCrawl-delay: 0.5\nDisallow: /private\n"
 SHARED_RULES = parse_body(RULES)
 
 
+class Instant:
+    """A transport whose robots.txt answers at once: the one set before each visit."""
+
+    def __init__(self) -> None:
+        self.next: Fetched | None = None
+
+    async def fetch(self, robots_url: str, origin: str) -> Fetched:
+        assert self.next is not None
+        return self.next
+
+
 async def memory_stays_flat() -> None:
     crawler, middleware = await open_crawler_middleware()
     engine = crawler.engine
     assert engine is not None
     scheduler = engine._slot.scheduler  # type: ignore[union-attr]
+    transport = Instant()
+    middleware.origins.transport = transport
 
     async def visit(n: int) -> None:
         origin = f"http://o{n}.test:80"
         request = scrapy.Request(f"http://o{n}.test/page")
+        robots = robots_txt(n)
+        url = f"http://o{n}.test/robots.txt"
+        transport.next = Fetched(Outcome.PARSED, robots, 200, url)
+        assert middleware.origins.rules(origin, request.url, request) is WAIT
         if n % 10 == 0:  # a tenth of the origins had a request waiting (Scrapy's costs)
             assert middleware.lot.park(origin, request) is None  # as process_request does
             try:
                 middleware.lot._request_scheduled(request)  # the engine offers it: refused
             except IgnoreRequest:
                 pass
-        robots = robots_txt(n)
-        url = f"http://o{n}.test/robots.txt"
-        fetched = Fetched(PARSED, robots, 200, url)
-        entry = RobotsEntry(robots, 0.0, 1e12, 200, url)
-        await middleware.rules_fetched(Flight(origin, url, request, None), entry, fetched)
+        middleware.origins.wanted(origin, request.url, request)
+        while middleware.origins.busy(origin):
+            await asyncio.sleep(0)
         # Back in the scheduler: the request (and a discovered sitemap). Taken out again.
         while scheduler.next_request() is not None:
             pass
@@ -119,11 +136,11 @@ async def memory_stays_flat() -> None:
     assert stats["robotstxt/crawl_delay/floor_cleared"] == ORIGINS - CACHED
     assert stats["robotstxt/sitemaps/scheduled"] == ORIGINS // 50
     assert stats["robotstxt/parked"] == stats["robotstxt/released"] == ORIGINS // 10
-    floors = middleware._floors
+    floors = middleware.politeness.throttle
     assert floors is not None and len(floors.floored_origins()) == CACHED
     assert len(engine.downloader.per_slot_settings) == CACHED
-    assert len(middleware._sitemaps or ()) == CACHED // 50
-    assert len(middleware.lot) == 0 and len(middleware.fetcher) == 0
+    assert len(middleware._sitemaps) == CACHED // 50
+    assert len(middleware.lot) == 0 and len(middleware.origins) == 0
     # 15,000 origins after the first 5,000, with 1,000 cached all along (15 times the cache):
     # nothing accumulates. (Before the bound, discovery's set of sitemap URLs grew by ~100
     # bytes a sitemap, and a task per parking episode was left behind: about 1 KB an origin,

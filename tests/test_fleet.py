@@ -18,7 +18,8 @@ import pytest
 import pytest_twisted
 from scrapy.utils.defer import deferred_from_coro
 
-from scrapy_rerp._redis import FORMAT_VERSION, RedisOriginCache, RedisUnavailable
+from scrapy_rerp.fleet.codec import FORMAT_VERSION
+from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
 from tests.fleet import RedisServer, finish, kill, start_worker
 from tests.servers import Server, gaps
 
@@ -312,9 +313,15 @@ def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[
         start_worker({**config, "urls": [polite.url(f"/{name}{i}") for i in range(10)]})
         for name in ("a", "b")
     ]
-    deadline = time.monotonic() + 30
-    while len(polite.hits()) < 8 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+
+    def both_crawling() -> bool:
+        sent = {path[1] for path in pages(polite)}
+        return {"a", "b"} <= sent and len(polite.hits()) >= 8
+
+    while not both_crawling() and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert both_crawling()  # each of them has the rules: the flush is mid-crawl for both
     redis_server.client().flushall()  # every robots.txt entry and every turn gone
     flushed = time.monotonic()
     # A worker that starts now finds nothing in Redis.

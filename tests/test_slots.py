@@ -1,10 +1,11 @@
 """Crawl-delay floors: gaps between requests measured at the server, in real crawls.
 
 ``FloorFromRobots`` below is a small downloader middleware that does what the robots.txt
-middleware does for floors: fetch robots.txt once per origin through the engine, call
-``CrawlDelayFloors.set_floor`` and only then let the origin's requests through. It drives the
-real downloader and its slots, so these tests hold for any caller of ``set_floor``; the
-end-to-end tests through ``scrapy_rerp.RobotsTxtMiddleware`` are at the bottom.
+middleware does for floors: fetch robots.txt once per origin through the engine, hand it to the
+politeness controller (``Politeness.rules_known``, which applies the floor to the slots through
+``SlotFloors``) and only then let the origin's requests through. It drives the real downloader
+and its slots, so these tests hold for any caller of ``rules_known``; the end-to-end tests
+through ``scrapy_rerp.RobotsTxtMiddleware`` are at the bottom.
 """
 
 from __future__ import annotations
@@ -23,14 +24,9 @@ from scrapy.core.downloader import Slot
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from scrapy_rerp._politeness import STAT_APPLIED, STAT_CAPPED, STAT_MAX, Politeness
 from scrapy_rerp._settings import RerpSettings
-from scrapy_rerp._slots import (
-    STAT_APPLIED,
-    STAT_CAPPED,
-    STAT_MAX,
-    STAT_RECLAMPED,
-    CrawlDelayFloors,
-)
+from scrapy_rerp._throttle import STAT_RECLAMPED, SlotFloors
 from scrapy_rerp._urls import origin_of, robots_url_of
 from scrapy_rerp.engine import parse
 from tests.servers import Hit, ListSpider, Reply, Server, crawl, gaps
@@ -57,7 +53,9 @@ class FloorFromRobots:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = rerp_settings(crawler)
-        self.floors = CrawlDelayFloors.from_crawler(crawler, settings)
+        self.floors = SlotFloors(crawler)
+        delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        self.politeness = Politeness(settings, delay, self.floors, crawler.stats)
         self.on_robots: list[Any] = []  # extra callbacks(origin, robots_url, robots)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         crawler.floors = self.floors  # type: ignore[attr-defined]  # for assertions
@@ -83,7 +81,7 @@ class FloorFromRobots:
             scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000)
         )
         robots = parse(response.body if response.status == 200 else b"")
-        self.floors.set_floor(origin, robots, UA)
+        self.politeness.rules_known(origin, robots, UA)
         for callback in self.on_robots:
             callback(origin, robots_url, robots)
 
@@ -107,7 +105,7 @@ def settings(via: str = STAND_IN, **extra: Any) -> dict[str, Any]:
 
 @pytest.fixture(params=[STAND_IN, ADDON])
 def via(request: pytest.FixtureRequest) -> str:
-    """Who calls set_floor: the stand-in middleware, or RobotsTxtMiddleware via the Addon."""
+    """Who applies floors: the stand-in middleware, or RobotsTxtMiddleware via the Addon."""
     return str(request.param)
 
 
@@ -292,7 +290,7 @@ async def test_floor_is_capped_by_max_crawl_delay(
     server: Server, caplog: pytest.LogCaptureFixture, via: str
 ) -> None:
     server.robots("User-agent: *\nCrawl-delay: 100\n")
-    caplog.set_level(logging.WARNING, logger="scrapy_rerp._slots")
+    caplog.set_level(logging.WARNING, logger="scrapy_rerp.middleware")
     crawler = await crawl(
         ListSpider, settings(via, RERP_MAX_CRAWL_DELAY=0.3), urls=pages(server, 4)
     )
@@ -423,10 +421,11 @@ class ClearingSpider(ListSpider):
 
     def after_first(self, response: Response) -> Iterable[scrapy.Request]:
         downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
-        floors: CrawlDelayFloors = self.crawler.floors  # type: ignore[attr-defined]
+        floors: SlotFloors = self.crawler.floors  # type: ignore[attr-defined]
+        politeness: Politeness = self.crawler.floor_middleware.politeness  # type: ignore[attr-defined]
         key = response.meta["download_slot"]
         self.floored_settings = dict(downloader.per_slot_settings[key])
-        floors.clear_floor(origin_of(response.url))
+        politeness.forget(origin_of(response.url))
         self.restored_settings = dict(downloader.per_slot_settings.get(key, {}))
         self.restored_slot = floors.slot_delay(response.request)
         self.restored_concurrency = downloader.slots[key].concurrency

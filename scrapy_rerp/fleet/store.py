@@ -3,13 +3,12 @@
 Workers of one crawl (scrapy-redis fleets, or any processes sharing a Redis) keep their
 robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's asyncio client:
 
-* ``<prefix>:robots:<origin>``: a hash per origin: the robots.txt body as fetched (capped at
-  ``RERP_MAX_SIZE``; parsed again by a worker that reads it, never pickled), its charset, status,
-  final URL, outcome, fetch and expiry times, and the outage state (failures in a row, since
-  when), with a format version. Its times are on Redis's clock (``TIME``, in the scripts that
-  write and read it), so workers whose clocks disagree agree on them. Its Redis TTL is the
-  entry's lifetime plus the stale-serving window (``RERP_MAX_LIFETIME``), so an expired copy
-  can still serve while it is refetched;
+* ``<prefix>:robots:<origin>``: a hash per origin, in the layout of
+  :mod:`scrapy_rerp.fleet.codec` (the robots.txt body as fetched, never pickled rules, and what
+  a crawl knows of it), with its format version. Its times are on Redis's clock (``TIME``, in
+  the scripts that write and read it), so workers whose clocks disagree agree on them. Its
+  Redis TTL is the entry's lifetime plus the stale-serving window (``RERP_MAX_LIFETIME``), so
+  an expired copy can still serve while it is refetched;
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
@@ -18,7 +17,8 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
   answer, on the server's clock, so that all workers together keep the Crawl-delay.
 
 Every call has a timeout (``RERP_REDIS_TIMEOUT``); an error or timeout raises
-:class:`RedisUnavailable`, on which the middleware falls back to what one process can do.
+:class:`RedisUnavailable`, on which each worker falls back to what one process can do
+(:mod:`scrapy_rerp.fleet.guard`).
 """
 
 from __future__ import annotations
@@ -28,22 +28,16 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rerp._settings import RerpSettings
 
-__all__ = ["FORMAT_VERSION", "RedisOriginCache", "RedisUnavailable"]
-
-#: Version of the hash layout; a hash of another version is ignored (fetched again).
-#: 2: the times are on Redis's clock.
-FORMAT_VERSION = b"2"
-
-#: Fields holding wall-clock times: written on Redis's clock, read back on the reader's, so that
-#: workers whose clocks disagree agree on when an entry expires and when an outage began.
-CLOCK_FIELDS = frozenset({b"fetched_at", b"expires_at", b"outage_since"})
+__all__ = ["RedisOriginCache", "RedisUnavailable"]
 
 _T = TypeVar("_T")
 
@@ -270,16 +264,3 @@ class RedisOriginCache:
 
     def __repr__(self) -> str:
         return f"RedisOriginCache({self.url!r}, prefix={self.prefix!r})"
-
-
-def fields_of(values: Mapping[str, Any]) -> dict[bytes, bytes]:
-    """A hash's fields from plain values (None values left out)."""
-    out: dict[bytes, bytes] = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        if isinstance(value, bytes):
-            out[name.encode()] = value
-        else:
-            out[name.encode()] = str(value).encode()
-    return out

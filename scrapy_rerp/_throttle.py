@@ -1,9 +1,10 @@
-"""Crawl-delay floors on Scrapy downloader slots.
+"""Crawl-delay floors on Scrapy's download slots: the one module that touches Scrapy's throttling.
 
-This is the only module of scrapy_rerp that touches Scrapy's throttling internals
-(``Downloader.slots``, ``Downloader.per_slot_settings``, ``Slot.delay``/``Slot.jitter``,
-the ``download_slot`` meta key). Scrapy is reworking them upstream (scrapy/scrapy#6931), so
-everything that depends on them stays behind :class:`CrawlDelayFloors`.
+Scrapy's throttling internals (``Downloader.slots``, ``Downloader.per_slot_settings``,
+``Slot.delay``/``Slot.jitter``, the ``download_slot`` meta key) are being reworked upstream into
+throttling scopes (scrapy/scrapy#6931), so everything that depends on them stays behind
+:class:`SlotFloors`; what a floor is, and when an origin has one, is decided by the politeness
+controller (:mod:`scrapy_rerp._politeness`).
 
 How a floor holds:
 
@@ -42,8 +43,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from scrapy_rerp._settings import RerpSettings
-    from scrapy_rerp.engine import RobotsTxt
+__all__ = ["SlotFloors"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +53,7 @@ _HAS_JITTER = hasattr(Slot, "jitter")
 # The clock of Slot.lastseen: time.monotonic since Scrapy 2.19, time.time before.
 _slot_clock = getattr(_downloader_module, "monotonic", time.time)
 
-STAT_APPLIED = "robotstxt/crawl_delay/floor_applied"
-STAT_CAPPED = "robotstxt/crawl_delay/floor_capped"
-STAT_CLEARED = "robotstxt/crawl_delay/floor_cleared"
 STAT_RECLAMPED = "robotstxt/crawl_delay/reclamped"
-STAT_MAX = "robotstxt/crawl_delay/max_floor"
 
 
 def _default_slot_key(origin: str) -> str:
@@ -65,20 +61,17 @@ def _default_slot_key(origin: str) -> str:
     return urlsplit(origin).hostname or ""
 
 
-class CrawlDelayFloors:
-    """Keep the downloader slots that serve an origin at or above its robots.txt Crawl-delay.
+class SlotFloors:
+    """Keep the downloader slots that serve an origin at or above its delay floor.
 
-    The floor of an origin is its Crawl-delay or the interval its Request-rate implies
-    (seconds / requests), the larger of the two, capped by ``max_crawl_delay`` and never below
-    ``DOWNLOAD_DELAY``. Several origins can share one slot (Scrapy keys slots by host name, so
-    ``http://h`` and ``https://h:8443`` share ``h``); a slot gets the largest floor among them.
+    Several origins can share one slot (Scrapy keys slots by host name, so ``http://h`` and
+    ``https://h:8443`` share ``h``); a slot gets the largest floor among them.
     """
 
-    def __init__(self, crawler: Crawler, max_crawl_delay: float) -> None:
+    def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.max_crawl_delay = max_crawl_delay
-        self.download_delay: float = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self.autothrottle: bool = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
+        self.download_delay: float = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self.stats = crawler.stats
         self._origin_floor: dict[str, float] = {}
         self._origin_keys: dict[str, set[str]] = {}
@@ -86,12 +79,7 @@ class CrawlDelayFloors:
         self._key_floor: dict[str, float] = {}
         # The per_slot_settings entry a key had before it was floored (None: no entry).
         self._saved_slot_settings: dict[str, dict[str, Any] | None] = {}
-        self._warned_capped: set[str] = set()
         self._connected = False
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, settings: RerpSettings) -> CrawlDelayFloors:
-        return cls(crawler, float(settings.max_crawl_delay))
 
     def _connect(self) -> None:
         # Connected on the first floor, so a crawl whose sites ask for none pays nothing per
@@ -107,44 +95,12 @@ class CrawlDelayFloors:
 
     # -- public API ----------------------------------------------------------------------------
 
-    def floor_for(self, robots: RobotsTxt, user_agent: str) -> float | None:
-        """The floor *robots* asks of *user_agent*, capped and raised to DOWNLOAD_DELAY (no
-        side effect: nothing is applied, counted or logged)."""
-        wanted = _wanted_delay(robots, user_agent)
-        return None if wanted is None else self._floor_of(wanted)
+    def apply_floor(self, origin: str, floor: float) -> None:
+        """Keep the slots serving *origin* at least *floor* seconds apart.
 
-    def _floor_of(self, wanted: float) -> float:
-        return max(min(wanted, self.max_crawl_delay), self.download_delay)
-
-    def _floor_for(self, robots: RobotsTxt, user_agent: str, origin: str = "") -> float | None:
-        """:meth:`floor_for`, counting and logging (once per origin) a capped Crawl-delay."""
-        wanted = _wanted_delay(robots, user_agent)
-        if wanted is None:
-            return None
-        if wanted > self.max_crawl_delay:
-            self.stats.inc_value(STAT_CAPPED)
-            if origin not in self._warned_capped:
-                self._warned_capped.add(origin)
-                logger.warning(
-                    "robots.txt of %s asks for %.3g s between requests; capped to "
-                    "RERP_MAX_CRAWL_DELAY = %.3g s",
-                    origin or "an origin",
-                    wanted,
-                    self.max_crawl_delay,
-                )
-        return self._floor_of(wanted)
-
-    def set_floor(self, origin: str, robots: RobotsTxt, user_agent: str) -> float | None:
-        """Apply the floor that *robots* asks of *user_agent* to the slots serving *origin*.
-
-        Returns the floor in seconds, or None when robots.txt asks for none (any earlier floor
-        of *origin* is then cleared). Call it before releasing requests that waited for
-        robots.txt, so the first of them already respects the floor.
+        Call it before releasing requests that waited for robots.txt, so the first of them
+        already respects the floor.
         """
-        floor = self._floor_for(robots, user_agent, origin)
-        if floor is None:
-            self.clear_floor(origin)
-            return None
         self._connect()
         self._origin_floor[origin] = floor
         keys = self._origin_keys.setdefault(origin, set())
@@ -160,17 +116,13 @@ class CrawlDelayFloors:
                 # its request left the queue, so connection set-up time cannot shorten the gap
                 # to the next request as the server sees it.
                 slot.lastseen = max(slot.lastseen, now)
-        self.stats.inc_value(STAT_APPLIED)
-        self.stats.max_value(STAT_MAX, floor)
         logger.debug("Crawl-delay floor %.3g s for %s (slots %s)", floor, origin, sorted(keys))
-        return floor
 
-    def clear_floor(self, origin: str) -> None:
-        """Drop the floor of *origin*; slots no other floored origin uses get their own back."""
-        self._warned_capped.discard(origin)
+    def clear_floor(self, origin: str) -> bool:
+        """Drop the floor of *origin*; slots no other floored origin uses get their own back.
+        False if it had none."""
         if self._origin_floor.pop(origin, None) is None:
-            return
-        self.stats.inc_value(STAT_CLEARED)
+            return False
         for key in self._origin_keys.pop(origin, set()):
             origins = self._key_origins.get(key)
             if origins is not None:
@@ -178,6 +130,7 @@ class CrawlDelayFloors:
                 if not origins:
                     del self._key_origins[key]
             self._apply(key)
+        return True
 
     def floored_origins(self) -> list[str]:
         """The origins that have a floor now."""
@@ -322,19 +275,6 @@ class CrawlDelayFloors:
         # later, by the connection set-up time, which varies (a new connection, then a reused
         # one). Counting from the response as well keeps every gap the server sees >= floor.
         slot.lastseen = max(slot.lastseen, _slot_clock())
-
-
-def _wanted_delay(robots: RobotsTxt, user_agent: str) -> float | None:
-    """Seconds between requests *robots* asks of *user_agent*: its Crawl-delay or the interval
-    its Request-rate implies (seconds / requests), the larger; None when it asks for none."""
-    wanted = 0.0
-    delay = robots.crawl_delay(user_agent)
-    if delay is not None and delay > 0:
-        wanted = float(delay)
-    rate = robots.request_rate(user_agent)
-    if rate is not None and rate.requests > 0 and rate.seconds > 0:
-        wanted = max(wanted, rate.seconds / rate.requests)
-    return wanted if wanted > 0 else None
 
 
 def _jitter_of(slot: Slot) -> float:

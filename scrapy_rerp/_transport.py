@@ -1,12 +1,9 @@
-"""The origin fetcher: one robots.txt download per origin, redirects, retries with backoff.
+"""robots.txt downloaded through Scrapy: the origin service's transport in a crawl.
 
-:class:`OriginFetcher` runs one *flight* per origin: a task that downloads robots.txt and,
-while the origin is unreachable, retries with backoff for as long as requests wait for it.
-:class:`RobotsTxtDownloader` does each download: through ``crawler.engine.download_async`` (so
-through the other downloader middlewares), following redirects itself (to any host:
-OffsiteMiddleware would silently drop a redirect elsewhere). What each answer means is asked of
-:mod:`scrapy_rerp._policy`; what to do with the result is the business of a
-:class:`FlightHandler` (the middleware).
+:class:`RobotsTxtDownloader` does each download through ``crawler.engine.download_async`` (so
+through the other downloader middlewares and download handlers), following redirects itself
+(to any host: OffsiteMiddleware would silently drop a redirect elsewhere; to http and https
+only). What each answer means is asked of :mod:`scrapy_rerp._policy`.
 
 Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
 ``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
@@ -16,38 +13,31 @@ here by :mod:`scrapy_rerp._decompress` up to the cap).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.asyncio import sleep
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.python import to_unicode
-from twisted.internet.defer import CancelledError, Deferred
-from twisted.python.failure import Failure
 
 from scrapy_rerp import _policy
 from scrapy_rerp._body import read_body
+from scrapy_rerp._data import Fetched
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp._urls import redirect_target
-from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from scrapy_rerp._fleet import Fleet
     from scrapy_rerp._settings import RerpSettings
 
-__all__ = ["META_KEY", "Fetched", "Flight", "FlightHandler", "OriginFetcher", "RobotsTxtDownloader"]
+__all__ = ["META_KEY", "RobotsTxtDownloader"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -59,231 +49,6 @@ _ENCODING = "_rerp_content_encoding"  # the Content-Encoding taken off the raw r
 
 #: Priority of robots.txt requests: ahead of the pages waiting for them.
 DOWNLOAD_PRIORITY = 1000
-
-
-@dataclass
-class Fetched:
-    """The result of downloading robots.txt once (following redirects)."""
-
-    outcome: str
-    robots: RobotsTxt | None = None
-    status: int | None = None
-    url: str | None = None
-    lifetime: float | None = None  # from HTTP headers; None = unsaid
-    retry_after: float | None = None
-    response: Response | None = None
-    reason: str = ""
-    body: bytes | None = None  # what was parsed: decoded, capped (for a fleet's shared cache)
-    charset: str | None = None  # the charset it was parsed with
-
-
-@dataclass(eq=False)
-class Flight:
-    """The robots.txt download of one origin, and its retries while it is unreachable."""
-
-    origin: str
-    robots_url: str
-    trigger: Request  # the request that caused the download (sent with robots_parsed)
-    previous: RobotsEntry | None  # what was known before: expired rules, or an outage
-    task: Deferred[None] | None = None
-    sleeping: bool = False
-
-
-class FlightHandler(Protocol):
-    """What the fetcher reports to (the middleware)."""
-
-    async def rules_fetched(
-        self, flight: Flight, entry: RobotsEntry, fetched: Fetched | None
-    ) -> None:
-        """New rules (parsed, allow all or disallow all): apply them, release the waiters.
-        ``fetched`` is None when the rules come from another worker of the fleet."""
-
-    def stale_copy_kept(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
-        """A refetch failed; ``entry`` keeps the earlier rules until the next attempt."""
-
-    def unreachable(self, flight: Flight, entry: RobotsEntry, fetched: Fetched) -> None:
-        """A fetch failed and no earlier rules exist: store the outage."""
-
-    def retry_wait(self, flight: Flight, entry: RobotsEntry) -> float | None:
-        """Seconds to wait before the next check of an outage, or None to stop retrying
-        (nothing waits for the origin any more)."""
-
-    def flight_failed(self, flight: Flight) -> None:
-        """The flight ended on an unexpected error: nothing must wait for it any more."""
-
-    def fleet_floor(self, flight: Flight, robots: RobotsTxt | None) -> float | None:
-        """The Crawl-delay floor ``robots`` sets for the fleet, if any."""
-
-
-class OriginFetcher:
-    """Runs at most one flight per origin and reports to a :class:`FlightHandler`."""
-
-    def __init__(
-        self,
-        crawler: Crawler,
-        settings: RerpSettings,
-        handler: FlightHandler,
-        fleet: Fleet | None = None,
-    ) -> None:
-        self.crawler = crawler
-        self.fleet = fleet
-        self.settings = settings
-        self.handler = handler
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
-        self.downloader = RobotsTxtDownloader(crawler, settings)
-        self._flights: dict[str, Flight] = {}
-        self._stopped = False
-
-    # -- flights -------------------------------------------------------------------------------
-    def busy(self, origin: str) -> bool:
-        return origin in self._flights
-
-    def __len__(self) -> int:
-        return len(self._flights)
-
-    def start(
-        self,
-        origin: str,
-        robots_url: str,
-        trigger: Request,
-        previous: RobotsEntry | None,
-        delay: float = 0.0,
-    ) -> None:
-        """Start the flight of ``origin`` unless one runs (or the crawl is closing)."""
-        if self._stopped or origin in self._flights:
-            return
-        flight = Flight(origin, robots_url, trigger, previous)
-        self._flights[origin] = flight
-        task = deferred_from_coro(self._fly(flight, delay))
-        if not task.called:
-            flight.task = task
-        task.addBoth(self._flight_done, flight)
-
-    def stop(self) -> None:
-        """The crawl is closing: start nothing more, and end the flights that wait to retry.
-
-        Flights downloading right now finish that download (the engine waits for it anyway)
-        and then end without reporting."""
-        self._stopped = True
-        for flight in list(self._flights.values()):
-            if flight.sleeping and flight.task is not None:
-                flight.task.cancel()
-
-    def cancel_all(self) -> None:
-        self._stopped = True
-        for flight in list(self._flights.values()):
-            if flight.task is not None:
-                flight.task.cancel()
-
-    def _flight_done(self, result: Any, flight: Flight) -> None:
-        if self._flights.get(flight.origin) is flight:
-            del self._flights[flight.origin]
-        if isinstance(result, Failure) and not result.check(
-            CancelledError, asyncio.CancelledError
-        ):  # a bug here, never a site's fault
-            logger.error(
-                "robots.txt handling of %s failed: %s",
-                flight.origin,
-                result.getTraceback(),
-                extra={"spider": self.crawler.spider},
-            )
-            self.handler.flight_failed(flight)
-
-    async def _fly(self, flight: Flight, delay: float) -> None:
-        if delay > 0:
-            await self._sleep(flight, delay)
-        previous = flight.previous
-        while True:
-            turn = await self.fleet.turn(flight.origin) if self.fleet is not None else None
-            if self._stopped:
-                return
-            if turn is not None and turn.entry is not None:
-                # Another worker of the fleet fetched it (or is retrying it): no download here.
-                if turn.entry.robots is not None:
-                    await self.handler.rules_fetched(flight, turn.entry, None)
-                    return
-                previous = turn.entry
-                shared = Fetched(UNREACHABLE, reason="unreachable, as the fleet found it")
-                self.handler.unreachable(flight, previous, shared)
-                if not await self._wait_for_retry(flight, previous):
-                    return
-                continue
-            if turn is not None and previous is None:
-                previous = turn.previous
-            fetched = await self.downloader.fetch(flight.robots_url, flight.origin)
-            entry = self._entry(fetched, previous)
-            if turn is not None and self.fleet is not None:
-                floor = self.handler.fleet_floor(flight, entry.robots)
-                if floor is not None:
-                    # The robots.txt answer takes a turn on the fleet's Crawl-delay clock, so
-                    # that no worker's first page follows it sooner than the floor.
-                    await self.fleet.first_turn(flight.origin, floor)
-                await self.fleet.publish(flight.origin, entry, fetched, turn.locked)
-            if self._stopped:
-                return
-            if fetched.robots is not None:
-                await self.handler.rules_fetched(flight, entry, fetched)
-                return
-            self.stats.inc_value("robotstxt/unreachable/count")
-            if entry.robots is not None:
-                # An earlier good copy keeps serving; retried once it "expires" again.
-                self.handler.stale_copy_kept(flight, entry, fetched)
-                return
-            self.handler.unreachable(flight, entry, fetched)
-            if not await self._wait_for_retry(flight, entry):
-                return
-            self.stats.inc_value("robotstxt/retry_count")
-            previous = entry
-
-    def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
-        """What is known after ``fetched``: new rules, or one more failure of an outage (which
-        keeps an earlier good copy, if any)."""
-        now = time.time()
-        if fetched.robots is not None:
-            return RobotsEntry(
-                robots=fetched.robots,
-                fetched_at=now,
-                expires_at=now
-                + _policy.entry_lifetime(fetched.outcome, fetched.lifetime, self.settings),
-                status=fetched.status,
-                url=fetched.url,
-                outcome=fetched.outcome,
-            )
-        failures = (previous.failures if previous is not None else 0) + 1
-        backoff = _policy.backoff(failures, fetched.retry_after, self.settings)
-        outage_since = (previous.outage_since if previous is not None else None) or now
-        if previous is not None and previous.robots is not None:
-            return previous.with_(
-                expires_at=now + backoff, failures=failures, outage_since=outage_since
-            )
-        return RobotsEntry(
-            robots=None,
-            fetched_at=now,
-            expires_at=now + backoff,
-            status=fetched.status,
-            url=fetched.url,
-            outcome=UNREACHABLE,
-            failures=failures,
-            outage_since=outage_since,
-        )
-
-    async def _wait_for_retry(self, flight: Flight, entry: RobotsEntry) -> bool:
-        """Wait until the next attempt is due; False when nothing waits any more (a dead site
-        is not hammered) or the crawl is closing."""
-        while True:
-            wait = self.handler.retry_wait(flight, entry)
-            if wait is None or self._stopped:
-                return False
-            if wait <= 0:
-                return True
-            await self._sleep(flight, wait)
-
-    async def _sleep(self, flight: Flight, seconds: float) -> None:
-        flight.sleeping = True
-        try:
-            await sleep(seconds)
-        finally:
-            flight.sleeping = False
 
 
 class RobotsTxtDownloader:

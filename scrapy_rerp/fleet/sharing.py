@@ -1,0 +1,128 @@
+"""robots.txt shared by a fleet: one download per origin for all the workers.
+
+Before a worker downloads robots.txt it asks :meth:`SharedRules.claim`: the entry another
+worker stored (parsed again from its body), or the origin's download lock (this worker
+downloads, then :meth:`SharedRules.publish` stores the result and releases the lock), or, while
+another worker holds the lock, a wait for its result. An outage is shared too: a dead origin is
+retried by one worker at the backoff rate, not by each.
+
+Redis down or slow: each worker carries on alone (:mod:`scrapy_rerp.fleet.guard`). Stats:
+``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``
+(downloads waited for), ``robotstxt/redis/unreadable`` (hashes that could not be read),
+``robotstxt/redis/round_trips`` (calls sent, set at close).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rerp._data import Fetched, RobotsEntry
+from scrapy_rerp.fleet import codec
+
+if TYPE_CHECKING:
+    from scrapy_rerp._settings import RerpSettings
+    from scrapy_rerp.cache import SharedOriginCache
+    from scrapy_rerp.fleet.guard import RedisGuard
+
+__all__ = ["Claim", "SharedRules"]
+
+#: How long a worker waits between two looks at an origin another worker is downloading.
+POLL_FIRST, POLL_MAX = 0.05, 0.5
+#: A stale copy taken from the fleet while another worker refreshes it is used this long
+#: before looking again.
+STALE_RECHECK = 1.0
+
+
+@dataclass
+class Claim:
+    """What :meth:`SharedRules.claim` decided for one robots.txt download."""
+
+    entry: RobotsEntry | None = None  # taken from the fleet: no download here
+    download: bool = False  # this worker downloads (holding the lock unless Redis is down)
+    locked: bool = False
+    previous: RobotsEntry | None = None  # the fleet's expired copy, if any
+
+
+class SharedRules:
+    """One worker's side of the fleet's robots.txt store."""
+
+    def __init__(
+        self,
+        store: SharedOriginCache,
+        guard: RedisGuard,
+        settings: RerpSettings,
+        stats: Any,
+        sleep: Callable[[float], Awaitable[Any]],
+    ) -> None:
+        self.store = store
+        self.guard = guard
+        self.settings = settings
+        self.stats = stats
+        self._sleep = sleep
+
+    async def claim(self, origin: str) -> Claim:
+        """Take the fleet's entry for ``origin``, or the right to download it."""
+        poll = POLL_FIRST
+        waited = False
+        while True:
+            ok, found = await self.guard.call(lambda: self._look(origin))
+            if not ok:
+                return Claim(download=True)
+            assert found is not None
+            if found.entry is not None or found.download:
+                return found
+            if not waited:
+                waited = True
+                self.stats.inc_value("robotstxt/redis/lock_waits")
+            await self._sleep(poll)
+            poll = min(2 * poll, POLL_MAX)
+
+    async def _look(self, origin: str) -> Claim:
+        stored = await self._load(origin)
+        if stored is not None and not stored.expired():
+            self.stats.inc_value("robotstxt/redis/shared")
+            return Claim(entry=stored)
+        if await self.store.lock(origin):
+            # Another worker may have stored its result between the two calls.
+            again = await self._load(origin)
+            if again is not None and not again.expired():
+                await self.store.unlock(origin)
+                self.stats.inc_value("robotstxt/redis/shared")
+                return Claim(entry=again)
+            return Claim(download=True, locked=True, previous=again)
+        if stored is not None and stored.robots is not None:
+            # Expired, and another worker refreshes it: its rules serve meanwhile.
+            self.stats.inc_value("robotstxt/redis/shared")
+            return Claim(entry=stored.with_(expires_at=time.time() + STALE_RECHECK))
+        return Claim()  # wait for the worker that holds the lock
+
+    async def _load(self, origin: str) -> RobotsEntry | None:
+        fields = await self.store.load(origin)
+        if fields is None:
+            return None
+        s = self.settings
+        try:
+            return codec.decode(fields, s.syntax, s.syntax_name, s.max_size)
+        except codec.Unreadable:
+            self.stats.inc_value("robotstxt/redis/unreadable")
+            return None
+
+    async def publish(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
+    ) -> None:
+        """Store this worker's result for the fleet, and release the download lock."""
+        fields = codec.encode(entry, fetched, self.settings.syntax_name)
+
+        async def store() -> None:
+            await self.store.store(origin, fields, entry.expires_at - time.time())
+            if locked:
+                await self.store.unlock(origin)
+
+        await self.guard.call(store)
+
+    async def close(self) -> None:
+        self.stats.set_value("robotstxt/redis/round_trips", self.store.round_trips)
+        await self.store.close()
