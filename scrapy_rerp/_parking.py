@@ -128,7 +128,7 @@ class ParkingLot:
         self._closed = False
         self._kept: list[Request] = []  # parked when the crawl closed, for the resumed crawl
         self._watch: Any = None
-        crawler.signals.connect(self._request_scheduled, signal=signals.request_scheduled)
+        self._listening = False  # to request_scheduled (see _listen)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
 
     # -- what is parked ------------------------------------------------------------------------
@@ -164,6 +164,7 @@ class ParkingLot:
             return PARK_LIMIT
         waiting.append(request)
         self._spots[request] = _Spot(origin)
+        self._listen()
         self._watch_closing()
         return None
 
@@ -213,12 +214,14 @@ class ParkingLot:
         if not waiting:
             del self._by_origin[origin]
         self._leave_one(request, _RELEASE, "robotstxt/released")
+        self._quiet_if_empty()
         return True
 
     def _leave(self, origin: str, action: str, stat: str) -> int:
         requests = self._by_origin.pop(origin, [])
         for request in requests:
             self._leave_one(request, action, stat)
+        self._quiet_if_empty()
         return len(requests)
 
     def _leave_one(self, request: Request, action: str, stat: str) -> None:
@@ -311,6 +314,23 @@ class ParkingLot:
         prepare_for_return(request)
 
     # -- signal handlers -----------------------------------------------------------------------
+    def _listen(self) -> None:
+        # request_scheduled is sent for every request of the crawl: the handler is connected
+        # only while requests are parked, so that a crawl pays for it only then (a receiver
+        # costs Scrapy's dispatcher a signature inspection per request).
+        if not self._listening:
+            self._listening = True
+            self.crawler.signals.connect(self._request_scheduled, signal=signals.request_scheduled)
+
+    def _quiet_if_empty(self) -> None:
+        # Never called from the handler itself: disconnecting during a dispatch could make the
+        # dispatcher skip the next receiver.
+        if self._listening and not self._spots:
+            self._listening = False
+            self.crawler.signals.disconnect(
+                self._request_scheduled, signal=signals.request_scheduled
+            )
+
     def _request_scheduled(self, request: Request, spider: Any = None) -> None:
         if not self._spots:
             return
