@@ -60,6 +60,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Coroutine, Generator, Sequence
@@ -105,6 +106,8 @@ CRAWL_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_TIMEOUT": 60,
 }
 CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
+#: How much longer a crawl may take under valgrind (``--instructions``).
+INSTRUCTIONS_SLOWDOWN = 8
 
 #: The troubled-origins crawl (see ``measure_troubled``): healthy origins, troubled origins
 #: among them, pages per origin. The scenario measured before parking existed.
@@ -572,7 +575,9 @@ def crawl_child(config: dict[str, Any]) -> None:
                 self.errors += 1
 
     def opened(spider: scrapy.Spider) -> None:
-        if way != OFF and not time_robots_middleware(crawler, middleware):
+        # Timing the middleware costs CPU time of its own: only in the runs that ask for it,
+        # never in those whose CPU time is compared.
+        if config.get("time_middleware") and not time_robots_middleware(crawler, middleware):
             raise RuntimeError("no robots.txt middleware in the downloader")
         window["wall0"], window["cpu0"] = time.perf_counter(), _cpu_seconds()
 
@@ -624,21 +629,38 @@ def crawl_child(config: dict[str, Any]) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
-def run_crawl(way: str, netlocs: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+def run_crawl(
+    way: str,
+    netlocs: Sequence[str],
+    args: argparse.Namespace,
+    *,
+    time_middleware: bool = False,
+    pages: int | None = None,
+    prefix: Sequence[str] = (),
+) -> dict[str, Any]:
     config = {
         "way": way,
         "netlocs": list(netlocs),
-        "pages": args.pages,
+        "pages": pages or args.pages,
         "concurrency": args.concurrency,
         "every": args.disallow_every,
         "log_level": args.log_level,
+        "time_middleware": time_middleware,
     }
-    return run_child("--crawl-child", config, f"the {way} crawl", CHILD_TIMEOUT)
+    timeout = CHILD_TIMEOUT * (INSTRUCTIONS_SLOWDOWN if prefix else 1)
+    return run_child("--crawl-child", config, f"the {way} crawl", timeout, prefix)
 
 
-def run_child(flag: str, config: dict[str, Any], what: str, timeout: float) -> dict[str, Any]:
-    """Run this script with ``flag`` in a fresh process, at most ``timeout`` s; its RESULT."""
-    command = [sys.executable, str(Path(__file__).resolve()), flag, json.dumps(config)]
+def run_child(
+    flag: str,
+    config: dict[str, Any],
+    what: str,
+    timeout: float,
+    prefix: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Run this script with ``flag`` in a fresh process (under ``prefix``, e.g. valgrind), at
+    most ``timeout`` s; its RESULT."""
+    command = [*prefix, sys.executable, str(Path(__file__).resolve()), flag, json.dumps(config)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as expired:  # the child is killed by now
@@ -826,6 +848,7 @@ def troubled_child(config: dict[str, Any]) -> None:
 class WayResult:
     way: str
     runs: list[dict[str, Any]] = field(default_factory=list)
+    timed: dict[str, Any] | None = None  # the run that timed the middleware (not in `runs`)
 
     def median(self, key: str) -> float:
         return statistics.median(run[key] for run in self.runs)
@@ -877,13 +900,61 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
                     f"{run['blocked']} blocked, {run['robots_downloads']} robots.txt downloads",
                     flush=True,
                 )
+        for way in ways:
+            if way == OFF:
+                continue
+            # The middleware's own CPU time, from one more run that times it (timing costs).
+            print(f"{way}, its middleware timed ...", flush=True)
+            servers.reset()
+            results[way].timed = run_crawl(way, netlocs, args, time_middleware=True)
+        instructions: dict[str, Any] = {}
+        if args.instructions:
+            instructions = measure_instructions(ways, netlocs, args, servers)
         memory: dict[str, float] = {}
         if not args.no_memory and (RERP in results or SCRAPY in results):
             print("memory per cached origin ...", flush=True)
             memory = run_memory(netlocs)
     finally:
         servers.stop()
-    return results, {"expected_disallowed": expected, "memory": memory}
+    return results, {
+        "expected_disallowed": expected,
+        "memory": memory,
+        "instructions": instructions,
+    }
+
+
+def measure_instructions(
+    ways: Sequence[str], netlocs: Sequence[str], args: argparse.Namespace, servers: Servers
+) -> dict[str, Any]:
+    """Instructions per request, counted by valgrind's callgrind: each way crawls
+    ``args.instructions`` URLs and twice as many, and the difference divided by the extra URLs
+    leaves start-up and shutdown out. Unlike CPU time, the count hardly depends on what else
+    the machine does."""
+    counts: dict[str, Any] = {}
+    small = args.instructions
+    with tempfile.TemporaryDirectory() as tmp:
+        for way in ways:
+            totals = []
+            for pages in (small, 2 * small):
+                print(f"{way}, {pages:,} URLs under callgrind ...", flush=True)
+                out = Path(tmp, f"callgrind.{way}.{pages}")
+                prefix = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+                servers.reset()
+                run_crawl(way, netlocs, args, pages=pages, prefix=prefix)
+                totals.append(_callgrind_total(out))
+            counts[way] = {
+                "small": totals[0],
+                "large": totals[1],
+                "per_request": (totals[1] - totals[0]) / small,
+            }
+    return {"urls": small, "ways": counts}
+
+
+def _callgrind_total(path: Path) -> int:
+    for line in path.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise SystemExit(f"no instruction total in {path}")
 
 
 def measure_troubled(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
@@ -981,12 +1052,13 @@ def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, A
             "disallowed_pages_fetched": max(run["disallowed_pages"] for run in r.runs),
             "robots_downloads": r.same("robots_downloads"),
             "connections": r.median("connections"),
-            "middleware_us_per_request": statistics.median(
-                1e6 * run["middleware_cpu"] / run["requests"] for run in r.runs
+            "middleware_us_per_request": (
+                None if r.timed is None else 1e6 * r.timed["middleware_cpu"] / r.timed["requests"]
             ),
-            "middleware_share": statistics.median(
-                run["middleware_cpu"] / run["cpu"] for run in r.runs
+            "middleware_share": (
+                None if r.timed is None else r.timed["middleware_cpu"] / r.timed["cpu"]
             ),
+            "middleware_calls": None if r.timed is None else r.timed["middleware_calls"],
             "robots_max_per_origin": max(run["robots_max_per_origin"] for run in r.runs),
             "robots_origins": r.same("robots_origins"),
             "cache_origins": r.same("cache_origins"),
@@ -1085,15 +1157,16 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
             f"| {w['disallowed_pages_fetched']:,} | {_fmt(w['robots_downloads'])} "
             f"| {w['connections']:,.0f} | {w['errors']} |"
         )
-    timed = [way for way in ways if way != OFF]
+    timed = [way for way in ways if ways[way]["middleware_us_per_request"] is not None]
     if timed:
         out.append("")
         out.append(
             "The robots.txt middleware's own CPU time: the thread CPU time of every step of its "
             "process_request (waits for robots.txt not included; scrapy_rerp parses robots.txt "
             "in a background task, left out: one parse per origin), per request of the spider "
-            "and as a share of the crawler's CPU time in the window. Thread CPU time is little "
-            "disturbed by other processes, so this is the steadiest number here:"
+            "and as a share of the crawler's CPU time in the window, from one more run per way "
+            "(timing costs CPU time of its own, so the runs above do not time it). Thread CPU "
+            "time is little disturbed by other processes:"
         )
         out.append("")
         out.append("| way | µs per request | share of the crawl's CPU |")
@@ -1104,6 +1177,23 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
                 f"| {WAYS[way]} | {w['middleware_us_per_request']:.1f} "
                 f"| {100 * w['middleware_share']:.2f}% |"
             )
+    instructions = data.get("instructions") or {}
+    if instructions:
+        counted = instructions["ways"]
+        out.append("")
+        out.append(
+            "Instructions per request (valgrind callgrind): each way crawls "
+            f"{instructions['urls']:,} URLs and twice as many, once each, and the difference is "
+            "divided by the extra URLs, which leaves start-up and shutdown out. The count hardly "
+            "depends on the machine's load, unlike CPU time:"
+        )
+        out.append("")
+        out.append("| way | instructions per request | vs off |")
+        out.append("|---|--:|--:|")
+        base = counted.get(OFF, {}).get("per_request")
+        for way, count in counted.items():
+            ratio = "n/a" if not base else f"{count['per_request'] / base:.4f}x"
+            out.append(f"| {WAYS[way]} | {count['per_request']:,.0f} | {ratio} |")
     out.append("")
     out.append("Every run (pages/s; pages per CPU s; CPU s per 1,000 requests; CPU share):")
     out.append("")
@@ -1544,6 +1634,14 @@ def build_arg_parser() -> argparse.ArgumentParser:
         help="seconds before a slow origin's robots.txt answers (default %(default)s)",
     )
     add_write_results_argument(parser, DEFAULT_RESULTS)
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        default=0,
+        metavar="URLS",
+        help="also count instructions per request under valgrind's callgrind, from crawls of "
+        "URLS and 2 x URLS (slow: about 50 times the crawl's CPU time)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the data as JSON")
     parser.add_argument("--crawl-child", help=argparse.SUPPRESS)
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
