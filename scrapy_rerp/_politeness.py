@@ -8,14 +8,14 @@ In one place, per origin:
   download slots: :mod:`scrapy_rerp._throttle`, the one module that touches them);
 * the **outage backoff**: when an unreachable robots.txt is tried again (exponential, never
   sooner than its ``Retry-After``: :func:`scrapy_rerp._policy.backoff`);
-* in a fleet, :class:`FleetPoliteness`: the floor held by all workers together, each download
-  of a floored origin taking the origin's turn on Redis's clock first
-  (:mod:`scrapy_rerp.fleet.delay`).
+* in a fleet, the floor held by all workers together, each download of a floored origin taking
+  the origin's turn on Redis's clock first: ``scrapy_rerp.fleet.delay.FleetPoliteness``, the
+  same interface.
 
-:class:`Politeness` is the single-process controller; :class:`FleetPoliteness` has the same
-interface. Standard library only: the throttle, the parking of waiting requests and the runtime
-are given by the middleware. Stats: ``robotstxt/crawl_delay/floor_applied``, ``floor_capped``,
-``floor_cleared`` and ``max_floor``.
+:class:`Politeness` is the single-process controller. Standard library only: the throttle and
+(in a fleet) the parking of waiting requests and the runtime are given by the middleware.
+Stats: ``robotstxt/crawl_delay/floor_applied``, ``floor_capped``, ``floor_cleared`` and
+``max_floor``.
 """
 
 from __future__ import annotations
@@ -27,12 +27,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy_rerp import _policy
 
 if TYPE_CHECKING:
-    from scrapy_rerp._runtime import Runtime, Task
     from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
-    from scrapy_rerp.fleet.delay import SharedDelay
 
-__all__ = ["PARKED", "FleetPoliteness", "Parking", "Politeness", "Throttle", "wanted_delay"]
+__all__ = [
+    "PARKED",
+    "TURN_META",
+    "Admission",
+    "Parking",
+    "Politeness",
+    "Throttle",
+    "wanted_delay",
+]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -52,6 +58,10 @@ class _Parked:
 
 #: :meth:`Politeness.admit`: the request was parked; return it from ``process_request``.
 PARKED = _Parked()
+
+#: What :meth:`Politeness.admit` answers: None (go on), :data:`PARKED`, an awaitable that ends
+#: when the request may go, or the message of a refusal.
+Admission = None | _Parked | Awaitable[None] | str
 
 
 class Throttle(Protocol):
@@ -162,7 +172,7 @@ class Politeness:
         """A fleet worker is about to share new rules (nothing to do alone)."""
 
     # -- every request -------------------------------------------------------------------------
-    def admit(self, origin: str, request: Any) -> None | _Parked | Awaitable[None] | str:
+    def admit(self, origin: str, request: Any) -> Admission:
         """May ``request`` (decided allowed) go on now? None: yes. The fleet's answers are
         :data:`PARKED`, an awaitable that ends at the request's turn, or the message of a
         refusal."""
@@ -185,98 +195,3 @@ class Politeness:
 
     def stop(self) -> None:
         """The crawl is closing."""
-
-
-class FleetPoliteness(Politeness):
-    """A fleet worker's politeness: its local floors, and the fleet's turns on top.
-
-    Per floored origin, one request (the head) waits in ``process_request`` until it gets the
-    origin's turn, holding one of the worker's ``CONCURRENT_REQUESTS`` meanwhile; the others are
-    parked (no concurrency held) and released one by one as the head goes. The worker's local
-    floor on its slot still applies on top, and alone while Redis is down.
-    """
-
-    #: Seconds between looks for parked requests whose origin has no request waiting for its
-    #: turn in this worker (see :meth:`_kick`).
-    KICK_INTERVAL = 0.5
-
-    def __init__(
-        self,
-        settings: RerpSettings,
-        download_delay: float,
-        throttle: Throttle | None,
-        stats: Any,
-        shared: SharedDelay,
-        parking: Parking,
-        runtime: Runtime,
-        spider: Callable[[], Any] = lambda: None,
-    ) -> None:
-        super().__init__(settings, download_delay, throttle, stats, spider)
-        self.shared = shared
-        self.parking = parking
-        self.runtime = runtime
-        self._busy: set[str] = set()
-        self._parked: set[str] = set()  # origins with requests parked here
-        self._kicker: Task | None = None
-
-    @staticmethod
-    def key(origin: str) -> str:
-        """The parking key of requests waiting for ``origin``'s turn."""
-        return f"{origin} (Crawl-delay)"
-
-    async def before_sharing(self, origin: str, robots: RobotsTxt | None, user_agent: str) -> None:
-        floor = None if robots is None else self.floor_for(robots, user_agent)
-        if floor is not None:
-            # The robots.txt answer takes a turn on the fleet's clock, so that no worker's
-            # first page follows it sooner than the floor.
-            await self.shared.first_turn(origin, floor)
-
-    def admit(self, origin: str, request: Any) -> None | _Parked | Awaitable[None] | str:
-        floor = self.floor_of(origin)
-        if floor is None:
-            return None
-        if origin in self._busy:
-            if self.parking.park(self.key(origin), request) is not None:
-                return f"too many requests wait for the Crawl-delay of {origin}"
-            self._parked.add(origin)
-            if self._kicker is None:
-                self._kicker = self.runtime.every(self.KICK_INTERVAL, self._kick)
-            return PARKED
-        self._busy.add(origin)
-        return self._wait_turn(origin, request, floor)
-
-    async def _wait_turn(self, origin: str, request: Any, floor: float) -> None:
-        try:
-            turn = await self.shared.wait_for_turn(origin, floor)
-            if turn is not None:
-                request.meta[TURN_META] = (origin, floor, turn)
-        finally:
-            self._busy.discard(origin)
-            self.parking.release_one(self.key(origin))
-
-    def answered(self, meta: dict[str, Any]) -> None:
-        turn = meta.pop(TURN_META, None)
-        if turn is not None:
-            origin, floor, turn_id = turn
-            self.runtime.spawn(self.shared.turn_done(origin, floor, turn_id), _ignore)
-
-    def _kick(self) -> None:
-        """Release one parked request of each origin that has no request waiting for its turn
-        here. A request released when a turn ends goes back through the scheduler, and in a
-        fleet the shared queue may hand it to another worker: the requests still parked here
-        would then wait for a turn that never comes."""
-        for origin in list(self._parked):
-            if not self.parking.count(self.key(origin)):
-                self._parked.discard(origin)
-            elif origin not in self._busy:
-                self.parking.release_one(self.key(origin))
-
-    def stop(self) -> None:
-        if self._kicker is not None:
-            self._kicker.cancel()
-        self._kicker = None
-
-
-def _ignore(error: BaseException | None) -> None:
-    # Ending a turn fails only with Redis, which the guard logs and counts.
-    pass

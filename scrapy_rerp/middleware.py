@@ -14,7 +14,8 @@ out. For each request (``docs/design.rst`` draws the path):
   (:mod:`scrapy_rerp._politeness`: Crawl-delay, the fleet's turn) whether it may go now.
 
 New rules reach the politeness controller (floors), sitemap discovery and Scrapy's
-``robots_parsed`` signal before the waiting requests are released (:meth:`rules_known`).
+``robots_parsed`` signal before the waiting requests are released
+(:mod:`scrapy_rerp._rules_applied`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from scrapy.utils.python import to_unicode
 from scrapy_rerp._compat import ScrapyRuntime
 from scrapy_rerp._origins import WAIT, OriginService, Refused
 from scrapy_rerp._parking import PARK_LIMIT, ParkingLot, drop_verdict, restore_dont_filter
-from scrapy_rerp._politeness import PARKED, FleetPoliteness, Politeness
+from scrapy_rerp._politeness import PARKED, Politeness
 from scrapy_rerp._resume import ResumeStore
+from scrapy_rerp._rules_applied import RulesApplied
 from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._throttle import SlotFloors
@@ -42,7 +44,6 @@ from scrapy_rerp._transport import RobotsTxtDownloader
 from scrapy_rerp._urls import crawl_decision, origin_of, origin_of_parts, robots_url_of
 from scrapy_rerp._usage_policy import UsagePolicy
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, SharedOriginCache
-from scrapy_rerp.robotparser import RerpRobotParser
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -51,8 +52,9 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_rerp._data import Fetched, RobotsEntry
+    from scrapy_rerp._data import RobotsEntry
     from scrapy_rerp.engine import RobotsTxt
+    from scrapy_rerp.fleet.sharing import SharedRules
 
 __all__ = ["RobotsTxtMiddleware"]
 
@@ -84,31 +86,41 @@ class RobotsTxtMiddleware:
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
         self._resume = ResumeStore(crawler)
         self._for_spider = RobotsTxtForTheSpider(self.stats)
-        self._sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
         self._usage = UsagePolicy(crawler, settings) if settings.usage else None
         throttle = SlotFloors(crawler) if settings.floors else None
         delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
-        self.fleet = None
+        self.fleet: SharedRules | None = None
         if shared is None:
             self.politeness: Politeness = Politeness(settings, delay, throttle, self.stats, spider)
         else:
-            from scrapy_rerp.fleet.delay import SharedDelay
-            from scrapy_rerp.fleet.guard import RedisGuard
-            from scrapy_rerp.fleet.sharing import SharedRules
+            from scrapy_rerp import fleet
 
-            guard = RedisGuard(shared.url, self.stats, spider)
-            self.fleet = SharedRules(shared, guard, settings, self.stats, runtime.sleep)
-            turns = SharedDelay(shared, guard, self.stats, runtime.sleep)
-            self.politeness = FleetPoliteness(
-                settings, delay, throttle, self.stats, turns, self.lot, runtime, spider
+            self.fleet, self.politeness = fleet.join(
+                shared, settings, self.stats, runtime, self.lot, throttle, delay, spider
             )
             crawler.signals.connect(self._response_downloaded, signals.response_downloaded)
-        failover = FailoverCache(
-            cache, settings.cache_max_origins, self.stats, self._forget, self._forget_all, spider
+        sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
+        applied = RulesApplied(
+            crawler, self.politeness, sitemaps, self._for_spider, self.user_agent_for
         )
-        transport = RobotsTxtDownloader(crawler, settings)
+        failover = FailoverCache(
+            cache,
+            settings.cache_max_origins,
+            self.stats,
+            applied.forget,
+            applied.forget_all,
+            spider,
+        )
         self.origins = OriginService(
-            settings, failover, transport, self.lot, self, runtime, self.stats, self.fleet, spider
+            settings,
+            failover,
+            RobotsTxtDownloader(crawler, settings),
+            self.lot,
+            applied,
+            runtime,
+            self.stats,
+            self.fleet,
+            spider,
         )
         crawler.signals.connect(self._for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -270,35 +282,6 @@ class RobotsTxtMiddleware:
             extra={"spider": self.crawler.spider},
         )
 
-    # -- what the origin service reports (RulesListener) -------------------------------------
-    async def before_sharing(self, origin: str, robots: RobotsTxt | None, trigger: Any) -> None:
-        await self.politeness.before_sharing(origin, robots, self.user_agent_for(trigger))
-
-    async def rules_known(
-        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, trigger: Any
-    ) -> None:
-        """After each successful fetch, before the waiting requests resume."""
-        robots = entry.robots
-        assert robots is not None
-        if fetched is not None:
-            self._for_spider.keep(origin, fetched.response)  # type: ignore[arg-type]
-        try:
-            self.politeness.rules_known(origin, robots, self.user_agent_for(trigger))
-        except Exception:
-            logger.exception("Could not apply the Crawl-delay of %s", origin)
-        try:
-            self._sitemaps.robots_parsed(origin, entry.url or robots_url_of(origin), robots)
-        except Exception:
-            logger.exception("Could not schedule the sitemaps of %s", origin)
-        await self.crawler.signals.send_catch_log_async(
-            signal=signals.robots_parsed,
-            robotparser=RerpRobotParser.from_robots(robots),
-            request=trigger,
-        )
-
-    def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
-        return self.politeness.robots_retry_in(failures, retry_after)
-
     # -- signals -----------------------------------------------------------------------------
     def _response_downloaded(
         self, response: Response, request: Request, spider: Any = None
@@ -325,21 +308,6 @@ class RobotsTxtMiddleware:
 
     def _spider(self) -> Spider | None:
         return self.crawler.spider
-
-    # -- what is kept per origin beside the cache entry -------------------------------------
-    def _forget(self, origin: str) -> None:
-        """Drop what is kept per origin beside the cache entry (evicted, or cache lost)."""
-        self._for_spider.forget(origin)
-        self._sitemaps.forget(origin)
-        try:
-            self.politeness.forget(origin)
-        except Exception:
-            logger.exception("Could not clear the Crawl-delay of %s", origin)
-
-    def _forget_all(self) -> None:
-        """The cache backend failed and an empty one took over: every origin starts again."""
-        self.politeness.forget_all()
-        self._sitemaps.forget_all()
 
 
 class _Misconfigured:

@@ -139,7 +139,7 @@ async def memory_stays_flat() -> None:
     floors = middleware.politeness.throttle
     assert floors is not None and len(floors.floored_origins()) == CACHED
     assert len(engine.downloader.per_slot_settings) == CACHED
-    assert len(middleware._sitemaps) == CACHED // 50
+    assert len(middleware.origins.listener.sitemaps) == CACHED // 50  # type: ignore[attr-defined]
     assert len(middleware.lot) == 0 and len(middleware.origins) == 0
     # 15,000 origins after the first 5,000, with 1,000 cached all along (15 times the cache):
     # nothing accumulates. (Before the bound, discovery's set of sitemap URLs grew by ~100

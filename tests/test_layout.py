@@ -51,6 +51,7 @@ LAYERS: dict[str, set[str]] = {
         "_sitemaps",
         "_usage_policy",
         "middleware",
+        "_rules_applied",
         "demo",
     },
     # The entry points that switch it all on: the add-on, and the ``scrapy robots`` command.

@@ -19,12 +19,12 @@ from scrapy_rerp._politeness import (
     STAT_CLEARED,
     STAT_MAX,
     TURN_META,
-    FleetPoliteness,
     Politeness,
     wanted_delay,
 )
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp.engine import parse
+from scrapy_rerp.fleet.delay import FleetPoliteness
 from tests.support import AsyncioRuntime, Stats
 
 A, B = "http://a.test:80", "http://b.test:80"

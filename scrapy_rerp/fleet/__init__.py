@@ -10,4 +10,43 @@
 * :mod:`~scrapy_rerp.fleet.delay`: the Crawl-delay turn that all workers together keep.
 
 Nothing here imports Scrapy; redis-py (the ``redis`` extra) is imported when a store is built.
+:func:`join` builds one worker's side of it.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rerp.fleet.delay import FleetPoliteness, SharedDelay
+from scrapy_rerp.fleet.guard import RedisGuard
+from scrapy_rerp.fleet.sharing import SharedRules
+
+if TYPE_CHECKING:
+    from scrapy_rerp._politeness import Parking, Throttle
+    from scrapy_rerp._runtime import Runtime
+    from scrapy_rerp._settings import RerpSettings
+    from scrapy_rerp.cache import SharedOriginCache
+
+__all__ = ["join"]
+
+
+def join(
+    store: SharedOriginCache,
+    settings: RerpSettings,
+    stats: Any,
+    runtime: Runtime,
+    parking: Parking,
+    throttle: Throttle | None,
+    download_delay: float,
+    spider: Callable[[], Any] = lambda: None,
+) -> tuple[SharedRules, FleetPoliteness]:
+    """One worker's side of the fleet: its shared robots.txt and its politeness, on one store
+    and one account of Redis's health."""
+    guard = RedisGuard(store.url, stats, spider)
+    rules = SharedRules(store, guard, settings, stats, runtime.sleep)
+    turns = SharedDelay(store, guard, stats, runtime.sleep)
+    politeness = FleetPoliteness(
+        settings, download_delay, throttle, stats, turns, parking, runtime, spider
+    )
+    return rules, politeness

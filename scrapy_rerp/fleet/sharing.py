@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp._data import Fetched, RobotsEntry
-from scrapy_rerp.fleet import codec
+from scrapy_rerp.fleet.codec import Unreadable, decode, encode
 
 if TYPE_CHECKING:
     from scrapy_rerp._settings import RerpSettings
@@ -105,8 +105,8 @@ class SharedRules:
             return None
         s = self.settings
         try:
-            return codec.decode(fields, s.syntax, s.syntax_name, s.max_size)
-        except codec.Unreadable:
+            return decode(fields, s.syntax, s.syntax_name, s.max_size)
+        except Unreadable:
             self.stats.inc_value("robotstxt/redis/unreadable")
             return None
 
@@ -114,7 +114,7 @@ class SharedRules:
         self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
     ) -> None:
         """Store this worker's result for the fleet, and release the download lock."""
-        fields = codec.encode(entry, fetched, self.settings.syntax_name)
+        fields = encode(entry, fetched, self.settings.syntax_name)
 
         async def store() -> None:
             await self.store.store(origin, fields, entry.expires_at - time.time())
