@@ -333,11 +333,16 @@ def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[
     # One more robots.txt download: the new worker's. The others keep their local copy.
     assert polite.count("/robots.txt") == 2
     assert sum(r["stats"].get("robotstxt/request_count", 0) for r in reports) == 2
-    # Gaps shorter than the floor, after the flush: the turn that was lost, and that download,
-    # which nothing known to the new worker spaces from the others' requests.
+    # Between pages, one gap shorter than the floor at most, after the flush: the turn that was
+    # lost with it (the next worker to ask found no turn and went at once).
+    page_hits = [h for h in polite.hits() if h.path != "/robots.txt"]
+    short_pages = [
+        h for g, h in zip(gaps(page_hits), page_hits[1:], strict=True) if g < floor - 0.02
+    ]
+    assert len(short_pages) <= 1, [round(g, 3) for g in gaps(page_hits)]
+    # The new worker's robots.txt download is spaced from nothing it does not know of yet: it
+    # falls between two of the others' pages and may split one gap in two.
     hits = polite.hits()
-    short = [g for g, h in zip(gaps(hits), hits[1:], strict=True) if g < floor - 0.02]
-    assert len(short) <= 2, [round(g, 3) for g in gaps(hits)]
-    assert all(
-        h.time >= flushed for g, h in zip(gaps(hits), hits[1:], strict=True) if g < floor - 0.02
-    )
+    short = [h for g, h in zip(gaps(hits), hits[1:], strict=True) if g < floor - 0.02]
+    assert len(short) <= 3, [round(g, 3) for g in gaps(hits)]
+    assert all(h.time >= flushed for h in short)
