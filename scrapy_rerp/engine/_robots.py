@@ -595,6 +595,25 @@ class RobotsTxt:
             records.append(record)
         return text + "\n".join(records)
 
+    def _render_urllib(self) -> str:
+        """The records as :class:`urllib.robotparser.RobotFileParser` writes its entries: the
+        ``*`` record last, whole numbers without a fraction, no newline at the end."""
+        entries = []
+        for group in self._groups:
+            delay = group.last_extra(L.CRAWL_DELAY)
+            rate = group.last_extra(L.REQUEST_RATE)
+            if not group.patterns and delay is None and rate is None:
+                continue  # the standard library keeps an entry only once it has a rule line
+            lines = [f"User-agent: {name}" for name in group.agents]
+            if delay is not None:
+                lines.append(f"Crawl-delay: {delay:g}")
+            if rate is not None:
+                lines.append(f"Request-rate: {rate.requests}/{rate.seconds:g}")
+            # An empty Disallow allows everything: the standard library writes it as "Allow: ".
+            lines += [f"{'Allow' if a or not p else 'Disallow'}: {p}" for a, p, _ in group.rules()]
+            entries.append("\n".join(lines))
+        return "\n\n".join(entries)
+
     def __repr__(self) -> str:
         return (
             f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "

@@ -376,6 +376,11 @@ class RobotFileParserLookalike(RobotExclusionRulesParser):
         seconds = int(rate.seconds) if float(rate.seconds).is_integer() else rate.seconds
         return RequestRate(rate.requests, seconds)  # type: ignore[arg-type]
 
+    def __str__(self) -> str:
+        """The records as the standard library writes them (``Crawl-delay: 1``,
+        ``Request-rate: 3/15``, the ``*`` record last, no newline at the end)."""
+        return self._robots(GYM2008)._render_urllib()
+
     def site_maps(self) -> list[str] | None:
         """The Sitemap URLs in file order, or None when there are none (as the stdlib)."""
         return self.sitemaps or None

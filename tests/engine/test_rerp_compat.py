@@ -508,3 +508,37 @@ def test_module_exports() -> None:
     for package in (scrapy_rerp, scrapy_rerp.engine):
         assert package.RobotExclusionRulesParser is RobotExclusionRulesParser
         assert package.RobotFileParserLookalike is RobotFileParserLookalike
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "User-agent: *\nDisallow: /\n",
+        "User-agent: *\nCrawl-delay: 1\nRequest-rate: 3/15\nDisallow: /a\n\n"
+        "User-agent: b\nAllow: /x\nDisallow: /\n",
+        "User-agent: a\nUser-agent: b\nCrawl-delay: 2\n\nUser-agent: c\n\n"
+        "User-agent: d\nDisallow: /d\n",
+        "User-agent: *\nDisallow:\n",
+        "Sitemap: http://x/s.xml\nUser-agent: x\nRequest-rate: 1/5\n",
+    ],
+)
+def test_lookalike_str_renders_like_the_standard_library(content: str) -> None:
+    ours = RobotFileParserLookalike()
+    ours.parse(content.splitlines())
+    theirs = urllib.robotparser.RobotFileParser()
+    theirs.parse(content.splitlines())
+    assert str(ours) == str(theirs)
+
+
+def test_lookalike_str_writes_patterns_as_it_matches_them() -> None:
+    # The standard library %-quotes its paths ("/%2A.css") because it matches "*" literally;
+    # the lookalike matches wildcards (GYM2008), so it writes them as they are matched.
+    content = "User-agent: *\nCrawl-delay: 1.5\nAllow: /*.css$\nDisallow: /private\n"
+    ours = RobotFileParserLookalike()
+    ours.parse(content.splitlines())
+    assert str(ours) == "User-agent: *\nCrawl-delay: 1.5\nAllow: /*.css$\nDisallow: /private"
+    # rerp's own class keeps rerp's layout.
+    rules = RobotExclusionRulesParser()
+    rules.parse(content)
+    assert str(rules).endswith("\n")
