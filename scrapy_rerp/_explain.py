@@ -21,8 +21,17 @@ from scrapy_rerp.engine import (
     UsageDecision,
     parse,
 )
+from scrapy_rerp.engine._directives import DIRECTIVES, FILE_KINDS, VALUE_KINDS
 
-__all__ = ["Explanation", "MatchedRule", "explain", "rule_matches", "usage_dict"]
+__all__ = [
+    "Explanation",
+    "MatchedRule",
+    "explain",
+    "file_values",
+    "group_values",
+    "rule_matches",
+    "usage_dict",
+]
 
 _PROBE_URL = "http://probe.invalid/p"
 
@@ -50,6 +59,8 @@ class Explanation:
     # Each usage category -> what the site says about using the URL for it, and the line that
     # says so (the Content-Usage or Content-Signal line, or the rule that disallows the URL).
     usage: dict[str, UsageDecision] = field(default_factory=dict)
+    # The per-group values that apply to the crawler (Crawl-delay...), as group_values gives.
+    values: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,7 +78,53 @@ class Explanation:
                 for m in self.matched
             ],
             "usage": {category: usage_dict(found) for category, found in self.usage.items()},
+            "values": self.values,
         }
+
+
+# The values of the directives the engine's table lists, for reports: every directive is shown
+# without a line of its own here (a test adds one to the table and finds it in the reports).
+
+
+def json_key(name: str) -> str:
+    """A directive's name as a report's key: ``Crawl-delay`` -> ``crawl_delay``."""
+    return name.lower().replace("-", "_")
+
+
+def _json_value(text: str) -> Any:
+    """A value as written back; one written as a number is a number (Crawl-delay: 2.0)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def group_values(robots: RobotsTxt, user_agent: str) -> dict[str, Any]:
+    """Each per-group value (``crawl_delay``, ``request_rate``, ``visit_time``...) that applies
+    to ``user_agent``, None where there is none, by report key."""
+    values: dict[str, Any] = {}
+    for kind in VALUE_KINDS:
+        directive = DIRECTIVES[kind]
+        value = robots.group_value(directive.name, user_agent)
+        if value is not None and directive.render_value is not None:
+            value = directive.render_value(value)
+        values[json_key(directive.name)] = None if value is None else _json_value(str(value))
+    return values
+
+
+def file_values(robots: RobotsTxt) -> dict[str, Any]:
+    """Each file-wide directive's values by report key: a list (``sitemaps``,
+    ``clean_params``), or for one of which only the first value counts, that value or None
+    (``host``)."""
+    values: dict[str, Any] = {}
+    for kind in FILE_KINDS:
+        directive = DIRECTIVES[kind]
+        found = robots.file_values(directive.name)
+        if directive.first_only:
+            values[json_key(directive.name)] = found[0] if found else None
+        else:
+            values[json_key(directive.name) + "s"] = list(found)
+    return values
 
 
 def usage_dict(decision: UsageDecision) -> dict[str, Any]:
@@ -158,4 +215,5 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
         why,
         matched,
         usage,
+        group_values(robots, user_agent),
     )

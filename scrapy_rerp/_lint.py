@@ -20,7 +20,7 @@ from scrapy_rerp._body import Body
 from scrapy_rerp._settings import syntax_name
 from scrapy_rerp._urls import crawl_allowed, crawl_decision
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, ParseWarning, RobotsTxt, parse
-from scrapy_rerp.engine._directives import CONTENT_USAGE, UsageStatement
+from scrapy_rerp.engine._directives import CONTENT_USAGE, DIRECTIVES, UsageStatement
 from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS
 
 __all__ = ["ERROR", "WARNING", "Problem", "lint"]
@@ -35,41 +35,14 @@ MAX_AGENTS = 12
 MAX_URLS = 4000
 
 _SYNTAXES = (RFC9309, GYM2008, MK1996)
-_DIRECTIVES = (
-    "user-agent",
-    "allow",
-    "disallow",
-    "sitemap",
-    "crawl-delay",
-    "request-rate",
-    "visit-time",
-    "host",
-    "clean-param",
-    "content-usage",
-    "content-signal",
-)
+# Every directive of the engine's table, by its lower-case name.
+_DIRECTIVES = tuple(directive.name.lower() for directive in DIRECTIVES)
 _RULE_KEYS = ("allow", "disallow")
 _KEY = re.compile(r"\s*([A-Za-z][A-Za-z_ -]*?)\s*(:|\s+(?=\S))")
 _HTML = re.compile(rb"\A\s*(?:<!doctype\s+html|<html|<head|<body|<\?xml)|<html[\s>]", re.I)
 _ABSOLUTE = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
 
 _USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
-# The engine's messages about a Content-Usage or Content-Signal line (scrapy_rerp.engine._usage),
-# by directive: (how the message starts or ends, the problem's code), first match wins.
-_USAGE_CODES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
-    "Content-Usage": (
-        (re.compile(r"unknown usage category "), "unknown-usage-category"),
-        (re.compile(r"not a Structured Fields dictionary"), "malformed-content-usage"),
-        (re.compile(r".*, not y or n; preference unknown$"), "malformed-content-usage"),
-        (re.compile(r"no preference stated$"), "no-usage-preference"),
-    ),
-    "Content-Signal": (
-        (re.compile(r"unknown content signal "), "unknown-content-signal"),
-        (re.compile(r".* is not yes or no; preference unknown$"), "unknown-content-signal"),
-        (re.compile(r".* given both yes and no"), "conflicting-content-signal"),
-        (re.compile(r"no preference stated$"), "no-usage-preference"),
-    ),
-}
 _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
 
 
@@ -240,24 +213,15 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
 
 
 def _warning_code(warning: ParseWarning) -> str:
-    """The problem code for one of the engine's parse warnings."""
-    message = warning.message
-    if message.startswith(("rule before", "rule outside")):
-        return "rule-outside-group"
-    if message.startswith(
-        tuple(
-            f"{name} outside a {unit}" for name in _USAGE_DIRECTIVES for unit in ("group", "record")
-        )
-    ):
-        return "usage-outside-group"
-    directive = warning.text.partition(":")[0]  # "Content-Usage: ..." for a value's warnings
-    for pattern, code in _USAGE_CODES.get(directive, ()):
-        if pattern.match(message):
-            return code
-    return {
-        "invalid value, ignored": "invalid-value",
-        "not a robots.txt directive": "unknown-directive",
-    }.get(message, "ignored-line")
+    """The problem code for one of the engine's parse warnings: the warning's own code, but
+    that a usage line outside a group is an error of its own and an over-long line one of the
+    ignored ones."""
+    if warning.code == "outside-group":
+        directive = warning.message.partition(" outside")[0]  # "Content-Usage outside a group"
+        return "usage-outside-group" if directive in _USAGE_DIRECTIVES else "ignored-line"
+    if warning.code == "line-too-long":
+        return "ignored-line"
+    return warning.code
 
 
 def _usage_hint(code: str, message: str) -> str:

@@ -43,7 +43,7 @@ from typing import Any, NoReturn, TextIO
 from scrapy_rerp import __version__
 from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._download import Download, InvalidUrl, check_url, download
-from scrapy_rerp._explain import explain, usage_dict
+from scrapy_rerp._explain import explain, file_values, group_values, json_key, usage_dict
 from scrapy_rerp._lint import SIZE_LIMIT, lint
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
@@ -58,6 +58,7 @@ from scrapy_rerp.engine import (
     RobotsTxt,
     usage_category,
 )
+from scrapy_rerp.engine._directives import DIRECTIVES, FILE_KINDS, SITEMAP, VALUE_KINDS
 
 EXIT_OK = 0
 EXIT_FLAGGED = 1
@@ -324,6 +325,9 @@ def text_explain(document: dict[str, Any], out: Callable[[str], None]) -> None:
             agents = ", ".join(group["agents"]) or "(empty)"
             plural = "" if group["rules"] == 1 else "s"
             out(f"    line {group['line']}: User-agent: {agents} ({group['rules']} rule{plural})")
+        if any(value is not None for value in found["values"].values()):
+            out("  values for this crawler:")
+            _text_values(found["values"], out, "    ")
         if found["matching_rules"]:
             out("  rules that match:")
             for rule in found["matching_rules"]:
@@ -356,31 +360,17 @@ def _group_dict(robots: RobotsTxt, group: Group) -> dict[str, Any]:
 
 
 def _group_values(robots: RobotsTxt, group: Group) -> dict[str, Any]:
-    """Crawl-delay, Request-rate and Visit-time as a crawler named after the group's first
-    agent gets them (asked of the engine: merged groups, rerp's record choice)."""
+    """The per-group values (Crawl-delay, Request-rate, Visit-time...) as a crawler named after
+    the group's first agent gets them (asked of the engine: merged groups, rerp's record
+    choice)."""
     agent = next((a for a in group.agents if a.strip()), "*")
-    rate = robots.request_rate(agent)
-    visit = robots.visit_time(agent)
-    return {
-        "crawl_delay": robots.crawl_delay(agent),
-        "request_rate": None if rate is None else _rate_text(rate),
-        "visit_time": None if visit is None else f"{visit.start_time:%H%M}-{visit.end_time:%H%M}",
-    }
-
-
-def _rate_text(rate: Any) -> str:
-    text = f"{rate.requests}/{rate.seconds:g}s"
-    if rate.start_time is not None and rate.end_time is not None:
-        text += f" {rate.start_time:%H%M}-{rate.end_time:%H%M}"
-    return text
+    return group_values(robots, agent)
 
 
 def _summary(robots: RobotsTxt) -> dict[str, Any]:
     return {
         "groups": [_group_dict(robots, group) for group in robots.groups],
-        "sitemaps": list(robots.sitemaps),
-        "host": robots.host,
-        "clean_params": list(robots.clean_params),
+        **file_values(robots),
     }
 
 
@@ -408,21 +398,32 @@ def _text_summary(document: dict[str, Any], out: Callable[[str], None]) -> None:
         agents = ", ".join(group["agents"]) or "(empty)"
         plural = "" if rules == 1 else "s"
         out(f"  line {group['line']}: User-agent: {agents} ({rules} rule{plural})")
-        for key, label in (
-            ("crawl_delay", "Crawl-delay"),
-            ("request_rate", "Request-rate"),
-            ("visit_time", "Visit-time"),
-        ):
-            if group[key] is not None:
-                value = f"{group[key]:g}" if isinstance(group[key], float) else group[key]
-                out(f"    {label}: {value}")
+        _text_values(group, out, "    ")
     out(f"sitemaps: {len(document['sitemaps'])}")
     for sitemap in document["sitemaps"]:
         out(f"  {sitemap}")
-    if document["host"] is not None:
-        out(f"host: {document['host']}")
-    for clean_param in document["clean_params"]:
-        out(f"clean-param: {clean_param}")
+    for kind in FILE_KINDS:
+        name = DIRECTIVES[kind].name
+        key = json_key(name)
+        if kind == SITEMAP:
+            continue
+        values = [document[key]] if key in document else document[key + "s"]
+        for value in values:
+            if value is not None:
+                out(f"{name.lower()}: {value}")
+
+
+def _text_values(values: dict[str, Any], out: Callable[[str], None], indent: str) -> None:
+    """The per-group values of a report, one line each: ``Crawl-delay: 2``."""
+    for kind in VALUE_KINDS:
+        name = DIRECTIVES[kind].name
+        value = values.get(json_key(name))
+        if value is not None:
+            out(
+                f"{indent}{name}: {value:g}"
+                if isinstance(value, float)
+                else f"{indent}{name}: {value}"
+            )
 
 
 def text_lint(document: dict[str, Any], out: Callable[[str], None]) -> None:

@@ -417,6 +417,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "group_reason",
         "matching_rules",
         "usage",
+        "values",
     }
     assert set(explain["syntaxes"]["rfc9309"]["usage"]["search"]) == {
         "preference",

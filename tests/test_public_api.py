@@ -79,6 +79,7 @@ ENGINE_PUBLIC = [
     "RFC9309",
     "SEVEN_DAYS",
     "USAGE_CATEGORIES",
+    "WARNING_CODES",
     "Decision",
     "Group",
     "ParseWarning",

@@ -2,7 +2,7 @@
 
 from ._constants import GYM2008, MAX_FILESIZE, MK1996, RFC9309, SEVEN_DAYS
 from ._directives import RequestRate, VisitTime
-from ._lines import ParseWarning
+from ._lines import WARNING_CODES, ParseWarning
 from ._robots import Decision, Group, RobotsTxt, parse
 from ._shared import set_shared_table_limit, shared_table_limit
 from ._usage import CATEGORIES as USAGE_CATEGORIES
@@ -16,6 +16,7 @@ __all__ = [
     "RFC9309",
     "SEVEN_DAYS",
     "USAGE_CATEGORIES",
+    "WARNING_CODES",
     "Decision",
     "Group",
     "ParseWarning",

@@ -113,7 +113,7 @@ def parse_content_usage(value: str) -> UsageStatement:
     return UsageStatement(path, tuple(preferences.items()), statement)
 
 
-def content_usage_notes(value: str) -> list[str]:
+def content_usage_notes(value: str) -> list[tuple[str, str]]:
     path, statement = split_content_usage_rule(value)
     return read_content_usage(statement)[1]
 
@@ -124,7 +124,7 @@ def parse_content_signal(value: str) -> UsageStatement:
     return UsageStatement(None, tuple(preferences.items()), value)
 
 
-def content_signal_notes(value: str) -> list[str]:
+def content_signal_notes(value: str) -> list[tuple[str, str]]:
     return read_content_signal(value)[1]
 
 
@@ -173,10 +173,12 @@ class Directive(NamedTuple):
     parse_value: Callable[[str], Any] | None = None
     render_value: Callable[[Any], str] | None = None
     # What to warn about a value that parse_value read (unknown keys, malformed parts...).
-    notes_of: Callable[[str], list[str]] | None = None
+    notes_of: Callable[[str], list[tuple[str, str]]] | None = None  # (code, message) pairs
     # RFC9309: a GROUP line that is also a rule of its group (draft-ietf-aipref-attach adds
     # Content-Usage to RFC 9309's rules), so that a User-agent line after it starts a new group.
     is_rfc_rule: bool = False
+    # FILE values: only the first non-empty one counts (Host), the others are kept but unused.
+    first_only: bool = False
 
 
 # A directive's kind is its position here (line kinds are kept in a bytearray, one per line).
@@ -225,7 +227,7 @@ DIRECTIVES: tuple[Directive, ...] = (
         parse_value=parse_visit_time,
         render_value=_render_visit_time,
     ),
-    Directive("Host", FILE, keys=("host",)),
+    Directive("Host", FILE, keys=("host",), first_only=True),
     Directive("Clean-param", FILE, keys=("clean-param",)),
     Directive(
         "Content-Usage",
@@ -245,18 +247,26 @@ DIRECTIVES: tuple[Directive, ...] = (
         notes_of=content_signal_notes,
     ),
 )
-(
-    USER_AGENT,
-    ALLOW,
-    DISALLOW,
-    SITEMAP,
-    CRAWL_DELAY,
-    REQUEST_RATE,
-    VISIT_TIME,
-    HOST,
-    CLEAN_PARAM,
-    CONTENT_USAGE,
-    CONTENT_SIGNAL,
-) = range(11)
+#: A directive's kind by its name.
+KIND_OF_NAME = {directive.name: kind for kind, directive in enumerate(DIRECTIVES)}
+# The kinds the code names; a directive that the table alone describes needs none.
+USER_AGENT = KIND_OF_NAME["User-agent"]
+ALLOW = KIND_OF_NAME["Allow"]
+DISALLOW = KIND_OF_NAME["Disallow"]
+SITEMAP = KIND_OF_NAME["Sitemap"]
+CRAWL_DELAY = KIND_OF_NAME["Crawl-delay"]
+REQUEST_RATE = KIND_OF_NAME["Request-rate"]
+VISIT_TIME = KIND_OF_NAME["Visit-time"]
+HOST = KIND_OF_NAME["Host"]
+CLEAN_PARAM = KIND_OF_NAME["Clean-param"]
+CONTENT_USAGE = KIND_OF_NAME["Content-Usage"]
+CONTENT_SIGNAL = KIND_OF_NAME["Content-Signal"]
+#: The kinds of the directives that hold a value of the whole file, in table order.
+FILE_KINDS = tuple(kind for kind, directive in enumerate(DIRECTIVES) if directive.scope == FILE)
 #: The kinds whose values are UsageStatements.
 USAGE_KINDS = (CONTENT_USAGE, CONTENT_SIGNAL)
+#: The per-group values a group holds for its agents, but the usage statements (which
+#: RobotsTxt.usage() answers by path): Crawl-delay, Request-rate...
+VALUE_KINDS = tuple(
+    kind for kind, d in enumerate(DIRECTIVES) if d.scope == GROUP and kind not in USAGE_KINDS
+)

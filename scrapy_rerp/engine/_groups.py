@@ -126,9 +126,11 @@ def _extension(kind: int, value: str, line: int, warnings: list[ParseWarning]) -
     parsed = directive.parse_value(value) if directive.parse_value is not None else value
     text = f"{directive.name}: {value}"
     if parsed is None:
-        warnings.append(ParseWarning(line, text, "invalid value, ignored"))
+        warnings.append(ParseWarning(line, text, "invalid value, ignored", "invalid-value"))
     elif directive.notes_of is not None:
-        warnings += (ParseWarning(line, text, note) for note in directive.notes_of(value))
+        warnings += (
+            ParseWarning(line, text, note, code) for code, note in directive.notes_of(value)
+        )
     return parsed
 
 
@@ -143,12 +145,9 @@ class FileWide:
     def add(self, kind: int, value: str) -> None:
         self.values.setdefault(kind, []).append(value)
 
-    def all(self, kind: int) -> tuple[str, ...]:
-        return tuple(self.values.get(kind, ()))
-
-    def first(self, kind: int) -> str | None:
-        """The first non-empty value (Host: the first one wins)."""
-        return next(filter(None, self.values.get(kind, ())), None)
+    def stored(self) -> dict[int, tuple[str, ...]]:
+        """Each FILE directive's values, as RobotsTxt keeps them."""
+        return {kind: tuple(values) for kind, values in self.values.items()}
 
 
 # Each line's kind as the letter of its directive's scope (AGENT "U", RULE "R", GROUP "E",
@@ -231,14 +230,18 @@ def _warn_outside_groups(
 ) -> None:
     """Warn for each rule and per-group extension before *start*, the first User-agent."""
     before = len(coarse) if start == -1 else start
-    for letter, message in ((b"R", "rule before any User-agent, ignored"), (b"E", None)):
+    for letter, message, code in (
+        (b"R", "rule before any User-agent, ignored", "rule-outside-group"),
+        (b"E", None, "outside-group"),
+    ):
         index = coarse.find(letter, 0, before)
         while index != -1:
             if message is None:
                 text_of = f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
             else:
                 text_of = message
-            warnings.append(ParseWarning(index + 1, _value_of(read, bare_values, index), text_of))
+            value = _value_of(read, bare_values, index)
+            warnings.append(ParseWarning(index + 1, value, text_of, code))
             index = coarse.find(letter, index + 1, before)
 
 
@@ -514,7 +517,11 @@ def build_legacy(
             previous_was_agent = False
         if directive.scope == RULE:
             if current is None:
-                warnings.append(ParseWarning(line, value, "rule outside a record, ignored"))
+                warnings.append(
+                    ParseWarning(
+                        line, value, "rule outside a record, ignored", "rule-outside-group"
+                    )
+                )
                 continue
             current.patterns.append(unquote_path(value))
             current.lines.append(line)
@@ -527,6 +534,7 @@ def build_legacy(
                     line,
                     f"{directive.name}: {value}",
                     f"{directive.name} outside a record, ignored",
+                    "outside-group",
                 )
             )
         else:  # GROUP

@@ -78,11 +78,32 @@ _LEADING_NON_ASCII = re.compile(r"\A[^\x00-\x7f]+")
 
 
 class ParseWarning(NamedTuple):
-    """A line the parser skipped or only partly understood."""
+    """A line the parser skipped or only partly understood.
+
+    ``code`` names the kind of problem, for programs (the message is for people): one of
+    :data:`WARNING_CODES`.
+    """
 
     line: int
     text: str
     message: str
+    code: str = "ignored-line"
+
+
+#: Every ParseWarning code, with what it means.
+WARNING_CODES: dict[str, str] = {
+    "line-too-long": "a line longer than google's limit, cut to it",
+    "unknown-directive": "a line that is no directive the syntax knows",
+    "rule-outside-group": "an Allow or Disallow before any User-agent line",
+    "outside-group": "a per-group directive (Crawl-delay, Content-Usage...) outside a group",
+    "invalid-value": "a value the directive cannot read (a Crawl-delay that is no number...)",
+    "unknown-usage-category": "a Content-Usage label the vocabulary does not define",
+    "malformed-content-usage": "a Content-Usage value or member that states no preference",
+    "no-usage-preference": "a Content-Usage or Content-Signal line that states nothing",
+    "unknown-content-signal": "a Content-Signal key or answer that is not known",
+    "conflicting-content-signal": "a Content-Signal key given both yes and no",
+    "ignored-line": "any other line skipped",
+}
 
 
 def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
@@ -130,7 +151,12 @@ def _truncate_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list
             if len(raw) > MAX_LINE_BYTES:
                 lines[index] = raw[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
                 warnings.append(
-                    ParseWarning(index + 1, line[:80], f"line longer than {MAX_LINE_BYTES} bytes")
+                    ParseWarning(
+                        index + 1,
+                        line[:80],
+                        f"line longer than {MAX_LINE_BYTES} bytes",
+                        "line-too-long",
+                    )
                 )
     return lines
 
@@ -163,7 +189,10 @@ def scan_legacy(text: str) -> tuple[list[LegacyRow], list[ParseWarning]]:
 def junk_warnings(lines: list[str], numbers: list[int]) -> list[ParseWarning]:
     """Warnings for the lines *numbers* (1-based) of *lines*, which are not directives."""
     return [
-        ParseWarning(n, lines[n - 1].strip()[:200], "not a robots.txt directive") for n in numbers
+        ParseWarning(
+            n, lines[n - 1].strip()[:200], "not a robots.txt directive", "unknown-directive"
+        )
+        for n in numbers
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from dataclasses import dataclass
 from operator import attrgetter
@@ -13,6 +14,10 @@ from ._constants import GYM2008, MK1996, RFC9309, SYNTAX_NAMES, check_syntax
 from ._directives import (
     CONTENT_SIGNAL,
     DIRECTIVES,
+    FILE,
+    FILE_KINDS,
+    GROUP,
+    KIND_OF_NAME,
     USAGE_KINDS,
     RequestRate,
     VisitTime,
@@ -61,8 +66,23 @@ _ALLOW_EVERYTHING = Rules(())  # what applies when no group does (RFC 9309)
 
 # What a pickled RobotsTxt starts with: its format and the format's version (``__reduce__``).
 # 2: per-group values as the text written back (read again on unpickling) and their line.
-PICKLE_FORMAT = ("scrapy_rerp.RobotsTxt", 2)
-_KIND_OF_NAME = {directive.name: kind for kind, directive in enumerate(DIRECTIVES)}
+# 3: file-wide values by directive name; warnings with their code.
+PICKLE_FORMAT = ("scrapy_rerp.RobotsTxt", 3)
+_KIND_OF_NAME = KIND_OF_NAME
+
+
+def _kind_named(name: object, scope: str) -> int:
+    """The kind of the directive called *name* (any case), which must be of *scope*."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be str, not {type(name).__name__}")
+    kind = _KIND_BY_LOWER_NAME.get(name.lower())
+    if kind is None or DIRECTIVES[kind].scope != scope:
+        names = [d.name for d in DIRECTIVES if d.scope == scope]
+        raise ValueError(f"{name!r} is not one of the directives {', '.join(names)}")
+    return kind
+
+
+_KIND_BY_LOWER_NAME = {name.lower(): kind for name, kind in KIND_OF_NAME.items()}
 
 
 def _agent_key(value: str) -> str:
@@ -124,9 +144,7 @@ class RobotsTxt:
         "_index",
         "_global",
         "_global_rules",
-        "_sitemaps",
-        "_host",
-        "_clean_params",
+        "_file_values",
         "_warnings",
         "_origin",
         "_memo",
@@ -141,18 +159,15 @@ class RobotsTxt:
     def _from_parts(
         syntax: int,
         groups: tuple[StoredGroup, ...],
-        sitemaps: tuple[str, ...],
-        host: str | None,
-        clean_params: tuple[str, ...],
+        file_values: dict[int, tuple[str, ...]],
         warnings: tuple[ParseWarning, ...],
     ) -> RobotsTxt:
         self = object.__new__(RobotsTxt)
         store = object.__setattr__  # past this class's own __setattr__, which refuses
         store(self, "_syntax", syntax)
         store(self, "_groups", groups)
-        store(self, "_sitemaps", sitemaps)
-        store(self, "_host", host)
-        store(self, "_clean_params", clean_params)
+        # FILE directive kind -> its values in file order (only the kinds with values).
+        store(self, "_file_values", file_values)
         store(self, "_warnings", warnings)
         # RFC 9309: each product token named in the file -> its groups' positions in _groups,
         # and the * groups' positions.
@@ -173,7 +188,7 @@ class RobotsTxt:
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
         """A robots.txt that allows everything (what RFC 9309 says a 4xx means)."""
-        return RobotsTxt._from_parts(check_syntax(syntax), (), (), None, (), ())
+        return RobotsTxt._from_parts(check_syntax(syntax), (), {}, ())
 
     @classmethod
     def disallow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -208,15 +223,11 @@ class RobotsTxt:
             )
             for group in self._groups
         )
-        warnings = tuple(tuple(warning) for warning in self._warnings)
-        state = (
-            self._syntax,
-            groups,
-            self._sitemaps,
-            self._host,
-            self._clean_params,
-            warnings,
+        file_values = tuple(
+            (DIRECTIVES[kind].name, values) for kind, values in self._file_values.items()
         )
+        warnings = tuple(tuple(warning) for warning in self._warnings)
+        state = (self._syntax, groups, file_values, warnings)
         return (_unpickle, (PICKLE_FORMAT, state))
 
     @staticmethod
@@ -236,17 +247,38 @@ class RobotsTxt:
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """Sitemap URLs in file order, as written."""
-        return self._sitemaps  # type: ignore[no-any-return]
+        return self._file_values.get(L.SITEMAP, ())  # type: ignore[no-any-return]
 
     @property
     def host(self) -> str | None:
         """The first ``Host:`` value (a preferred host name), if any."""
-        return self._host  # type: ignore[no-any-return]
+        return next(iter(self.file_values("Host")), None)
 
     @property
     def clean_params(self) -> tuple[str, ...]:
         """``Clean-param:`` values, kept but not applied."""
-        return self._clean_params  # type: ignore[no-any-return]
+        return self._file_values.get(L.CLEAN_PARAM, ())  # type: ignore[no-any-return]
+
+    def file_values(self, name: str) -> tuple[str, ...]:
+        """The values of the file-wide directive *name* (``"Sitemap"``, ``"Host"``...), in file
+        order; for a directive of which only the first non-empty value counts (Host), that one.
+
+        Raises ValueError for a name that is no file-wide directive.
+        """
+        kind = _kind_named(name, FILE)
+        values = self._file_values.get(kind, ())
+        if DIRECTIVES[kind].first_only:
+            return tuple(itertools.islice(filter(None, values), 1))
+        return values  # type: ignore[no-any-return]
+
+    def group_value(self, name: str, user_agent: str) -> Any:
+        """The value of the per-group directive *name* (``"Crawl-delay"``...) that applies to
+        *user_agent*, as the directive reads it, or None: what :meth:`crawl_delay` and its
+        siblings answer, for any directive of the table.
+
+        Raises ValueError for a name that is no per-group directive.
+        """
+        return self._extra(user_agent, _kind_named(name, GROUP))
 
     @property
     def warnings(self) -> tuple[ParseWarning, ...]:
@@ -573,16 +605,17 @@ class RobotsTxt:
                 _render_extra(e.kind, e.value) for e in group.extras if e.agents_before >= named
             ]
             blocks.append("\n".join(lines) + "\n")
-        tail = [f"Sitemap: {s}" for s in self._sitemaps]
-        if self._host is not None:
-            tail.append(f"Host: {self._host}")
-        tail += [f"Clean-param: {c}" for c in self._clean_params]
+        tail = [
+            f"{DIRECTIVES[kind].name}: {value}"
+            for kind in FILE_KINDS
+            for value in self.file_values(DIRECTIVES[kind].name)
+        ]
         if tail:
             blocks.append("\n".join(tail) + "\n")
         return "\n".join(blocks)
 
     def _render_rerp(self) -> str:
-        text = f"Sitemaps: {list(self._sitemaps)}\n\n" if self._sitemaps else ""
+        text = f"Sitemaps: {list(self.sitemaps)}\n\n" if self.sitemaps else ""
         records = []
         for group in self._groups:
             delay = group.last_extra(L.CRAWL_DELAY)
@@ -617,7 +650,7 @@ class RobotsTxt:
     def __repr__(self) -> str:
         return (
             f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "
-            f"sitemaps={len(self._sitemaps)}>"
+            f"sitemaps={len(self.sitemaps)}>"
         )
 
 
@@ -730,14 +763,7 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
             warnings += L.junk_warnings(text.split("\n"), junk)
     if warnings:
         warnings.sort()
-    return RobotsTxt._from_parts(
-        syntax,
-        groups,
-        file_wide.all(L.SITEMAP),
-        file_wide.first(L.HOST),
-        file_wide.all(L.CLEAN_PARAM),
-        tuple(warnings),
-    )
+    return RobotsTxt._from_parts(syntax, groups, file_wide.stored(), tuple(warnings))
 
 
 def _read_value(kind: int, text: str) -> Any:
@@ -752,14 +778,12 @@ def _unpickle(pickle_format: object, state: Any) -> RobotsTxt:
             f"not a RobotsTxt pickle this version of scrapy_rerp reads: format {pickle_format!r}"
             f", expected {PICKLE_FORMAT!r}; parse the robots.txt again"
         )
-    syntax, groups, sitemaps, host, clean_params, warnings = state
+    syntax, groups, file_values, warnings = state
     syntax = check_syntax(syntax)
     return RobotsTxt._from_parts(
         syntax,
         tuple(_stored_group(syntax, *group) for group in groups),
-        tuple(sitemaps),
-        host,
-        tuple(clean_params),
+        {_KIND_OF_NAME[name]: tuple(values) for name, values in file_values},
         tuple(ParseWarning(*warning) for warning in warnings),
     )
 

@@ -116,8 +116,9 @@ def _kind(value: object) -> str:
     return next(name for kind, name in _KINDS if isinstance(value, kind))
 
 
-def read_content_usage(value: str) -> tuple[dict[str, bool], list[str]]:
-    """A Content-Usage value (vocab-07 6.5): explicit category -> allowed, and messages.
+def read_content_usage(value: str) -> tuple[dict[str, bool], list[tuple[str, str]]]:
+    """A Content-Usage value (vocab-07 6.5): explicit category -> allowed, and notes (a
+    ParseWarning code and a message each).
 
     Parameters are ignored, unknown labels ignored, a value other than the Token ``y`` or ``n``
     leaves its category unknown; a value that is not a Dictionary states nothing. Several HTTP
@@ -126,22 +127,26 @@ def read_content_usage(value: str) -> tuple[dict[str, bool], list[str]]:
     try:
         members = parse_dictionary(value)
     except StructuredFieldError as error:
-        return {}, [f"not a Structured Fields dictionary ({error}); every preference unknown"]
+        message = f"not a Structured Fields dictionary ({error}); every preference unknown"
+        return {}, [("malformed-content-usage", message)]
     if not members:
-        return {}, ["no preference stated"]
+        return {}, [("no-usage-preference", "no preference stated")]
     explicit: dict[str, bool] = {}
-    messages: list[str] = []
+    messages: list[tuple[str, str]] = []
     for label, (member, _parameters) in members.items():
         if label not in CONTENT_USAGE_LABELS:
-            messages.append(f"unknown usage category {label!r}, ignored")
+            messages.append(
+                ("unknown-usage-category", f"unknown usage category {label!r}, ignored")
+            )
         elif isinstance(member, Token) and member in USAGE_VALUES:
             explicit[label] = USAGE_VALUES[member]
         else:
-            messages.append(f"{label}: {_kind(member)}, not y or n; preference unknown")
+            message = f"{label}: {_kind(member)}, not y or n; preference unknown"
+            messages.append(("malformed-content-usage", message))
     return explicit, messages
 
 
-def read_content_signal(value: str) -> tuple[dict[str, bool], list[str]]:
+def read_content_signal(value: str) -> tuple[dict[str, bool], list[tuple[str, str]]]:
     """A Content-Signal value (``search=yes, ai-train=no``): explicit category -> allowed.
 
     Tolerant, as robots.txt readers are: spaces and tabs around keys, values and commas, any
@@ -149,7 +154,7 @@ def read_content_signal(value: str) -> tuple[dict[str, bool], list[str]]:
     rule for conflicting statements (vocab-07 5.1).
     """
     explicit: dict[str, bool] = {}
-    messages: list[str] = []
+    messages: list[tuple[str, str]] = []
     for item in value.split(","):
         item = item.strip(_WHITESPACE)
         if not item:
@@ -158,16 +163,18 @@ def read_content_signal(value: str) -> tuple[dict[str, bool], list[str]]:
         category = SIGNAL_KEYS.get(key)
         allowed = SIGNAL_VALUES.get(answer)
         if category is None:
-            messages.append(f"unknown content signal {key!r}, ignored")
+            messages.append(("unknown-content-signal", f"unknown content signal {key!r}, ignored"))
         elif not equals or allowed is None:
-            messages.append(f"{key}: {answer!r} is not yes or no; preference unknown")
+            message = f"{key}: {answer!r} is not yes or no; preference unknown"
+            messages.append(("unknown-content-signal", message))
         elif explicit.get(category, allowed) != allowed:
-            messages.append(f"{key} given both yes and no; disallowed")
+            message = f"{key} given both yes and no; disallowed"
+            messages.append(("conflicting-content-signal", message))
             explicit[category] = False
         else:
             explicit[category] = allowed
     if not explicit and not messages:
-        messages.append("no preference stated")
+        messages.append(("no-usage-preference", "no preference stated"))
     return explicit, messages
 
 
@@ -269,6 +276,6 @@ def header_usage(value: str, category: str) -> UsageDecision:
     outcome = preference(explicit, category)
     statement = f"Content-Usage: {value}"
     if outcome == UNKNOWN:
-        reason = "; ".join(messages) or f"the header does not name {category}"
+        reason = "; ".join(m for _, m in messages) or f"the header does not name {category}"
         return UsageDecision(UNKNOWN, None, statement, reason)
     return UsageDecision(outcome, None, statement, f"{category} {outcome} by the header")

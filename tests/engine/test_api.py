@@ -12,8 +12,10 @@ from scrapy_rerp.engine import (
     GYM2008,
     MK1996,
     RFC9309,
+    WARNING_CODES,
     Decision,
     Group,
+    ParseWarning,
     RequestRate,
     RobotsTxt,
     VisitTime,
@@ -150,7 +152,7 @@ def test_the_pickle_format_is_pinned() -> None:
         "Sitemap: https://e.com/s.xml\nHost: e.com\nClean-param: ref\njunk\n"
     )
     function, (pickle_format, state) = robots.__reduce__()
-    assert pickle_format == ("scrapy_rerp.RobotsTxt", 2)
+    assert pickle_format == ("scrapy_rerp.RobotsTxt", 3)
     assert state == (
         RFC9309,
         (
@@ -161,10 +163,8 @@ def test_the_pickle_format_is_pinned() -> None:
                 1,
             ),
         ),
-        ("https://e.com/s.xml",),
-        "e.com",
-        ("ref",),
-        ((10, "junk", "not a robots.txt directive"),),
+        (("Sitemap", ("https://e.com/s.xml",)), ("Host", ("e.com",)), ("Clean-param", ("ref",))),
+        ((10, "junk", "not a robots.txt directive", "unknown-directive"),),
     )
     # Every value in it is a builtin: per-group values as the text written back.
     assert function(pickle_format, state).groups == robots.groups
@@ -197,9 +197,10 @@ class _Foreign:
     "pickle_format",
     [
         ("scrapy_rerp.RobotsTxt", 1),
-        ("scrapy_rerp.RobotsTxt", 3),
+        ("scrapy_rerp.RobotsTxt", 2),
+        ("scrapy_rerp.RobotsTxt", 4),
         ("scrapy_rerp.RobotsTxt", 0),
-        ("other", 2),
+        ("other", 3),
     ],
 )
 def test_a_pickle_of_another_format_is_refused(pickle_format: object) -> None:
@@ -424,3 +425,34 @@ def test_a_group_named_with_non_ascii_letters_applies_to_that_whole_name() -> No
     assert not robots.allowed("https://e.com/x", "unic")
     assert robots.allowed("https://e.com/x", "UnicödeBot")
     assert robots.allowed("https://e.com/x", "other")
+
+
+@pytest.mark.parametrize("syntax", ALL)
+def test_every_warning_has_a_code_programs_can_rely_on(syntax: int) -> None:
+    robots = parse(
+        "Disallow: /before\n"  # 1
+        "Crawl-delay: 3\n"  # 2
+        "User-agent: *\n"  # 3
+        "Crawl-delay: soon\n"  # 4
+        "Content-Usage: bots=n\n"  # 5
+        "Content-Signal: search=maybe, search=yes\n"  # 6
+        "this is no directive\n"  # 7
+        "Disallow: /" + "x" * 20_000 + "\n",  # 8
+        syntax,
+    )
+    assert [(warning.line, warning.code) for warning in robots.warnings] == [
+        (1, "rule-outside-group"),
+        (2, "outside-group"),
+        (4, "invalid-value"),
+        (5, "unknown-usage-category"),
+        (6, "unknown-content-signal"),
+        (7, "unknown-directive"),
+        (8, "line-too-long"),
+    ]
+    assert {warning.code for warning in robots.warnings} <= set(WARNING_CODES)
+
+
+def test_warning_codes_say_what_they_mean() -> None:
+    assert all(isinstance(meaning, str) and meaning for meaning in WARNING_CODES.values())
+    # A warning made from its first three fields (an older pickle's) has the catch-all code.
+    assert ParseWarning(1, "x", "y").code == "ignored-line" and "ignored-line" in WARNING_CODES

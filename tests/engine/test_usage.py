@@ -495,8 +495,13 @@ def test_unknown_keys_and_parameters_are_ignored_with_a_warning(syntax: int) -> 
     usage_line = "Content-Usage: train-ai=n;exceptions=cc-cr, bots=n, search=y;p=1"
     signal_line = "Content-Signal: ai-input=yes, ai-retrieval=no"
     assert [tuple(warning) for warning in robots.warnings] == [
-        (2, usage_line, "unknown usage category 'bots', ignored"),
-        (3, signal_line, "unknown content signal 'ai-retrieval', ignored"),
+        (2, usage_line, "unknown usage category 'bots', ignored", "unknown-usage-category"),
+        (
+            3,
+            signal_line,
+            "unknown content signal 'ai-retrieval', ignored",
+            "unknown-content-signal",
+        ),
     ]
     assert every_category(robots, "/page", "bot") == {
         "train-ai": ("disallowed", 2, usage_line),
@@ -533,6 +538,7 @@ def test_a_malformed_dictionary_says_nothing_for_its_path(
     [warning] = robots.warnings
     assert (warning.line, warning.text) == (3, f"Content-Usage: /a/ {statement}")
     assert warning.message.startswith(message)
+    assert warning.code == "malformed-content-usage"
     assert every_category(robots, "/a/b", "bot") == dict.fromkeys(USAGE_CATEGORIES, NONE)
     assert said(robots, "/b", "bot") == ("disallowed", 2, "Content-Usage: train-ai=n")
 
@@ -541,7 +547,7 @@ def test_a_malformed_dictionary_says_nothing_for_its_path(
 def test_a_rule_with_a_path_and_no_statement_says_nothing_for_its_path(syntax: int) -> None:
     robots = parse("User-agent: *\nContent-Usage: train-ai=n\nContent-Usage: /a/\n", syntax)
     assert [tuple(warning) for warning in robots.warnings] == [
-        (3, "Content-Usage: /a/", "no preference stated")
+        (3, "Content-Usage: /a/", "no preference stated", "no-usage-preference")
     ]
     assert said(robots, "/a/b", "bot") == NONE
     assert said(robots, "/b", "bot") == ("disallowed", 2, "Content-Usage: train-ai=n")
@@ -557,8 +563,9 @@ def test_a_malformed_content_signal_says_nothing_about_its_key(syntax: int) -> N
             2,
             "Content-Signal: ai-train=maybe, search=yes",
             "ai-train: 'maybe' is not yes or no; preference unknown",
+            "unknown-content-signal",
         ),
-        (3, "Content-Signal: , ,", "no preference stated"),
+        (3, "Content-Signal: , ,", "no preference stated", "no-usage-preference"),
     ]
     assert said(robots, "/p", "bot") == NONE
     assert said(robots, "/p", "bot", "search") == (

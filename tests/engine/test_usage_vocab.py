@@ -28,10 +28,37 @@ from scrapy_rerp.engine._usage import (
     VOCAB_DRAFT,
     combine,
     preference,
-    read_content_signal,
-    read_content_usage,
     split_content_usage_rule,
 )
+from scrapy_rerp.engine._usage import read_content_signal as read_signal_notes
+from scrapy_rerp.engine._usage import read_content_usage as read_usage_notes
+
+
+# The readers' notes are (code, message) pairs; most tests here are about the messages.
+def read_content_usage(value: str) -> tuple[dict[str, bool], list[str]]:
+    explicit, notes = read_usage_notes(value)
+    return explicit, [message for _, message in notes]
+
+
+def read_content_signal(value: str) -> tuple[dict[str, bool], list[str]]:
+    explicit, notes = read_signal_notes(value)
+    return explicit, [message for _, message in notes]
+
+
+def test_each_note_has_its_warning_code() -> None:
+    codes = [code for code, _ in read_usage_notes('bots=n, train-ai="n"')[1]]
+    assert codes == ["unknown-usage-category", "malformed-content-usage"]
+    assert [code for code, _ in read_usage_notes("train-ai;x")[1]] == ["malformed-content-usage"]
+    assert [code for code, _ in read_usage_notes("")[1]] == ["no-usage-preference"]
+    codes = [
+        code for code, _ in read_signal_notes("x=yes, search=maybe, ai-train=yes, ai-train=no")[1]
+    ]
+    assert codes == [
+        "unknown-content-signal",
+        "unknown-content-signal",
+        "conflicting-content-signal",
+    ]
+    assert [code for code, _ in read_signal_notes(" , ")[1]] == ["no-usage-preference"]
 
 
 def outcomes(explicit: dict[str, bool]) -> dict[str, str]:
