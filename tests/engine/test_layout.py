@@ -10,7 +10,20 @@ import pytest
 
 ENGINE = Path(__file__).resolve().parents[2] / "scrapy_rerp" / "engine"
 # Each module may import the leaves and the modules before it (README, "Development").
-LEAVES = {"_sfv", "_usage", "_constants", "_patterns", "_agents", "_directives", "_shared"}
+LEAVES = {
+    "_sfv",
+    "_usage",
+    "_constants",
+    "_patterns",
+    "_agents",
+    "_directives",
+    "_shared",
+    # page-level directives: the rule table, dates, meta tags, reading and combining
+    "_page_rules",
+    "_dates",
+    "_html_meta",
+    "_page",
+}
 CHAIN = ["_lines", "_groups", "_match", "_robots", "rerp", "__init__"]
 
 
