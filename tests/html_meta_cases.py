@@ -33,7 +33,7 @@ ROBOTS_NOINDEX = [("robots", "noindex")]
 _BIG_BODY = "<p>" + "lorem ipsum dolor sit amet " * 80_000 + "</p>"  # about 2 MiB
 
 CASES: list[MetaCase] = [
-    # -- where the tags are -------------------------------------------------------------------
+    # -- where the tags are ------------------------------------------------------------------------
     MetaCase(
         "in-head",
         '<!DOCTYPE html><html><head><meta name="robots" content="noindex, nofollow"></head>'
@@ -108,7 +108,7 @@ CASES: list[MetaCase] = [
         '<html><head></head><frameset><meta name="robots" content="noindex"></frameset></html>',
         [],
     ),
-    # -- spelling of the tag ------------------------------------------------------------------
+    # -- spelling of the tag -----------------------------------------------------------------------
     MetaCase(
         "uppercase", '<HEAD><META NAME="ROBOTS" CONTENT="NOINDEX"></HEAD>', [("robots", "NOINDEX")]
     ),
@@ -160,7 +160,7 @@ CASES: list[MetaCase] = [
         '<head><meta some-name="robots" some-content="noindex"><meta foo="bar" baz></head>',
         [],
     ),
-    # -- tags left out -------------------------------------------------------------------------
+    # -- tags left out -----------------------------------------------------------------------------
     MetaCase("no-content", '<head><meta name="robots"></head>', []),
     MetaCase("content-without-value", '<head><meta name="robots" content></head>', []),
     MetaCase("empty-content", '<head><meta name="robots" content=""></head>', [("robots", "")]),
@@ -172,7 +172,7 @@ CASES: list[MetaCase] = [
         '<meta http-equiv="X-Robots-Tag" content="noindex"></head>',
         [],
     ),
-    # -- what is not markup --------------------------------------------------------------------
+    # -- what is not markup ------------------------------------------------------------------------
     MetaCase(
         "in-a-comment",
         '<head><!-- <meta name="robots" content="noindex"> --><meta name="googlebot" '
@@ -196,7 +196,7 @@ CASES: list[MetaCase] = [
         '<meta name="googlebot" content="nofollow"></head>',
         [("googlebot", "nofollow")],
     ),
-    # -- broken pages ---------------------------------------------------------------------------
+    # -- broken pages ------------------------------------------------------------------------------
     MetaCase(
         "truncated-in-a-tag",
         '<html><head><meta name="robots" content="noindex"><meta name="googlebot" cont',
@@ -223,7 +223,7 @@ CASES: list[MetaCase] = [
         '<head><<meta name="robots" content="noindex">></head>',
         [],
     ),
-    # -- bytes and encodings ----------------------------------------------------------------------
+    # -- bytes and encodings -----------------------------------------------------------------------
     MetaCase(
         "utf8-bytes",
         '<head><meta name="robots" content="noindex"><title>Café</title></head>'.encode(),
@@ -269,7 +269,7 @@ CASES: list[MetaCase] = [
         b'<head><meta name="robots" content="noindex">\x00<meta name="googlebot" content="x">',
         ROBOTS_NOINDEX,
     ),
-    # -- size ----------------------------------------------------------------------------------------
+    # -- size --------------------------------------------------------------------------------------
     MetaCase(
         "huge-body",
         '<html><head><meta name="robots" content="noindex"></head><body>' + _BIG_BODY + "</body>",
