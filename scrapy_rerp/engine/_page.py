@@ -376,10 +376,13 @@ def _read_rules(
             emit(agent, PageStatement(rule, None, source, agent, item))
             continue
         if rule.value == DATE and value.lower() in WEEKDAYS and position < len(items):
-            # The comma after a weekday is the date's own (RFC 850/1123): take the next piece.
-            item = f"{item},{items[position]}".strip(_WS)
-            value = f"{value},{items[position]}"
-            position += 1
+            # The comma after a weekday is the date's own (RFC 850/1123): the next piece is the
+            # rest of the date, if the two read as one.
+            whole = f"{value},{items[position]}"
+            if read_date(whole) is not None:
+                item = f"{item},{items[position]}".strip(_WS)
+                value = whole
+                position += 1
         if not value:
             warn("missing-value", item, f"{rule.name} without a value, ignored")
             continue

@@ -249,6 +249,13 @@ def test_a_weekday_at_the_end_is_no_date() -> None:
     assert codes(xrt("noindex, unavailable_after: Sunday")) == ["bad-date"]
 
 
+def test_a_weekday_takes_the_next_piece_only_if_they_make_a_date() -> None:
+    directives = xrt("unavailable_after: Sunday, mybot: noindex")
+    assert codes(directives) == ["bad-date"]
+    assert flags(directives) == {"noindex"}
+    assert directives.warnings[0].text == "unavailable_after: Sunday"
+
+
 def test_limits_the_smallest_wins_and_minus_one_is_no_limit() -> None:
     directives = xrt("max-snippet:-1, max-snippet: 50", "max-video-preview:-1", "max-snippet:20")
     assert (directives.max_snippet, directives.max_video_preview) == (20, -1)
