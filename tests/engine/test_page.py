@@ -4,10 +4,12 @@ crawler, the purposes, limits, misuse, and no exception on any content."""
 from __future__ import annotations
 
 import datetime
+import doctest
 import email
 import http.client
 import random
 import string
+from pathlib import Path
 
 import pytest
 
@@ -643,3 +645,9 @@ def test_random_headers_and_meta_never_raise() -> None:
             for purpose in USAGE_CATEGORIES:
                 directives.usage(purpose, image=True, now=NOW)
             directives.restrictions(NOW)
+
+
+def test_the_documentation_session_is_what_the_engine_answers() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "page-directives.rst"
+    result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5 and result.failed == 0
