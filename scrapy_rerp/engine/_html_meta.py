@@ -26,8 +26,10 @@ __all__ = ["MAX_HTML_BYTES", "robots_meta_tags"]
 
 #: How much of a page is read for its head (heads are a few KiB; the parser stops at the body).
 MAX_HTML_BYTES = 512 * 1024
-#: What the parser is fed at a time: it stops being fed once the head has ended.
-_PIECE = 16 * 1024
+#: What the parser is fed first; each further piece is twice the last, so that a construct
+#: left open across pieces (html.parser reads it again from its start at each feed) costs at
+#: most about twice one reading, while a page is still left soon after its head ends.
+_FIRST_PIECE = 16 * 1024
 #: Where a ``<meta charset>`` is looked for when no encoding is given (HTML's prescan: 1024).
 _PRESCAN_BYTES = 1024
 
@@ -159,11 +161,11 @@ def robots_meta_tags(html: bytes | str, encoding: str | None = None) -> list[tup
     text = text.removeprefix("\ufeff")
     parser = _HeadMeta()
     try:
-        for start in range(0, len(text), _PIECE):
-            parser.feed(text[start : start + _PIECE])
-            if parser.ended:
-                break
-        else:
+        start, piece = 0, _FIRST_PIECE
+        while start < len(text) and not parser.ended:
+            parser.feed(text[start : start + piece])
+            start, piece = start + piece, piece * 2
+        if not parser.ended:
             parser.close()
     except (AssertionError, AttributeError, ValueError, IndexError):
         # html.parser's markup-declaration code can still raise on some malformed "<!"

@@ -22,7 +22,7 @@ from scrapy_rerp.engine import (
     page_directives,
     robots_meta_tags,
 )
-from scrapy_rerp.engine._page import MAX_FIELD_CHARS, MAX_SOURCES
+from scrapy_rerp.engine._page import MAX_FIELD_CHARS, MAX_SOURCES, MAX_STATEMENTS, MAX_WARNINGS
 from scrapy_rerp.engine._page_rules import RESTRICTIONS, SPELLINGS
 
 UTC = datetime.timezone.utc
@@ -540,6 +540,21 @@ def test_too_many_header_lines_and_meta_tags() -> None:
     assert flags(directives) == {"noarchive", "nosnippet"}
     assert codes(directives) == ["too-many", "too-many"]
     assert len(directives.statements) == 2 * MAX_SOURCES
+
+
+def test_statements_and_warnings_are_bounded() -> None:
+    line = ",".join(["noindex", "noindexx"] * 400)
+    directives = xrt(*[line] * 10)
+    assert len(directives.statements) == MAX_STATEMENTS
+    assert len(directives.warnings) == MAX_WARNINGS + 1
+    assert directives.warnings[-1].code == "too-many"
+    assert directives.noindex
+
+
+def test_long_runs_of_names_are_read_in_one_pass() -> None:
+    directives = xrt("a: " * 2000 + "mybot: noindex", agent="MyBot")
+    assert flags(directives) == {"noindex"}
+    assert flags(xrt("mybot: " + "a: " * 2000 + "noindex")) == set()
 
 
 # -- misuse ----------------------------------------------------------------------------------------
