@@ -2,7 +2,16 @@
 
 from ._constants import GYM2008, MAX_FILESIZE, MK1996, RFC9309, SEVEN_DAYS
 from ._directives import RequestRate, VisitTime
+from ._html_meta import robots_meta_tags
 from ._lines import WARNING_CODES, ParseWarning
+from ._page import (
+    PageDirectives,
+    PageStatement,
+    PageUsageDecision,
+    PageWarning,
+    page_directives,
+)
+from ._page_rules import PAGE_RULE_USAGE, PAGE_RULES, PageRule
 from ._robots import Decision, Group, RobotsTxt, parse
 from ._shared import set_shared_table_limit, shared_table_limit
 from ._usage import CATEGORIES as USAGE_CATEGORIES
@@ -13,12 +22,19 @@ __all__ = [
     "GYM2008",
     "MAX_FILESIZE",
     "MK1996",
+    "PAGE_RULES",
+    "PAGE_RULE_USAGE",
     "RFC9309",
     "SEVEN_DAYS",
     "USAGE_CATEGORIES",
     "WARNING_CODES",
     "Decision",
     "Group",
+    "PageDirectives",
+    "PageRule",
+    "PageStatement",
+    "PageUsageDecision",
+    "PageWarning",
     "ParseWarning",
     "RequestRate",
     "RobotExclusionRulesParser",
@@ -27,7 +43,9 @@ __all__ = [
     "UsageDecision",
     "VisitTime",
     "header_usage",
+    "page_directives",
     "parse",
+    "robots_meta_tags",
     "set_shared_table_limit",
     "shared_table_limit",
     "usage_category",

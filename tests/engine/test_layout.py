@@ -10,7 +10,20 @@ import pytest
 
 ENGINE = Path(__file__).resolve().parents[2] / "scrapy_rerp" / "engine"
 # Each module may import the leaves and the modules before it (README, "Development").
-LEAVES = {"_sfv", "_usage", "_constants", "_patterns", "_agents", "_directives", "_shared"}
+LEAVES = {
+    "_sfv",
+    "_usage",
+    "_constants",
+    "_patterns",
+    "_agents",
+    "_directives",
+    "_shared",
+    # page-level directives: the rule table, dates, meta tags, reading and combining
+    "_page_rules",
+    "_dates",
+    "_html_meta",
+    "_page",
+}
 CHAIN = ["_lines", "_groups", "_match", "_robots", "rerp", "__init__"]
 
 
@@ -52,3 +65,13 @@ def test_engine_modules_import_only_leaves_and_earlier_modules(name: str) -> Non
 def test_leaves_import_no_module_of_the_chain(name: str) -> None:
     _, own = imports_of(ENGINE / f"{name}.py")
     assert not own & set(CHAIN), own
+
+
+def test_design_maps_every_engine_module() -> None:
+    design = (ENGINE.parents[1] / "docs" / "design.rst").read_text(encoding="utf-8")
+    unnamed = [
+        name
+        for name in sorted(LEAVES | set(CHAIN))
+        if name != "__init__" and f"``{name}``" not in design
+    ]
+    assert unnamed == []
