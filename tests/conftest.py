@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.servers import Server
+from tests.support.servers import Server
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -16,7 +16,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rerp import Addon, RobotsTxtMiddleware
 from scrapy_rerp._settings import RerpSettingsError
-from tests.servers import Server, crawl, stopped_by_settings
+from tests.support.servers import Server, crawl, stopped_by_settings
 
 ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
 

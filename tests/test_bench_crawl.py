@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import load_script
+from tests.support.scripts import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_crawl.py"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.scripts import load_script
+from tests.support.scripts import load_script
 
 
 def test_small_fleet_run_writes_its_report(tmp_path: Path) -> None:

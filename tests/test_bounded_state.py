@@ -26,8 +26,8 @@ from scrapy_rerp._origins import WAIT
 from scrapy_rerp.engine import RobotsTxt
 from scrapy_rerp.middleware import RobotsTxtMiddleware
 from scrapy_rerp.robotparser import parse_body
-from tests.servers import BASE_SETTINGS
-from tests.test_middleware import rerp
+from tests.support.crawls import rerp
+from tests.support.servers import BASE_SETTINGS
 
 ORIGINS = 20_000
 WARM_UP = 5_000

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import Reply, Server
+from tests.support.cli import run
+from tests.support.servers import Reply, Server
 
 ROBOTS = """\
 User-agent: *
@@ -23,22 +24,6 @@ Request-rate: 1/10s 0600-0845
 
 Sitemap: https://example.com/sitemap.xml
 """
-
-
-def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "scrapy_rerp", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=60,
-    )
-    # Decoded here rather than with text=True, so that stdin can stay bytes.
-    return subprocess.CompletedProcess(
-        done.args,
-        done.returncode,
-        done.stdout.decode("utf-8", "replace"),
-        done.stderr.decode("utf-8", "replace"),
-    )
 
 
 @pytest.fixture

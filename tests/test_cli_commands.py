@@ -16,24 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.servers import Reply, Server
-from tests.test_cli import run
+from tests.support.cli import run, run_json, write
+from tests.support.servers import Reply, Server
 
 ROBOTS = "User-agent: *\nDisallow: /private\nAllow: /private/public\n"
-
-
-def run_json(*args: str, stdin: bytes | None = None) -> tuple[int, dict[str, Any]]:
-    done = run(*args, "--format", "json", stdin=stdin)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, json.loads(done.stdout)
-
-
-def write(tmp_path: Path, content: str | bytes, name: str = "robots.txt") -> str:
-    path = tmp_path / name
-    if isinstance(content, str):
-        content = content.encode("utf-8")
-    path.write_bytes(content)
-    return str(path)
 
 
 # --- the verdict a crawl gets -----------------------------------------------------------------

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.servers import Server
-from tests.test_cli import run
-from tests.test_cli_commands import run_json, write
+from tests.support.cli import run, run_json, write
+from tests.support.servers import Server
 
 USAGE = """\
 User-agent: *

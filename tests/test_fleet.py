@@ -20,8 +20,8 @@ from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_rerp.fleet.codec import FORMAT_VERSION
 from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
-from tests.fleet import RedisServer, finish, kill, start_worker
-from tests.servers import Server, gaps
+from tests.support.redis import RedisServer, finish, kill, start_worker
+from tests.support.servers import Server, gaps
 
 
 @pytest.fixture

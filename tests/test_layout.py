@@ -171,3 +171,22 @@ def test_no_import_circle() -> None:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as error:
         pytest.fail(f"import circle: {error.args[1]}")
+
+
+def test_no_test_module_imports_another() -> None:
+    # Shared helpers live in tests/support/; a test module imports from there only.
+    tests = Path(__file__).parent
+    offenders = []
+    for path in sorted(tests.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"):
+                    offenders.append(f"{path.relative_to(tests)} imports {name}")
+    assert offenders == []

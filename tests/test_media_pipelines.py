@@ -21,9 +21,9 @@ import pytest_twisted
 import scrapy
 from PIL import Image
 
-from tests.fleet import RedisServer
-from tests.servers import Reply, Server, crawl, gaps, ledger
-from tests.test_middleware import rerp
+from tests.support.crawls import rerp
+from tests.support.redis import RedisServer
+from tests.support.servers import Reply, Server, crawl, gaps, ledger
 
 KINDS = ["ok", "late", "503", "never"]
 

@@ -21,8 +21,8 @@ from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
-from tests.servers import ListSpider, Server, crawl, ledger
-from tests.test_middleware import ignored, pages, rerp, timed_crawl
+from tests.support.crawls import ignored, pages, rerp, timed_crawl
+from tests.support.servers import ListSpider, Server, crawl, ledger
 
 # -- a broad crawl: no origin holds it hostage --------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The politeness controller alone: floors, backoff and the fleet's turns, with fakes for the
-slots, the parking lot and Redis (no crawl). Gaps measured at a server are in test_slots.py."""
+slots, the parking lot and Redis (no crawl). Gaps measured at a server are in test_throttle.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Nothing lost at a pause: requests parked when a crawl is paused reach the resumed crawl.
 
-Worker processes (``tests/fleet_worker.py``) are paused as a user pauses one, with SIGINT, while
-their requests wait for robots.txt, then started again on the same job: every page is crawled
+Worker processes (``tests/support/fleet_worker.py``) are paused as a user pauses one, with SIGINT,
+while their requests wait for robots.txt, then started again on the same job: every page is crawled
 exactly once across the two runs, with ``JOBDIR`` and with scrapy-redis's persistent queue.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.fleet import RedisServer, finish, start_worker
-from tests.servers import Reply, Server
+from tests.support.redis import RedisServer, finish, start_worker
+from tests.support.servers import Reply, Server
 
 PAGES = [f"/p{i}" for i in range(5)]
 

@@ -11,7 +11,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rerp import RerpRobotParser
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
-from tests.servers import Server, crawl, stopped_by_settings
+from tests.support.servers import Server, crawl, stopped_by_settings
 
 
 class RobotParserContract:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import Server
+from tests.support.servers import Server
 
 ROBOTS = """\
 User-agent: *

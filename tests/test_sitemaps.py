@@ -20,9 +20,9 @@ from scrapy_rerp._sitemaps import (
     STAT_SCHEDULED,
     SitemapDiscovery,
 )
-from tests.servers import ListSpider, Reply, Server, crawl, urlset
-from tests.test_slots import ADDON, STAND_IN, FloorFromRobots, rerp_settings
-from tests.test_slots import settings as slot_settings
+from tests.support.servers import ListSpider, Reply, Server, crawl, urlset
+from tests.support.slots import ADDON, STAND_IN, FloorFromRobots, rerp_settings
+from tests.support.slots import settings as slot_settings
 
 XML = "application/xml"
 

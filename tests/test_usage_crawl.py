@@ -12,9 +12,9 @@ import scrapy
 from scrapy.crawler import Crawler
 
 from scrapy_rerp.engine import UsageDecision
-from tests.engine.test_usage_vocab import ATTACH_ROBOTS_EXAMPLE
-from tests.servers import ListSpider, Reply, Server, crawl, servers, stopped_by_settings
-from tests.test_middleware import ignored, pages, rerp, stat
+from tests.support.crawls import ignored, pages, rerp, stat
+from tests.support.servers import ListSpider, Reply, Server, crawl, servers, stopped_by_settings
+from tests.support.usage_examples import ATTACH_ROBOTS_EXAMPLE
 
 #: attach-05's example (section 3.4), on one origin: /never/ may not be crawled, /ai-ok/ may be
 #: used for training, everything else not (a crawler that is not ExampleBot).

@@ -22,7 +22,7 @@ from scrapy_rerp.engine import (
     _robots,
     parse,
 )
-from tests.engine.syntaxes import ALL
+from tests.support.syntaxes import ALL
 
 SITE = "https://example.com"
 

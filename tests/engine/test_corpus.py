@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
-from tests.engine.syntaxes import ALL
+from tests.support.syntaxes import ALL
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("SCRAPY_RERP_CORPUS") or REPO.parent / "shared" / "corpus")

@@ -1,5 +1,5 @@
-"""robots_meta_tags: the shared extraction cases (tests/html_meta_cases.py), and what only the
-engine's reader promises: its input bound, types, and no exception on any bytes."""
+"""robots_meta_tags: the shared extraction cases (tests/support/html_meta_cases.py), and what
+only the engine's reader promises: its input bound, types, and no exception on any bytes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from scrapy_rerp.engine import robots_meta_tags
 from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES
-from tests.html_meta_cases import MetaReaderContract, Pairs
+from tests.support.html_meta_cases import MetaReaderContract, Pairs
 
 
 class TestRobotsMetaTags(MetaReaderContract):

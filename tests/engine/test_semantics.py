@@ -22,7 +22,7 @@ from scrapy_rerp.engine import (
     VisitTime,
     parse,
 )
-from tests.engine.syntaxes import ALL, LEGACY, WILDCARDS, per_syntax
+from tests.support.syntaxes import ALL, LEGACY, WILDCARDS, per_syntax
 
 SITE = "https://example.com"
 

@@ -22,7 +22,7 @@ from scrapy_rerp.engine import (
     RobotFileParserLookalike,
     parse,
 )
-from tests.engine.syntaxes import ALL
+from tests.support.syntaxes import ALL
 
 THREADS = 8
 AGENTS = [f"crawler{chr(ord('a') + i // 26)}{chr(ord('a') + i % 26)}" for i in range(40)]

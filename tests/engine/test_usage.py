@@ -25,8 +25,8 @@ from scrapy_rerp.engine import (
     parse,
     usage_category,
 )
-from tests.engine.syntaxes import ALL, LEGACY, WILDCARDS, per_syntax
-from tests.engine.test_usage_vocab import (
+from tests.support.syntaxes import ALL, LEGACY, WILDCARDS, per_syntax
+from tests.support.usage_examples import (
     ATTACH_HEADER_EXAMPLE,
     ATTACH_INTRO_ROBOTS_EXAMPLE,
     ATTACH_ROBOTS_EXAMPLE,

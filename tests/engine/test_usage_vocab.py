@@ -32,6 +32,10 @@ from scrapy_rerp.engine._usage import (
 )
 from scrapy_rerp.engine._usage import read_content_signal as read_signal_notes
 from scrapy_rerp.engine._usage import read_content_usage as read_usage_notes
+from tests.support.usage_examples import (
+    ATTACH_HEADER_EXAMPLE,
+    CONTENTSIGNALS_ORG_EXAMPLE,
+)
 
 
 # The readers' notes are (code, message) pairs; most tests here are about the messages.
@@ -271,33 +275,6 @@ def test_combining_statements_the_most_restrictive_wins(
 
 # -- attach-05: the robots.txt rule (section 3) and the header (section 2) ----------------------
 
-ATTACH_ROBOTS_EXAMPLE = """\
-User-Agent: *
-Allow: /
-Disallow: /never/
-Content-Usage: train-ai=n
-Content-Usage: /ai-ok/ train-ai=y
-
-User-Agent: ExampleBot
-Allow: /
-Content-Usage: train-ai=y
-"""
-
-ATTACH_INTRO_ROBOTS_EXAMPLE = """\
-User-Agent: *
-Allow: /
-Content-Usage: train-ai=n
-"""
-
-ATTACH_HEADER_EXAMPLE = """\
-HTTP/1.1 200 OK
-Date: Wed, 23 Apr 2025 04:48:02 GMT
-Content-Type: text/plain
-Content-Usage: train-ai=n
-
-This is some content.
-"""
-
 
 @pytest.mark.parametrize(
     ("value", "expected"),
@@ -348,12 +325,6 @@ def test_the_header_and_robots_txt_are_two_statements_that_combine() -> None:
 
 
 # -- Content-Signal (contentsignals.org; draft-romm-aipref-contentsignals-00) ------------------
-
-CONTENTSIGNALS_ORG_EXAMPLE = """\
-User-Agent: *
-Content-Signal: ai-train=no, search=yes, ai-input=yes
-Allow: /
-"""
 
 
 def test_contentsignals_org_example() -> None:

@@ -2,7 +2,7 @@
 
 :class:`RedisServer` starts Debian's ``redis-server`` (``.ci/run`` installs it when missing) on
 127.0.0.1, on a free port, with no persistence, and can stop and start it again on the same
-port. :func:`start_worker` runs ``python -m tests.fleet_worker`` (one Scrapy crawl, a
+port. :func:`start_worker` runs ``python -m tests.support.fleet_worker`` (one Scrapy crawl, a
 scrapy-redis worker or a plain one) in its own process.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -87,9 +87,9 @@ class RedisServer:
 
 
 def start_worker(config: dict[str, Any]) -> subprocess.Popen[str]:
-    """One worker process; its last stdout line is a JSON report (see tests/fleet_worker.py)."""
+    """One worker process; its last stdout line is a JSON report (tests/support/fleet_worker.py)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.fleet_worker", json.dumps(config)],
+        [sys.executable, "-m", "tests.support.fleet_worker", json.dumps(config)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""One worker of a fleet test: ``python -m tests.fleet_worker '<json config>'``.
+"""One worker of a fleet test: ``python -m tests.support.fleet_worker '<json config>'``.
 
 Config keys: ``redis`` (URL; without it, the worker keeps robots.txt to itself), ``settings``
 (extra Scrapy settings), ``scrapy_redis`` (true: the scrapy-redis scheduler and dupefilter;

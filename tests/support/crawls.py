@@ -1,0 +1,106 @@
+"""Crawls with scrapy_rerp's middleware, and what to ask of them afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.asyncio import sleep
+from twisted.python.failure import Failure
+
+from tests.support.servers import ListSpider, Server, crawl
+
+SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+RERP_MW = "scrapy_rerp.RobotsTxtMiddleware"
+
+
+def rerp(**settings: Any) -> dict[str, Any]:
+    """Settings for a crawl with scrapy_rerp's middleware in place of Scrapy's."""
+    return {
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {SCRAPY_MW: None, RERP_MW: 100},
+        # A test that wrongly finds an origin unreachable fails in seconds, not minutes.
+        "RERP_UNREACHABLE_MAX_WAIT": 5,
+        **settings,
+    }
+
+
+#: Fast retries and a short hold, for the "unreachable" tests.
+FAST_OUTAGE = {
+    "RERP_RETRY_BACKOFF_BASE": 0.1,
+    "RERP_RETRY_BACKOFF_MAX": 0.2,
+    "RERP_UNREACHABLE_MAX_WAIT": 0.6,
+}
+
+
+def ignored(crawler: Crawler) -> list[str]:
+    spider = crawler.spider
+    assert isinstance(spider, ListSpider)
+    return sorted(f.request.url for f in spider.failures if f.check(IgnoreRequest))
+
+
+def stat(crawler: Crawler, name: str) -> Any:
+    assert crawler.stats is not None
+    return crawler.stats.get_value(name)
+
+
+def pages(server: Server) -> list[str]:
+    return sorted(p for p in server.paths() if p != "/robots.txt")
+
+
+class TimedSpider(ListSpider):
+    """Sends each URL after a pause: ``steps`` is a list of (seconds to wait, URL).
+
+    Each pause starts when the previous request has its outcome (a response, or a failure
+    such as the middleware's IgnoreRequest), so the pauses count from what the middleware
+    did, and not from the start of the crawl: a robots.txt fetch that a loaded machine
+    finishes late moves the steps with it.
+    """
+
+    name = "timed"
+    # Long enough for a retried robots.txt fetch; timed_crawl fails a test on a request
+    # that has no outcome by then.
+    outcome_timeout = 30.0
+
+    def __init__(self, steps: Sequence[tuple[float, str]] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.steps = list(steps)
+        self.without_outcome: list[str] = []
+        self._outcome: asyncio.Future[None] | None = None
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for pause, url in self.steps:
+            if pause:
+                await sleep(pause)
+            self._outcome = asyncio.get_running_loop().create_future()
+            yield scrapy.Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
+            try:
+                await asyncio.wait_for(self._outcome, self.outcome_timeout)
+            except asyncio.TimeoutError:
+                self.without_outcome.append(url)
+                return
+
+    def parse(self, response: scrapy.http.Response) -> None:
+        super().parse(response)
+        self._settle()
+
+    def errback(self, failure: Failure) -> None:
+        super().errback(failure)
+        self._settle()
+
+    def _settle(self) -> None:
+        if self._outcome is not None and not self._outcome.done():
+            self._outcome.set_result(None)
+
+
+async def timed_crawl(settings: dict[str, Any], steps: Sequence[tuple[float, str]]) -> Crawler:
+    """Crawl the *steps* with TimedSpider; every request must have had its outcome."""
+    crawler = await crawl(TimedSpider, settings, steps=steps)
+    spider = crawler.spider
+    assert isinstance(spider, TimedSpider)
+    assert spider.without_outcome == []
+    return crawler

@@ -1,0 +1,94 @@
+"""Crawl-delay floors set by a stand-in for the robots.txt middleware, or by the Addon.
+
+``FloorFromRobots`` is a small downloader middleware that does what the robots.txt middleware
+does for floors: fetch robots.txt once per origin through the engine, hand it to the politeness
+controller (``Politeness.rules_known``, which applies the floor to the slots through
+``SlotFloors``) and only then let the origin's requests through. It drives the real downloader
+and its slots, so tests using it hold for any caller of ``rules_known``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import scrapy
+from scrapy.core.downloader import Slot
+from scrapy.crawler import Crawler
+
+from scrapy_rerp._politeness import Politeness
+from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._throttle import SlotFloors
+from scrapy_rerp._urls import origin_of, robots_url_of
+from scrapy_rerp.engine import parse
+
+FLOOR = 0.4
+# Timer and thread scheduling slack between the downloader's dequeue and the server's clock.
+TOLERANCE = 0.02
+UA = "FloorBot"
+# How a floored DOWNLOAD_SLOTS entry turns jitter off: Scrapy 2.19 has Slot.jitter, older
+# versions the randomize_delay flag.
+NO_JITTER: dict[str, Any] = (
+    {"jitter": 0.0} if hasattr(Slot, "jitter") else {"randomize_delay": False}
+)
+
+
+def rerp_settings(crawler: Crawler) -> RerpSettings:
+    # The test middleware stands in for the robots.txt one, so ROBOTSTXT_OBEY stays off.
+    return RerpSettings.from_settings(crawler.settings, require_obey=False)
+
+
+class FloorFromRobots:
+    """Fetch robots.txt once per origin, set the floor, then release the origin's requests."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = rerp_settings(crawler)
+        self.floors = SlotFloors(crawler)
+        delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        self.politeness = Politeness(settings, delay, self.floors, crawler.stats)
+        self.on_robots: list[Any] = []  # extra callbacks(origin, robots_url, robots)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        crawler.floors = self.floors  # type: ignore[attr-defined]  # for assertions
+        crawler.floor_middleware = self  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FloorFromRobots:
+        return cls(crawler)
+
+    async def process_request(self, request: scrapy.Request) -> None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return
+        origin = origin_of(request.url)
+        task = self._tasks.get(origin)
+        if task is None:
+            task = asyncio.ensure_future(self._fetch(origin, robots_url_of(request.url)))
+            self._tasks[origin] = task
+        await asyncio.shield(task)
+
+    async def _fetch(self, origin: str, robots_url: str) -> None:
+        assert self.crawler.engine is not None
+        response = await self.crawler.engine.download_async(
+            scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000)
+        )
+        robots = parse(response.body if response.status == 200 else b"")
+        self.politeness.rules_known(origin, robots, UA)
+        for callback in self.on_robots:
+            callback(origin, robots_url, robots)
+
+
+MIDDLEWARE = {f"{__name__}.FloorFromRobots": 100}
+
+
+STAND_IN = "stand-in"
+ADDON = "addon"
+
+
+def settings(via: str = STAND_IN, **extra: Any) -> dict[str, Any]:
+    """Crawl settings with floors set by the stand-in middleware above, or by scrapy_rerp's
+    robots.txt middleware turned on the documented way, with the Addon."""
+    if via == ADDON:
+        base: dict[str, Any] = {"ADDONS": {"scrapy_rerp.Addon": 100}}
+    else:
+        base = {"DOWNLOADER_MIDDLEWARES": MIDDLEWARE, "ROBOTSTXT_OBEY": False}
+    return {**base, "USER_AGENT": UA, "LOG_LEVEL": "INFO", **extra}
