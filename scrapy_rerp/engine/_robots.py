@@ -15,7 +15,6 @@ from ._directives import (
     CONTENT_SIGNAL,
     DIRECTIVES,
     FILE,
-    FILE_KINDS,
     GROUP,
     KIND_OF_NAME,
     USAGE_KINDS,
@@ -28,8 +27,6 @@ from ._groups import (
     StoredGroup,
     build_legacy,
     build_rfc,
-    line_fields,
-    plain_prefixes,
 )
 from ._lines import ParseWarning
 from ._match import (
@@ -49,6 +46,8 @@ from ._patterns import (
     pattern_matches,
     unquote_path,
 )
+from ._pickling import PICKLE_FORMAT, parts_from_state, pickled_state
+from ._render import render_extra, render_rerp, render_rfc, render_urllib
 from ._shared import SharedTable, clear_shared_tables, str_bytes
 from ._usage import UNKNOWN, UsageDecision, combined, preference, usage_category
 
@@ -64,10 +63,6 @@ _MEMO_SIZE = 64
 _NO_INDEX: dict[str, tuple[int, ...]] = {}  # the index of a file naming no crawler
 _ALLOW_EVERYTHING = Rules(())  # what applies when no group does (RFC 9309)
 
-# What a pickled RobotsTxt starts with: its format and the format's version (``__reduce__``).
-# 2: per-group values as the text written back (read again on unpickling) and their line.
-# 3: file-wide values by directive name; warnings with their code.
-PICKLE_FORMAT = ("scrapy_rerp.RobotsTxt", 3)
 _KIND_OF_NAME = KIND_OF_NAME
 
 
@@ -206,28 +201,7 @@ class RobotsTxt:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as PICKLE_FORMAT and the parsed content in plain, documented terms (README,
         "Pickles"), not the stored layout: a later version reads it or says it cannot."""
-        groups = tuple(
-            (
-                group.agents,
-                group.rules(),
-                tuple(
-                    (
-                        e.agents_before,
-                        DIRECTIVES[e.kind].name,
-                        _render_value(e.kind, e.value),
-                        e.line,
-                    )
-                    for e in group.extras
-                ),
-                group.first_line,
-            )
-            for group in self._groups
-        )
-        file_values = tuple(
-            (DIRECTIVES[kind].name, values) for kind, values in self._file_values.items()
-        )
-        warnings = tuple(tuple(warning) for warning in self._warnings)
-        state = (self._syntax, groups, file_values, warnings)
+        state = pickled_state(self._syntax, self._groups, self._file_values, self._warnings)
         return (_unpickle, (PICKLE_FORMAT, state))
 
     @staticmethod
@@ -591,61 +565,11 @@ class RobotsTxt:
 
     def __str__(self) -> str:
         if self._syntax != RFC9309:
-            return self._render_rerp()
-        blocks = []
-        for group in self._groups:
-            named = len(group.agents)
-            lines = []
-            for count, agent in enumerate(group.agents, 1):
-                lines.append(f"User-agent: {agent}")
-                if count < named:  # values for the agents named so far only, kept in place
-                    lines += [_render_extra(e.kind, e.value) for e in group.extras_of_first(count)]
-            lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
-            lines += [
-                _render_extra(e.kind, e.value) for e in group.extras if e.agents_before >= named
-            ]
-            blocks.append("\n".join(lines) + "\n")
-        tail = [
-            f"{DIRECTIVES[kind].name}: {value}"
-            for kind in FILE_KINDS
-            for value in self.file_values(DIRECTIVES[kind].name)
-        ]
-        if tail:
-            blocks.append("\n".join(tail) + "\n")
-        return "\n".join(blocks)
-
-    def _render_rerp(self) -> str:
-        text = f"Sitemaps: {list(self.sitemaps)}\n\n" if self.sitemaps else ""
-        records = []
-        for group in self._groups:
-            delay = group.last_extra(L.CRAWL_DELAY)
-            if not group.patterns and delay is None:
-                continue  # a record with neither rules nor Crawl-delay (rerp drops those)
-            record = "".join(f"User-agent: {name}\n" for name in group.agents)
-            if delay:
-                record += f"Crawl-delay: {delay}\n"
-            record += "".join(f"{'Allow' if a else 'Disallow'}: {p}\n" for a, p, _ in group.rules())
-            records.append(record)
-        return text + "\n".join(records)
+            return render_rerp(self._groups, self.sitemaps)
+        return render_rfc(self._groups, self.file_values)
 
     def _render_urllib(self) -> str:
-        """The records as :class:`urllib.robotparser.RobotFileParser` writes its entries: the
-        ``*`` record last, whole numbers without a fraction, no newline at the end."""
-        entries = []
-        for group in self._groups:
-            delay = group.last_extra(L.CRAWL_DELAY)
-            rate = group.last_extra(L.REQUEST_RATE)
-            if not group.patterns and delay is None and rate is None:
-                continue  # the standard library keeps an entry only once it has a rule line
-            lines = [f"User-agent: {name}" for name in group.agents]
-            if delay is not None:
-                lines.append(f"Crawl-delay: {delay:g}")
-            if rate is not None:
-                lines.append(f"Request-rate: {rate.requests}/{rate.seconds:g}")
-            # An empty Disallow allows everything: the standard library writes it as "Allow: ".
-            lines += [f"{'Allow' if a or not p else 'Disallow'}: {p}" for a, p, _ in group.rules()]
-            entries.append("\n".join(lines))
-        return "\n\n".join(entries)
+        return render_urllib(self._groups)
 
     def __repr__(self) -> str:
         return (
@@ -716,21 +640,12 @@ def _usage_decision(statements: list[Extra], category: str) -> UsageDecision:
     decisions = []
     for extra in statements:
         outcome = preference(dict(extra.value.preferences), category)
-        line_text = _render_extra(extra.kind, extra.value)
+        line_text = render_extra(extra.kind, extra.value)
         decisions.append(UsageDecision(outcome, extra.line, line_text, f"{category} {outcome}"))
     decision = combined(decisions)
     if decision is None or decision.preference == UNKNOWN:
         return UsageDecision(UNKNOWN, None, None, f"no statement that applies names {category}")
     return decision
-
-
-def _render_value(kind: int, value: Any) -> str:
-    render = DIRECTIVES[kind].render_value or str
-    return render(value)
-
-
-def _render_extra(kind: int, value: Any) -> str:
-    return f"{DIRECTIVES[kind].name}: {_render_value(kind, value)}"
 
 
 def _coerce(url: object, user_agent: object) -> tuple[str, str]:
@@ -766,49 +681,6 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     return RobotsTxt._from_parts(syntax, groups, file_wide.stored(), tuple(warnings))
 
 
-def _read_value(kind: int, text: str) -> Any:
-    parse_value = DIRECTIVES[kind].parse_value
-    return text if parse_value is None else parse_value(text)
-
-
 def _unpickle(pickle_format: object, state: Any) -> RobotsTxt:
-    """A RobotsTxt from what ``RobotsTxt.__reduce__`` gave, if it is in PICKLE_FORMAT."""
-    if pickle_format != PICKLE_FORMAT:
-        raise pickle.UnpicklingError(
-            f"not a RobotsTxt pickle this version of scrapy_rerp reads: format {pickle_format!r}"
-            f", expected {PICKLE_FORMAT!r}; parse the robots.txt again"
-        )
-    syntax, groups, file_values, warnings = state
-    syntax = check_syntax(syntax)
-    return RobotsTxt._from_parts(
-        syntax,
-        tuple(_stored_group(syntax, *group) for group in groups),
-        {_KIND_OF_NAME[name]: tuple(values) for name, values in file_values},
-        tuple(ParseWarning(*warning) for warning in warnings),
-    )
-
-
-def _stored_group(
-    syntax: int,
-    agents: tuple[str, ...],
-    rules: tuple[tuple[bool, str, int], ...],
-    extras: tuple[tuple[int, str, str, int], ...],
-    first_line: int,
-) -> StoredGroup:
-    """A group from its pickled form (``RobotsTxt.__reduce__``)."""
-    patterns = tuple(pattern for _, pattern, _ in rules)
-    bits = bytes(1 if is_allow else 0 for is_allow, _, _ in rules)
-    allow_bits = bits if 1 in bits else None
-    plain = syntax == RFC9309 and plain_prefixes(allow_bits, "".join(patterns), patterns)
-    return StoredGroup(
-        STAR if tuple(agents) == STAR else tuple(agents),
-        patterns,
-        allow_bits,
-        *line_fields([line for _, _, line in rules]),
-        tuple(
-            Extra(before, _KIND_OF_NAME[name], _read_value(_KIND_OF_NAME[name], text), line)
-            for before, name, text, line in extras
-        ),
-        first_line,
-        plain,
-    )
+    """A RobotsTxt from what ``RobotsTxt.__reduce__`` gave (pickles name this function)."""
+    return RobotsTxt._from_parts(*parts_from_state(pickle_format, state))
