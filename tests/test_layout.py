@@ -50,6 +50,7 @@ LAYERS: dict[str, set[str]] = {
         "_resume",
         "_sitemaps",
         "_usage_policy",
+        "_head_meta",
         "middleware",
         "_rules_applied",
         "demo",

@@ -13,6 +13,8 @@ from tests.support.html_meta_cases import MetaReaderContract, Pairs
 
 
 class TestRobotsMetaTags(MetaReaderContract):
+    reader = "engine"
+
     def read(self, html: bytes | str, encoding: str | None) -> Pairs:
         return robots_meta_tags(html, encoding)
 

@@ -1,0 +1,141 @@
+"""The ``<meta name=... content=...>`` tags of a page's head, read with Scrapy's selectors.
+
+The crawl's reader of robots meta tags (the engine's ``robots_meta_tags`` is the one the command
+line uses, with ``html.parser``). It parses the head only, and only when it can matter:
+
+* the head is cut from the page's first ``MAX_HTML_BYTES`` (the engine's bound) at the first
+  ``<body`` that is markup (not inside a comment, ``<script>``, ``<style>`` or ``<title>``).
+  ``</head>`` does not end it: HTML puts a ``<meta>`` found between ``</head>`` and ``<body>``
+  back in the head;
+* a head without ``<meta`` is not parsed, and neither is one that does not mention any of the
+  names asked for (``robots`` and the crawler's product tokens: the only tags
+  ``page_directives`` reads);
+* what is left is parsed by lxml through a :class:`scrapy.Selector`, and the tags are those of
+  the ``<head>`` element (outside ``<template>``) and those lxml keeps between the head and the
+  body. lxml ends the head where the HTML parsing algorithm does: at a start tag the head cannot
+  hold, or at text.
+
+Bytes are decoded as the engine's reader decodes them (a BOM, else the encoding given, else a
+``<meta charset>`` among the first 1024 bytes, else UTF-8; undecodable bytes become U+FFFD).
+Where the two readers differ, ``tests/support/html_meta_cases.py`` says so and why. Nothing here
+raises on content.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from lxml import etree
+from scrapy.selector import Selector
+
+from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES, _encoding_of
+
+__all__ = ["head_meta_tags", "head_of"]
+
+# The tags whose contents are not markup, so that a "<body" inside them does not end the head,
+# and the first <body tag; each closer is looked for once, which keeps the scan linear.
+_OPENERS_TEXT = re.compile(r"<(?:!--|script\b|style\b|title\b|body[\s/>])", re.IGNORECASE)
+_OPENERS_BYTES = re.compile(rb"<(?:!--|script\b|style\b|title\b|body[\s/>])", re.IGNORECASE)
+_CLOSERS_TEXT = {
+    "<!--": re.compile("-->"),
+    "<script": re.compile(r"</script", re.IGNORECASE),
+    "<style": re.compile(r"</style", re.IGNORECASE),
+    "<title": re.compile(r"</title", re.IGNORECASE),
+}
+_CLOSERS_BYTES = {
+    opener.encode(): re.compile(closer.pattern.encode(), closer.flags & re.IGNORECASE)
+    for opener, closer in _CLOSERS_TEXT.items()
+}
+_META_TEXT = re.compile(r"<meta", re.IGNORECASE)
+_META_BYTES = re.compile(rb"<meta", re.IGNORECASE)
+# The head's meta tags: those of <head> (not a template's content), and those lxml leaves
+# between </head> and <body> as children of <html>.
+_HEAD_META = "/html/head//meta[@name][not(ancestor::template)] | /html/meta[@name]"
+_SPACE = " \t\n\r\f"
+
+
+def _head_end(data: str | bytes) -> int:
+    """Where *data*'s head ends: its first ``<body`` tag outside comments, scripts, styles and
+    titles, or its end."""
+    if isinstance(data, str):
+        openers, closers = _OPENERS_TEXT, _CLOSERS_TEXT
+    else:
+        openers, closers = _OPENERS_BYTES, _CLOSERS_BYTES  # type: ignore[assignment]
+    position = 0
+    while True:
+        found = openers.search(data, position)  # type: ignore[call-overload]
+        if found is None:
+            return len(data)
+        opener = found.group().lower()
+        closer = next((c for o, c in closers.items() if opener.startswith(o)), None)
+        if closer is None:  # <body
+            return found.start()
+        end = closer.search(data, found.end())
+        if end is None:  # never closed: the rest is inside it
+            return len(data)
+        position = end.end()
+
+
+@lru_cache(maxsize=64)
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether markup keeps its ASCII bytes in *encoding* (not so in UTF-16 or UTF-32)."""
+    try:
+        return "<body".encode(encoding) == b"<body"
+    except (LookupError, UnicodeError):
+        return False
+
+
+@lru_cache(maxsize=64)
+def _mention(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, names)), re.IGNORECASE)
+
+
+def head_of(html: bytes | str, encoding: str | None = None) -> str | None:
+    """The text of *html*'s head (up to its first ``<body``), or None when it holds no
+    ``<meta``."""
+    if isinstance(html, str):
+        text = html[:MAX_HTML_BYTES].removeprefix("\ufeff")
+        head = text[: _head_end(text)]
+        return head if _META_TEXT.search(head) else None
+    raw = bytes(html[:MAX_HTML_BYTES])
+    codec = _encoding_of(raw, encoding)
+    if _ascii_compatible(codec):
+        raw = raw[: _head_end(raw)]
+        if _META_BYTES.search(raw) is None:
+            return None
+        head = raw.decode(codec, "replace").removeprefix("\ufeff")
+    else:
+        text = raw.decode(codec, "replace").removeprefix("\ufeff")
+        head = text[: _head_end(text)]
+    return head if _META_TEXT.search(head) else None
+
+
+def head_meta_tags(
+    html: bytes | str, encoding: str | None = None, mentioning: Iterable[str] = ()
+) -> list[tuple[str, str]]:
+    """The ``(name, content)`` pairs of the ``<meta>`` tags in *html*'s head, in page order:
+    names lower-cased and stripped, contents as written (character references decoded), tags
+    without a name or a content left out, as ``robots_meta_tags`` gives them.
+
+    With *mentioning* (names, e.g. ``robots`` and the crawler's product tokens), a head in which
+    none of them appears, in any case, is not parsed: its answer is ``[]``.
+    """
+    head = head_of(html, encoding)
+    if head is None:
+        return []
+    names = tuple(name for name in mentioning if name)
+    if names and _mention(names).search(head) is None:
+        return []
+    try:
+        tags = Selector(text=head, type="html").xpath(_HEAD_META)
+    except (ValueError, etree.LxmlError):
+        return []
+    found = []
+    for tag in tags:
+        name = tag.attrib.get("name")
+        content = tag.attrib.get("content")
+        if name and content is not None:
+            found.append((name.strip(_SPACE).lower(), content))
+    return found
