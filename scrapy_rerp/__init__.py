@@ -1,7 +1,8 @@
 """scrapy_rerp: a fast, standards-correct robots.txt engine, and its Scrapy integration.
 
 ``import scrapy_rerp`` loads only the engine (standard library only). The Scrapy-facing names,
-``RerpRobotParser``, ``RobotsTxtMiddleware`` and ``Addon``, are imported on first access.
+``RerpRobotParser``, ``RobotsTxtMiddleware``, ``PageDirectivesMiddleware`` and ``Addon``, are
+imported on first access.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .engine import (
 )
 
 if TYPE_CHECKING:
+    from ._page_policy import PageDirectivesMiddleware
     from .addon import Addon
     from .middleware import RobotsTxtMiddleware
     from .robotparser import RerpRobotParser
@@ -54,6 +56,7 @@ __all__ = [
     "Addon",
     "Decision",
     "PageDirectives",
+    "PageDirectivesMiddleware",
     "PageRule",
     "PageStatement",
     "PageUsageDecision",
@@ -78,6 +81,7 @@ __all__ = [
 _LAZY = {
     "RerpRobotParser": "scrapy_rerp.robotparser",
     "RobotsTxtMiddleware": "scrapy_rerp.middleware",
+    "PageDirectivesMiddleware": "scrapy_rerp._page_policy",
     "Addon": "scrapy_rerp.addon",
 }
 

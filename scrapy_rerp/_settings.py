@@ -141,6 +141,10 @@ class RerpSettings:
     usage: tuple[str, ...] = ()  # RERP_USAGE: the crawl's purposes (usage categories)
     usage_deny_unknown: bool = False  # RERP_USAGE_DEFAULT = "deny"
     usage_drop: bool = True  # RERP_USAGE_DROP: False marks response.meta only
+    page_header: bool = True  # RERP_PAGE_HEADER: X-Robots-Tag and Robots-Tag read
+    page_meta: bool = True  # RERP_PAGE_META: robots meta tags of HTML heads read
+    page_nofollow: bool = True  # RERP_PAGE_NOFOLLOW: requests from nofollow pages dropped
+    page_strict_nofollow: bool = False  # RERP_PAGE_STRICT_NOFOLLOW: rel="nofollow" links too
     # RERP_ROBOTSTXT_META: added to the meta of every robots.txt request
     robotstxt_meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -222,6 +226,10 @@ class RerpSettings:
             usage=r.usage_categories("RERP_USAGE"),
             usage_deny_unknown=r.choice("RERP_USAGE_DEFAULT", ("allow", "deny"), "allow") == "deny",
             usage_drop=r.boolean("RERP_USAGE_DROP", True),
+            page_header=r.boolean("RERP_PAGE_HEADER", True),
+            page_meta=r.boolean("RERP_PAGE_META", True),
+            page_nofollow=r.boolean("RERP_PAGE_NOFOLLOW", True),
+            page_strict_nofollow=r.boolean("RERP_PAGE_STRICT_NOFOLLOW", False),
             robotstxt_meta=r.request_meta("RERP_ROBOTSTXT_META", ROBOTSTXT_REQUEST_META_KEYS),
         )
         if require_obey and not result.obey:

@@ -8,6 +8,7 @@ The equivalent manual settings::
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rerp.RobotsTxtMiddleware": 100,
     }
+    SPIDER_MIDDLEWARES = {"scrapy_rerp.PageDirectivesMiddleware": 950}
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ if TYPE_CHECKING:
 __all__ = ["Addon"]
 
 _SETTING = "DOWNLOADER_MIDDLEWARES"
+_SPIDER_SETTING = "SPIDER_MIDDLEWARES"
 _PARSER = "scrapy_rerp.RerpRobotParser"
 
 
 class Addon:
-    """Turns robots.txt on, with scrapy_rerp's middleware in place of Scrapy's."""
+    """Turns robots.txt on, with scrapy_rerp's middleware in place of Scrapy's, and a page's own
+    robots directives (X-Robots-Tag, robots meta tags) with ``PageDirectivesMiddleware``."""
 
     def __init__(self) -> None:
         self._in_crawler = False
@@ -64,6 +67,13 @@ class Addon:
         # setdefault: if the project already lists ours (under any import path), keep it.
         settings.setdefault_in_component_priority_dict(_SETTING, RobotsTxtMiddleware, priority)
         settings.set_in_component_priority_dict(_SETTING, ScrapyRobotsTxtMiddleware, None)
+
+        from scrapy_rerp._page_policy import PAGE_MIDDLEWARE_PRIORITY, PageDirectivesMiddleware
+
+        # setdefault again: a project listing it keeps its priority, or None to turn it off.
+        settings.setdefault_in_component_priority_dict(
+            _SPIDER_SETTING, PageDirectivesMiddleware, PAGE_MIDDLEWARE_PRIORITY
+        )
 
 
 def _scrapy_key(settings: BaseSettings) -> object:

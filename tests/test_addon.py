@@ -14,16 +14,16 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as Scrapy
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp import Addon, RobotsTxtMiddleware
+from scrapy_rerp import Addon, PageDirectivesMiddleware, RobotsTxtMiddleware
 from scrapy_rerp._settings import RerpSettingsError
 from tests.support.servers import Server, crawl, stopped_by_settings
 
 ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
 
 
-def middlewares(crawler: Crawler) -> dict[type, Any]:
-    """The enabled downloader middlewares as the crawler resolved them: class -> priority."""
-    merged = crawler.settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+def middlewares(crawler: Crawler, setting: str = "DOWNLOADER_MIDDLEWARES") -> dict[type, Any]:
+    """The middlewares as the crawler resolved them: class -> priority."""
+    merged = crawler.settings.get_component_priority_dict_with_base(setting)
     resolved: dict[type, Any] = {}
     for key, priority in merged.items():
         cls = load_object(key)
@@ -35,6 +35,11 @@ def middlewares(crawler: Crawler) -> dict[type, Any]:
 def active(crawler: Crawler) -> list[type]:
     assert crawler.engine is not None
     return [type(mw) for mw in crawler.engine.downloader.middleware.middlewares]
+
+
+def active_spider_middlewares(crawler: Crawler) -> list[type]:
+    assert crawler.engine is not None
+    return [type(mw) for mw in crawler.engine.scraper.spidermw.middlewares]
 
 
 @pytest_twisted.ensureDeferred
@@ -53,6 +58,11 @@ async def test_addon_alone_turns_everything_on(server: Server) -> None:
     assert crawler.get_downloader_middleware(RobotsTxtMiddleware) is not None
     assert crawler.stats is not None
     assert crawler.stats.get_value("robotstxt/forbidden") == 1
+    # Page directives too, close to the spider.
+    assert middlewares(crawler, "SPIDER_MIDDLEWARES")[PageDirectivesMiddleware] == 950
+    assert active_spider_middlewares(crawler).count(PageDirectivesMiddleware) == 1
+    assert crawler.get_spider_middleware(PageDirectivesMiddleware) is not None
+    assert crawler.stats.get_value("robotstxt/page/responses") == 1
 
 
 def test_settings_at_addon_priority() -> None:
@@ -64,6 +74,12 @@ def test_settings_at_addon_priority() -> None:
     merged = settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
     resolved = {load_object(k): v for k, v in merged.items()}
     assert ScrapyMiddleware not in resolved and resolved[RobotsTxtMiddleware] == 100
+    spider_side = settings.get_component_priority_dict_with_base("SPIDER_MIDDLEWARES")
+    resolved = {load_object(k): v for k, v in spider_side.items()}
+    assert resolved[PageDirectivesMiddleware] == 950
+    # Between Scrapy's DepthMiddleware and MetaCopyDetectionMiddleware.
+    priorities = {cls.__name__: v for cls, v in resolved.items()}
+    assert priorities["DepthMiddleware"] < 950 < priorities["MetaCopyDetectionMiddleware"]
 
 
 def test_applied_twice_no_duplicates() -> None:
@@ -72,6 +88,19 @@ def test_applied_twice_no_duplicates() -> None:
     Addon().update_settings(settings)
     keys = [load_object(k) for k in settings.getdict("DOWNLOADER_MIDDLEWARES")]
     assert keys.count(RobotsTxtMiddleware) == 1 and keys.count(ScrapyMiddleware) == 1
+    keys = [load_object(k) for k in settings.getdict("SPIDER_MIDDLEWARES")]
+    assert keys.count(PageDirectivesMiddleware) == 1
+
+
+@pytest.mark.parametrize("priority", [None, 600])
+def test_a_project_listing_of_the_page_middleware_is_kept(priority: int | None) -> None:
+    for key in (
+        "scrapy_rerp.PageDirectivesMiddleware",
+        "scrapy_rerp._page_policy.PageDirectivesMiddleware",
+    ):
+        settings = Settings({"SPIDER_MIDDLEWARES": {key: priority}})
+        Addon().update_settings(settings)
+        assert settings.getdict("SPIDER_MIDDLEWARES") == {key: priority}
 
 
 @pytest_twisted.ensureDeferred

@@ -51,6 +51,7 @@ LAYERS: dict[str, set[str]] = {
         "_sitemaps",
         "_usage_policy",
         "_head_meta",
+        "_page_policy",
         "middleware",
         "_rules_applied",
         "demo",

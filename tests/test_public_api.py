@@ -22,6 +22,7 @@ PUBLIC = [
     "Addon",
     "Decision",
     "PageDirectives",
+    "PageDirectivesMiddleware",
     "PageRule",
     "PageStatement",
     "PageUsageDecision",
@@ -176,13 +177,16 @@ def test_engine_does_not_import_scrapy_or_twisted() -> None:
     assert run_fresh(code) == {"scrapy": False, "twisted": False}
 
 
-def test_scrapy_names_import_scrapy_on_access() -> None:
+@pytest.mark.parametrize(
+    "name", ["RerpRobotParser", "RobotsTxtMiddleware", "PageDirectivesMiddleware", "Addon"]
+)
+def test_scrapy_names_import_scrapy_on_access(name: str) -> None:
     code = CHECK_MODULES + (
         "import scrapy_rerp\n"
         "before = loaded()\n"
-        "cls = scrapy_rerp.RerpRobotParser\n"
+        f"cls = scrapy_rerp.{name}\n"
         "after = loaded()\n"
-        "assert cls.__name__ == 'RerpRobotParser'\n"
+        f"assert cls.__name__ == {name!r}\n"
         "print(json.dumps({'before': before['scrapy'], 'after': after['scrapy']}))\n"
     )
     assert run_fresh(code) == {"before": False, "after": True}

@@ -205,6 +205,10 @@ KNOWN = {
     "RERP_CRAWL_DELAY",
     "RERP_MAX_CRAWL_DELAY",
     "RERP_SITEMAP_DISCOVERY",
+    "RERP_PAGE_HEADER",
+    "RERP_PAGE_META",
+    "RERP_PAGE_NOFOLLOW",
+    "RERP_PAGE_STRICT_NOFOLLOW",
 }
 
 
@@ -292,3 +296,41 @@ def test_bad_usage_settings_name_the_setting(name: str, value: Any) -> None:
         RerpSettings.from_settings({"ROBOTSTXT_OBEY": True, name: value})
     assert error.value.setting == name
     assert repr(value) in str(error.value)
+
+
+def test_page_directive_settings() -> None:
+    default = RerpSettings.from_settings({"ROBOTSTXT_OBEY": True})
+    assert (
+        default.page_header,
+        default.page_meta,
+        default.page_nofollow,
+        default.page_strict_nofollow,
+    ) == (True, True, True, False)
+    given = RerpSettings.from_settings(
+        Settings(
+            {
+                "ROBOTSTXT_OBEY": True,
+                "RERP_PAGE_HEADER": "False",
+                "RERP_PAGE_META": 0,
+                "RERP_PAGE_NOFOLLOW": "false",
+                "RERP_PAGE_STRICT_NOFOLLOW": "1",
+            }
+        )
+    )
+    assert (
+        given.page_header,
+        given.page_meta,
+        given.page_nofollow,
+        given.page_strict_nofollow,
+    ) == (False, False, False, True)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["RERP_PAGE_HEADER", "RERP_PAGE_META", "RERP_PAGE_NOFOLLOW", "RERP_PAGE_STRICT_NOFOLLOW"],
+)
+@pytest.mark.parametrize("value", ["yes", 2, 0.5, [True]])
+def test_bad_page_settings_name_the_setting(name: str, value: Any) -> None:
+    with pytest.raises(RerpSettingsError, match=f"^{name} = .* expected a boolean") as error:
+        RerpSettings.from_settings({"ROBOTSTXT_OBEY": True, name: value})
+    assert error.value.setting == name

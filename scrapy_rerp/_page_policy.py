@@ -1,0 +1,313 @@
+"""``PageDirectivesMiddleware``: a page's own robots directives applied in a crawl.
+
+A spider middleware (``scrapy_rerp.Addon`` enables it at ``PAGE_MIDDLEWARE_PRIORITY``). For
+each response that reaches the spider (docs/page-directives.rst, "In a crawl"):
+
+* the ``X-Robots-Tag`` and ``Robots-Tag`` headers (``RERP_PAGE_HEADER``) and, for an HTML
+  response, the robots meta tags of its head (``RERP_PAGE_META``, read by
+  :mod:`scrapy_rerp._head_meta`) are combined by the engine for the crawler's user agent, the
+  one robots.txt is matched against; the result is in ``response.meta["rerp_page"]`` before
+  the callback runs;
+* requests the callback yields from a ``nofollow`` (or ``none``) page are dropped
+  (``RERP_PAGE_NOFOLLOW``); with ``RERP_PAGE_STRICT_NOFOLLOW``, so are those whose URL the page
+  links to only with ``rel="nofollow"``;
+* items yielded from a page that forbids one of the ``RERP_USAGE`` purposes (``noindex`` for
+  search, ``noai`` for train-ai, ``noimageai`` for the images of train-ai, ...) are dropped, or,
+  with ``RERP_USAGE_DROP = False``, kept and marked.
+
+Requests with ``dont_obey_robotstxt`` in their meta, and responses of schemes without
+robots.txt, are left alone, as the downloader middleware leaves them. Every decision is
+counted under ``robotstxt/page/``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag
+
+from itemadapter import ItemAdapter, is_item
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Request, Response
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.python import to_unicode
+from w3lib.encoding import http_content_type_encoding
+
+from scrapy_rerp._head_meta import head_meta_tags
+from scrapy_rerp._settings import settings_for
+from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
+from scrapy_rerp.engine._agents import caller_tokens
+
+if TYPE_CHECKING:
+    # typing.Self requires Python 3.11
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+    from typing_extensions import Self
+
+    from scrapy_rerp._settings import RerpSettings
+
+__all__ = [
+    "ITEM_KEY",
+    "PAGE_META",
+    "PAGE_MIDDLEWARE_PRIORITY",
+    "PAGE_USAGE_META",
+    "PageDirectivesMiddleware",
+]
+
+logger = logging.getLogger("scrapy_rerp.page")
+
+#: ``response.meta`` key: the page's directives for the crawler (a ``PageDirectives``; each of
+#: its ``statements`` says which header or meta tag stated it).
+PAGE_META = "rerp_page"
+#: ``response.meta`` key, with ``RERP_USAGE``: purpose -> ``PageUsageDecision`` for the page's
+#: content (an image response's decisions are those for images).
+PAGE_USAGE_META = "rerp_page_usage"
+#: The key a marked item gets (``RERP_USAGE_DROP = False``): purpose -> ``{"source",
+#: "statement", "reason"}`` for each purpose the page forbids for it; plain strings, so that
+#: feed exports write it as it is.
+ITEM_KEY = "rerp_page_usage"
+#: The spider middleware's place: close to the spider (higher runs first on its output), after
+#: Scrapy's DepthMiddleware (900) on the way in, before MetaCopyDetectionMiddleware (1000).
+PAGE_MIDDLEWARE_PRIORITY = 950
+
+#: URL schemes with a robots.txt, as the downloader middleware obeys them.
+_OBEYED_SCHEMES = ("http:", "https:", "ftp:")
+_NOFOLLOW_WORD = re.compile(rb"nofollow", re.IGNORECASE)
+
+
+@dataclass
+class _Page:
+    """What one response's directives mean for what its callback yields."""
+
+    url: str
+    directives: PageDirectives
+    #: The statement that says nofollow, when the page's requests are dropped.
+    nofollow: PageStatement | None
+    #: image item? -> the purposes the page forbids for it, each with its decision.
+    refused: Mapping[bool, list[tuple[str, PageUsageDecision]]]
+    image_response: bool
+    #: URLs the page links to only with rel="nofollow" (strict mode), read on first use.
+    rel_nofollow_only: frozenset[str] | None = field(default=None)
+
+
+class PageDirectivesMiddleware(BaseSpiderMiddleware):
+    """Obey a page's X-Robots-Tag, Robots-Tag and robots meta tags in a crawl.
+
+    Settings are in docs/settings.rst, stats in docs/stats.rst, what it does in
+    docs/page-directives.rst ("In a crawl").
+    """
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+        super().__init__(crawler)
+        self.settings = settings
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.purposes = settings.usage
+        self.drop = settings.usage_drop
+        self._images_fields = (
+            crawler.settings.get("IMAGES_URLS_FIELD") or "image_urls",
+            crawler.settings.get("IMAGES_RESULT_FIELD") or "images",
+        )
+        self._links = LinkExtractor(deny_extensions=[], unique=False)
+        self._pages: weakref.WeakKeyDictionary[Response, _Page] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = settings_for(crawler)
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens.
+            raise NotConfigured
+        if not settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        if not (settings.page_header or settings.page_meta or settings.page_strict_nofollow):
+            raise NotConfigured("RERP_PAGE_HEADER and RERP_PAGE_META are off")
+        return cls(crawler, settings)
+
+    # -- the spider middleware API -----------------------------------------------------------
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        """Read the page's directives before its callback runs."""
+        request = response.request
+        if (
+            request is None
+            or request.meta.get("dont_obey_robotstxt")
+            or not response.url.startswith(_OBEYED_SCHEMES)
+        ):
+            return
+        self._pages[response] = self._read(response, request)
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
+        page = self._pages.get(response) if response is not None else None
+        if page is None or request.meta.get("dont_obey_robotstxt"):
+            return request
+        if page.nofollow is not None:
+            self._count("nofollow_dropped")
+            self._log_dropped(request, page, f"nofollow ({_said(page.nofollow)})")
+            return None
+        if self.settings.page_strict_nofollow and response is not None:
+            if page.rel_nofollow_only is None:
+                page.rel_nofollow_only = self._rel_nofollow_only(response)
+            if _without_fragment(request.url) in page.rel_nofollow_only:
+                self._count("rel_nofollow_dropped")
+                self._log_dropped(request, page, 'linked with rel="nofollow" only')
+                return None
+        return request
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        page = self._pages.get(response) if response is not None else None
+        if page is None or not self.purposes:
+            return item
+        refused = page.refused[page.image_response or self._is_image_item(item)]
+        if not refused:
+            return item
+        purpose, decision = refused[0]
+        assert decision.statement is not None  # a forbidden purpose has its statement
+        rule = decision.statement.rule.name
+        if self.drop:
+            self._count(f"items_dropped/{rule}")
+            logger.debug(
+                "Dropped an item from %(page)s: %(reason)s",
+                {"page": page.url, "reason": decision.reason},
+                extra={"spider": self.crawler.spider},
+            )
+            return None
+        self._count(f"items_marked/{rule}")
+        _mark(item, refused)
+        return item
+
+    # -- reading a page ----------------------------------------------------------------------
+    def _read(self, response: Response, request: Request) -> _Page:
+        user_agent = self._user_agent_for(request)
+        headers: list[tuple[bytes, bytes]] = []
+        if self.settings.page_header:
+            for name in (b"X-Robots-Tag", b"Robots-Tag"):
+                headers += [(name, value) for value in response.headers.getlist(name)]
+        meta: list[tuple[str, str]] = []
+        if self.settings.page_meta and isinstance(response, HtmlResponse):
+            meta = self._meta_tags(response, user_agent)
+        directives = page_directives(headers, meta, user_agent)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        image_response = _content_type(response).startswith("image/")
+        refused: dict[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
+        decisions: dict[str, PageUsageDecision] = {}
+        for purpose in self.purposes:
+            for image in (False, True):
+                decision = directives.usage(purpose, image=image, now=now)
+                if not decision.allowed:
+                    refused[image].append((purpose, decision))
+                if image == image_response:
+                    decisions[purpose] = decision
+        response.meta[PAGE_META] = directives
+        if self.purposes:
+            response.meta[PAGE_USAGE_META] = decisions
+        self._count_page(response, directives, headers, meta, now)
+        nofollow = None
+        if self.settings.page_nofollow and directives.nofollow:
+            nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
+        return _Page(response.url, directives, nofollow, refused, image_response)
+
+    def _meta_tags(self, response: HtmlResponse, user_agent: str) -> list[tuple[str, str]]:
+        """The head's meta tags, when it names robots or the crawler (the only ones read)."""
+        content_type = response.headers.get(b"Content-Type")
+        encoding = http_content_type_encoding(to_unicode(content_type)) if content_type else None
+        names = ("robots", *caller_tokens(user_agent))
+        return head_meta_tags(response.body, encoding, mentioning=names)
+
+    def _user_agent_for(self, request: Request) -> str:
+        """The user agent robots.txt is matched against (``RobotsTxtMiddleware.user_agent_for``)."""
+        if self.settings.user_agent:
+            return self.settings.user_agent
+        header = request.headers.get(b"User-Agent")
+        if header:
+            return to_unicode(header, errors="replace")
+        return self.settings.default_user_agent
+
+    def _rel_nofollow_only(self, response: Response) -> frozenset[str]:
+        """URLs (without fragment) that *response* links to with rel="nofollow", and with no
+        other link; the page is parsed only if "nofollow" appears in it."""
+        if not isinstance(response, HtmlResponse) or not _NOFOLLOW_WORD.search(response.body):
+            return frozenset()
+        nofollow: set[str] = set()
+        followed: set[str] = set()
+        for link in self._links.extract_links(response):
+            (nofollow if link.nofollow else followed).add(_without_fragment(link.url))
+        return frozenset(nofollow - followed)
+
+    def _is_image_item(self, item: Any) -> bool:
+        """An item whose image URLs or images (ImagesPipeline's fields) are not empty."""
+        if not is_item(item):
+            return False
+        adapter = ItemAdapter(item)
+        return any(adapter.get(name) for name in self._images_fields)
+
+    # -- stats and logs ----------------------------------------------------------------------
+    def _count_page(
+        self,
+        response: Response,
+        directives: PageDirectives,
+        headers: list[tuple[bytes, bytes]],
+        meta: list[tuple[str, str]],
+        now: datetime.datetime,
+    ) -> None:
+        self._count("responses")
+        if headers:
+            self._count("header_seen")
+        if any(name == "robots" or name == directives.agent for name, _ in meta):
+            self._count("meta_seen")
+        for restriction in sorted(directives.restrictions(now)):
+            self._count(f"restriction/{restriction}")
+        for warning in directives.warnings:
+            self._count(f"warnings/{warning.code}")
+            logger.debug(
+                "Page directive of %(page)s not used: %(source)s: %(message)s",
+                {"page": response.url, "source": warning.source, "message": warning.message},
+                extra={"spider": self.crawler.spider},
+            )
+
+    def _log_dropped(self, request: Request, page: _Page, why: str) -> None:
+        logger.debug(
+            "Dropped %(request)s: %(why)s on %(page)s",
+            {"request": request, "why": why, "page": page.url},
+            extra={"spider": self.crawler.spider},
+        )
+
+    def _count(self, key: str) -> None:
+        self.stats.inc_value(f"robotstxt/page/{key}")
+
+
+def _said(statement: PageStatement) -> str:
+    return f"{statement.source}: {statement.text}"
+
+
+def _content_type(response: Response) -> str:
+    value = response.headers.get(b"Content-Type") or b""
+    return to_unicode(value, errors="replace").strip().lower()
+
+
+def _without_fragment(url: str) -> str:
+    return urldefrag(url)[0]
+
+
+def _mark(item: Any, refused: list[tuple[str, PageUsageDecision]]) -> None:
+    """Put the purposes the page forbids into *item*, if it is an item that takes the key (a
+    dict, or an item class declaring the field); the decisions are in ``response.meta``
+    whatever the item."""
+    if not is_item(item):
+        return
+    marks = {}
+    for purpose, decision in refused:
+        assert decision.statement is not None
+        marks[purpose] = {
+            "source": decision.statement.source,
+            "statement": decision.statement.text,
+            "reason": decision.reason,
+        }
+    try:
+        ItemAdapter(item)[ITEM_KEY] = marks
+    except KeyError:  # an Item, dataclass or attrs class without the field
+        pass

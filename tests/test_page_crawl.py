@@ -1,0 +1,415 @@
+"""A page's own robots directives (X-Robots-Tag, robots meta tags) in real crawls against local
+servers: which links were followed (what each server received) and which items were exported."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+
+from scrapy_rerp import PageDirectivesMiddleware
+from tests.support.crawls import pages, stat
+from tests.support.pages import (
+    MYBOT,
+    USAGE_PAGES,
+    FollowSpider,
+    addon,
+    exported,
+    feed,
+    html,
+    kept,
+    links,
+    page,
+    robots_meta,
+)
+from tests.support.servers import Reply, Server, crawl, stopped_by_settings
+
+#: One origin per way of saying nofollow, each page linking to two pages of its own origin.
+NOFOLLOW_SITES: dict[str, Reply] = {
+    "header": page(body=links("/a", "/b"), headers={"X-Robots-Tag": "nofollow"}),
+    "meta": page(robots_meta("robots", "noindex, nofollow"), links("/a", "/b")),
+    "own-name": page(robots_meta("mybot", "nofollow"), links("/a", "/b")),
+    "other-name": page(robots_meta("otherbot", "nofollow"), links("/a", "/b")),
+    "none": page(body=links("/a", "/b"), headers={"X-Robots-Tag": "mybot: none"}),
+    "nothing": page(robots_meta("robots", "index, follow"), links("/a", "/b")),
+}
+
+
+@pytest.fixture(scope="module")
+def sites() -> Iterator[dict[str, Server]]:
+    """One server per case on its own host (127.0.0.2 and on): separate origins."""
+    started = {
+        name: Server(host=f"127.0.0.{n}").start() for n, name in enumerate(NOFOLLOW_SITES, 2)
+    }
+    yield started
+    for server in started.values():
+        server.stop()
+
+
+@pytest.fixture
+def nofollow_sites(sites: dict[str, Server]) -> dict[str, Server]:
+    for name, server in sites.items():
+        server.clear()
+        server.robots("User-agent: *\nAllow: /\n")
+        server.route("/", NOFOLLOW_SITES[name])
+    return sites
+
+
+def followed(sites: dict[str, Server]) -> dict[str, list[str]]:
+    return {name: pages(server) for name, server in sites.items()}
+
+
+async def crawl_sites(
+    sites: dict[str, Server], tmp_path: Path, **settings: Any
+) -> tuple[Crawler, dict[str, list[str]]]:
+    urls = [server.url("/") for server in sites.values()]
+    crawler = await crawl(
+        FollowSpider, addon(**feed(tmp_path, USER_AGENT=MYBOT, **settings)), urls=urls
+    )
+    return crawler, followed(sites)
+
+
+ALL_FOLLOWED = ["/", "/a", "/b"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_nofollow_by_header_meta_or_the_crawlers_own_name_drops_the_pages_requests(
+    nofollow_sites: dict[str, Server], tmp_path: Path
+) -> None:
+    crawler, hits = await crawl_sites(nofollow_sites, tmp_path)
+    assert hits == {
+        "header": ["/"],
+        "meta": ["/"],
+        "own-name": ["/"],
+        "other-name": ALL_FOLLOWED,  # another crawler's statements are not this crawler's
+        "none": ["/"],
+        "nothing": ALL_FOLLOWED,
+    }
+    assert stat(crawler, "robotstxt/page/nofollow_dropped") == 4 * 2
+    assert stat(crawler, "robotstxt/page/restriction/nofollow") == 4
+    assert stat(crawler, "robotstxt/page/header_seen") == 2
+    assert stat(crawler, "robotstxt/page/meta_seen") == 3  # robots twice, mybot once
+    assert stat(crawler, "robotstxt/page/responses") == 6 + 2 * 2
+    # Items still pass: one per page received.
+    items = sorted(item["url"] for item in exported(tmp_path))
+    assert items == sorted(s.url(p) for n, s in nofollow_sites.items() for p in hits[n])
+    # The callback saw the directives, each with where it was stated.
+    spider = crawler.spider
+    assert isinstance(spider, FollowSpider)
+    own, usage = spider.seen[nofollow_sites["own-name"].url("/")]
+    assert usage is None  # no RERP_USAGE: no usage decisions
+    assert own is not None and own.nofollow and own.agent == "mybot"
+    assert [(s.rule.name, s.source) for s in own.statements] == [("nofollow", "meta tag 1 (mybot)")]
+    header, _ = spider.seen[nofollow_sites["header"].url("/")]
+    assert header is not None
+    assert [(s.rule.name, s.source) for s in header.statements] == [
+        ("nofollow", "X-Robots-Tag header 1")
+    ]
+    other, _ = spider.seen[nofollow_sites["other-name"].url("/")]
+    assert other is not None and not other.nofollow and other.statements == ()
+
+
+@pytest.mark.parametrize(
+    ("setting", "now_followed"),
+    [
+        ("RERP_PAGE_HEADER", {"header", "none"}),
+        ("RERP_PAGE_META", {"meta", "own-name"}),
+        ("RERP_PAGE_NOFOLLOW", {"header", "none", "meta", "own-name"}),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_each_setting_off_restores_following(
+    nofollow_sites: dict[str, Server], tmp_path: Path, setting: str, now_followed: set[str]
+) -> None:
+    crawler, hits = await crawl_sites(nofollow_sites, tmp_path, **{setting: False})
+    for name, paths in hits.items():
+        expected = ALL_FOLLOWED if name in now_followed | {"other-name", "nothing"} else ["/"]
+        assert paths == expected, name
+    dropped = 2 * (4 - len(now_followed))
+    assert (stat(crawler, "robotstxt/page/nofollow_dropped") or 0) == dropped
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_user_agent_robots_txt_is_matched_against_is_the_pages_too(
+    nofollow_sites: dict[str, Server], tmp_path: Path
+) -> None:
+    # ROBOTSTXT_USER_AGENT names the crawler for robots.txt: page directives follow it.
+    crawler, hits = await crawl_sites(nofollow_sites, tmp_path, ROBOTSTXT_USER_AGENT="OtherBot")
+    assert hits["own-name"] == ALL_FOLLOWED
+    assert hits["other-name"] == ["/"]
+    assert hits["none"] == ALL_FOLLOWED  # "mybot: none" is not for OtherBot
+    assert stat(crawler, "robotstxt/page/nofollow_dropped") == 3 * 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_without_the_middleware_or_obeying_nothing_changes(
+    nofollow_sites: dict[str, Server], tmp_path: Path
+) -> None:
+    off = {"SPIDER_MIDDLEWARES": {PageDirectivesMiddleware: None}}
+    crawler, hits = await crawl_sites(nofollow_sites, tmp_path, **off)
+    assert all(paths == ALL_FOLLOWED for paths in hits.values())
+    assert stat(crawler, "robotstxt/page/responses") is None
+
+    for server in nofollow_sites.values():
+        server.clear()
+    crawler, hits = await crawl_sites(nofollow_sites, tmp_path, ROBOTSTXT_OBEY=False)
+    assert all(paths == ALL_FOLLOWED for paths in hits.values())
+    assert stat(crawler, "robotstxt/page/responses") is None
+
+
+# -- items and purposes ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def usage_site(server: Server) -> Server:
+    server.robots("User-agent: *\nAllow: /\n")
+    for path, reply in USAGE_PAGES.items():
+        server.route(path, reply)
+    return server
+
+
+EVERY_ITEM = [
+    ("expired", False),
+    ("image.png", False),
+    ("noai", False),
+    ("noimageai", False),
+    ("noimageai", True),
+    ("noindex", False),
+    ("nosnippet", False),
+    ("plain", False),
+    ("plain", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("purposes", "dropped", "stats"),
+    [
+        (None, [], {}),
+        (
+            "search",
+            [("expired", False), ("noindex", False)],
+            {"noindex": 1, "unavailable_after": 1},
+        ),
+        (
+            "train-ai",
+            [("image.png", False), ("noai", False), ("noimageai", True)],
+            {"noai": 1, "noimageai": 2},
+        ),
+        (
+            "ai-input",
+            [("image.png", False), ("noai", False), ("noimageai", True), ("nosnippet", False)],
+            {"noai": 1, "noimageai": 2, "nosnippet": 1},
+        ),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_items_are_dropped_for_the_purposes_a_page_forbids(
+    usage_site: Server,
+    tmp_path: Path,
+    purposes: str | None,
+    dropped: list[tuple[str, bool]],
+    stats: dict[str, int],
+) -> None:
+    urls = [usage_site.url(path) for path in USAGE_PAGES]
+    settings = addon(**feed(tmp_path, USER_AGENT=MYBOT, RERP_USAGE=purposes))
+    crawler = await crawl(FollowSpider, settings, urls=urls)
+    assert pages(usage_site) == sorted(USAGE_PAGES)  # every page is downloaded
+    assert kept(tmp_path) == [item for item in EVERY_ITEM if item not in dropped]
+    for rule, count in stats.items():
+        assert stat(crawler, f"robotstxt/page/items_dropped/{rule}") == count, rule
+    assert crawler.stats is not None
+    counted = {
+        key.rsplit("/", 1)[1]: value
+        for key, value in crawler.stats.get_stats().items()
+        if key.startswith("robotstxt/page/items_dropped/")
+    }
+    assert counted == stats
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_drop_off_items_are_kept_and_marked(usage_site: Server, tmp_path: Path) -> None:
+    urls = [usage_site.url(path) for path in ("/noindex", "/noimageai", "/plain")]
+    settings = addon(
+        **feed(tmp_path, USER_AGENT=MYBOT, RERP_USAGE=["search", "train-ai"], RERP_USAGE_DROP=False)
+    )
+    crawler = await crawl(FollowSpider, settings, urls=urls)
+    items = {
+        (item["url"].rsplit("/", 1)[1], "image_urls" in item): item for item in exported(tmp_path)
+    }
+    assert len(items) == 5
+    assert items[("noindex", False)]["rerp_page_usage"] == {
+        "search": {
+            "source": "X-Robots-Tag header 1",
+            "statement": "noindex",
+            "reason": "search disallowed by X-Robots-Tag header 1: noindex",
+        }
+    }
+    assert items[("noimageai", True)]["rerp_page_usage"] == {
+        "train-ai": {
+            "source": "meta tag 1 (mybot)",
+            "statement": "noimageai",
+            "reason": "train-ai disallowed by meta tag 1 (mybot): noimageai",
+        }
+    }
+    for unmarked in (("noimageai", False), ("plain", False), ("plain", True)):
+        assert "rerp_page_usage" not in items[unmarked]
+    assert stat(crawler, "robotstxt/page/items_marked/noindex") == 1
+    assert stat(crawler, "robotstxt/page/items_marked/noimageai") == 1
+    assert stat(crawler, "robotstxt/page/items_dropped/noindex") is None
+    # response.meta holds the page's decisions for every purpose.
+    spider = crawler.spider
+    assert isinstance(spider, FollowSpider)
+    directives, usage = spider.seen[usage_site.url("/noindex")]
+    assert directives is not None and directives.noindex
+    assert {purpose: decision.allowed for purpose, decision in usage.items()} == {
+        "search": False,
+        "train-ai": True,
+    }
+    _, usage = spider.seen[usage_site.url("/noimageai")]
+    assert all(decision.allowed for decision in usage.values())  # the page's text may be used
+
+
+# -- rel="nofollow" -------------------------------------------------------------------------
+
+REL_PAGE = page(
+    body='<a href="/only-nofollow" rel="nofollow">x</a>'
+    '<a href="/also-followed#top" rel="external nofollow">x</a><a href="/also-followed">x</a>'
+    '<a href="/plain">x</a><a href="/ugc" rel="ugc">x</a>'
+)
+
+
+@pytest.mark.parametrize(
+    ("strict", "expected"),
+    [
+        (False, ["/", "/also-followed", "/only-nofollow", "/plain", "/ugc"]),
+        (True, ["/", "/also-followed", "/plain", "/ugc"]),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_strict_mode_drops_links_given_only_as_rel_nofollow(
+    server: Server, tmp_path: Path, strict: bool, expected: list[str]
+) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/", REL_PAGE)
+    settings = addon(**feed(tmp_path, RERP_PAGE_STRICT_NOFOLLOW=strict))
+    crawler = await crawl(FollowSpider, settings, urls=[server.url("/")])
+    assert pages(server) == expected
+    assert stat(crawler, "robotstxt/page/rel_nofollow_dropped") == (1 if strict else None)
+
+
+# -- what is not read -----------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_meta_tags_are_read_from_the_head_of_html_responses_only(
+    server: Server, tmp_path: Path
+) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    nofollow = robots_meta("robots", "nofollow")
+    server.route("/in-body", page(body=nofollow + links("/a")))
+    server.route(
+        "/text",
+        Reply(body=html(nofollow, links("/b")), content_type="text/plain"),
+    )
+    server.route(
+        "/after-head",
+        Reply(body=f"<html><head></head>{nofollow}<body>{links('/c')}", content_type="text/html"),
+    )
+
+    class Spider(FollowSpider):
+        def parse(self, response: Response) -> Iterator[Any]:  # type: ignore[override]
+            yield from super().parse(response)
+            if response.url.endswith("/text"):  # a text/plain page's links, read by hand
+                yield response.follow("/b", callback=self.parse)
+
+    urls = [server.url(p) for p in ("/in-body", "/text", "/after-head")]
+    crawler = await crawl(Spider, addon(**feed(tmp_path)), urls=urls)
+    # The head's end is where HTML puts it: a meta tag after </head> is still the head's.
+    assert pages(server) == ["/a", "/after-head", "/b", "/in-body", "/text"]
+    assert stat(crawler, "robotstxt/page/nofollow_dropped") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_dont_obey_robotstxt_skips_page_directives(server: Server, tmp_path: Path) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/", page(robots_meta("robots", "nofollow"), links("/a")))
+    server.route("/unbound", page(robots_meta("robots", "nofollow"), links("/b")))
+
+    class Spider(FollowSpider):
+        async def start(self) -> Any:
+            yield scrapy.Request(server.url("/"))
+            yield scrapy.Request(server.url("/unbound"), meta={"dont_obey_robotstxt": True})
+
+        def parse(self, response: Response) -> Iterator[Any]:  # type: ignore[override]
+            yield from super().parse(response)
+            if response.url.endswith("/"):
+                yield response.follow("/c", meta={"dont_obey_robotstxt": True})
+
+    crawler = await crawl(Spider, addon(**feed(tmp_path)))
+    assert pages(server) == ["/", "/b", "/c", "/unbound"]
+    assert stat(crawler, "robotstxt/page/nofollow_dropped") == 1
+    spider = crawler.spider
+    assert isinstance(spider, FollowSpider)
+    assert spider.seen[server.url("/unbound")] == (None, None)
+
+
+@pytest_twisted.ensureDeferred
+async def test_drops_and_unreadable_directives_are_logged_and_counted(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route(
+        "/",
+        page(
+            robots_meta("robots", "nofollow, noindex, no-index"),
+            links("/a"),
+            headers={"X-Robots-Tag": "unavailable_after: someday"},
+        ),
+    )
+    caplog.set_level(logging.DEBUG, logger="scrapy_rerp")
+    crawler = await crawl(
+        FollowSpider, addon(**feed(tmp_path, RERP_USAGE="search")), urls=[server.url("/")]
+    )
+    page_url, link = server.url("/"), server.url("/a")
+    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rerp.page"]
+    assert sorted(messages) == [
+        f"Dropped <GET {link}>: nofollow (meta tag 1 (robots): nofollow) on {page_url}",
+        f"Dropped an item from {page_url}: search disallowed by meta tag 1 (robots): noindex",
+        f"Page directive of {page_url} not used: X-Robots-Tag header 1: unavailable_after: "
+        "cannot read 'someday', ignored",
+        f"Page directive of {page_url} not used: meta tag 1 (robots): unknown rule 'no-index', "
+        "ignored",
+    ]
+    assert stat(crawler, "robotstxt/page/warnings/unknown-rule") == 1
+    assert stat(crawler, "robotstxt/page/warnings/bad-date") == 1
+    assert exported(tmp_path) == []
+
+
+# -- settings -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("RERP_PAGE_HEADER", "sometimes"),
+        ("RERP_PAGE_META", 2),
+        ("RERP_PAGE_NOFOLLOW", "no"),
+        ("RERP_PAGE_STRICT_NOFOLLOW", [True]),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_bad_page_setting_stops_the_crawl(
+    server: Server, name: str, value: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = {"ADDONS": {"scrapy_rerp.Addon": 100}, name: value}
+    crawler = await crawl(settings=settings, urls=[server.url("/a")])
+    message = stopped_by_settings(crawler, caplog.records, name)
+    assert f"{name} = {value!r} is invalid: expected a boolean (True/False)" in message
+    assert server.paths() == []
