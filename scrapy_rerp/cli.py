@@ -9,6 +9,8 @@ Commands::
                                         all three syntaxes
     scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
     scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows
+    scrapy-rerp page    URL             a page's own directives (X-Robots-Tag, meta robots) and
+                                        what a crawl with each purpose does with the page
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
@@ -40,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
-from scrapy_rerp import __version__
+from scrapy_rerp import __version__, _page_report
 from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._download import Download, InvalidUrl, check_url, download
 from scrapy_rerp._explain import explain, file_values, group_values, json_key, usage_dict
@@ -479,6 +481,16 @@ def text_fetch(document: dict[str, Any], out: Callable[[str], None]) -> None:
     _text_summary(document, out)
 
 
+# --- page -----------------------------------------------------------------------------------------
+
+
+def cmd_page(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    try:
+        return _page_report.report(args.url, args.agent, args.timeout)
+    except _page_report.PageError as error:
+        raise CliError(str(error)) from error
+
+
 # --- demo -----------------------------------------------------------------------------------------
 
 
@@ -574,7 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scrapy-rerp",
         description="What a crawler makes of a robots.txt: check URLs, explain a verdict, "
-        "lint a file, fetch one as a crawl would, or run a demo crawl.",
+        "lint a file, fetch one as a crawl would, read a page's own directives, or run a demo "
+        "crawl.",
         epilog="Exit status: 0 allowed / no problem; 1 disallowed (or, with check --usage, "
         "a usage disallowed) / problems found; 2 usage error or input that cannot be read.",
     )
@@ -663,6 +676,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_argument("url", metavar="URL", help="the robots.txt URL (http or https)")
 
+    page = commands.add_parser(
+        "page",
+        parents=[output],
+        help="a page's own robots directives, and what a crawl does with the page",
+        description="Download a page and show its X-Robots-Tag, Robots-Tag and robots meta tags "
+        "for the user agent, where each was stated, whether a crawl follows its links, and "
+        "whether a crawl may use it (and its images) for search, train-ai and ai-input. Exit "
+        "status 1 when a purpose may not.",
+    )
+    page.add_argument("url", metavar="URL", help="the page (http or https)")
+    page.add_argument(
+        "--agent",
+        "-A",
+        default=DEFAULT_AGENT,
+        help="the crawler's user agent: a product token or a whole User-Agent header (default "
+        "*: only the statements for every crawler); also sent",
+    )
+    page.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait for the page (default {DEFAULT_TIMEOUT:g})",
+    )
+
     demo = commands.add_parser(
         "demo",
         parents=[output],
@@ -709,6 +746,12 @@ def _run(args: argparse.Namespace, out: Output) -> int:
     try:
         if args.command == "demo":
             document, status = cmd_demo(args, out)
+        elif args.command == "page":
+            document, status = cmd_page(args)
+            if args.format == "text":
+                for note in document["notes"]:
+                    print(f"scrapy-rerp: {note}", file=sys.stderr)
+                _page_report.text_page(document, out)
         else:
             run, text = _COMMANDS[args.command]
             source_name = args.url if args.command == "fetch" else args.robots

@@ -33,6 +33,7 @@ LAYERS: dict[str, set[str]] = {
         "_origins",
         "_politeness",
         "_download",
+        "_page_report",
         "_explain",
         "_lint",
         "cache",

@@ -1,0 +1,245 @@
+"""``scrapy-rerp page URL``: a page's directives, where each was stated, and what a crawl does
+with the page, against local servers; and the same answers as a real crawl gives."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+
+from tests.support.cli import run, run_json
+from tests.support.pages import (
+    MYBOT,
+    USAGE_PAGES,
+    FollowSpider,
+    addon,
+    feed,
+    kept,
+    page,
+    robots_meta,
+)
+from tests.support.servers import Reply, Server, crawl
+
+
+def page_json(*args: str) -> tuple[int, dict[str, Any]]:
+    return run_json("page", *args)
+
+
+@pytest.fixture
+def site(server: Server) -> Server:
+    server.route(
+        "/",
+        page(
+            robots_meta("robots", "noai, max-snippet:20, nope")
+            + robots_meta("mybot", "nofollow")
+            + robots_meta("otherbot", "noindex"),
+            headers={"X-Robots-Tag": "unavailable_after: 2001-01-01"},
+        ),
+    )
+    server.route("/plain", page(robots_meta("robots", "index, follow")))
+    return server
+
+
+def test_text_shows_each_directive_where_it_was_stated_and_what_a_crawl_does(
+    site: Server,
+) -> None:
+    done = run("page", site.url("/"), "-A", MYBOT)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:9] == [
+        f"page        {site.url('/')}",
+        f"status      200, text/html, {lines[1].split(', ')[2]}",
+        f"user agent  {MYBOT} (statements for mybot and for every crawler apply)",
+        "directives: 4",
+        "  X-Robots-Tag header 1  unavailable_after: 2001-01-01",
+        "  meta tag 1 (robots)    noai",
+        "  meta tag 1 (robots)    max-snippet:20",
+        "  meta tag 2 (mybot)     nofollow (for mybot)",
+        "restrictions in force: noai, nofollow, noindex",
+    ]
+    assert lines[9:11] == ["warnings: 1", "  meta tag 1 (robots): unknown rule 'nope', ignored"]
+    verdicts = {line[:21].strip(): line[21:].strip() for line in lines[12:]}
+    assert lines[11] == "in a crawl:"
+    assert verdicts == {
+        "links": "NOT FOLLOWED  meta tag 2 (mybot): nofollow",
+        "train-ai": "DISALLOWED    meta tag 1 (robots): noai",
+        "train-ai (images)": "DISALLOWED    meta tag 1 (robots): noai",
+        "search": "DISALLOWED    X-Robots-Tag header 1: unavailable_after: 2001-01-01",
+        "search (images)": "DISALLOWED    X-Robots-Tag header 1: unavailable_after: 2001-01-01",
+        "ai-input": "DISALLOWED    meta tag 1 (robots): noai",
+        "ai-input (images)": "DISALLOWED    meta tag 1 (robots): noai",
+    }
+    # The user agent asked about is the one sent.
+    assert site.hits("/")[0].header("User-Agent") == MYBOT
+
+
+def test_another_crawlers_statements_do_not_apply_and_allowed_exits_zero(site: Server) -> None:
+    status, document = page_json(site.url("/plain"), "-A", "MyBot")
+    assert status == 0
+    assert document["exit_status"] == 0
+    # "index, follow" are read, and restrict nothing.
+    assert [s["rule"] for s in document["statements"]] == ["index", "follow"]
+    assert document["restrictions"] == []
+    status, document = page_json(site.url("/"), "-A", "OtherBot")
+    assert document["matched_agent"] == "otherbot"
+    assert document["follow"]["allowed"] is True
+    assert [s["source"] for s in document["statements"]] == [
+        "X-Robots-Tag header 1",
+        "meta tag 1 (robots)",
+        "meta tag 1 (robots)",
+        "meta tag 3 (otherbot)",
+    ]
+    # Without -A, only what every crawler is told; the request says who asks.
+    status, document = page_json(site.url("/"))
+    assert document["agent"] == "*" and document["matched_agent"] is None
+    sent = site.hits("/")[-1].header("User-Agent")
+    assert sent is not None and sent.startswith("scrapy-rerp/")
+
+
+def test_json_document_keys(site: Server) -> None:
+    status, document = page_json(site.url("/"), "-A", "MyBot")
+    assert status == 1
+    assert set(document) == {
+        "command",
+        "url",
+        "final_url",
+        "status",
+        "content_type",
+        "html",
+        "image",
+        "bytes",
+        "truncated",
+        "agent",
+        "matched_agent",
+        "directives",
+        "restrictions",
+        "statements",
+        "warnings",
+        "follow",
+        "usage",
+        "notes",
+        "exit_status",
+    }
+    assert document["command"] == "page"
+    assert document["directives"]["unavailable_after"] == "2001-01-01T00:00:00+00:00"
+    assert document["directives"]["max_snippet"] == 20
+    assert document["directives"]["noai"] is True and document["directives"]["noindex"] is False
+    assert document["restrictions"] == ["noai", "nofollow", "noindex"]
+    assert document["statements"][0] == {
+        "rule": "unavailable_after",
+        "value": "2001-01-01T00:00:00+00:00",
+        "source": "X-Robots-Tag header 1",
+        "agent": None,
+        "text": "unavailable_after: 2001-01-01",
+    }
+    assert document["warnings"] == [
+        {
+            "code": "unknown-rule",
+            "source": "meta tag 1 (robots)",
+            "text": "nope",
+            "message": "unknown rule 'nope', ignored",
+        }
+    ]
+    assert document["follow"] == {
+        "allowed": False,
+        "source": "meta tag 2 (mybot)",
+        "statement": "nofollow",
+        "reason": "nofollow by meta tag 2 (mybot): nofollow",
+    }
+    assert set(document["usage"]) == {"search", "train-ai", "ai-input"}
+    assert document["usage"]["search"]["page"] == {
+        "allowed": False,
+        "source": "X-Robots-Tag header 1",
+        "statement": "unavailable_after: 2001-01-01",
+        "reason": "search disallowed by X-Robots-Tag header 1: unavailable_after: 2001-01-01"
+        " (noindex)",
+    }
+
+
+def test_an_image_a_redirect_an_error_page_and_a_compressed_page(server: Server) -> None:
+    server.route(
+        "/pic",
+        Reply(body=b"\x89PNG", content_type="image/png", headers={"X-Robots-Tag": "noimageai"}),
+    )
+    server.route("/moved", Reply.redirect("/pic"))
+    server.route("/gone", Reply(status=410, body="gone", headers={"X-Robots-Tag": "noindex"}))
+    server.route(
+        "/gz",
+        Reply(
+            body=gzip.compress(html_with(robots_meta("robots", "nofollow")).encode()),
+            content_type="text/html; charset=utf-8",
+            headers={"Content-Encoding": "gzip"},
+        ),
+    )
+
+    done = run("page", server.url("/moved"))
+    assert done.returncode == 1
+    assert f"scrapy-rerp: {server.url('/moved')}: redirected to {server.url('/pic')}" in done.stderr
+    assert "scrapy-rerp: not HTML (image/png): only its headers are read, no meta tags" in (
+        done.stderr
+    )
+    rows = [line.split()[0:3] for line in done.stdout.splitlines() if "(images)" in line]
+    assert rows == [
+        ["train-ai", "(images)", "DISALLOWED"],
+        ["search", "(images)", "ALLOWED"],
+        ["ai-input", "(images)", "DISALLOWED"],
+    ]  # an image's content is an image: no rows for text
+
+    status, document = page_json(server.url("/gone"))
+    assert status == 1 and document["status"] == 410
+    assert any("HTTP 410" in note and "HttpErrorMiddleware" in note for note in document["notes"])
+
+    status, document = page_json(server.url("/gz"))
+    assert status == 0 and document["follow"]["allowed"] is False
+    assert document["statements"][0]["source"] == "meta tag 1 (robots)"
+
+
+def html_with(head: str) -> str:
+    return f"<html><head>{head}</head><body>x</body></html>"
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/", "http://[::1", "not a url"])
+def test_a_bad_url_exits_two_with_one_line(url: str) -> None:
+    done = run("page", url)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "scrapy-rerp: error:" in done.stderr
+
+
+def test_an_unreachable_page_exits_two_with_a_json_error() -> None:
+    with Server() as gone:
+        url = gone.url("/")
+    status, document = page_json(url)
+    assert status == 2
+    assert document == {"command": "page", "error": f"{url}: connection refused"}
+
+
+# -- the same answers as a crawl --------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_command_says_what_a_crawl_drops(server: Server, tmp_path: Path) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    for path, reply in USAGE_PAGES.items():
+        server.route(path, reply)
+    said: dict[str, dict[str, Any]] = {}
+    for path in USAGE_PAGES:
+        _, document = page_json(server.url(path), "-A", MYBOT)
+        said[path.lstrip("/")] = document["usage"]
+    for purpose in ("search", "train-ai", "ai-input"):
+        out = tmp_path / purpose
+        out.mkdir()
+        settings = addon(**feed(out, USER_AGENT=MYBOT, RERP_USAGE=purpose))
+        await crawl(FollowSpider, settings, urls=[server.url(path) for path in USAGE_PAGES])
+        # Every page yields an item (an image response's is an image item: "page" is then the
+        # image's decision), and those with <img> an image item too.
+        expected = [
+            (name, image)
+            for name, usage in said.items()
+            for image in ((False, True) if name in ("noimageai", "plain") else (False,))
+            if usage[purpose]["images" if image else "page"]["allowed"]
+        ]
+        assert kept(out) == sorted(expected), purpose
