@@ -27,6 +27,7 @@ from tests.support.pages import (
     kept,
     links,
     page,
+    png,
     robots_meta,
 )
 from tests.support.servers import Reply, Server, crawl, stopped_by_settings
@@ -413,3 +414,33 @@ async def test_a_bad_page_setting_stops_the_crawl(
     message = stopped_by_settings(crawler, caplog.records, name)
     assert f"{name} = {value!r} is invalid: expected a boolean (True/False)" in message
     assert server.paths() == []
+
+
+# -- ImagesPipeline -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("purposes", "downloaded"),
+    [(None, ["/pic-a.png", "/pic-b.png"]), ("train-ai", ["/pic-b.png"])],
+)
+@pytest_twisted.ensureDeferred
+async def test_images_pipeline_downloads_no_image_of_a_noimageai_page_for_training(
+    server: Server, tmp_path: Path, purposes: str | None, downloaded: list[str]
+) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/no-images", page(robots_meta("robots", "noimageai"), '<img src="/pic-a.png">'))
+    server.route("/plain", page(body='<img src="/pic-b.png">'))
+    for name in ("a", "b"):
+        server.route(f"/pic-{name}.png", Reply(body=png(), content_type="image/png"))
+    store = tmp_path / "images"
+    settings = addon(
+        **feed(tmp_path, RERP_USAGE=purposes),
+        ITEM_PIPELINES={"scrapy.pipelines.images.ImagesPipeline": 1},
+        IMAGES_STORE=str(store),
+    )
+    urls = [server.url("/no-images"), server.url("/plain")]
+    await crawl(FollowSpider, settings, urls=urls)
+    assert sorted(p for p in server.paths() if p.endswith(".png")) == downloaded
+    assert len(list(store.rglob("*.jpg"))) == len(downloaded)
+    stored = sorted(image["url"] for item in exported(tmp_path) for image in item.get("images", []))
+    assert stored == [server.url(path) for path in downloaded]

@@ -3,11 +3,13 @@ tests (crawl and command line) share."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
 from scrapy.http import Response, TextResponse
 
 from scrapy_rerp import PageDirectives
@@ -37,6 +39,13 @@ def page(head: str = "", body: str = "", headers: dict[str, str] | None = None) 
 
 def robots_meta(name: str, content: str) -> str:
     return f'<meta name="{name}" content="{content}">'
+
+
+def png() -> bytes:
+    """A 4x4 PNG, which ImagesPipeline can store."""
+    out = io.BytesIO()
+    Image.new("RGB", (4, 4), (30, 30, 200)).save(out, format="PNG")
+    return out.getvalue()
 
 
 #: Pages whose directives forbid purposes, for MyBot; /noimageai and /plain have an image.
