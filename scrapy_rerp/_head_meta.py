@@ -34,19 +34,20 @@ from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES, _encoding_of
 
 __all__ = ["head_meta_tags", "head_of"]
 
-# The tags whose contents are not markup, so that a "<body" inside them does not end the head,
-# and the first <body tag; each closer is looked for once, which keeps the scan linear.
-_OPENERS_TEXT = re.compile(r"<(?:!--|script\b|style\b|title\b|body[\s/>])", re.IGNORECASE)
-_OPENERS_BYTES = re.compile(rb"<(?:!--|script\b|style\b|title\b|body[\s/>])", re.IGNORECASE)
+# The first <body tag, and the constructs whose contents are not markup (so that a "<body" in
+# them does not end the head), each closed by the first closer after it: one pass.
+_OPENERS = (
+    r"<(?:(?P<comment>!--)|(?P<script>script)\b|(?P<style>style)\b|(?P<title>title)\b"
+    r"|(?P<body>body)[\s/>])"
+)
+_CLOSERS = {"comment": "-->", "script": "</script", "style": "</style", "title": "</title"}
+_OPENERS_TEXT = re.compile(_OPENERS, re.IGNORECASE)
+_OPENERS_BYTES = re.compile(_OPENERS.encode(), re.IGNORECASE)
 _CLOSERS_TEXT = {
-    "<!--": re.compile("-->"),
-    "<script": re.compile(r"</script", re.IGNORECASE),
-    "<style": re.compile(r"</style", re.IGNORECASE),
-    "<title": re.compile(r"</title", re.IGNORECASE),
+    kind: re.compile(re.escape(closer), re.IGNORECASE) for kind, closer in _CLOSERS.items()
 }
 _CLOSERS_BYTES = {
-    opener.encode(): re.compile(closer.pattern.encode(), closer.flags & re.IGNORECASE)
-    for opener, closer in _CLOSERS_TEXT.items()
+    kind: re.compile(re.escape(closer).encode(), re.IGNORECASE) for kind, closer in _CLOSERS.items()
 }
 _META_TEXT = re.compile(r"<meta", re.IGNORECASE)
 _META_BYTES = re.compile(rb"<meta", re.IGNORECASE)
@@ -68,11 +69,9 @@ def _head_end(data: str | bytes) -> int:
         found = openers.search(data, position)  # type: ignore[call-overload]
         if found is None:
             return len(data)
-        opener = found.group().lower()
-        closer = next((c for o, c in closers.items() if opener.startswith(o)), None)
-        if closer is None:  # <body
+        if found.lastgroup == "body":
             return found.start()
-        end = closer.search(data, found.end())
+        end = closers[found.lastgroup].search(data, found.end())  # type: ignore[index]
         if end is None:  # never closed: the rest is inside it
             return len(data)
         position = end.end()
