@@ -282,15 +282,30 @@ async def test_with_drop_off_items_are_kept_and_marked(usage_site: Server, tmp_p
 REL_PAGE = page(
     body='<a href="/only-nofollow" rel="nofollow">x</a>'
     '<a href="/also-followed#top" rel="external nofollow">x</a><a href="/also-followed">x</a>'
-    '<a href="/plain">x</a><a href="/ugc" rel="ugc">x</a>'
+    '<a href="/plain">x</a><a href="/ugc" rel="ugc">x</a><a href="up" rel="NoFollow">x</a>'
 )
+#: A page that never says nofollow: not parsed for links by the middleware.
+NO_NOFOLLOW_PAGE = page(body='<a href="/p1">x</a><a href="/p2" rel="external">x</a>')
 
 
 @pytest.mark.parametrize(
     ("strict", "expected"),
     [
-        (False, ["/", "/also-followed", "/only-nofollow", "/plain", "/ugc"]),
-        (True, ["/", "/also-followed", "/plain", "/ugc"]),
+        (
+            False,
+            [
+                "/",
+                "/also-followed",
+                "/only-nofollow",
+                "/other",
+                "/p1",
+                "/p2",
+                "/plain",
+                "/ugc",
+                "/up",
+            ],
+        ),
+        (True, ["/", "/also-followed", "/other", "/p1", "/p2", "/plain", "/ugc"]),
     ],
 )
 @pytest_twisted.ensureDeferred
@@ -299,10 +314,11 @@ async def test_strict_mode_drops_links_given_only_as_rel_nofollow(
 ) -> None:
     server.robots("User-agent: *\nAllow: /\n")
     server.route("/", REL_PAGE)
+    server.route("/other", NO_NOFOLLOW_PAGE)
     settings = addon(**feed(tmp_path, RERP_PAGE_STRICT_NOFOLLOW=strict))
-    crawler = await crawl(FollowSpider, settings, urls=[server.url("/")])
+    crawler = await crawl(FollowSpider, settings, urls=[server.url("/"), server.url("/other")])
     assert pages(server) == expected
-    assert stat(crawler, "robotstxt/page/rel_nofollow_dropped") == (1 if strict else None)
+    assert stat(crawler, "robotstxt/page/rel_nofollow_dropped") == (2 if strict else None)
 
 
 # -- what is not read -----------------------------------------------------------------------
