@@ -86,7 +86,6 @@ class _Page:
     """What one response's directives mean for what its callback yields."""
 
     url: str
-    directives: PageDirectives
     #: The statement that says nofollow, when the page's requests are dropped.
     nofollow: PageStatement | None
     #: image item? -> the purposes the page forbids for it, each with its decision.
@@ -208,7 +207,7 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         nofollow = None
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
-        return _Page(response.url, directives, nofollow, refused, image_response)
+        return _Page(response.url, nofollow, refused, image_response)
 
     def _meta_tags(self, response: HtmlResponse, user_agent: str) -> list[tuple[str, str]]:
         """The head's meta tags, when it names robots or the crawler (the only ones read)."""

@@ -30,7 +30,7 @@ from tests.support.pages import (
     png,
     robots_meta,
 )
-from tests.support.servers import Reply, Server, crawl, stopped_by_settings
+from tests.support.servers import ListSpider, Reply, Server, crawl, stopped_by_settings
 
 #: One origin per way of saying nofollow, each page linking to two pages of its own origin.
 NOFOLLOW_SITES: dict[str, Reply] = {
@@ -275,6 +275,32 @@ async def test_with_drop_off_items_are_kept_and_marked(usage_site: Server, tmp_p
     }
     _, usage = spider.seen[usage_site.url("/noimageai")]
     assert all(decision.allowed for decision in usage.values())  # the page's text may be used
+
+
+class Declared(scrapy.Item):
+    url = scrapy.Field()
+    rerp_page_usage = scrapy.Field()
+
+
+class Undeclared(scrapy.Item):
+    url = scrapy.Field()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_item_class_is_marked_only_if_it_declares_the_field(
+    usage_site: Server, tmp_path: Path
+) -> None:
+    class Spider(ListSpider):
+        def parse(self, response: Response) -> Iterator[Any]:  # type: ignore[override]
+            yield Declared(url=response.url)
+            yield Undeclared(url=response.url)
+
+    settings = addon(**feed(tmp_path, RERP_USAGE="search", RERP_USAGE_DROP=False))
+    crawler = await crawl(Spider, settings, urls=[usage_site.url("/noindex")])
+    declared, undeclared = sorted(exported(tmp_path), key=len, reverse=True)
+    assert declared["rerp_page_usage"]["search"]["source"] == "X-Robots-Tag header 1"
+    assert undeclared == {"url": usage_site.url("/noindex")}  # kept as it was
+    assert stat(crawler, "robotstxt/page/items_marked/noindex") == 2
 
 
 # -- rel="nofollow" -------------------------------------------------------------------------
