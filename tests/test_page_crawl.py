@@ -277,6 +277,17 @@ async def test_with_drop_off_items_are_kept_and_marked(usage_site: Server, tmp_p
     assert all(decision.allowed for decision in usage.values())  # the page's text may be used
 
 
+@pytest_twisted.ensureDeferred
+async def test_the_links_of_a_noindex_page_are_followed(server: Server, tmp_path: Path) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/", page(body=links("/a"), headers={"X-Robots-Tag": "noindex"}))
+    settings = addon(**feed(tmp_path, RERP_USAGE="search"))
+    crawler = await crawl(FollowSpider, settings, urls=[server.url("/")])
+    assert pages(server) == ["/", "/a"]
+    assert [item["url"] for item in exported(tmp_path)] == [server.url("/a")]
+    assert stat(crawler, "robotstxt/page/items_dropped/noindex") == 1
+
+
 class Declared(scrapy.Item):
     url = scrapy.Field()
     rerp_page_usage = scrapy.Field()
