@@ -1,11 +1,13 @@
 """robots.txt downloaded as a crawl would, without Scrapy: for the command line.
 
 The same rules as the crawl (:mod:`scrapy_rerp._transport`), over urllib: what each status
-means is :func:`scrapy_rerp._policy.status_outcome`, redirects are followed here (up to
-``RERP_MAX_REDIRECTS``, to any host), the body is read by :func:`scrapy_rerp._body.read_body`
-(Content-Encoding undone and capped at ``RERP_MAX_SIZE``, charset from Content-Type) and its
-lifetime comes from the same header readers. One download, no retry: an unreachable robots.txt
-is reported as such (a crawl would park its requests and retry).
+means is :func:`scrapy_rerp._policy.status_outcome`; redirects are followed here (up to
+``RERP_MAX_REDIRECTS``, to any host, to http and https URLs only, as
+:func:`scrapy_rerp._urls.redirect_target` says for the crawl); the body is read by
+:func:`scrapy_rerp._body.read_body` (Content-Encoding undone and capped at ``RERP_MAX_SIZE``,
+charset from Content-Type) and its lifetime comes from the same header readers. One download,
+no retry: an unreachable robots.txt is reported as such (a crawl would park its requests and
+retry).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import urllib.request
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from scrapy_rerp import _policy
 from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = ["Download", "InvalidUrl", "check_url", "download"]
@@ -84,8 +87,13 @@ def check_url(url: str) -> str:
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # every 3xx comes back as an HTTPError; redirects are followed below
+    """Every 3xx comes back as an HTTPError, its Location unread: redirects are followed below
+    (urllib's own handler would resolve a malformed Location, and raise)."""
+
+    def http_error_302(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 class _Headers:
@@ -138,11 +146,12 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
                     return _ends(
                         result, ALLOW_ALL, f"more than {settings.max_redirects} redirects", settings
                     )
-                target = urljoin(current, location.decode("latin-1"))
+                target = location.decode("latin-1")
                 try:
-                    current = check_url(target)
-                except InvalidUrl as exc:
-                    return _ends(result, ALLOW_ALL, f"bad redirect target: {exc}", settings)
+                    current = redirect_target(current, target)
+                except ValueError as exc:
+                    why = f"bad redirect target {target[:200]!r}: {exc}"
+                    return _ends(result, ALLOW_ALL, why, settings)
                 result.redirects.append(current)
                 continue
             if outcome == PARSED:

@@ -95,6 +95,15 @@ def rules_url(url: str) -> str:
     return safe_url_string(url)
 
 
+def request_url(url: str) -> str:
+    """:func:`rules_url`, for a URL given by a person rather than taken from a request: raises
+    ``ValueError`` naming the problem for what ``scrapy.Request`` refuses, a malformed host
+    (``http://[::1``) or a port that is not a number from 0 to 65535 (``http://h:99999/``)."""
+    crawl_url = rules_url(url)
+    urlsplit(crawl_url).port  # noqa: B018 - raises ValueError for a bad port
+    return crawl_url
+
+
 def crawl_allowed(robots: RobotsTxt, url: str, user_agent: str) -> bool:
     """The verdict a crawl gets for ``url``: the one code path of the middleware, the parser
     adapter and the command line."""

@@ -48,7 +48,7 @@ from scrapy_rerp._lint import SIZE_LIMIT, lint
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
 from scrapy_rerp._settings import syntax_name as name_of
-from scrapy_rerp._urls import crawl_decision, origin_of, rules_url
+from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url
 from scrapy_rerp.engine import (
     GYM2008,
     MK1996,
@@ -165,6 +165,18 @@ def _verdict(
     robots: RobotsTxt, source: Source, url: str, agent: str, categories: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The crawl verdict for *url*, and its usage preference for each of *categories*."""
+    try:
+        request_url(url)
+    except ValueError as error:
+        reason = _not_a_request(error)
+        return {
+            "url": url,
+            "allowed": None,
+            "line": None,
+            "rule": None,
+            "reason": reason,
+            "usage": {category: _no_usage(None, reason) for category in categories},
+        }
     if not source.parsed:
         assert source.fetched is not None
         reason = _outcome_reason(source.fetched)
@@ -179,21 +191,11 @@ def _verdict(
                 for category in categories
             },
         }
-    try:
-        decision = crawl_decision(robots, url, agent)
-        usage = {
-            category: usage_dict(robots.usage(rules_url(url), agent, category))
-            for category in categories
-        }
-    except ValueError as error:
-        return {
-            "url": url,
-            "allowed": None,
-            "line": None,
-            "rule": None,
-            "reason": str(error),
-            "usage": {category: _no_usage(None, str(error)) for category in categories},
-        }
+    decision = crawl_decision(robots, url, agent)
+    usage = {
+        category: usage_dict(robots.usage(rules_url(url), agent, category))
+        for category in categories
+    }
     return {
         "url": url,
         "allowed": decision.allowed,
@@ -202,6 +204,10 @@ def _verdict(
         "reason": decision.reason,
         "usage": usage,
     }
+
+
+def _not_a_request(error: ValueError) -> str:
+    return f"not a URL a crawler can request: {error}"
 
 
 def _no_usage(preference: str | None, reason: str) -> dict[str, Any]:
@@ -218,7 +224,7 @@ def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
     robots = source.rules(args.syntax)
     categories = list(dict.fromkeys(args.usage))  # in the order asked, each once
     results = [_verdict(robots, source, url, args.agent, categories) for url in args.urls]
-    notes = []
+    notes = [f"error: {r['url']!r}: {r['reason']}" for r in results if r["allowed"] is None]
     if source.fetched is not None:
         origin = origin_of(source.fetched.url)
         for url in args.urls:
@@ -280,6 +286,10 @@ def _usage_text(usage: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def cmd_explain(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
+    try:
+        request_url(args.url)
+    except ValueError as error:
+        raise CliError(f"{args.url!r}: {_not_a_request(error)}") from error
     syntaxes: dict[str, Any] = {}
     for syntax in ALL_SYNTAXES:
         robots = source.rules(syntax)
@@ -288,10 +298,7 @@ def cmd_explain(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any
                 robots, source, args.url, args.agent, tuple(USAGE_CATEGORIES)
             )
             continue
-        try:
-            syntaxes[name_of(syntax)] = explain(robots, args.url, args.agent).as_dict()
-        except ValueError as error:
-            raise CliError(f"{args.url!r} is not a URL a crawler can request: {error}") from error
+        syntaxes[name_of(syntax)] = explain(robots, args.url, args.agent).as_dict()
     chosen = syntaxes[name_of(args.syntax)]
     document = {
         "robots": source.as_dict(),

@@ -26,7 +26,7 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp._urls import crawl_decision, robots_url_of, rules_url
+from scrapy_rerp._urls import crawl_decision, request_url, robots_url_of, rules_url
 from scrapy_rerp.addon import Addon
 from scrapy_rerp.middleware import RobotsTxtMiddleware
 
@@ -146,6 +146,10 @@ class RobotsCommand(ScrapyCommand):
         for url in args:
             if not url.lower().startswith(("http://", "https://")):
                 raise UsageError(f"not an http(s) URL: {url}")
+            try:
+                request_url(url)
+            except ValueError as error:
+                raise UsageError(f"not a URL a crawler can request: {url} ({error})") from error
         assert self.crawler_process is not None
         crawler = self.crawler_process.create_crawler(_RobotsSpider)
         self.crawler_process.crawl(crawler, urls=list(args))

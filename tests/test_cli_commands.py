@@ -297,6 +297,27 @@ def test_fetch_follows_redirects_and_caps_the_size(server: Server) -> None:
     assert doc["fetch"]["truncated"] is True and doc["fetch"]["bytes"] == 500 * 1024
 
 
+@pytest.mark.parametrize("location", ["http://[::1", "file:///etc/passwd", "http://h:99999/r"])
+@pytest.mark.parametrize("command", ["fetch", "check", "lint"])
+def test_a_redirect_that_cannot_be_followed_makes_robots_txt_unavailable(
+    server: Server, location: str, command: str
+) -> None:
+    server.route("/robots.txt", Reply.redirect(location))
+    args = [command, server.url("/robots.txt")] + (["/x"] if command == "check" else [])
+    done = run(*args, "--format", "json")
+    assert "Traceback" not in done.stderr, done.stderr
+    if command == "lint":  # nothing to lint: an error naming why
+        assert done.returncode == 2
+        assert "robots.txt unavailable (bad redirect target" in json.loads(done.stdout)["error"]
+        return
+    assert done.returncode == 0
+    fetch = json.loads(done.stdout)["robots" if command == "check" else "fetch"]
+    fetch = fetch["fetch"] if command == "check" else fetch
+    assert fetch["outcome"] == "allow-all" and fetch["redirects"] == []
+    assert fetch["reason"].startswith(f"bad redirect target {location!r}: ")
+    assert server.paths() == ["/robots.txt"]
+
+
 def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     with Server() as gone:
         url = gone.url("/robots.txt")
@@ -313,6 +334,8 @@ def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     "args",
     [
         ("check", "http://[::1", "/a"),
+        ("check", "http://[::1/robots.txt", "/a"),
+        ("explain", "http://[::1/robots.txt", "/a"),
         ("check", "ftp://example.com/robots.txt", "/a"),
         ("fetch", "http://[::1"),
         ("fetch", "not a url"),
@@ -325,6 +348,22 @@ def test_bad_urls_exit_two_with_one_line(args: tuple[str, ...]) -> None:
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("scrapy-rerp: error: ")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/x", "Port out of range 0-65535")],
+)
+def test_a_url_no_request_can_be_made_of_is_an_error(tmp_path: Path, url: str, why: str) -> None:
+    robots = write(tmp_path, ROBOTS)
+    done = run("check", robots, url, "/private")
+    assert done.returncode == 2
+    assert done.stderr == f"scrapy-rerp: error: {url!r}: not a URL a crawler can request: {why}\n"
+    assert done.stdout.splitlines()[0].startswith(f"INVALID     {url}  (")
+    assert done.stdout.splitlines()[1].startswith("DISALLOWED  /private  line 2")
+    done = run("explain", robots, url)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"scrapy-rerp: error: {url!r}: not a URL a crawler can request: {why}\n"
 
 
 def test_bad_url_to_check_is_invalid_and_exits_two(tmp_path: Path) -> None:

@@ -87,3 +87,14 @@ def test_robots_command_usage_error(project: Path) -> None:
     done = scrapy(project, "not-a-url")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/", "Port out of range 0-65535")],
+)
+def test_robots_command_url_no_request_can_be_made_of(project: Path, url: str, why: str) -> None:
+    done = scrapy(project, "https://example.com/", url)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert f"error: not a URL a crawler can request: {url} ({why})" in done.stderr
