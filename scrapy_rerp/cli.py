@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -565,6 +566,17 @@ def _syntax(value: str) -> int:
         ) from error
 
 
+def _seconds(value: str) -> float:
+    """``--timeout``: a positive, finite number of seconds."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {value!r}")
+    return seconds
+
+
 def _usage_categories(value: str) -> list[str]:
     """``--usage train-ai,search``: the categories named, as the engine names them."""
     names = [name for name in value.split(",") if name.strip()]
@@ -610,9 +622,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reading.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for a robots.txt URL (default {DEFAULT_TIMEOUT:g})",
+        help="seconds a robots.txt URL has to download, redirects included (default "
+        f"{DEFAULT_TIMEOUT:g}); past them it counts as unreachable",
     )
     robots = _Parser(add_help=False)
     robots.add_argument(

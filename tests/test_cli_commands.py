@@ -318,6 +318,60 @@ def test_a_redirect_that_cannot_be_followed_makes_robots_txt_unavailable(
     assert server.paths() == ["/robots.txt"]
 
 
+# A robots.txt that would take minutes at a byte a second; each read waits one second only.
+SLOW = (ROBOTS + "#" * 200 + "\n").encode()
+TRICKLES = {
+    "body": lambda server: server.robots(SLOW, chunk_size=1, chunk_delay=1.0),
+    "head": lambda server: server.robots(SLOW, head_byte_delay=1.0),
+    "redirects": lambda server: (  # three hops of 0.9 s each, every one within the timeout
+        server.route("/robots.txt", Reply(301, headers={"Location": "/r1"}, delay=0.9)),
+        server.route("/r1", Reply(301, headers={"Location": "/r2"}, delay=0.9)),
+        server.route("/r2", Reply(body=ROBOTS, delay=0.9)),
+    ),
+}
+TIMEOUT = 1.5
+
+
+@pytest.mark.parametrize(
+    ("command", "trickle"),
+    [
+        (("fetch",), "body"),
+        (("fetch",), "head"),
+        (("fetch",), "redirects"),
+        (("check", "/public"), "body"),
+        (("explain", "/public"), "head"),
+        (("lint",), "body"),
+    ],
+)
+def test_timeout_is_a_deadline_for_the_whole_download(
+    server: Server, command: tuple[str, ...], trickle: str
+) -> None:
+    TRICKLES[trickle](server)
+    started = time.monotonic()
+    done = run(command[0], server.url("/robots.txt"), *command[1:], "--timeout", str(TIMEOUT))
+    took = time.monotonic() - started
+    assert "Traceback" not in done.stderr, done.stderr
+    assert took < TIMEOUT + 5, took  # a per-read timeout would take minutes (or 2.7 s, 3 hops)
+    reason = f"timed out: not downloaded within {TIMEOUT:g} s"
+    if command[0] == "lint":
+        assert done.returncode == 2
+        assert f"robots.txt unreachable ({reason})" in done.stderr
+    else:
+        assert done.returncode == 1  # unreachable: nothing may be downloaded for now
+        assert f"robots.txt unreachable ({reason})" in done.stdout + done.stderr
+    if trickle == "body":
+        [hit] = server.hits("/robots.txt")
+        assert not hit.completed and hit.bytes_sent < len(SLOW) // 2
+
+
+def test_timeout_must_be_a_positive_number_of_seconds(server: Server) -> None:
+    for value in ("0", "-1", "nan", "inf", "soon"):
+        done = run("fetch", server.url("/robots.txt"), "--timeout", value)
+        assert done.returncode == 2 and "--timeout" in done.stderr, value
+        assert "Traceback" not in done.stderr
+    assert server.hits() == []
+
+
 def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     with Server() as gone:
         url = gone.url("/robots.txt")
