@@ -11,6 +11,7 @@ from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
 from scrapy_rerp.engine._lines import NOT_BODY_CHARSETS, body_codec
 
 __all__ = [
+    "MAX_SIZE",
     "Body",
     "charset_from_content_type",
     "default_charset",
@@ -20,6 +21,10 @@ __all__ = [
 ]
 
 _UTF8_BOM = codecs.BOM_UTF8
+
+#: The bytes of a robots.txt a crawler reads: 500 KiB, what RFC 9309 (section 2.5) asks crawlers
+#: to read at least. ``RERP_MAX_SIZE``'s default, and the command line's cap on what it reads.
+MAX_SIZE = 500 * 1024
 
 
 def charset_from_content_type(content_type: bytes | str | None) -> str | None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._body import Body
+from scrapy_rerp._body import MAX_SIZE, Body
 from scrapy_rerp._settings import syntax_name
 from scrapy_rerp._urls import crawl_allowed, crawl_decision
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, ParseWarning, RobotsTxt, parse
@@ -29,7 +29,7 @@ ERROR = "error"
 WARNING = "warning"
 
 #: The size RFC 9309 (section 2.5) asks crawlers to read at least, and the middleware's default.
-SIZE_LIMIT = 500 * 1024
+SIZE_LIMIT = MAX_SIZE
 #: Bounds on the work of comparing the syntaxes on a large file.
 MAX_AGENTS = 12
 MAX_URLS = 4000

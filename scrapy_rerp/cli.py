@@ -39,7 +39,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TextIO
+from typing import Any, BinaryIO, NoReturn, TextIO
 
 from scrapy_rerp import __version__
 from scrapy_rerp._body import Body, read_body
@@ -101,7 +101,8 @@ class Source:
     def as_dict(self) -> dict[str, Any]:
         return {
             "source": self.name,
-            "bytes": len(self.raw),
+            "bytes": len(self.body.data),
+            "truncated": self.body.truncated,
             "fetch": None if self.fetched is None else self.fetched.as_dict(),
         }
 
@@ -114,9 +115,19 @@ def _user_agent_header(agent: str) -> str:
     return agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
 
 
+def _read_capped(stream: BinaryIO) -> bytes:
+    """The first SIZE_LIMIT + 1 bytes of ``stream`` at most: what a crawler reads, and one
+    byte to know there was more. A FIFO, a device (``/dev/zero``), a 2 GiB file or a pipe
+    that never ends are never read whole."""
+    return stream.read(SIZE_LIMIT + 1)
+
+
 def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> Source:
     if source == "-":
-        return Source.given("-", stdin.buffer.read())
+        try:
+            return Source.given("-", _read_capped(stdin.buffer))
+        except OSError as error:
+            raise CliError(f"cannot read standard input: {error.strerror or error}") from error
     if _is_url(source):
         settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
         try:
@@ -127,7 +138,7 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
         return Source(source, body.data, body, fetched)
     try:
         with open(source, "rb") as file:
-            return Source.given(source, file.read())
+            return Source.given(source, _read_capped(file))
     except OSError as error:
         raise CliError(f"cannot read {source}: {error.strerror or error}") from error
 
@@ -146,16 +157,18 @@ def _outcome_reason(fetched: Download) -> str:
 
 def _fetch_notes(source: Source) -> list[str]:
     fetched = source.fetched
+    cut = (
+        f"over {len(source.body.data):,} bytes: only the first {len(source.body.data):,} "
+        "are read, as a crawler reads them (RFC 9309 section 2.5); the rest is ignored"
+    )
     if fetched is None:
-        notes = []
-        if len(source.raw) > SIZE_LIMIT:
-            notes.append(f"{source.name}: only the first {SIZE_LIMIT:,} bytes are read")
-        return notes
+        name = "<stdin>" if source.name == "-" else source.name
+        return [f"{name}: {cut}"] if source.body.truncated else []
     notes = [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
     if fetched.outcome != PARSED:
         notes.append(f"{fetched.url}: {_outcome_reason(fetched)}")
     elif source.body.truncated:
-        notes.append(f"{fetched.url}: only the first bytes are read, as a crawler would")
+        notes.append(f"{fetched.url}: {cut}")
     return notes
 
 
