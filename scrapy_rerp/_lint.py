@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy_rerp._body import MAX_SIZE, Body
 from scrapy_rerp._settings import syntax_name
-from scrapy_rerp._urls import crawl_allowed, crawl_decision
+from scrapy_rerp._urls import crawl_allowed, crawl_decision, sitemap_url
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, ParseWarning, RobotsTxt, parse
 from scrapy_rerp.engine._directives import CONTENT_USAGE, UsageStatement
 from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS
@@ -215,7 +215,24 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
                 )
             )
             flagged.add(number)
-        elif key == "sitemap" and value and not _ABSOLUTE.match(value):
+        elif key == "sitemap":
+            try:
+                sitemap_url(None, value)
+            except ValueError as error:
+                problems.append(
+                    Problem(
+                        WARNING,
+                        "invalid-sitemap",
+                        f"not a URL a crawler fetches a sitemap from ({error}): crawlers skip "
+                        "this line and read the other Sitemap lines",
+                        number,
+                        line.strip(),
+                    )
+                )
+                flagged.add(number)
+                continue
+            if _ABSOLUTE.match(value):
+                continue
             problems.append(
                 Problem(
                     WARNING,

@@ -69,6 +69,33 @@ def redirect_target(base: str, location: str) -> str:
     return url
 
 
+def sitemap_url(robots_url: str | None, value: str) -> str:
+    """The URL a ``Sitemap:`` line names: ``value`` resolved against ``robots_url`` (relative
+    values occur in the wild).
+
+    Raises ``ValueError`` naming the problem when it is no URL a crawler fetches a sitemap from:
+    empty, malformed (``http://[::1/sitemap.xml``, a bad port), without a host, or of a scheme
+    other than http and https. Without ``robots_url`` (a robots.txt read from a file) a relative
+    value is returned as written.
+    """
+    value = value.strip()
+    if not value:
+        raise ValueError("empty")
+    try:
+        url = urljoin(robots_url, value) if robots_url else value
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        raise ValueError(f"malformed URL ({exc})") from None
+    if robots_url is None and not parts.scheme:
+        return url  # relative, and nothing to resolve it against
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are fetched")
+    if not parts.hostname:
+        raise ValueError("no host")
+    return url
+
+
 def robots_url_of(url: str) -> str:
     """Return the robots.txt URL for the origin of *url* (default port left implicit)."""
     parts = urlsplit(url)

@@ -49,7 +49,7 @@ from scrapy_rerp._lint import SIZE_LIMIT, lint
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
 from scrapy_rerp._settings import syntax_name as name_of
-from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url
+from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url, sitemap_url
 from scrapy_rerp.engine import (
     GYM2008,
     MK1996,
@@ -396,13 +396,33 @@ def _rate_text(rate: Any) -> str:
     return text
 
 
-def _summary(robots: RobotsTxt) -> dict[str, Any]:
+def _summary(robots: RobotsTxt, robots_url: str | None) -> dict[str, Any]:
+    sitemaps, invalid = _sitemaps(robots, robots_url)
     return {
         "groups": [_group_dict(robots, group) for group in robots.groups],
-        "sitemaps": list(robots.sitemaps),
+        "sitemaps": sitemaps,
+        "invalid_sitemaps": invalid,
         "host": robots.host,
         "clean_params": list(robots.clean_params),
     }
+
+
+def _sitemaps(robots: RobotsTxt, robots_url: str | None) -> tuple[list[str], list[dict[str, str]]]:
+    """The sitemaps a crawler fetches (resolved against the robots.txt URL, if there is one),
+    and the ``Sitemap:`` values it skips, each with why: a bad one skips itself only."""
+    sitemaps, invalid = [], []
+    for value in robots.sitemaps:
+        try:
+            sitemaps.append(sitemap_url(robots_url, value))
+        except ValueError as error:
+            invalid.append({"sitemap": value, "reason": str(error)})
+    return sitemaps, invalid
+
+
+def _robots_url(source: Source) -> str | None:
+    """The URL sitemaps are resolved against: the robots.txt's, after redirects."""
+    fetched = source.fetched
+    return None if fetched is None else fetched.final_url or fetched.url
 
 
 def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
@@ -416,7 +436,7 @@ def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], 
         "syntax": name_of(args.syntax),
         "problems": [p.as_dict() for p in found.problems],
         "compared": {"urls": found.checked_urls, "agents": found.checked_agents},
-        **_summary(robots),
+        **_summary(robots, _robots_url(source)),
     }
     return document, EXIT_FLAGGED if found.problems else EXIT_OK
 
@@ -440,6 +460,8 @@ def _text_summary(document: dict[str, Any], out: Callable[[str], None]) -> None:
     out(f"sitemaps: {len(document['sitemaps'])}")
     for sitemap in document["sitemaps"]:
         out(f"  {sitemap}")
+    for invalid in document["invalid_sitemaps"]:
+        out(f"  skipped {invalid['sitemap']!r}: {invalid['reason']}")
     if document["host"] is not None:
         out(f"host: {document['host']}")
     for clean_param in document["clean_params"]:
@@ -472,7 +494,10 @@ def cmd_fetch(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
         "fetch": fetched.as_dict(),
         "conclusion": _outcome_reason(fetched) if fetched.outcome != PARSED else "rules parsed",
         "crawl_delay": robots.crawl_delay(args.agent) if fetched.outcome == PARSED else None,
-        **_summary(robots if fetched.outcome == PARSED else RobotsTxt.allow_all(args.syntax)),
+        **_summary(
+            robots if fetched.outcome == PARSED else RobotsTxt.allow_all(args.syntax),
+            _robots_url(source),
+        ),
     }
     blocked = fetched.outcome in (DISALLOW_ALL, UNREACHABLE)
     return document, EXIT_FLAGGED if blocked else EXIT_OK

@@ -382,6 +382,44 @@ def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     assert "Traceback" not in done.stderr
 
 
+# --- a bad Sitemap line skips itself only ------------------------------------------------------
+
+BAD_SITEMAPS = (
+    "User-agent: *\nDisallow: /private\n"
+    "Sitemap: https://example.com/one.xml\n"
+    "Sitemap: http://[::1/sitemap.xml\n"
+    "Sitemap:\n"
+    "Sitemap: /two.xml\n"
+)
+
+
+def test_lint_skips_a_bad_sitemap_and_lists_the_others(tmp_path: Path) -> None:
+    status, doc = run_json("lint", write(tmp_path, BAD_SITEMAPS))
+    assert status == 1
+    assert doc["sitemaps"] == ["https://example.com/one.xml", "/two.xml"]
+    assert doc["invalid_sitemaps"] == [
+        {"sitemap": "http://[::1/sitemap.xml", "reason": "malformed URL (Invalid IPv6 URL)"},
+        {"sitemap": "", "reason": "empty"},
+    ]
+    problems = {p["line"]: p["code"] for p in doc["problems"]}
+    assert problems == {4: "invalid-sitemap", 5: "invalid-sitemap", 6: "relative-sitemap"}
+    text = run("lint", write(tmp_path, BAD_SITEMAPS)).stdout
+    assert (
+        "sitemaps: 2\n  https://example.com/one.xml\n  /two.xml\n"
+        "  skipped 'http://[::1/sitemap.xml': malformed URL (Invalid IPv6 URL)\n"
+        "  skipped '': empty\n"
+    ) in text
+
+
+def test_fetch_resolves_sitemaps_and_skips_a_bad_one(server: Server) -> None:
+    server.robots(BAD_SITEMAPS)
+    status, doc = run_json("fetch", server.url("/robots.txt"))
+    assert status == 0
+    assert doc["sitemaps"] == ["https://example.com/one.xml", server.url("/two.xml")]
+    assert [s["sitemap"] for s in doc["invalid_sitemaps"]] == ["http://[::1/sitemap.xml", ""]
+    assert f"  {server.url('/two.xml')}\n" in run("fetch", server.url("/robots.txt")).stdout
+
+
 # --- inputs are read up to the size cap, never whole -------------------------------------------
 
 CAP = 500 * 1024
@@ -628,6 +666,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "compared",
         "groups",
         "sitemaps",
+        "invalid_sitemaps",
         "host",
         "clean_params",
         "exit_status",
@@ -643,6 +682,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "crawl_delay",
         "groups",
         "sitemaps",
+        "invalid_sitemaps",
         "host",
         "clean_params",
         "exit_status",
