@@ -435,7 +435,13 @@ def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], 
         "robots": source.as_dict(),
         "syntax": name_of(args.syntax),
         "problems": [p.as_dict() for p in found.problems],
-        "compared": {"urls": found.checked_urls, "agents": found.checked_agents},
+        "compared": {
+            "urls": found.checked_urls,
+            "agents": found.checked_agents,
+            "comparisons": found.comparisons,
+            "skipped_comparisons": found.skipped_comparisons,
+            "budget": found.budget,
+        },
         **_summary(robots, _robots_url(source)),
     }
     return document, EXIT_FLAGGED if found.problems else EXIT_OK
@@ -473,6 +479,13 @@ def text_lint(document: dict[str, Any], out: Callable[[str], None]) -> None:
     out(f"{'<stdin>' if source == '-' else source} (syntax {document['syntax']})")
     problems = document["problems"]
     out(f"problems: {len(problems)}")
+    compared = document["compared"]
+    if compared["skipped_comparisons"]:
+        out(
+            f"  ({compared['skipped_comparisons']:,} comparisons skipped: syntax differences "
+            f"and usage grants were looked for within {compared['budget']:,} comparisons, "
+            "this file's budget)"
+        )
     for problem in problems:
         where = f"line {problem['line']}" if problem["line"] is not None else "file"
         text = f": {problem['text']}" if problem["text"] else ""

@@ -246,6 +246,23 @@ def test_lint_utf16_html_and_oversized_files(tmp_path: Path) -> None:
     assert problems[0]["severity"] == "error"
 
 
+def test_lint_says_how_much_of_a_large_file_it_compared(tmp_path: Path) -> None:
+    rules = "".join(f"Disallow: /*a*b*c*{i}*$\nAllow: /{i}*x$\n" for i in range(8000))
+    robots = write(tmp_path, "User-agent: *\n" + rules)
+    status, doc = run_json("lint", robots)
+    assert status == 1
+    compared = doc["compared"]
+    assert compared["budget"] == 2_000_000 + 40 * len(rules.encode()) + 40 * 14
+    assert 0 < compared["comparisons"] <= compared["budget"] < compared["skipped_comparisons"]
+    assert compared["urls"] == 4000 and compared["agents"] == 1
+    lines = run("lint", robots).stdout.splitlines()
+    assert lines[2] == (
+        f"  ({compared['skipped_comparisons']:,} comparisons skipped: syntax differences and "
+        f"usage grants were looked for within {compared['budget']:,} comparisons, this file's "
+        "budget)"
+    )
+
+
 # --- fetch ------------------------------------------------------------------------------------
 
 
@@ -670,6 +687,13 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "host",
         "clean_params",
         "exit_status",
+    }
+    assert set(lint["compared"]) == {
+        "urls",
+        "agents",
+        "comparisons",
+        "skipped_comparisons",
+        "budget",
     }
     _, fetch = run_json("fetch", server.url("/robots.txt"))
     assert set(fetch) == {
