@@ -47,7 +47,7 @@ def lint_counted(shape: str, size: int, weighed: list[int]) -> tuple[int, _lint.
 def test_comparisons_grow_at_most_linearly_with_the_file(shape: str, weighed: list[int]) -> None:
     counts = {}
     for factor in (1, 4):
-        size = 64 * KIB * factor
+        size = 32 * KIB * factor
         made, found = lint_counted(shape, size, weighed)
         # Every comparison made was counted against the budget, which is linear in the size.
         assert made <= found.comparisons <= found.budget
