@@ -12,7 +12,9 @@ Commands::
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
-downloaded as the middleware downloads it (status policy, redirects, size cap, charset). The
+downloaded as the middleware downloads it (status policy, redirects, size cap, charset), within
+one ``--timeout`` for the whole download. A file or standard input is read up to the size cap
+(500 KiB) and one byte more, never whole, and a note says when the rest is ignored. The
 verdicts are the ones a crawl gets: URLs are read as a Scrapy request writes them (non-ASCII
 characters %-encoded), through the same code as the middleware. Every command takes
 ``--format json``: one JSON document on standard output, whose keys are documented.
