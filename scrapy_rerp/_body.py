@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 from scrapy_rerp import _decompress
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
+from scrapy_rerp.engine._lines import NOT_BODY_CHARSETS, body_codec
 
 __all__ = [
+    "MAX_SIZE",
     "Body",
     "charset_from_content_type",
     "default_charset",
@@ -19,6 +21,10 @@ __all__ = [
 ]
 
 _UTF8_BOM = codecs.BOM_UTF8
+
+#: The bytes of a robots.txt a crawler reads: 500 KiB, what RFC 9309 (section 2.5) asks crawlers
+#: to read at least. ``RERP_MAX_SIZE``'s default, and the command line's cap on what it reads.
+MAX_SIZE = 500 * 1024
 
 
 def charset_from_content_type(content_type: bytes | str | None) -> str | None:
@@ -54,22 +60,32 @@ def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = N
         return parse(body.removeprefix(_UTF8_BOM), syntax)
     if charset == "utf-8":
         body = body.removeprefix(_UTF8_BOM)
-    try:
-        text = body.decode(charset, errors="replace")
-    except (LookupError, UnicodeError, TypeError):
-        # A codec that cannot decode with replacement (idna, punycode, undefined...): the site's
-        # header is wrong, read the bytes as UTF-8 (read_body says so).
+    codec = body_codec(charset)
+    text = None
+    if codec is not None:
+        try:
+            text = body.decode(codec, errors="replace")
+        except (LookupError, UnicodeError, TypeError):
+            pass  # a codec that cannot decode with replacement
+    if text is None:
+        # No codec a body is written in (idna, punycode, undefined...): the site's header is
+        # wrong, read the bytes as UTF-8 (read_body says so).
         text = body.decode("utf-8", errors="replace")
     return parse(text.removeprefix("\ufeff"), syntax)
 
 
 def usable_charset(data: bytes, charset: str | None) -> tuple[str | None, str | None]:
     """``charset`` if it decodes ``data`` (with replacement characters), else UTF-8 and a note
-    saying why: some codecs refuse replacement (``idna``) or any bytes (``undefined``)."""
+    saying why: some codecs refuse replacement (``idna``) or any bytes (``undefined``), and
+    ``punycode`` decodes text into other characters (the engine's ``NOT_BODY_CHARSETS``)."""
     if charset is None or charset == "utf-8":
         return charset, None
+    codec = body_codec(charset)
+    if codec is None:
+        why = "no robots.txt is written in it" if charset in NOT_BODY_CHARSETS else "unknown"
+        return "utf-8", f"charset {charset!r} cannot decode the body ({why}); read as UTF-8"
     try:
-        data.decode(charset, errors="replace")
+        data.decode(codec, errors="replace")
     except (LookupError, UnicodeError, TypeError) as exc:
         return "utf-8", f"charset {charset!r} cannot decode the body ({exc}); read as UTF-8"
     return charset, None

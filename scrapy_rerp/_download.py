@@ -1,32 +1,36 @@
 """robots.txt downloaded as a crawl would, without Scrapy: for the command line.
 
 The same rules as the crawl (:mod:`scrapy_rerp._transport`), over urllib: what each status
-means is :func:`scrapy_rerp._policy.status_outcome`, redirects are followed here (up to
-``RERP_MAX_REDIRECTS``, to any host), the body is read by :func:`scrapy_rerp._body.read_body`
-(Content-Encoding undone and capped at ``RERP_MAX_SIZE``, charset from Content-Type) and its
-lifetime comes from the same header readers. One download, no retry: an unreachable robots.txt
-is reported as such (a crawl would park its requests and retry).
+means is :func:`scrapy_rerp._policy.status_outcome`; redirects are followed here (up to
+``RERP_MAX_REDIRECTS``, to any host, to http and https URLs only, as
+:func:`scrapy_rerp._urls.redirect_target` says for the crawl); the body is read by
+:func:`scrapy_rerp._body.read_body` (Content-Encoding undone and capped at ``RERP_MAX_SIZE``,
+charset from Content-Type) and its lifetime comes from the same header readers. One download,
+no retry: an unreachable robots.txt is reported as such (a crawl would park its requests and
+retry).
 """
 
 from __future__ import annotations
 
 import http.client
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from scrapy_rerp import _policy
 from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["Download", "InvalidUrl", "check_url", "download"]
+__all__ = ["Download", "InvalidUrl", "check_url", "download", "network_reason"]
 
 
 class InvalidUrl(ValueError):
@@ -84,8 +88,13 @@ def check_url(url: str) -> str:
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # every 3xx comes back as an HTTPError; redirects are followed below
+    """Every 3xx comes back as an HTTPError, its Location unread: redirects are followed below
+    (urllib's own handler would resolve a malformed Location, and raise)."""
+
+    def http_error_302(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 class _Headers:
@@ -103,11 +112,117 @@ class _Headers:
         return [v.encode("latin-1", "replace") for v in values]
 
 
+class _Deadline:
+    """When a whole download must be over: the seconds left, and the sockets to shut when the
+    time is up (a server that sends a byte a second never trips a per-read timeout)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+        self.passed = False
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+
+    def left(self) -> float:
+        """Seconds left, never 0 (a socket timeout of 0 would make it non-blocking)."""
+        return max(self.end - time.monotonic(), 0.001)
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            passed = self.passed
+        if passed:
+            _shut(sock)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    """Wake whatever waits on ``sock``: its reads end, and so does the download."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # not connected, or closed already
+
+
+class _Watched:
+    """urllib's handlers for http and https, with connections whose sockets the deadline
+    watches and whose connect waits no longer than the time left."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def do_open(self, http_class: Any, request: Any, **kwargs: Any) -> Any:
+        deadline = self.deadline
+
+        class Connection(http_class):  # type: ignore[misc, valid-type]
+            def connect(self) -> None:
+                self.timeout = deadline.left()
+                super().connect()
+                deadline.watch(self.sock)
+
+        return super().do_open(Connection, request, **kwargs)  # type: ignore[misc]
+
+
+class _HTTPHandler(_Watched, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_Watched, urllib.request.HTTPSHandler):
+    pass
+
+
 def download(url: str, settings: RerpSettings, user_agent: str, timeout: float = 30.0) -> Download:
-    """Download ``url`` (a robots.txt URL) once, as the middleware would."""
+    """Download ``url`` (a robots.txt URL) once, as the middleware would.
+
+    ``timeout`` is a deadline for the whole download, every redirect included, from the DNS
+    lookup to the last byte of the body: past it robots.txt is unreachable ("timed out"),
+    however slowly the server keeps sending. The download runs in a thread of its own so that
+    nothing (a DNS lookup neither) outlasts the deadline; its sockets are shut at the deadline.
+    """
     check_url(url)
-    opener = urllib.request.build_opener(_NoRedirects)
+    deadline = _Deadline(timeout)
     result = Download(url, UNREACHABLE, "", fetched_at=time.time())
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _follow(url, settings, user_agent, deadline, result)
+        except BaseException as error:  # noqa: BLE001 - raised again below, in the caller
+            failed.append(error)
+
+    worker = threading.Thread(target=run, name="scrapy-rerp download", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        deadline.expire()
+        return Download(
+            url,
+            UNREACHABLE,
+            _timed_out(timeout),
+            final_url=result.final_url or url,
+            status=result.status,
+            redirects=list(result.redirects),
+            fetched_at=result.fetched_at,
+        )
+    if failed:
+        raise failed[0]
+    return result
+
+
+def _follow(
+    url: str, settings: RerpSettings, user_agent: str, deadline: _Deadline, result: Download
+) -> Download:
+    """The download itself, redirects followed, into ``result``."""
+    opener = urllib.request.build_opener(
+        _NoRedirects, _HTTPHandler(deadline), _HTTPSHandler(deadline)
+    )
     current = url
     for hop in range(settings.max_redirects + 1):
         request = urllib.request.Request(
@@ -115,12 +230,12 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
             headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"},
         )
         try:
-            response = opener.open(request, timeout=timeout)
+            response = opener.open(request, timeout=deadline.left())
         except urllib.error.HTTPError as error:
             response = error  # a status outside 2xx: its headers still count
         except (OSError, http.client.HTTPException, ValueError) as error:
             result.final_url = current
-            result.reason = _network_reason(error)
+            result.reason = _network_reason(error, deadline)
             return result  # unreachable
         with response:
             status = response.status if response.status is not None else 0
@@ -138,18 +253,19 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
                     return _ends(
                         result, ALLOW_ALL, f"more than {settings.max_redirects} redirects", settings
                     )
-                target = urljoin(current, location.decode("latin-1"))
+                target = location.decode("latin-1")
                 try:
-                    current = check_url(target)
-                except InvalidUrl as exc:
-                    return _ends(result, ALLOW_ALL, f"bad redirect target: {exc}", settings)
+                    current = redirect_target(current, target)
+                except ValueError as exc:
+                    why = f"bad redirect target {target[:200]!r}: {exc}"
+                    return _ends(result, ALLOW_ALL, why, settings)
                 result.redirects.append(current)
                 continue
             if outcome == PARSED:
                 try:
                     raw = response.read(settings.max_size + 1)
                 except (OSError, http.client.HTTPException) as error:
-                    result.reason = _network_reason(error)
+                    result.reason = _network_reason(error, deadline)
                     return result  # unreachable
                 body = read_body(
                     raw,
@@ -186,7 +302,15 @@ def _ends(result: Download, outcome: str, reason: str, settings: RerpSettings) -
     return result
 
 
-def _network_reason(error: BaseException) -> str:
+def _network_reason(error: BaseException, deadline: _Deadline) -> str:
+    reason = getattr(error, "reason", None) or error
+    if deadline.passed or isinstance(reason, (socket.timeout, TimeoutError)):
+        return _timed_out(deadline.seconds)
+    return network_reason(error)
+
+
+def network_reason(error: BaseException) -> str:
+    """Why a download failed, in a few words: ``connection refused``, ``timed out``..."""
     reason = getattr(error, "reason", None) or error
     if isinstance(reason, (socket.timeout, TimeoutError)):
         return "timed out"
@@ -196,6 +320,10 @@ def _network_reason(error: BaseException) -> str:
         return f"DNS lookup failed ({reason.strerror or reason})"
     text = str(reason) or type(reason).__name__
     return f"{type(reason).__name__}: {text}" if text != type(reason).__name__ else text
+
+
+def _timed_out(seconds: float) -> str:
+    return f"timed out: not downloaded within {seconds:g} s"
 
 
 def _iso(when: float) -> str:

@@ -11,15 +11,16 @@ rule grants a usage for may be crawled at all is the engine's verdict for that p
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._body import Body
+from scrapy_rerp._body import MAX_SIZE, Body
 from scrapy_rerp._settings import syntax_name
-from scrapy_rerp._urls import crawl_allowed, crawl_decision
-from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, ParseWarning, RobotsTxt, parse
+from scrapy_rerp._urls import crawl_allowed, crawl_decision, sitemap_url
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, Decision, ParseWarning, RobotsTxt, parse
 from scrapy_rerp.engine._directives import CONTENT_USAGE, DIRECTIVES, UsageStatement
 from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS
 
@@ -29,10 +30,20 @@ ERROR = "error"
 WARNING = "warning"
 
 #: The size RFC 9309 (section 2.5) asks crawlers to read at least, and the middleware's default.
-SIZE_LIMIT = 500 * 1024
+SIZE_LIMIT = MAX_SIZE
 #: Bounds on the work of comparing the syntaxes on a large file.
 MAX_AGENTS = 12
 MAX_URLS = 4000
+#: The work lint spends asking the engine about paths (syntax differences, usage grants), in
+#: comparisons (one rule of one syntax weighed against one path, a wildcard rule once per
+#: ``*``-separated part): a floor, and as many again per byte of the file, so that linting any
+#: file takes time linear in its size. The checks that do not fit are skipped, and the
+#: comparisons they would have cost are counted and said.
+MIN_COMPARISONS = 2_000_000
+COMPARISONS_PER_BYTE = 40
+#: A verdict explained (the line that decides it) weighs every rule on its own, where a verdict
+#: alone has the engine's compiled rules skip most of them: it counts this many times over.
+EXPLAIN_WEIGHT = 4
 
 _SYNTAXES = (RFC9309, GYM2008, MK1996)
 # Every directive of the engine's table, by its lower-case name.
@@ -71,6 +82,43 @@ class Lint:
     problems: list[Problem] = field(default_factory=list)
     checked_urls: int = 0
     checked_agents: int = 0
+    comparisons: int = 0  # rule comparisons made
+    skipped_comparisons: int = 0  # rule comparisons the checks over the budget would have made
+    budget: int = 0
+
+
+class _Budget:
+    """The rule comparisons lint may still make on a file, and those it skipped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.spent = 0
+        self.skipped = 0
+
+    def spend(self, comparisons: int) -> bool:
+        """Whether a check of ``comparisons`` fits; if it does not, it is counted as skipped."""
+        if self.spent + comparisons > self.limit:
+            self.skipped += comparisons
+            return False
+        self.spent += comparisons
+        return True
+
+
+def _weighed(robots: RobotsTxt, agent: str) -> int:
+    """The comparisons one query of ``robots`` for ``agent`` may make (at least 1: the query
+    itself): each rule the engine weighs against the path (the groups RFC 9309 merges for the
+    agent, or rerp's one record), counted once per ``*``-separated part (a wildcard rule is
+    matched part by part)."""
+    if robots.syntax == RFC9309:
+        groups: tuple[Any, ...] = robots._rfc_groups(agent)
+    else:
+        record = robots._legacy_rules(agent).record
+        groups = () if record is None else (record,)
+    return max(1, sum(_parts(group.patterns) for group in groups))
+
+
+def _parts(patterns: tuple[str, ...]) -> int:
+    return len(patterns) + sum(pattern.count("*") for pattern in patterns)
 
 
 def _readers(applied: dict[int, bool]) -> str:
@@ -133,6 +181,15 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
     return problems
 
 
+@functools.lru_cache(maxsize=1024)
+def _close_directive(key: str) -> list[str]:
+    """The directive ``key`` looks like a misspelling of, if any (remembered: a file repeats
+    its misspellings). A key over 32 characters is too long to be close to any."""
+    if len(key) > 32:
+        return []
+    return difflib.get_close_matches(key.replace(" ", "-"), _DIRECTIVES, n=1, cutoff=0.7)
+
+
 def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
     problems: list[Problem] = []
     flagged: set[int] = set()
@@ -146,7 +203,7 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
         value = content[match.end() :].strip() if colon else content[match.end(1) :].strip()
         known = key if key in _DIRECTIVES else None
         if known is None:
-            close = difflib.get_close_matches(key.replace(" ", "-"), _DIRECTIVES, n=1, cutoff=0.7)
+            close = _close_directive(key)
             if close:
                 applied = _applied(line) if close[0] in _RULE_KEYS else None
                 how = _readers(applied) if applied else "ignored by every reader"
@@ -188,7 +245,24 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
                 )
             )
             flagged.add(number)
-        elif key == "sitemap" and value and not _ABSOLUTE.match(value):
+        elif key == "sitemap":
+            try:
+                sitemap_url(None, value)
+            except ValueError as error:
+                problems.append(
+                    Problem(
+                        WARNING,
+                        "invalid-sitemap",
+                        f"not a URL a crawler fetches a sitemap from ({error}): crawlers skip "
+                        "this line and read the other Sitemap lines",
+                        number,
+                        line.strip(),
+                    )
+                )
+                flagged.add(number)
+                continue
+            if _ABSOLUTE.match(value):
+                continue
             problems.append(
                 Problem(
                     WARNING,
@@ -263,12 +337,13 @@ def _probe_path(pattern: str) -> str:
     return path if path.startswith("/") else "/" + path
 
 
-def _usage_grant_problems(robots: RobotsTxt, text: str) -> list[Problem]:
+def _usage_grant_problems(robots: RobotsTxt, text: str, budget: _Budget) -> list[Problem]:
     """A Content-Usage rule that grants a usage (``=y``) for a path its agents may not crawl:
     preferences apply only to what may be crawled (draft-ietf-aipref-attach-05), so the grant
     never applies. The verdict for the rule's path is the engine's, for each of its agents."""
     problems = []
     lines = text.split("\n")
+    weighed: dict[str, int] = {}
     for agents, line, statement in _usage_rules(robots):
         granted = [category for category, allowed in statement.preferences if allowed]
         if not granted:
@@ -277,9 +352,12 @@ def _usage_grant_problems(robots: RobotsTxt, text: str) -> list[Problem]:
         path = _probe_path(statement.path)
         blocked: dict[str, Any] = {}
         for agent in dict.fromkeys(a.strip() for a in agents if a.strip()):
-            decision = crawl_decision(robots, path, agent)
-            if not decision.allowed:
-                blocked[agent] = decision
+            if agent not in weighed:
+                weighed[agent] = _weighed(robots, agent)
+            if not budget.spend(weighed[agent]) or crawl_allowed(robots, path, agent):
+                continue
+            if budget.spend(EXPLAIN_WEIGHT * weighed[agent]):  # which line disallows it
+                blocked[agent] = crawl_decision(robots, path, agent)
         if not blocked:
             continue
         decision = next(iter(blocked.values()))
@@ -300,36 +378,43 @@ def _usage_grant_problems(robots: RobotsTxt, text: str) -> list[Problem]:
 
 def _candidates(groups: Iterable[Any]) -> list[str]:
     """Paths that exercise each rule: the pattern as a path, one step inside it, and with
-    ``*`` read as text or as something."""
+    ``*`` read as text or as something. At most MAX_URLS, from rules spread over the file."""
+    patterns = list(dict.fromkeys(pattern for group in groups for _, pattern, _ in group.rules))
     seen: dict[str, None] = {"/": None}
-    for group in groups:
-        for _allow, pattern, _line in group.rules:
-            base = pattern[:-1] if pattern.endswith("$") else pattern
-            for path in (
-                base.replace("*", ""),
-                base.replace("*", "x"),
-                base.replace("*", "") + "x",
-                base.replace("*", "x") + "/x",
-                base,
-            ):
-                if not path.startswith("/"):
-                    path = "/" + path
-                seen.setdefault(path, None)
-                if len(seen) >= MAX_URLS:
-                    return list(seen)
+    for pattern in _spread(patterns):
+        base = pattern[:-1] if pattern.endswith("$") else pattern
+        for path in (
+            base.replace("*", ""),
+            base.replace("*", "x"),
+            base.replace("*", "") + "x",
+            base.replace("*", "x") + "/x",
+            base,
+        ):
+            if not path.startswith("/"):
+                path = "/" + path
+            seen.setdefault(path, None)
+            if len(seen) >= MAX_URLS:
+                return list(seen)
     return list(seen)
 
 
-def _verdict_text(robots: RobotsTxt, url: str, agent: str) -> str:
-    decision = crawl_decision(robots, url, agent)
+def _spread(items: list[str], stride: int = 61) -> list[str]:
+    """``items`` in an order that reaches every part of the list early (every ``stride``-th
+    item, then the ones after them...): when a bound stops the work, what was done covers the
+    whole file, not its beginning."""
+    return [item for start in range(stride) for item in items[start::stride]]
+
+
+def _verdict_text(decision: Decision) -> str:
     verdict = "allowed" if decision.allowed else "disallowed"
     if decision.line is None:
         return f"{verdict} ({decision.reason})"
     return f"{verdict} by line {decision.line} {decision.rule} ({decision.reason})"
 
 
-def _syntax_problems(body: Body) -> tuple[list[Problem], int, int]:
-    parsed = {syntax: body.rules(syntax) for syntax in _SYNTAXES}
+def _syntax_problems(
+    parsed: dict[int, RobotsTxt], budget: _Budget
+) -> tuple[list[Problem], int, int]:
     agents: dict[str, None] = {"*": None}
     for syntax in _SYNTAXES:
         for group in parsed[syntax].groups:
@@ -337,22 +422,27 @@ def _syntax_problems(body: Body) -> tuple[list[Problem], int, int]:
                 if agent.strip() and len(agents) < MAX_AGENTS:
                     agents.setdefault(agent.strip(), None)
     paths = _candidates(g for s in _SYNTAXES for g in parsed[s].groups)
+    # One check: a path asked of the three syntaxes, for one agent; as much again to explain it.
+    cost = {agent: sum(_weighed(parsed[s], agent) for s in _SYNTAXES) for agent in agents}
     problems = []
     reported: set[tuple[int | None, ...]] = set()
-    for agent in agents:
-        for path in paths:
-            url = "https://example.com" + path
+    for path in _spread(paths):
+        url = "https://example.com" + path
+        for agent in agents:
+            if not budget.spend(cost[agent]):
+                continue
             verdicts = {s: crawl_allowed(parsed[s], url, agent) for s in _SYNTAXES}
             if len(set(verdicts.values())) == 1:
+                continue
+            if not budget.spend(EXPLAIN_WEIGHT * cost[agent]):  # the lines that decide
                 continue
             decisions = {s: crawl_decision(parsed[s], url, agent) for s in _SYNTAXES}
             deciding = tuple(decisions[s].line for s in _SYNTAXES)
             lines = [line for line in deciding if line is not None]
             if not lines or deciding in reported:
                 continue
-            line = lines[0]
             reported.add(deciding)
-            each = {syntax_name(s): _verdict_text(parsed[s], url, agent) for s in _SYNTAXES}
+            each = {syntax_name(s): _verdict_text(decisions[s]) for s in _SYNTAXES}
             who = "" if agent == "*" else f" for {agent}"
             problems.append(
                 Problem(
@@ -360,7 +450,7 @@ def _syntax_problems(body: Body) -> tuple[list[Problem], int, int]:
                     "syntax-difference",
                     f"{path}{who} is "
                     + "; ".join(f"{name.upper()}: {text}" for name, text in each.items()),
-                    line,
+                    lines[0],
                     None,
                     {
                         "url": path,
@@ -375,12 +465,15 @@ def _syntax_problems(body: Body) -> tuple[list[Problem], int, int]:
 def lint(raw: bytes, body: Body, syntax: int) -> Lint:
     """Every problem of the robots.txt ``raw`` (as given or downloaded) and ``body`` (as a
     crawler reads it), its parse warnings read in ``syntax``."""
-    robots = body.rules(syntax)
+    parsed = {each: body.rules(each) for each in _SYNTAXES}
+    robots = parsed[syntax]
     text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
-    result = Lint(_file_problems(raw, body))
+    budget = _Budget(MIN_COMPARISONS + COMPARISONS_PER_BYTE * len(body.data))
+    result = Lint(_file_problems(raw, body), budget=budget.limit)
     result.problems += _line_problems(text, robots)
-    result.problems += _usage_grant_problems(robots, text)
-    differences, result.checked_urls, result.checked_agents = _syntax_problems(body)
+    result.problems += _usage_grant_problems(robots, text, budget)
+    differences, result.checked_urls, result.checked_agents = _syntax_problems(parsed, budget)
     result.problems += differences
+    result.comparisons, result.skipped_comparisons = budget.spent, budget.skipped
     result.problems.sort(key=lambda p: (p.line or 0, p.severity != ERROR, p.code))
     return result

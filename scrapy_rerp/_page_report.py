@@ -23,7 +23,7 @@ from typing import Any
 from scrapy_rerp import __version__
 from scrapy_rerp._body import charset_from_content_type
 from scrapy_rerp._decompress import decode
-from scrapy_rerp._download import InvalidUrl, _network_reason, check_url
+from scrapy_rerp._download import InvalidUrl, check_url, network_reason
 from scrapy_rerp.engine import (
     USAGE_CATEGORIES,
     PageDirectives,
@@ -109,12 +109,12 @@ def fetch_page(url: str, agent: str, timeout: float) -> Page:
     except urllib.error.HTTPError as error:
         response = error
     except (OSError, http.client.HTTPException, ValueError) as error:
-        raise PageError(f"{url}: {_network_reason(error)}") from error
+        raise PageError(f"{url}: {network_reason(error)}") from error
     with response:
         try:
             raw = response.read(MAX_HTML_BYTES + 1)
         except (OSError, http.client.HTTPException) as error:
-            raise PageError(f"{url}: {_network_reason(error)}") from error
+            raise PageError(f"{url}: {network_reason(error)}") from error
         headers = list(response.headers.items())
         final_url = response.geturl()
         status = response.status if response.status is not None else 0

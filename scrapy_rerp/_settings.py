@@ -24,7 +24,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from scrapy_rerp._body import default_charset
+from scrapy_rerp._body import MAX_SIZE, default_charset
 from scrapy_rerp.engine import RFC9309, USAGE_CATEGORIES, usage_category
 from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
 
@@ -119,7 +119,7 @@ class RerpSettings:
     syntax: int = RFC9309  # RERP_SYNTAX, as an engine constant
     user_agent: str | None = None  # ROBOTSTXT_USER_AGENT
     default_user_agent: str = "Scrapy"  # USER_AGENT
-    max_size: int = 500 * 1024  # RERP_MAX_SIZE, bytes
+    max_size: int = MAX_SIZE  # RERP_MAX_SIZE, bytes
     max_redirects: int = 5  # RERP_MAX_REDIRECTS
     unreachable_max_wait: float = 300.0  # RERP_UNREACHABLE_MAX_WAIT, seconds
     retry_backoff_base: float = 1.0  # RERP_RETRY_BACKOFF_BASE, seconds
@@ -204,7 +204,7 @@ class RerpSettings:
             syntax=syntax,
             user_agent=r.optional_text("ROBOTSTXT_USER_AGENT"),
             default_user_agent=r.optional_text("USER_AGENT") or "Scrapy",
-            max_size=r.integer("RERP_MAX_SIZE", 500 * 1024, minimum=1),
+            max_size=r.integer("RERP_MAX_SIZE", MAX_SIZE, minimum=1),
             max_redirects=r.integer("RERP_MAX_REDIRECTS", 5, minimum=0),
             unreachable_max_wait=r.seconds("RERP_UNREACHABLE_MAX_WAIT", 300.0),
             retry_backoff_base=backoff_base,

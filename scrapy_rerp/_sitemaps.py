@@ -17,13 +17,13 @@ from __future__ import annotations
 import logging
 import re
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 
-from scrapy_rerp._urls import origin_of
+from scrapy_rerp._urls import origin_of, sitemap_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -85,12 +85,12 @@ class SitemapDiscovery:
             self._seeded = True
             self._spider_sitemaps.update(getattr(spider, "sitemap_urls", ()) or ())
         for value in robots.sitemaps:
-            url = _absolute(robots_url, value)
-            if url is None:
+            try:
+                url = sitemap_url(robots_url, value)
+            except ValueError as exc:
+                # One bad line (``Sitemap: http://[::1/sitemap.xml``) skips itself only.
                 self.stats.inc_value(STAT_INVALID)
-                logger.debug(
-                    "Ignoring sitemap %r listed in %s: not an http(s) URL", value, robots_url
-                )
+                logger.debug("Ignoring sitemap %r listed in %s: %s", value, robots_url, exc)
                 continue
             if url in self._seen or url in self._spider_sitemaps:
                 continue
@@ -148,14 +148,6 @@ class SitemapDiscovery:
         assert self._host_regex is not None
         host = urlsplit(url).hostname or ""
         return bool(self._host_regex.search(host))
-
-
-def _absolute(robots_url: str, value: str) -> str | None:
-    url = urljoin(robots_url, value.strip())
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return url
 
 
 class RobotsTxtForTheSpider:

@@ -69,6 +69,33 @@ def redirect_target(base: str, location: str) -> str:
     return url
 
 
+def sitemap_url(robots_url: str | None, value: str) -> str:
+    """The URL a ``Sitemap:`` line names: ``value`` resolved against ``robots_url`` (relative
+    values occur in the wild).
+
+    Raises ``ValueError`` naming the problem when it is no URL a crawler fetches a sitemap from:
+    empty, malformed (``http://[::1/sitemap.xml``, a bad port), without a host, or of a scheme
+    other than http and https. Without ``robots_url`` (a robots.txt read from a file) a relative
+    value is returned as written.
+    """
+    value = value.strip()
+    if not value:
+        raise ValueError("empty")
+    try:
+        url = urljoin(robots_url, value) if robots_url else value
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        raise ValueError(f"malformed URL ({exc})") from None
+    if robots_url is None and not parts.scheme:
+        return url  # relative, and nothing to resolve it against
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are fetched")
+    if not parts.hostname:
+        raise ValueError("no host")
+    return url
+
+
 def robots_url_of(url: str) -> str:
     """Return the robots.txt URL for the origin of *url* (default port left implicit)."""
     parts = urlsplit(url)
@@ -93,6 +120,15 @@ def rules_url(url: str) -> str:
     from w3lib.url import safe_url_string
 
     return safe_url_string(url)
+
+
+def request_url(url: str) -> str:
+    """:func:`rules_url`, for a URL given by a person rather than taken from a request: raises
+    ``ValueError`` naming the problem for what ``scrapy.Request`` refuses, a malformed host
+    (``http://[::1``) or a port that is not a number from 0 to 65535 (``http://h:99999/``)."""
+    crawl_url = rules_url(url)
+    urlsplit(crawl_url).port  # noqa: B018 - raises ValueError for a bad port
+    return crawl_url
 
 
 def crawl_allowed(robots: RobotsTxt, url: str, user_agent: str) -> bool:

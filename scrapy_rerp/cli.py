@@ -14,7 +14,9 @@ Commands::
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
-downloaded as the middleware downloads it (status policy, redirects, size cap, charset). The
+downloaded as the middleware downloads it (status policy, redirects, size cap, charset), within
+one ``--timeout`` for the whole download. A file or standard input is read up to the size cap
+(500 KiB) and one byte more, never whole, and a note says when the rest is ignored. The
 verdicts are the ones a crawl gets: URLs are read as a Scrapy request writes them (non-ASCII
 characters %-encoded), through the same code as the middleware. Every command takes
 ``--format json``: one JSON document on standard output, whose keys are documented.
@@ -36,11 +38,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TextIO
+from typing import Any, BinaryIO, NoReturn, TextIO
 
 from scrapy_rerp import __version__, _page_report
 from scrapy_rerp._body import Body, read_body
@@ -50,7 +53,7 @@ from scrapy_rerp._lint import SIZE_LIMIT, lint
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
 from scrapy_rerp._settings import syntax_name as name_of
-from scrapy_rerp._urls import crawl_decision, origin_of, rules_url
+from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url, sitemap_url
 from scrapy_rerp.engine import (
     GYM2008,
     MK1996,
@@ -103,7 +106,8 @@ class Source:
     def as_dict(self) -> dict[str, Any]:
         return {
             "source": self.name,
-            "bytes": len(self.raw),
+            "bytes": len(self.body.data),
+            "truncated": self.body.truncated,
             "fetch": None if self.fetched is None else self.fetched.as_dict(),
         }
 
@@ -116,9 +120,19 @@ def _user_agent_header(agent: str) -> str:
     return agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
 
 
+def _read_capped(stream: BinaryIO) -> bytes:
+    """The first SIZE_LIMIT + 1 bytes of ``stream`` at most: what a crawler reads, and one
+    byte to know there was more. A FIFO, a device (``/dev/zero``), a 2 GiB file or a pipe
+    that never ends are never read whole."""
+    return stream.read(SIZE_LIMIT + 1)
+
+
 def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> Source:
     if source == "-":
-        return Source.given("-", stdin.buffer.read())
+        try:
+            return Source.given("-", _read_capped(stdin.buffer))
+        except OSError as error:
+            raise CliError(f"cannot read standard input: {error.strerror or error}") from error
     if _is_url(source):
         settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
         try:
@@ -129,7 +143,7 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
         return Source(source, body.data, body, fetched)
     try:
         with open(source, "rb") as file:
-            return Source.given(source, file.read())
+            return Source.given(source, _read_capped(file))
     except OSError as error:
         raise CliError(f"cannot read {source}: {error.strerror or error}") from error
 
@@ -148,16 +162,18 @@ def _outcome_reason(fetched: Download) -> str:
 
 def _fetch_notes(source: Source) -> list[str]:
     fetched = source.fetched
+    cut = (
+        f"over {len(source.body.data):,} bytes: only the first {len(source.body.data):,} "
+        "are read, as a crawler reads them (RFC 9309 section 2.5); the rest is ignored"
+    )
     if fetched is None:
-        notes = []
-        if len(source.raw) > SIZE_LIMIT:
-            notes.append(f"{source.name}: only the first {SIZE_LIMIT:,} bytes are read")
-        return notes
+        name = "<stdin>" if source.name == "-" else source.name
+        return [f"{name}: {cut}"] if source.body.truncated else []
     notes = [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
     if fetched.outcome != PARSED:
         notes.append(f"{fetched.url}: {_outcome_reason(fetched)}")
     elif source.body.truncated:
-        notes.append(f"{fetched.url}: only the first bytes are read, as a crawler would")
+        notes.append(f"{fetched.url}: {cut}")
     return notes
 
 
@@ -168,6 +184,18 @@ def _verdict(
     robots: RobotsTxt, source: Source, url: str, agent: str, categories: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The crawl verdict for *url*, and its usage preference for each of *categories*."""
+    try:
+        request_url(url)
+    except ValueError as error:
+        reason = _not_a_request(error)
+        return {
+            "url": url,
+            "allowed": None,
+            "line": None,
+            "rule": None,
+            "reason": reason,
+            "usage": {category: _no_usage(None, reason) for category in categories},
+        }
     if not source.parsed:
         assert source.fetched is not None
         reason = _outcome_reason(source.fetched)
@@ -182,21 +210,11 @@ def _verdict(
                 for category in categories
             },
         }
-    try:
-        decision = crawl_decision(robots, url, agent)
-        usage = {
-            category: usage_dict(robots.usage(rules_url(url), agent, category))
-            for category in categories
-        }
-    except ValueError as error:
-        return {
-            "url": url,
-            "allowed": None,
-            "line": None,
-            "rule": None,
-            "reason": str(error),
-            "usage": {category: _no_usage(None, str(error)) for category in categories},
-        }
+    decision = crawl_decision(robots, url, agent)
+    usage = {
+        category: usage_dict(robots.usage(rules_url(url), agent, category))
+        for category in categories
+    }
     return {
         "url": url,
         "allowed": decision.allowed,
@@ -205,6 +223,10 @@ def _verdict(
         "reason": decision.reason,
         "usage": usage,
     }
+
+
+def _not_a_request(error: ValueError) -> str:
+    return f"not a URL a crawler can request: {error}"
 
 
 def _no_usage(preference: str | None, reason: str) -> dict[str, Any]:
@@ -221,7 +243,7 @@ def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
     robots = source.rules(args.syntax)
     categories = list(dict.fromkeys(args.usage))  # in the order asked, each once
     results = [_verdict(robots, source, url, args.agent, categories) for url in args.urls]
-    notes = []
+    notes = [f"error: {r['url']!r}: {r['reason']}" for r in results if r["allowed"] is None]
     if source.fetched is not None:
         origin = origin_of(source.fetched.url)
         for url in args.urls:
@@ -283,6 +305,10 @@ def _usage_text(usage: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def cmd_explain(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
+    try:
+        request_url(args.url)
+    except ValueError as error:
+        raise CliError(f"{args.url!r}: {_not_a_request(error)}") from error
     syntaxes: dict[str, Any] = {}
     for syntax in ALL_SYNTAXES:
         robots = source.rules(syntax)
@@ -291,10 +317,7 @@ def cmd_explain(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any
                 robots, source, args.url, args.agent, tuple(USAGE_CATEGORIES)
             )
             continue
-        try:
-            syntaxes[name_of(syntax)] = explain(robots, args.url, args.agent).as_dict()
-        except ValueError as error:
-            raise CliError(f"{args.url!r} is not a URL a crawler can request: {error}") from error
+        syntaxes[name_of(syntax)] = explain(robots, args.url, args.agent).as_dict()
     chosen = syntaxes[name_of(args.syntax)]
     document = {
         "robots": source.as_dict(),
@@ -369,11 +392,33 @@ def _group_values(robots: RobotsTxt, group: Group) -> dict[str, Any]:
     return group_values(robots, agent)
 
 
-def _summary(robots: RobotsTxt) -> dict[str, Any]:
+def _summary(robots: RobotsTxt, robots_url: str | None) -> dict[str, Any]:
+    sitemaps, invalid = _sitemaps(robots, robots_url)
     return {
         "groups": [_group_dict(robots, group) for group in robots.groups],
         **file_values(robots),
+        # Sitemaps as the crawl reads them: resolved against the robots.txt URL, bad ones apart.
+        "sitemaps": sitemaps,
+        "invalid_sitemaps": invalid,
     }
+
+
+def _sitemaps(robots: RobotsTxt, robots_url: str | None) -> tuple[list[str], list[dict[str, str]]]:
+    """The sitemaps a crawler fetches (resolved against the robots.txt URL, if there is one),
+    and the ``Sitemap:`` values it skips, each with why: a bad one skips itself only."""
+    sitemaps, invalid = [], []
+    for value in robots.sitemaps:
+        try:
+            sitemaps.append(sitemap_url(robots_url, value))
+        except ValueError as error:
+            invalid.append({"sitemap": value, "reason": str(error)})
+    return sitemaps, invalid
+
+
+def _robots_url(source: Source) -> str | None:
+    """The URL sitemaps are resolved against: the robots.txt's, after redirects."""
+    fetched = source.fetched
+    return None if fetched is None else fetched.final_url or fetched.url
 
 
 def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
@@ -386,8 +431,14 @@ def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], 
         "robots": source.as_dict(),
         "syntax": name_of(args.syntax),
         "problems": [p.as_dict() for p in found.problems],
-        "compared": {"urls": found.checked_urls, "agents": found.checked_agents},
-        **_summary(robots),
+        "compared": {
+            "urls": found.checked_urls,
+            "agents": found.checked_agents,
+            "comparisons": found.comparisons,
+            "skipped_comparisons": found.skipped_comparisons,
+            "budget": found.budget,
+        },
+        **_summary(robots, _robots_url(source)),
     }
     return document, EXIT_FLAGGED if found.problems else EXIT_OK
 
@@ -404,6 +455,8 @@ def _text_summary(document: dict[str, Any], out: Callable[[str], None]) -> None:
     out(f"sitemaps: {len(document['sitemaps'])}")
     for sitemap in document["sitemaps"]:
         out(f"  {sitemap}")
+    for invalid in document["invalid_sitemaps"]:
+        out(f"  skipped {invalid['sitemap']!r}: {invalid['reason']}")
     for kind in FILE_KINDS:
         name = DIRECTIVES[kind].name
         key = json_key(name)
@@ -433,6 +486,13 @@ def text_lint(document: dict[str, Any], out: Callable[[str], None]) -> None:
     out(f"{'<stdin>' if source == '-' else source} (syntax {document['syntax']})")
     problems = document["problems"]
     out(f"problems: {len(problems)}")
+    compared = document["compared"]
+    if compared["skipped_comparisons"]:
+        out(
+            f"  ({compared['skipped_comparisons']:,} comparisons skipped: syntax differences "
+            f"and usage grants were looked for within {compared['budget']:,} comparisons, "
+            "this file's budget)"
+        )
     for problem in problems:
         where = f"line {problem['line']}" if problem["line"] is not None else "file"
         text = f": {problem['text']}" if problem["text"] else ""
@@ -454,7 +514,10 @@ def cmd_fetch(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
         "fetch": fetched.as_dict(),
         "conclusion": _outcome_reason(fetched) if fetched.outcome != PARSED else "rules parsed",
         "crawl_delay": robots.crawl_delay(args.agent) if fetched.outcome == PARSED else None,
-        **_summary(robots if fetched.outcome == PARSED else RobotsTxt.allow_all(args.syntax)),
+        **_summary(
+            robots if fetched.outcome == PARSED else RobotsTxt.allow_all(args.syntax),
+            _robots_url(source),
+        ),
     }
     blocked = fetched.outcome in (DISALLOW_ALL, UNREACHABLE)
     return document, EXIT_FLAGGED if blocked else EXIT_OK
@@ -571,6 +634,17 @@ def _syntax(value: str) -> int:
         ) from error
 
 
+def _seconds(value: str) -> float:
+    """``--timeout``: a positive, finite number of seconds."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {value!r}")
+    return seconds
+
+
 def _usage_categories(value: str) -> list[str]:
     """``--usage train-ai,search``: the categories named, as the engine names them."""
     names = [name for name in value.split(",") if name.strip()]
@@ -617,9 +691,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reading.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for a robots.txt URL (default {DEFAULT_TIMEOUT:g})",
+        help="seconds a robots.txt URL has to download, redirects included (default "
+        f"{DEFAULT_TIMEOUT:g}); past them it counts as unreachable",
     )
     robots = _Parser(add_help=False)
     robots.add_argument(

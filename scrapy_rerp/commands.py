@@ -26,7 +26,13 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp._urls import crawl_decision, robots_url_of, rules_url
+from scrapy_rerp._urls import (
+    crawl_decision,
+    request_url,
+    robots_url_of,
+    rules_url,
+    sitemap_url,
+)
 from scrapy_rerp.addon import Addon
 from scrapy_rerp.middleware import RobotsTxtMiddleware
 
@@ -146,6 +152,10 @@ class RobotsCommand(ScrapyCommand):
         for url in args:
             if not url.lower().startswith(("http://", "https://")):
                 raise UsageError(f"not an http(s) URL: {url}")
+            try:
+                request_url(url)
+            except ValueError as error:
+                raise UsageError(f"not a URL a crawler can request: {url} ({error})") from error
         assert self.crawler_process is not None
         crawler = self.crawler_process.create_crawler(_RobotsSpider)
         self.crawler_process.crawl(crawler, urls=list(args))
@@ -194,6 +204,7 @@ def _result(url: str, spider: _RobotsSpider, middleware: Any) -> dict[str, Any]:
         "reason": None,
         "crawl_delay": None,
         "sitemaps": [],
+        "invalid_sitemaps": [],
     }
     entry = middleware.entry_for(crawl_url) if middleware is not None else None
     if entry is None:
@@ -205,7 +216,13 @@ def _result(url: str, spider: _RobotsSpider, middleware: Any) -> dict[str, Any]:
         decision = crawl_decision(robots, crawl_url, user_agent)
         result.update(line=decision.line, rule=decision.rule, reason=decision.reason)
         result["crawl_delay"] = robots.crawl_delay(user_agent)
-        result["sitemaps"] = list(robots.sitemaps)
+        # As the crawl's sitemap discovery reads them: resolved against the robots.txt URL,
+        # and a bad line skipped on its own.
+        for value in robots.sitemaps:
+            try:
+                result["sitemaps"].append(sitemap_url(entry.url or result["robots_txt"], value))
+            except ValueError as error:
+                result["invalid_sitemaps"].append({"sitemap": value, "reason": str(error)})
     return result
 
 
@@ -226,3 +243,5 @@ def _print(results: list[dict[str, Any]]) -> None:
         print(f"  crawl-delay  {'none' if delay is None else f'{delay:g} s'}")
         for sitemap in result["sitemaps"]:
             print(f"  sitemap      {sitemap}")
+        for invalid in result["invalid_sitemaps"]:
+            print(f"  sitemap      skipped {invalid['sitemap']!r}: {invalid['reason']}")

@@ -10,6 +10,7 @@ import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -231,6 +232,23 @@ def test_lint_utf16_html_and_oversized_files(tmp_path: Path) -> None:
     assert problems[0]["severity"] == "error"
 
 
+def test_lint_says_how_much_of_a_large_file_it_compared(tmp_path: Path) -> None:
+    rules = "".join(f"Disallow: /*a*b*c*{i}*$\nAllow: /{i}*x$\n" for i in range(8000))
+    robots = write(tmp_path, "User-agent: *\n" + rules)
+    status, doc = run_json("lint", robots)
+    assert status == 1
+    compared = doc["compared"]
+    assert compared["budget"] == 2_000_000 + 40 * len(rules.encode()) + 40 * 14
+    assert 0 < compared["comparisons"] <= compared["budget"] < compared["skipped_comparisons"]
+    assert compared["urls"] == 4000 and compared["agents"] == 1
+    lines = run("lint", robots).stdout.splitlines()
+    assert lines[2] == (
+        f"  ({compared['skipped_comparisons']:,} comparisons skipped: syntax differences and "
+        f"usage grants were looked for within {compared['budget']:,} comparisons, this file's "
+        "budget)"
+    )
+
+
 # --- fetch ------------------------------------------------------------------------------------
 
 
@@ -283,6 +301,81 @@ def test_fetch_follows_redirects_and_caps_the_size(server: Server) -> None:
     assert doc["fetch"]["truncated"] is True and doc["fetch"]["bytes"] == 500 * 1024
 
 
+@pytest.mark.parametrize("location", ["http://[::1", "file:///etc/passwd", "http://h:99999/r"])
+@pytest.mark.parametrize("command", ["fetch", "check", "lint"])
+def test_a_redirect_that_cannot_be_followed_makes_robots_txt_unavailable(
+    server: Server, location: str, command: str
+) -> None:
+    server.route("/robots.txt", Reply.redirect(location))
+    args = [command, server.url("/robots.txt")] + (["/x"] if command == "check" else [])
+    done = run(*args, "--format", "json")
+    assert "Traceback" not in done.stderr, done.stderr
+    if command == "lint":  # nothing to lint: an error naming why
+        assert done.returncode == 2
+        assert "robots.txt unavailable (bad redirect target" in json.loads(done.stdout)["error"]
+        return
+    assert done.returncode == 0
+    fetch = json.loads(done.stdout)["robots" if command == "check" else "fetch"]
+    fetch = fetch["fetch"] if command == "check" else fetch
+    assert fetch["outcome"] == "allow-all" and fetch["redirects"] == []
+    assert fetch["reason"].startswith(f"bad redirect target {location!r}: ")
+    assert server.paths() == ["/robots.txt"]
+
+
+# A robots.txt that would take minutes at a byte a second; each read waits one second only.
+SLOW = (ROBOTS + "#" * 200 + "\n").encode()
+TRICKLES = {
+    "body": lambda server: server.robots(SLOW, chunk_size=1, chunk_delay=1.0),
+    "head": lambda server: server.robots(SLOW, head_byte_delay=1.0),
+    "redirects": lambda server: (  # three hops of 0.9 s each, every one within the timeout
+        server.route("/robots.txt", Reply(301, headers={"Location": "/r1"}, delay=0.9)),
+        server.route("/r1", Reply(301, headers={"Location": "/r2"}, delay=0.9)),
+        server.route("/r2", Reply(body=ROBOTS, delay=0.9)),
+    ),
+}
+TIMEOUT = 1.5
+
+
+@pytest.mark.parametrize(
+    ("command", "trickle"),
+    [
+        (("fetch",), "body"),
+        (("fetch",), "head"),
+        (("fetch",), "redirects"),
+        (("check", "/public"), "body"),
+        (("explain", "/public"), "head"),
+        (("lint",), "body"),
+    ],
+)
+def test_timeout_is_a_deadline_for_the_whole_download(
+    server: Server, command: tuple[str, ...], trickle: str
+) -> None:
+    TRICKLES[trickle](server)
+    started = time.monotonic()
+    done = run(command[0], server.url("/robots.txt"), *command[1:], "--timeout", str(TIMEOUT))
+    took = time.monotonic() - started
+    assert "Traceback" not in done.stderr, done.stderr
+    assert took < TIMEOUT + 5, took  # a per-read timeout would take minutes (or 2.7 s, 3 hops)
+    reason = f"timed out: not downloaded within {TIMEOUT:g} s"
+    if command[0] == "lint":
+        assert done.returncode == 2
+        assert f"robots.txt unreachable ({reason})" in done.stderr
+    else:
+        assert done.returncode == 1  # unreachable: nothing may be downloaded for now
+        assert f"robots.txt unreachable ({reason})" in done.stdout + done.stderr
+    if trickle == "body":
+        [hit] = server.hits("/robots.txt")
+        assert not hit.completed and hit.bytes_sent < len(SLOW) // 2
+
+
+def test_timeout_must_be_a_positive_number_of_seconds(server: Server) -> None:
+    for value in ("0", "-1", "nan", "inf", "soon"):
+        done = run("fetch", server.url("/robots.txt"), "--timeout", value)
+        assert done.returncode == 2 and "--timeout" in done.stderr, value
+        assert "Traceback" not in done.stderr
+    assert server.hits() == []
+
+
 def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     with Server() as gone:
         url = gone.url("/robots.txt")
@@ -292,6 +385,145 @@ def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     assert "Traceback" not in done.stderr
 
 
+# --- a bad Sitemap line skips itself only ------------------------------------------------------
+
+BAD_SITEMAPS = (
+    "User-agent: *\nDisallow: /private\n"
+    "Sitemap: https://example.com/one.xml\n"
+    "Sitemap: http://[::1/sitemap.xml\n"
+    "Sitemap:\n"
+    "Sitemap: /two.xml\n"
+)
+
+
+def test_lint_skips_a_bad_sitemap_and_lists_the_others(tmp_path: Path) -> None:
+    status, doc = run_json("lint", write(tmp_path, BAD_SITEMAPS))
+    assert status == 1
+    assert doc["sitemaps"] == ["https://example.com/one.xml", "/two.xml"]
+    assert doc["invalid_sitemaps"] == [
+        {"sitemap": "http://[::1/sitemap.xml", "reason": "malformed URL (Invalid IPv6 URL)"},
+        {"sitemap": "", "reason": "empty"},
+    ]
+    problems = {p["line"]: p["code"] for p in doc["problems"]}
+    assert problems == {4: "invalid-sitemap", 5: "invalid-sitemap", 6: "relative-sitemap"}
+    text = run("lint", write(tmp_path, BAD_SITEMAPS)).stdout
+    assert (
+        "sitemaps: 2\n  https://example.com/one.xml\n  /two.xml\n"
+        "  skipped 'http://[::1/sitemap.xml': malformed URL (Invalid IPv6 URL)\n"
+        "  skipped '': empty\n"
+    ) in text
+
+
+def test_fetch_resolves_sitemaps_and_skips_a_bad_one(server: Server) -> None:
+    server.robots(BAD_SITEMAPS)
+    status, doc = run_json("fetch", server.url("/robots.txt"))
+    assert status == 0
+    assert doc["sitemaps"] == ["https://example.com/one.xml", server.url("/two.xml")]
+    assert [s["sitemap"] for s in doc["invalid_sitemaps"]] == ["http://[::1/sitemap.xml", ""]
+    assert f"  {server.url('/two.xml')}\n" in run("fetch", server.url("/robots.txt")).stdout
+
+
+# --- inputs are read up to the size cap, never whole -------------------------------------------
+
+CAP = 500 * 1024
+RULES = b"User-agent: *\nDisallow: /private\n"
+CAPPED = "over 512,000 bytes: only the first 512,000 are read, as a crawler reads them"
+
+
+def run_limited(*args: str, stdin: Any = None) -> subprocess.CompletedProcess[str]:
+    """The command line with its address space limited to 1 GiB: a 2 GiB input read whole, or
+    /dev/zero read to its end, fails with a MemoryError."""
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))"
+    main = "import runpy; runpy.run_module('scrapy_rerp', run_name='__main__')"
+    return subprocess.run(
+        [sys.executable, "-c", f"{limit}; {main}", *args],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+class Endless:
+    """A thread that writes the rules, then comments, into a file descriptor until the reader
+    goes away."""
+
+    def __init__(self, opener: Any) -> None:
+        self.opener = opener
+        self.written = 0
+        self.thread = threading.Thread(target=self._write, daemon=True)
+        self.thread.start()
+
+    def _write(self) -> None:
+        try:
+            with self.opener() as stream:
+                stream.write(RULES)
+                self.written += len(RULES)
+                while True:
+                    stream.write(b"# more\n" * 1024)
+                    self.written += 7 * 1024
+        except BrokenPipeError:
+            pass  # the reader closed its end
+
+
+def assert_read_up_to_the_cap(done: subprocess.CompletedProcess[str], name: str) -> None:
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr  # /private/x is disallowed: the rules were read
+    assert done.stdout.startswith("DISALLOWED  /private/x  line 2: Disallow: /private")
+    assert f"scrapy-rerp: {name}: {CAPPED}" in done.stderr
+
+
+def test_dev_zero_is_read_up_to_the_cap() -> None:
+    done = run_limited("lint", "/dev/zero", "--format", "json")
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, done.stderr
+    assert done.returncode == 1
+    document = json.loads(done.stdout)
+    assert document["robots"] == {
+        "source": "/dev/zero",
+        "bytes": CAP,
+        "truncated": True,
+        "fetch": None,
+    }
+    assert document["problems"][0]["code"] == "too-large"
+    done = run_limited("check", "/dev/zero", "/a")
+    assert (done.returncode, done.stdout.split()[0]) == (0, "ALLOWED")
+    assert (
+        done.stderr
+        == f"scrapy-rerp: /dev/zero: {CAPPED} (RFC 9309 section 2.5); the rest is ignored\n"
+    )
+
+
+def test_a_sparse_2_gib_file_is_read_up_to_the_cap(tmp_path: Path) -> None:
+    path = tmp_path / "huge.txt"
+    path.write_bytes(RULES)
+    os.truncate(path, 2 * 1024**3)  # sparse: no disk used, 2 GiB to read
+    assert_read_up_to_the_cap(run_limited("check", str(path), "/private/x"), str(path))
+
+
+def test_a_fifo_that_never_ends_is_read_up_to_the_cap(tmp_path: Path) -> None:
+    fifo = tmp_path / "robots.fifo"
+    os.mkfifo(fifo)
+    writer = Endless(lambda: open(fifo, "wb", buffering=0))  # noqa: SIM115 - closed by Endless
+    try:
+        done = run_limited("check", str(fifo), "/private/x")
+    finally:
+        # Unblock a writer still waiting for a reader (if the command never opened the FIFO).
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    assert_read_up_to_the_cap(done, str(fifo))
+    writer.thread.join(10)
+    assert not writer.thread.is_alive() and writer.written > CAP
+
+
+def test_standard_input_that_never_ends_is_read_up_to_the_cap() -> None:
+    read, write = os.pipe()
+    writer = Endless(lambda: os.fdopen(write, "wb", buffering=0))
+    with os.fdopen(read, "rb") as stdin:
+        done = run_limited("check", "-", "/private/x", stdin=stdin)
+    assert_read_up_to_the_cap(done, "<stdin>")
+    writer.thread.join(10)
+    assert not writer.thread.is_alive()
+
+
 # --- no traceback, whatever the input ---------------------------------------------------------
 
 
@@ -299,6 +531,8 @@ def test_fetch_unreachable_host_is_an_outcome_not_a_traceback() -> None:
     "args",
     [
         ("check", "http://[::1", "/a"),
+        ("check", "http://[::1/robots.txt", "/a"),
+        ("explain", "http://[::1/robots.txt", "/a"),
         ("check", "ftp://example.com/robots.txt", "/a"),
         ("fetch", "http://[::1"),
         ("fetch", "not a url"),
@@ -311,6 +545,22 @@ def test_bad_urls_exit_two_with_one_line(args: tuple[str, ...]) -> None:
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("scrapy-rerp: error: ")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/x", "Port out of range 0-65535")],
+)
+def test_a_url_no_request_can_be_made_of_is_an_error(tmp_path: Path, url: str, why: str) -> None:
+    robots = write(tmp_path, ROBOTS)
+    done = run("check", robots, url, "/private")
+    assert done.returncode == 2
+    assert done.stderr == f"scrapy-rerp: error: {url!r}: not a URL a crawler can request: {why}\n"
+    assert done.stdout.splitlines()[0].startswith(f"INVALID     {url}  (")
+    assert done.stdout.splitlines()[1].startswith("DISALLOWED  /private  line 2")
+    done = run("explain", robots, url)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"scrapy-rerp: error: {url!r}: not a URL a crawler can request: {why}\n"
 
 
 def test_bad_url_to_check_is_invalid_and_exits_two(tmp_path: Path) -> None:
@@ -382,7 +632,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
     }
     assert set(check["results"][0]) == {"url", "allowed", "line", "rule", "reason", "usage"}
     assert check["usage_categories"] == [] and check["results"][0]["usage"] == {}
-    assert set(check["robots"]) == {"source", "bytes", "fetch"}
+    assert set(check["robots"]) == {"source", "bytes", "truncated", "fetch"}
     _, explain = run_json("explain", robots, "/a")
     assert set(explain) == {
         "command",
@@ -420,9 +670,17 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "compared",
         "groups",
         "sitemaps",
+        "invalid_sitemaps",
         "host",
         "clean_params",
         "exit_status",
+    }
+    assert set(lint["compared"]) == {
+        "urls",
+        "agents",
+        "comparisons",
+        "skipped_comparisons",
+        "budget",
     }
     _, fetch = run_json("fetch", server.url("/robots.txt"))
     assert set(fetch) == {
@@ -435,6 +693,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "crawl_delay",
         "groups",
         "sitemaps",
+        "invalid_sitemaps",
         "host",
         "clean_params",
         "exit_status",

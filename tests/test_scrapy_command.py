@@ -87,3 +87,34 @@ def test_robots_command_usage_error(project: Path) -> None:
     done = scrapy(project, "not-a-url")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/", "Port out of range 0-65535")],
+)
+def test_robots_command_url_no_request_can_be_made_of(project: Path, url: str, why: str) -> None:
+    done = scrapy(project, "https://example.com/", url)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert f"error: not a URL a crawler can request: {url} ({why})" in done.stderr
+
+
+def test_robots_command_skips_a_bad_sitemap_line_only(server: Server, project: Path) -> None:
+    server.robots(
+        "User-agent: *\nDisallow:\n"
+        "Sitemap: https://example.com/one.xml\n"
+        "Sitemap: http://[::1/sitemap.xml\n"
+        "Sitemap: /two.xml\n"
+    )
+    done = scrapy(project, server.url("/page"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)["results"]
+    assert result["sitemaps"] == ["https://example.com/one.xml", server.url("/two.xml")]
+    assert result["invalid_sitemaps"] == [
+        {"sitemap": "http://[::1/sitemap.xml", "reason": "malformed URL (Invalid IPv6 URL)"}
+    ]
+    text = scrapy(project, server.url("/page")).stdout
+    assert "  sitemap      https://example.com/one.xml\n" in text
+    assert f"  sitemap      {server.url('/two.xml')}\n" in text
+    assert "  sitemap      skipped 'http://[::1/sitemap.xml': malformed URL" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -236,3 +237,41 @@ async def test_an_undecodable_sitemap_line_does_not_stop_the_others(
     assert sorted(server.paths()) == ["/", "/keep/1", "/robots.txt", "/sitemap.xml"]
     assert crawler.stats.get_value(STAT_SCHEDULED) == 1
     assert crawler.stats.get_value(STAT_INVALID) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_malformed_sitemap_line_skips_itself_only(
+    server: Server, via: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # urljoin raises ValueError on the second line; an empty one would name robots.txt itself.
+    server.robots(
+        f"Sitemap: {server.url('/sitemap.xml')}\n"
+        "Sitemap: http://[::1/sitemap.xml\n"
+        "Sitemap:\n"
+        "Sitemap: /sitemap-pages.xml\n"
+    )
+    server.route("/sitemap.xml", urlset([server.url("/keep/1")]))
+    server.route("/sitemap-pages.xml", urlset([server.url("/keep/2")]))
+    caplog.set_level(logging.DEBUG, logger="scrapy_rerp")
+    crawler = await crawl(
+        DiscoverySpider,
+        settings(via, RERP_SITEMAP_DISCOVERY=True),
+        homes=[server.url("/")],
+    )
+    assert sorted(server.paths()) == [
+        "/",
+        "/keep/1",
+        "/keep/2",
+        "/robots.txt",
+        "/sitemap-pages.xml",
+        "/sitemap.xml",
+    ]
+    assert crawler.stats.get_value(STAT_SCHEDULED) == 2
+    assert crawler.stats.get_value(STAT_INVALID) == 2
+    skipped = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Ignoring")]
+    assert skipped == [
+        f"Ignoring sitemap 'http://[::1/sitemap.xml' listed in {server.url('/robots.txt')}: "
+        "malformed URL (Invalid IPv6 URL)",
+        f"Ignoring sitemap '' listed in {server.url('/robots.txt')}: empty",
+    ]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

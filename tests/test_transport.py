@@ -87,6 +87,20 @@ async def test_an_unusable_charset_is_read_as_utf8(
 
 
 @pytest_twisted.ensureDeferred
+async def test_punycode_is_no_charset_even_for_ascii_text(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # punycode "decodes" ASCII without an error, into other characters: the rules would be lost.
+    server.robots(
+        b"User-agent: *\nDisallow: /private\n", content_type="text/plain; charset=punycode"
+    )
+    crawler = await timed_crawl(rerp(), spaced(server, ["/private/x", "/ok"]))
+    assert server.paths() == ["/robots.txt", "/ok"]
+    assert stat(crawler, "robotstxt/charset_replaced") == 1
+    no_errors(caplog.records)
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_content_length_over_download_maxsize_is_read_up_to_the_cap(
     server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:

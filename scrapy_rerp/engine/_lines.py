@@ -9,6 +9,7 @@ over the text. Lines that are neither a directive, a comment nor blank become wa
 
 from __future__ import annotations
 
+import codecs
 import re
 from itertools import compress, repeat
 from operator import itemgetter
@@ -104,6 +105,27 @@ WARNING_CODES: dict[str, str] = {
     "conflicting-content-signal": "a Content-Signal key given both yes and no",
     "ignored-line": "any other line skipped",
 }
+
+
+#: Codecs that Python knows but no robots.txt is written in: the hostname encodings (``punycode``
+#: turns ASCII text into other characters without an error; ``idna`` refuses replacement) and
+#: ``undefined``, which refuses every byte. A body declared in one is read as if in none.
+NOT_BODY_CHARSETS = frozenset({"idna", "punycode", "undefined"})
+
+
+def body_codec(charset: str | None) -> str | None:
+    """The codec that decodes a body declared in *charset*: its canonical name, or None when
+    *charset* is none, unknown, no text encoding (``base64``, ``rot13``) or in
+    :data:`NOT_BODY_CHARSETS`."""
+    if not charset:
+        return None
+    try:
+        info = codecs.lookup(charset)
+    except LookupError:
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in NOT_BODY_CHARSETS:
+        return None
+    return info.name
 
 
 def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:

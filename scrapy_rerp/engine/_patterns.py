@@ -158,5 +158,5 @@ class Glob:
 def pattern_matches(path: str, pattern: str) -> bool:
     """Reference matcher for one RFC 9309 pattern (slow path: decisions, tests)."""
     if "*" in pattern or pattern.endswith("$"):
-        return Glob(pattern).match(path)
+        return glob_match(path, *split_glob(pattern))
     return path.startswith(pattern)

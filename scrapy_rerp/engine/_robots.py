@@ -423,13 +423,15 @@ class RobotsTxt:
         if not groups:
             return Decision(True, None, None, "no group applies to this user agent")
         best: dict[bool, tuple[int, str, int]] = {}
+        longest = {True: 0, False: 0}  # a rule no longer than these cannot change the verdict
         for group in groups:
-            for is_allow, pattern, line in group.rules():
-                if not pattern or not pattern_matches(path, pattern):
-                    continue
+            for index, pattern in enumerate(group.patterns):
+                is_allow = group.is_allow(index)
                 priority = len(pattern)
-                if is_allow not in best or priority > best[is_allow][0]:
-                    best[is_allow] = (priority, pattern, line)
+                if priority <= longest[is_allow] or not pattern_matches(path, pattern):
+                    continue  # (an empty pattern has priority 0: it never matches)
+                longest[is_allow] = priority
+                best[is_allow] = (priority, pattern, group.line_of(index))
         allow, disallow = best.get(True), best.get(False)
         if disallow is not None and (allow is None or disallow[0] > allow[0]):
             return Decision(False, disallow[2], f"Disallow: {disallow[1]}", "longest match")
@@ -438,11 +440,9 @@ class RobotsTxt:
         return Decision(True, None, None, "no rule matched")
 
     def _decide_legacy(self, path: str, user_agent: str) -> Decision:
-        position = self._legacy_position(user_agent, with_rules=True)
-        if position is None:
+        group, globs = self._legacy_rules(user_agent)  # its split wildcard rules remembered
+        if group is None:
             return Decision(True, None, None, "no record applies to this user agent")
-        group = self._groups[position]
-        globs = gym2008_globs(group) if self._syntax == GYM2008 else None
         verdict, index = legacy_first_match(group, globs, path)
         if index is None:
             return Decision(True, None, None, "no rule matched")

@@ -6,8 +6,9 @@ lazily, once per syntax, by :func:`scrapy_rerp.engine.parse`.
 
 Deliberate differences from rerp 1.7.1 (its bugs, fixed):
 
-* ``fetch()``: an unknown charset in Content-Type falls back to ISO-8859-1 and bytes that
-  do not decode in the declared charset are replaced (U+FFFD) instead of raising
+* ``fetch()``: a charset in Content-Type that cannot decode a body (unknown, ``base64``,
+  ``idna``, ``punycode``...) falls back to ISO-8859-1 and bytes that do not decode in the
+  declared charset are replaced (U+FFFD) instead of raising
   ``UnicodeError``; a network error is re-raised as the original ``URLError`` (with its
   reason) instead of ``URLError(0)``; an Expires header is converted to a POSIX timestamp
   without rerp's shift by the local UTC offset, and a past date (even the epoch) means
@@ -37,6 +38,7 @@ from urllib.robotparser import RequestRate
 
 # The private modules, not the package: the package imports this module while initialising.
 from ._constants import GYM2008, MAX_FILESIZE, SEVEN_DAYS, check_syntax
+from ._lines import body_codec
 from ._robots import RobotsTxt, parse
 
 __all__ = ["RobotExclusionRulesParser", "RobotFileParserLookalike"]
@@ -107,19 +109,24 @@ def parse_http_date(value: str, now: float | None = None) -> float | None:
 
 
 def _decode_body(body: bytes, charset: str | None) -> str | bytes:
-    """Decode a fetched body with its declared charset.
+    """Decode a fetched body with its declared charset; never raises on content.
 
     Without a charset the bytes are kept, and :func:`parse` decodes them per syntax
-    (ISO-8859-1 for MK1996/GYM2008 as rerp and RFC 2616, UTF-8 for RFC 9309). An unknown
-    charset falls back to ISO-8859-1; undecodable bytes become U+FFFD. rerp raised
-    ``UnicodeError`` in both cases, throwing away a usable file.
+    (ISO-8859-1 for MK1996/GYM2008 as rerp and RFC 2616, UTF-8 for RFC 9309). A charset that
+    cannot decode a body (unknown, no text encoding such as ``base64``, or one of
+    ``NOT_BODY_CHARSETS``: ``idna``, ``punycode``, ``undefined``) falls back to ISO-8859-1;
+    undecodable bytes become U+FFFD. rerp raised ``UnicodeError`` in these cases, throwing away
+    a usable file.
     """
     if not charset:
         return body
-    try:
-        return body.decode(charset, "replace")
-    except (LookupError, ValueError):
-        return body.decode("iso-8859-1")
+    codec = body_codec(charset)
+    if codec is not None:
+        try:
+            return body.decode(codec, "replace")
+        except (LookupError, ValueError, TypeError):
+            pass  # a codec that refuses these bytes even with replacement
+    return body.decode("iso-8859-1")
 
 
 class RobotExclusionRulesParser:

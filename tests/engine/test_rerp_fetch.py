@@ -224,6 +224,29 @@ def test_fetch_non_text_codec_falls_back_to_iso_8859_1(site: Site) -> None:
     assert not rp.is_allowed("bot", "/x")
 
 
+@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "IDNA", "x-no-such"])
+@pytest.mark.parametrize(
+    "body",
+    [b"User-agent: *\nDisallow: /private\n", b"User-agent: *\nDisallow: /private\n# caf\xc3\xa9\n"],
+    ids=["ascii", "utf-8"],
+)
+def test_fetch_charset_no_body_is_written_in_falls_back_to_iso_8859_1(
+    site: Site, charset: str, body: bytes
+) -> None:
+    # idna refuses replacement, undefined refuses every byte, and punycode "decodes" ASCII text
+    # into other characters without an error: each is read as ISO-8859-1, the rules kept.
+    url = site.set("/robots.txt", 200, body, Content_Type=f"text/plain; charset={charset}")
+    rp = RobotExclusionRulesParser()
+    rp.fetch(url)
+    assert rp.response_code == 200
+    for syntax in (MK1996, GYM2008, RFC9309):
+        assert not rp.is_allowed("bot", "/private/x", syntax)
+        assert rp.is_allowed("bot", "/public", syntax)
+    lookalike = RobotFileParserLookalike(url)
+    lookalike.read()
+    assert not lookalike.can_fetch("bot", "/private/x")
+
+
 def test_fetch_undecodable_bytes_are_replaced(site: Site) -> None:
     body = b"User-agent: *\nDisallow: /a\xff\nDisallow: /b\n"
     url = site.set("/robots.txt", 200, body, Content_Type="text/plain; charset=utf-8")

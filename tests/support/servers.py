@@ -57,7 +57,9 @@ class Reply:
     ``delay`` waits before the status line (a slow server); ``chunk_size`` and
     ``chunk_delay`` stream the body in pieces (so a client that closes early leaves part of
     it unsent); ``close`` drops the connection without any reply (a network error);
-    ``content_length`` sends that Content-Length instead of the body's, then closes.
+    ``content_length`` sends that Content-Length instead of the body's, then closes;
+    ``head_byte_delay`` sends the status line and headers one byte at a time, that many seconds
+    apart (a server that trickles: no single read ever waits long).
     """
 
     status: int = 200
@@ -69,6 +71,7 @@ class Reply:
     chunk_delay: float = 0.0
     close: bool = False
     content_length: int | None = None  # a Content-Length that lies (the connection then closes)
+    head_byte_delay: float = 0.0
 
     @classmethod
     def redirect(cls, location: str, status: int = 301) -> Reply:
@@ -243,8 +246,21 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
         # ACKs each response on a kept-alive connection would stall ~40 ms.
         disable_nagle_algorithm = True
 
+        head_byte_delay = 0.0
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass  # keep test output clean
+
+        def flush_headers(self) -> None:
+            if not self.head_byte_delay:
+                super().flush_headers()
+                return
+            head = b"".join(getattr(self, "_headers_buffer", []))
+            self._headers_buffer: list[bytes] = []
+            for index in range(len(head)):
+                self.wfile.write(head[index : index + 1])
+                self.wfile.flush()
+                time.sleep(self.head_byte_delay)
 
         def _serve(self) -> None:
             hit = Hit(
@@ -266,6 +282,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             body = reply.body_bytes() if self.command != "HEAD" else b""
             hit.status = reply.status
             hit.body_size = len(body)
+            self.head_byte_delay = reply.head_byte_delay
             try:
                 self.send_response(reply.status)
                 if reply.content_type is not None:
