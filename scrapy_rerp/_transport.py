@@ -21,11 +21,11 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp import _policy
 from scrapy_rerp._body import read_body
+from scrapy_rerp._compat import download
 from scrapy_rerp._data import Fetched
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp._urls import redirect_target
@@ -233,8 +233,6 @@ class RobotsTxtDownloader:
         )
 
     async def _download(self, request: Request) -> Response:
-        engine = self.crawler.engine
-        assert engine is not None
         if self._hooked == 0:
             # Connected only while robots.txt downloads run: the handlers would otherwise be
             # called for every chunk and every response of the crawl.
@@ -244,9 +242,7 @@ class RobotsTxtDownloader:
             )
         self._hooked += 1
         try:
-            if hasattr(engine, "download_async"):
-                return await engine.download_async(request)
-            return await maybe_deferred_to_future(engine.download(request))  # Scrapy < 2.14
+            return await download(self.crawler, request)
         finally:
             self._hooked -= 1
             if self._hooked == 0:

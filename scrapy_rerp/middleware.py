@@ -31,7 +31,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.python import to_unicode
 
-from scrapy_rerp._compat import ScrapyRuntime
+from scrapy_rerp._compat import ScrapyRuntime, close_when_opened
 from scrapy_rerp._origins import WAIT, OriginService, Refused
 from scrapy_rerp._parking import PARK_LIMIT, ParkingLot, drop_verdict, restore_dont_filter
 from scrapy_rerp._politeness import PARKED, Politeness
@@ -127,7 +127,7 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self | _Misconfigured:
-        settings = settings_for(crawler)
+        settings = settings_for(crawler, close_when_opened)
         if settings is None:
             # A bad setting, logged once: the crawl closes as the spider opens.
             return _Misconfigured()

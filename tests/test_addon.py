@@ -15,6 +15,7 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from scrapy_rerp import Addon, RobotsTxtMiddleware
+from scrapy_rerp._compat import component_priorities
 from scrapy_rerp._settings import RerpSettingsError
 from tests.servers import Server, crawl, stopped_by_settings
 
@@ -23,9 +24,11 @@ ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
 
 def middlewares(crawler: Crawler) -> dict[type, Any]:
     """The enabled downloader middlewares as the crawler resolved them: class -> priority."""
-    merged = crawler.settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+    merged = component_priorities(crawler.settings, "DOWNLOADER_MIDDLEWARES")
     resolved: dict[type, Any] = {}
     for key, priority in merged.items():
+        if priority is None:
+            continue
         cls = load_object(key)
         assert cls not in resolved, f"{cls} listed twice"
         resolved[cls] = priority
@@ -61,8 +64,8 @@ def test_settings_at_addon_priority() -> None:
     addon_priority = 15  # scrapy.settings.SETTINGS_PRIORITIES["addon"]
     assert settings.getpriority("ROBOTSTXT_OBEY") == addon_priority
     assert settings.getpriority("ROBOTSTXT_PARSER") == addon_priority
-    merged = settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
-    resolved = {load_object(k): v for k, v in merged.items()}
+    merged = component_priorities(settings, "DOWNLOADER_MIDDLEWARES")
+    resolved = {load_object(k): v for k, v in merged.items() if v is not None}
     assert ScrapyMiddleware not in resolved and resolved[RobotsTxtMiddleware] == 100
 
 

@@ -20,8 +20,8 @@ import brotli
 import pytest
 import pytest_twisted
 import scrapy
-from scrapy.utils.asyncio import sleep
 
+from scrapy_rerp._compat import sleep
 from scrapy_rerp._decompress import SUPPORTED, decode
 from tests.servers import ListSpider, Reply, Server, crawl, ledger
 from tests.test_middleware import RERP_MW, SCRAPY_MW, pages, rerp, stat, timed_crawl

@@ -14,9 +14,9 @@ import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.asyncio import sleep
 from twisted.python.failure import Failure
 
+from scrapy_rerp._compat import sleep
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 from tests.servers import ListSpider, Reply, Server, crawl, ledger, stopped_by_settings, urlset
@@ -218,6 +218,9 @@ async def test_blocked_request_logged_with_the_line(
     assert "line 3" in message and "Disallow: /private" in message
 
 
+@pytest.mark.skipif(
+    not hasattr(signals, "robots_parsed"), reason="Scrapy < 2.18 has no robots_parsed signal"
+)
 @pytest_twisted.ensureDeferred
 async def test_robots_parsed_signal_before_waiting_requests_resume(server: Server) -> None:
     server.robots("User-agent: *\nCrawl-delay: 3\nSitemap: /sitemap.xml\n")
@@ -302,7 +305,7 @@ async def test_unreachable_holds_then_drops(
 class RefuseRobots:
     """Another downloader middleware that will not let robots.txt requests through."""
 
-    def process_request(self, request: scrapy.Request) -> None:
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
         if request.url.endswith("/robots.txt"):
             raise IgnoreRequest("no robots here")
 

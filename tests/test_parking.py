@@ -18,9 +18,9 @@ import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
+from scrapy_rerp._compat import close_spider
 from tests.servers import ListSpider, Server, crawl, ledger
 from tests.test_middleware import ignored, pages, rerp, timed_crawl
 
@@ -53,8 +53,7 @@ class BroadSpider(ListSpider):
         super().parse(response)
         if len(self.responses) == self.healthy and self.healthy_done is None:
             self.healthy_done = time.monotonic()
-            assert self.crawler.engine is not None
-            deferred_from_coro(self.crawler.engine.close_spider_async(reason="healthy_done"))
+            close_spider(self.crawler, "healthy_done")
 
 
 def interleaved(origins: list[Server]) -> list[str]:
@@ -179,7 +178,7 @@ class Recorder:
         crawler.recorders[cls.__name__] = recorder  # type: ignore[attr-defined]
         return recorder
 
-    def process_request(self, request: scrapy.Request) -> None:
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
         self.seen.append(request)
 
 

@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 import pytest
 import pytest_twisted
 import scrapy
-from scrapy.core.downloader import Slot
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from scrapy_rerp._compat import download, no_jitter, slot_jitter
 from scrapy_rerp._politeness import STAT_APPLIED, STAT_CAPPED, STAT_MAX, Politeness
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._throttle import STAT_RECLAMPED, SlotFloors
@@ -35,11 +35,9 @@ FLOOR = 0.4
 # Timer and thread scheduling slack between the downloader's dequeue and the server's clock.
 TOLERANCE = 0.02
 UA = "FloorBot"
-# How a floored DOWNLOAD_SLOTS entry turns jitter off: Scrapy 2.19 has Slot.jitter, older
-# versions the randomize_delay flag.
-NO_JITTER: dict[str, Any] = (
-    {"jitter": 0.0} if hasattr(Slot, "jitter") else {"randomize_delay": False}
-)
+# How a floored DOWNLOAD_SLOTS entry turns jitter off, in the installed Scrapy's words.
+NO_JITTER: dict[str, Any] = {}
+no_jitter(NO_JITTER)
 
 
 def rerp_settings(crawler: Crawler) -> RerpSettings:
@@ -65,7 +63,7 @@ class FloorFromRobots:
     def from_crawler(cls, crawler: Crawler) -> FloorFromRobots:
         return cls(crawler)
 
-    async def process_request(self, request: scrapy.Request) -> None:
+    async def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):
             return
         origin = origin_of(request.url)
@@ -76,9 +74,9 @@ class FloorFromRobots:
         await asyncio.shield(task)
 
     async def _fetch(self, origin: str, robots_url: str) -> None:
-        assert self.crawler.engine is not None
-        response = await self.crawler.engine.download_async(
-            scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000)
+        response = await download(
+            self.crawler,
+            scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000),
         )
         robots = parse(response.body if response.status == 200 else b"")
         self.politeness.rules_known(origin, robots, UA)
@@ -173,7 +171,7 @@ async def test_autothrottle_alone_lowers_a_per_slot_delay(server: Server) -> Non
             "LOG_LEVEL": "INFO",
             "AUTOTHROTTLE_ENABLED": True,
             "AUTOTHROTTLE_START_DELAY": 0,
-            "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": FLOOR, "jitter": 0}},
+            "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": FLOOR, **NO_JITTER}},
         },
         urls=pages(server, 6),
     )
@@ -354,7 +352,10 @@ class SlotSpider(ListSpider):
         super().parse(response)
         downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
         slot = downloader.slots[response.meta["download_slot"]]
-        self.slots = [*getattr(self, "slots", []), (slot.delay, slot.jitter, slot.concurrency)]
+        self.slots = [
+            *getattr(self, "slots", []),
+            (slot.delay, slot_jitter(slot), slot.concurrency),
+        ]
 
 
 # -- idle slots dropped and recreated ---------------------------------------------------------
@@ -385,9 +386,7 @@ class GcSpider(ListSpider):
     def after_gc(self, response: Response) -> None:
         downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
         slot = downloader.slots.get(response.meta["download_slot"])
-        self.recorded.append(
-            None if slot is None else (slot.delay, float(getattr(slot, "jitter", 0.0)))
-        )
+        self.recorded.append(None if slot is None else (slot.delay, slot_jitter(slot)))
 
 
 @pytest_twisted.ensureDeferred
