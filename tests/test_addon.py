@@ -19,6 +19,8 @@ from scrapy_rerp._compat import component_priorities
 from scrapy_rerp._settings import RerpSettingsError
 from tests.servers import Server, crawl, stopped_by_settings
 
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
 ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
 
 
@@ -40,6 +42,7 @@ def active(crawler: Crawler) -> list[type]:
     return [type(mw) for mw in crawler.engine.downloader.middleware.middlewares]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_addon_alone_turns_everything_on(server: Server) -> None:
     server.robots("User-agent: *\nDisallow: /private\n")
@@ -77,6 +80,7 @@ def test_applied_twice_no_duplicates() -> None:
     assert keys.count(RobotsTxtMiddleware) == 1 and keys.count(ScrapyMiddleware) == 1
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_project_listing_kept_without_duplicate(server: Server) -> None:
     settings = {
@@ -91,6 +95,7 @@ async def test_project_listing_kept_without_duplicate(server: Server) -> None:
     assert server.paths() == ["/robots.txt", "/a"]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_takes_the_priority_the_project_gave_scrapys(server: Server) -> None:
     settings = {**ADDON, "DOWNLOADER_MIDDLEWARES": {ScrapyMiddleware: 200}}
@@ -99,6 +104,7 @@ async def test_takes_the_priority_the_project_gave_scrapys(server: Server) -> No
     assert resolved[RobotsTxtMiddleware] == 200 and ScrapyMiddleware not in resolved
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_project_can_still_turn_robots_off(server: Server) -> None:
     server.robots("User-agent: *\nDisallow: /\n")
@@ -110,6 +116,7 @@ async def test_project_can_still_turn_robots_off(server: Server) -> None:
     ("name", "value"),
     [("RERP_SYNTAX", "rfc"), ("RERP_MAX_CRAWL_DELAY", -2), ("RERP_CRAWL_DELAY", "sometimes")],
 )
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_misconfiguration_stops_the_crawl_at_start_up(
     server: Server, name: str, value: Any, caplog: pytest.LogCaptureFixture

@@ -23,7 +23,7 @@ import scrapy
 
 from scrapy_rerp._compat import sleep
 from scrapy_rerp._decompress import SUPPORTED, decode
-from tests.servers import ListSpider, Reply, Server, crawl, ledger
+from tests.servers import ListSpider, Reply, Server, crawl, ledger, own
 from tests.test_middleware import RERP_MW, SCRAPY_MW, pages, rerp, stat, timed_crawl
 
 try:
@@ -190,6 +190,7 @@ def spaced(server: Server, paths: list[str]) -> list[tuple[float, str]]:
         "https://:80/robots.txt",
     ],
 )
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_a_redirect_that_cannot_be_followed_is_unavailable(
     server: Server, location: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -210,6 +211,7 @@ async def test_a_redirect_that_cannot_be_followed_is_unavailable(
 
 
 @pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "no-such-charset"])
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_an_unusable_charset_is_read_as_utf8(
     server: Server, charset: str, caplog: pytest.LogCaptureFixture
@@ -222,11 +224,12 @@ async def test_an_unusable_charset_is_read_as_utf8(
     assert server.paths() == ["/robots.txt", "/ok"]
     if charset != "no-such-charset":  # an unknown name is no charset at all: UTF-8, quietly
         assert stat(crawler, "robotstxt/charset_replaced") == 1
-        [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+        [warning] = [r for r in own(caplog.records) if r.levelno == logging.WARNING]
         assert f"charset {charset!r} cannot decode the body" in warning.getMessage()
     no_errors(caplog.records)
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_a_content_length_over_download_maxsize_is_read_up_to_the_cap(
     server: Server, caplog: pytest.LogCaptureFixture
@@ -246,6 +249,7 @@ async def test_a_content_length_over_download_maxsize_is_read_up_to_the_cap(
     no_errors(caplog.records)
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_the_size_cap_holds_on_every_redirect_hop(server: Server) -> None:
     # A redirect whose body never ends: the cap stops it, and the redirect is followed.
@@ -341,6 +345,7 @@ class Waves(ListSpider):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_any_answer_is_an_outcome_and_downloaded_once(
     make_server: Any, seed: int, caplog: pytest.LogCaptureFixture
@@ -394,6 +399,7 @@ class RoutingPlugin:
             request.headers["X-Route"] = meta["route"]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_robots_txt_requests_carry_a_meta_key_and_the_meta_the_project_adds(
     make_server: Any,

@@ -27,6 +27,8 @@ from tests.fleet import RedisServer
 from tests.servers import Reply, Server, crawl, gaps, ledger
 from tests.test_middleware import rerp
 
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
 KINDS = ["ok", "late", "503", "never"]
 
 
@@ -186,6 +188,7 @@ async def test_media_pipelines_wait_for_robots_txt_and_the_crawl_closes(
     assert len(errors) in (0, len(FAILED)), [r.getMessage() for r in errors]
 
 
+@pytest.mark.needs_asyncio  # the fleet's store: redis.asyncio
 @pytest_twisted.ensureDeferred
 async def test_a_fleet_worker_s_media_downloads_wait_for_their_crawl_delay_turn(
     cdns: dict[str, Server], tmp_path: Path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -19,7 +18,18 @@ from twisted.python.failure import Failure
 from scrapy_rerp._compat import sleep
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
-from tests.servers import ListSpider, Reply, Server, crawl, ledger, stopped_by_settings, urlset
+from tests.servers import (
+    ListSpider,
+    Reply,
+    Server,
+    crawl,
+    ledger,
+    own,
+    stopped_by_settings,
+    urlset,
+)
+
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 RERP_MW = "scrapy_rerp.RobotsTxtMiddleware"
@@ -77,31 +87,29 @@ class TimedSpider(ListSpider):
         super().__init__(**kwargs)
         self.steps = list(steps)
         self.without_outcome: list[str] = []
-        self._outcome: asyncio.Future[None] | None = None
+        self._settled = True
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for pause, url in self.steps:
             if pause:
                 await sleep(pause)
-            self._outcome = asyncio.get_running_loop().create_future()
+            self._settled = False
             yield scrapy.Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
-            try:
-                await asyncio.wait_for(self._outcome, self.outcome_timeout)
-            except asyncio.TimeoutError:
-                self.without_outcome.append(url)
-                return
+            # Polled: the same under any reactor, or none.
+            deadline = time.monotonic() + self.outcome_timeout
+            while not self._settled:
+                if time.monotonic() > deadline:
+                    self.without_outcome.append(url)
+                    return
+                await sleep(0.005)
 
     def parse(self, response: scrapy.http.Response) -> None:
         super().parse(response)
-        self._settle()
+        self._settled = True
 
     def errback(self, failure: Failure) -> None:
         super().errback(failure)
-        self._settle()
-
-    def _settle(self) -> None:
-        if self._outcome is not None and not self._outcome.done():
-            self._outcome.set_result(None)
+        self._settled = True
 
 
 async def timed_crawl(settings: dict[str, Any], steps: Sequence[tuple[float, str]]) -> Crawler:
@@ -288,7 +296,7 @@ async def test_unreachable_holds_then_drops(
     urls = [server.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
     crawler = await crawl(settings=rerp(**FAST_OUTAGE), urls=urls)
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [r for r in own(caplog.records) if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warnings] == [
         f"Dropping 10 request(s): robots.txt of {server.origin} unreachable for more than 0.6s"
     ]

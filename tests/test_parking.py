@@ -6,7 +6,6 @@ are), asserting what the servers received, what the spider saw and the ledger's 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -20,9 +19,11 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from twisted.python.failure import Failure
 
-from scrapy_rerp._compat import close_spider
+from scrapy_rerp._compat import close_spider, sleep
 from tests.servers import ListSpider, Server, crawl, ledger
 from tests.test_middleware import ignored, pages, rerp, timed_crawl
+
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
 # -- a broad crawl: no origin holds it hostage --------------------------------------------------
 
@@ -333,7 +334,7 @@ class TwoSteps(ListSpider):
         self.outcomes: dict[str, float] = {}
         for i, url in enumerate(self.urls):
             if i:
-                await asyncio.sleep(0.4)
+                await sleep(0.4)
             yield scrapy.Request(url, callback=self.parse, errback=self.dropped)
 
     def dropped(self, failure: Failure) -> None:

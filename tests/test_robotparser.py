@@ -14,6 +14,8 @@ from scrapy_rerp._compat import SCRAPY_VERSION
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
 from tests.servers import Server, crawl, stopped_by_settings
 
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
 #: What Scrapy's own adapters lack in older releases: ``RobotParser.crawl_delay`` (2.18), a
 #: BOM stripped before parsing (2.14).
 SCRAPY_LACKS = frozenset(
@@ -228,6 +230,7 @@ def scrapy_mw(**settings: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_crawl_with_scrapys_middleware(server: Server) -> None:
     server.robots("\ufeffUser-agent: *\nDisallow: /\nAllow: /public\n".encode())
@@ -238,6 +241,7 @@ async def test_crawl_with_scrapys_middleware(server: Server) -> None:
     assert crawler.stats.get_value("robotstxt/forbidden") == 2
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_crawl_with_scrapys_middleware_legacy_syntax(server: Server) -> None:
     server.robots("User-agent: *\nDisallow: /\nAllow: /public\n")
@@ -245,6 +249,7 @@ async def test_crawl_with_scrapys_middleware_legacy_syntax(server: Server) -> No
     assert server.paths() == ["/robots.txt"]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_bad_setting_stops_the_crawl_at_start_up(
     server: Server, caplog: pytest.LogCaptureFixture

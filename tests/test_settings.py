@@ -24,6 +24,8 @@ from scrapy_rerp._settings import (
 )
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
 
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
 ON = {"ROBOTSTXT_OBEY": True}
 
 

@@ -24,6 +24,8 @@ from tests.servers import ListSpider, Reply, Server, crawl, urlset
 from tests.test_slots import ADDON, STAND_IN, FloorFromRobots, rerp_settings
 from tests.test_slots import settings as slot_settings
 
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
 XML = "application/xml"
 
 

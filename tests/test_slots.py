@@ -10,7 +10,6 @@ through ``scrapy_rerp.RobotsTxtMiddleware`` are at the bottom.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import statistics
 from collections.abc import AsyncIterator, Iterable
@@ -22,14 +21,19 @@ import pytest_twisted
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 
-from scrapy_rerp._compat import download, no_jitter, slot_jitter
+from scrapy_rerp._compat import download, no_jitter, sleep, slot_jitter
 from scrapy_rerp._politeness import STAT_APPLIED, STAT_CAPPED, STAT_MAX, Politeness
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._throttle import STAT_RECLAMPED, SlotFloors
 from scrapy_rerp._urls import origin_of, robots_url_of
 from scrapy_rerp.engine import parse
 from tests.servers import Hit, ListSpider, Reply, Server, crawl, gaps
+
+# Crawls, timed at the server: the full and the oldest cells run them (markers: pyproject.toml).
+pytestmark = [pytest.mark.crawl, pytest.mark.floors]
 
 FLOOR = 0.4
 # Timer and thread scheduling slack between the downloader's dequeue and the server's clock.
@@ -55,7 +59,9 @@ class FloorFromRobots:
         delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self.politeness = Politeness(settings, delay, self.floors, crawler.stats)
         self.on_robots: list[Any] = []  # extra callbacks(origin, robots_url, robots)
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        # Per origin: the requests waiting for its robots.txt (Deferreds: any reactor, or none);
+        # None once it is known.
+        self._waiting: dict[str, list[Deferred[None]] | None] = {}
         crawler.floors = self.floors  # type: ignore[attr-defined]  # for assertions
         crawler.floor_middleware = self  # type: ignore[attr-defined]
 
@@ -67,11 +73,20 @@ class FloorFromRobots:
         if request.meta.get("dont_obey_robotstxt"):
             return
         origin = origin_of(request.url)
-        task = self._tasks.get(origin)
-        if task is None:
-            task = asyncio.ensure_future(self._fetch(origin, robots_url_of(request.url)))
-            self._tasks[origin] = task
-        await asyncio.shield(task)
+        if origin not in self._waiting:  # the first request of the origin fetches robots.txt
+            self._waiting[origin] = []
+            try:
+                await self._fetch(origin, robots_url_of(request.url))
+            finally:
+                for waiter in self._waiting[origin] or ():
+                    waiter.callback(None)
+                self._waiting[origin] = None
+            return
+        waiting = self._waiting[origin]
+        if waiting is not None:
+            waiter: Deferred[None] = Deferred()
+            waiting.append(waiter)
+            await maybe_deferred_to_future(waiter)
 
     async def _fetch(self, origin: str, robots_url: str) -> None:
         response = await download(
@@ -267,7 +282,7 @@ async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any, vi
         async def start(self) -> AsyncIterator[scrapy.Request]:
             for url in pages(fast, 3):
                 yield scrapy.Request(url, self.parse, dont_filter=True)
-            await asyncio.sleep(1.2)
+            await sleep(1.2)
             for url in pages(slow, 3):
                 yield scrapy.Request(url, self.parse, dont_filter=True)
             for i in range(3):
@@ -376,7 +391,7 @@ class GcSpider(ListSpider):
         key = response.meta["download_slot"]
         # Scrapy drops a slot once it is idle and `lastseen + delay` is older than the GC age;
         # wait out the delay, then run its own GC with age 0 instead of waiting 60 s.
-        await asyncio.sleep(FLOOR + 0.1)
+        await sleep(FLOOR + 0.1)
         downloader._slot_gc(age=0)
         self.dropped = key not in downloader.slots
         self.slot_settings = dict(downloader.per_slot_settings.get(key, {}))
@@ -467,7 +482,7 @@ class BatchesSpider(ListSpider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for i, batch in enumerate(self.batches):
             if i:
-                await asyncio.sleep(self.pause)
+                await sleep(self.pause)
             for url in batch:
                 yield scrapy.Request(url, self.parse, dont_filter=True)
 
