@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ScrapyRuntime",
+    "asyncio_available",
     "close_spider",
     "close_when_opened",
     "component_priorities",
@@ -97,6 +98,12 @@ try:  # Scrapy >= 2.14: the asyncio reactor, or no reactor and a running asyncio
     from scrapy.utils.asyncio import is_asyncio_available as _asyncio_available
 except ImportError:  # Scrapy 2.13: only the asyncio reactor
     from scrapy.utils.reactor import is_asyncio_reactor_installed as _asyncio_available
+
+
+def asyncio_available() -> bool:
+    """True under Scrapy's asyncio reactor, and in its reactorless mode (an asyncio loop and no
+    reactor); False under any other reactor, where asyncio code cannot run."""
+    return bool(_asyncio_available())
 
 
 def crawler_process(settings: dict[str, Any]) -> Any:
