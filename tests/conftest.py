@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -46,6 +47,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     asyncio.run(pyfuncitem.obj(**kwargs))
     return True
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # An empty run must not pass for a green one: pytest exits 5, and says why.
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not hasattr(
+        session.config, "workerinput"
+    ):
+        sys.stderr.write("no test ran: pytest collected nothing (exit status 5)\n")
 
 
 @pytest.fixture
