@@ -63,11 +63,21 @@ def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = N
     return parse(text.removeprefix("\ufeff"), syntax)
 
 
+#: Codecs of domain-name labels, not of documents. Before Python 3.13 they refuse a robots.txt
+#: body; 3.13's punycode decodes one, with replacement characters, into nonsense.
+_LABEL_CODECS = frozenset({"idna", "punycode"})
+
+
 def usable_charset(data: bytes, charset: str | None) -> tuple[str | None, str | None]:
     """``charset`` if it decodes ``data`` (with replacement characters), else UTF-8 and a note
-    saying why: some codecs refuse replacement (``idna``) or any bytes (``undefined``)."""
+    saying why: some codecs refuse replacement (``idna``) or any bytes (``undefined``), and
+    label codecs (``punycode``) are no charset of a document."""
     if charset is None or charset == "utf-8":
         return charset, None
+    if charset in _LABEL_CODECS:
+        return "utf-8", (
+            f"charset {charset!r} cannot decode the body (it encodes domain names); read as UTF-8"
+        )
     try:
         data.decode(charset, errors="replace")
     except (LookupError, UnicodeError, TypeError) as exc:

@@ -21,6 +21,7 @@ import pytest
 import pytest_twisted
 import scrapy
 
+from scrapy_rerp._body import usable_charset
 from scrapy_rerp._compat import sleep
 from scrapy_rerp._decompress import SUPPORTED, decode
 from tests.servers import ListSpider, Reply, Server, crawl, ledger, own
@@ -208,6 +209,15 @@ async def test_a_redirect_that_cannot_be_followed_is_unavailable(
     [line] = [r.getMessage() for r in caplog.records if "cannot be followed" in r.getMessage()]
     assert server.origin in line
     no_errors(caplog.records)
+
+
+@pytest.mark.parametrize("codec", ["idna", "punycode"])
+def test_a_codec_of_domain_names_is_no_charset(codec: str) -> None:
+    # Python 3.13's punycode decodes any bytes, with replacement characters, into nonsense.
+    assert usable_charset(RULES, codec) == (
+        "utf-8",
+        f"charset {codec!r} cannot decode the body (it encodes domain names); read as UTF-8",
+    )
 
 
 @pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "no-such-charset"])
