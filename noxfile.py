@@ -24,6 +24,8 @@ slots', the same under every reactor.
 
 from __future__ import annotations
 
+import time
+
 import nox
 
 #: The oldest Scrapy supported (docs/versions.rst says why).
@@ -35,15 +37,19 @@ nox.options.error_on_missing_interpreters = True
 
 
 def install(session: nox.Session, scrapy: str) -> None:
+    started = time.monotonic()
     pin = f"scrapy=={scrapy}" if scrapy != NEWEST else "scrapy"
     session.install("-q", "-e", ".[test]", pin)
     session.run("python", "-c", "import scrapy; print('Scrapy', scrapy.__version__)")
+    session.log(f"installed in {time.monotonic() - started:.0f} s")
 
 
 def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
     # A run that collects nothing exits with status 5, which fails the cell (and says "no test
     # ran": tests/conftest.py).
+    started = time.monotonic()
     session.run("pytest", *args, *session.posargs, env={"SCRAPY_RERP_TEST_REACTOR": reactor})
+    session.log(f"tested in {time.monotonic() - started:.0f} s")
 
 
 @nox.session(python=["3.11"])
