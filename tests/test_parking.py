@@ -89,7 +89,9 @@ async def test_a_few_troubled_origins_do_not_stall_a_broad_crawl(
         if trouble == "dead":
             s.robots("", status=503)
         else:
-            s.robots("User-agent: *\nAllow: /\n", delay=5)
+            # Longer than the healthy crawl takes on a loaded machine (two nox lanes side by
+            # side on two cores), so that it is still unanswered when the crawl closes.
+            s.robots("User-agent: *\nAllow: /\n", delay=8)
     alone, _ = await healthy_seconds(healthy, [])
     together, crawler = await healthy_seconds(healthy, troubled)
     spider = crawler.spider
@@ -100,10 +102,11 @@ async def test_a_few_troubled_origins_do_not_stall_a_broad_crawl(
     for s in troubled:
         assert pages(s) == []  # the crawl closed before a slow robots.txt answered
     # Measured on the code before parking: 41 s against 1.6 s for the dead origins, and a slow
-    # robots.txt holds its requests 5 s. This catches a stall, with room for a loaded machine
-    # (the suite runs on two workers); the 1.3x goal is benchmarks/bench_crawl.py's to measure
+    # robots.txt holds its requests 8 s. This catches a stall, with room for a loaded machine
+    # (the suite runs on two workers, and .ci/run runs two cells side by side: 3.6 s against
+    # 1.25 s was seen); the 1.3x goal is benchmarks/bench_crawl.py's to measure
     # (--troubled-only, CRAWL_RESULTS.md).
-    assert together <= 2 * alone + 0.5, (together, alone)
+    assert together <= 3 * alone + 1.0, (together, alone)
     # The troubled origins' requests were parked until the close (one may not have been
     # yielded yet by then: start requests are consumed as the crawl goes).
     counts = ledger(crawler)
