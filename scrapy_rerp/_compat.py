@@ -1,7 +1,7 @@
 """What scrapy_rerp needs of Scrapy that Scrapy does not publish, or publishes differently from
 one version to the next, in one place.
 
-Supported: Scrapy 2.13.4 to 2.19 (docs/index.rst, "Supported versions"). Where those releases
+Supported: Scrapy 2.13.4 to 2.19 (docs/versions.rst). Where those releases
 differ, the difference is mended here and nowhere else:
 
 * ``scrapy.utils.asyncio`` (2.14): ``create_looping_call``; its ``sleep`` came in 2.18. Before,

@@ -1,9 +1,10 @@
 """robots.txt downloaded through Scrapy: the origin service's transport in a crawl.
 
-:class:`RobotsTxtDownloader` does each download through ``crawler.engine.download_async`` (so
-through the other downloader middlewares and download handlers), following redirects itself
-(to any host: OffsiteMiddleware would silently drop a redirect elsewhere; to http and https
-only). What each answer means is asked of :mod:`scrapy_rerp._policy`.
+:class:`RobotsTxtDownloader` does each download through the engine (``download_async``, or
+``download`` before Scrapy 2.14: :func:`scrapy_rerp._compat.download`), so through the other
+downloader middlewares and download handlers, following redirects itself (to any host:
+OffsiteMiddleware would silently drop a redirect elsewhere; to http and https only). What
+each answer means is asked of :mod:`scrapy_rerp._policy`.
 
 Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
 ``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
