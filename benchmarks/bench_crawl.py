@@ -500,7 +500,11 @@ def time_robots_middleware(crawler: Any, totals: list[float]) -> bool:
         def timed(request: Any, spider: Any = None, method: Any = method) -> Any:
             start = time.thread_time()
             try:
-                result = method(request=request)
+                # Scrapy 2.13 passes the spider to every middleware; its own requires it.
+                if spider is None:
+                    result = method(request=request)
+                else:
+                    result = method(request=request, spider=spider)
             finally:
                 totals[0] += time.thread_time() - start
             totals[1] += 1
@@ -767,7 +771,8 @@ def troubled_child(config: dict[str, Any]) -> None:
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
     from scrapy.exceptions import IgnoreRequest
-    from scrapy.utils.defer import deferred_from_coro
+
+    from scrapy_rerp._compat import close_spider
 
     healthy: list[str] = config["healthy"]
     urls = troubled_urls(healthy, config["troubled"], config["pages"])
@@ -796,10 +801,7 @@ def troubled_child(config: dict[str, Any]) -> None:
             self.counts["healthy_pages"] += 1
             if self.counts["healthy_pages"] == expected:
                 marks["healthy_done"] = time.perf_counter()
-                assert self.crawler.engine is not None
-                self.closing = deferred_from_coro(
-                    self.crawler.engine.close_spider_async(reason=HEALTHY_DONE)
-                )
+                self.closing = close_spider(self.crawler, HEALTHY_DONE)
 
         def errback(self, failure: Any) -> None:
             # IgnoreRequest: a parked request dropped at closing (its origin's robots.txt

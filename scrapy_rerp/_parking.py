@@ -42,11 +42,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest
-from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp._compat import engine_closing
+from scrapy_rerp._compat import create_looping_call, engine_closing
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -14,8 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
-
+from scrapy_rerp._compat import send_robots_parsed
 from scrapy_rerp._urls import robots_url_of
 from scrapy_rerp.robotparser import RerpRobotParser
 
@@ -67,11 +66,7 @@ class RulesApplied:
             self.sitemaps.robots_parsed(origin, entry.url or robots_url_of(origin), robots)
         except Exception:
             logger.exception("Could not schedule the sitemaps of %s", origin)
-        await self.crawler.signals.send_catch_log_async(
-            signal=signals.robots_parsed,
-            robotparser=RerpRobotParser.from_robots(robots),
-            request=trigger,
-        )
+        await send_robots_parsed(self.crawler, lambda: RerpRobotParser.from_robots(robots), trigger)
 
     def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
         return self.politeness.robots_retry_in(failures, retry_after)

@@ -17,7 +17,7 @@ import json
 import logging
 import math
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import import_module
@@ -428,14 +428,17 @@ _CHECKED: weakref.WeakKeyDictionary[Crawler, RerpSettings | RerpSettingsError] =
 )
 
 
-def settings_for(crawler: Crawler) -> RerpSettings | None:
+def settings_for(
+    crawler: Crawler, close_when_opened: Callable[[Crawler, str], None]
+) -> RerpSettings | None:
     """The crawler's validated settings (``ROBOTSTXT_OBEY`` not required), or None when one
     is bad.
 
     The first call for a crawler logs a WARNING for every unknown ``RERP_*`` name and, for a
     bad value, the error as one ERROR line; the crawl is then closed when the spider opens
-    (reason :data:`CLOSE_REASON`), before any request is downloaded. Later calls say nothing
-    more. Call it once the settings are final (from a component's ``from_crawler``).
+    (``close_when_opened(crawler, CLOSE_REASON)``: Scrapy's way differs between versions),
+    before any request is downloaded. Later calls say nothing more. Call it once the settings
+    are final (from a component's ``from_crawler``).
     """
     checked = _CHECKED.get(crawler)
     if checked is None:
@@ -452,18 +455,6 @@ def settings_for(crawler: Crawler) -> RerpSettings | None:
         except RerpSettingsError as error:
             checked = error
             logger.error("%s; the crawl stops before it starts", error, extra={"crawler": crawler})
-            _close_when_opened(crawler, error)
+            close_when_opened(crawler, CLOSE_REASON)
         _CHECKED[crawler] = checked
     return checked if isinstance(checked, RerpSettings) else None
-
-
-def _close_when_opened(crawler: Crawler, error: RerpSettingsError) -> None:
-    from scrapy import signals
-    from scrapy.exceptions import CloseSpider
-
-    def close(**kwargs: Any) -> None:
-        # Scrapy closes the spider at once, without downloading anything, and logs nothing
-        # more (the error was logged when it was found).
-        raise CloseSpider(CLOSE_REASON)
-
-    crawler.signals.connect(close, signal=signals.spider_opened, weak=False)

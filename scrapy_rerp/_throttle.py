@@ -4,7 +4,8 @@ Scrapy's throttling internals (``Downloader.slots``, ``Downloader.per_slot_setti
 ``Slot.delay``/``Slot.jitter``, the ``download_slot`` meta key) are being reworked upstream into
 throttling scopes (scrapy/scrapy#6931), so everything that depends on them stays behind
 :class:`SlotFloors`; what a floor is, and when an origin has one, is decided by the politeness
-controller (:mod:`scrapy_rerp._politeness`).
+controller (:mod:`scrapy_rerp._politeness`). What differs between Scrapy releases (the slot's
+clock, its jitter, a new slot's delay) is read through :mod:`scrapy_rerp._compat`.
 
 How a floor holds:
 
@@ -26,20 +27,25 @@ How a floor holds:
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import scrapy.core.downloader as _downloader_module
 from scrapy import signals
-from scrapy.core.downloader import Slot
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rerp._compat import (
+    configured_jitter,
+    new_slot_delay,
+    no_jitter,
+    set_slot_jitter,
+    slot_clock,
+    slot_jitter,
+)
 from scrapy_rerp._urls import origin_of
 
 if TYPE_CHECKING:
     from scrapy import Request
-    from scrapy.core.downloader import Downloader
+    from scrapy.core.downloader import Downloader, Slot
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -48,10 +54,6 @@ __all__ = ["SlotFloors"]
 logger = logging.getLogger(__name__)
 
 _SLOT_META = "download_slot"
-# Scrapy 2.19 replaced Slot.randomize_delay (bool) with Slot.jitter (float).
-_HAS_JITTER = hasattr(Slot, "jitter")
-# The clock of Slot.lastseen: time.monotonic since Scrapy 2.19, time.time before.
-_slot_clock = getattr(_downloader_module, "monotonic", time.time)
 
 STAT_RECLAMPED = "robotstxt/crawl_delay/reclamped"
 
@@ -71,7 +73,6 @@ class SlotFloors:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.autothrottle: bool = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
-        self.download_delay: float = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self.stats = crawler.stats
         self._origin_floor: dict[str, float] = {}
         self._origin_keys: dict[str, set[str]] = {}
@@ -106,7 +107,7 @@ class SlotFloors:
         keys = self._origin_keys.setdefault(origin, set())
         keys.add(_default_slot_key(origin))
         slots = self._downloader().slots
-        now = _slot_clock()
+        now = slot_clock()
         for key in keys:
             self._key_origins.setdefault(key, set()).add(origin)
             self._apply(key)
@@ -149,7 +150,7 @@ class SlotFloors:
         slot = self._downloader().slots.get(key) if key is not None else None
         if slot is None:
             return None
-        return slot.delay, _jitter_of(slot)
+        return slot.delay, slot_jitter(slot)
 
     # -- slot handling -------------------------------------------------------------------------
 
@@ -167,7 +168,7 @@ class SlotFloors:
             saved = per_slot.get(key)
             self._saved_slot_settings[key] = dict(saved) if saved is not None else None
         original = self._saved_slot_settings[key]
-        base = float((original or {}).get("delay", self._new_slot_delay(downloader)))
+        base = float((original or {}).get("delay", new_slot_delay(self.crawler)))
         slot = downloader.slots.get(key)
 
         if floor <= 0:
@@ -179,7 +180,7 @@ class SlotFloors:
             else:
                 per_slot[key] = original
             if slot is not None:
-                _set_jitter(slot, _configured_jitter(original, downloader))
+                set_slot_jitter(slot, configured_jitter(original, downloader))
                 slot.concurrency = _configured_concurrency(original, downloader)
                 if not self.autothrottle:
                     slot.delay = base
@@ -189,34 +190,22 @@ class SlotFloors:
         settings = dict(original or {})
         settings["delay"] = max(base, floor)
         settings["concurrency"] = 1
-        settings.pop("randomize_delay", None)
-        if _HAS_JITTER:
-            settings["jitter"] = 0.0
-        else:
-            settings["randomize_delay"] = False
+        no_jitter(settings)
         per_slot[key] = settings
         if slot is not None:
-            _set_jitter(slot, 0.0)
+            set_slot_jitter(slot, 0.0)
             slot.concurrency = 1
             # AutoThrottle owns the delay above the floor; without it the slot runs at
             # max(its configured delay, floor), which also lowers it when a floor goes down.
             slot.delay = max(slot.delay, floor) if self.autothrottle else max(base, floor)
-
-    def _new_slot_delay(self, downloader: Downloader) -> float:
-        """The delay Scrapy gives a new slot without DOWNLOAD_SLOTS entry (AutoThrottle's start
-        delay when it is on)."""
-        delay = getattr(downloader, "_delay", None)  # Scrapy >= 2.19
-        if delay is None:
-            delay = getattr(self.crawler.spider, "download_delay", self.download_delay)
-        return float(delay)
 
     def _clamp(self, slot: Slot, floor: float) -> bool:
         changed = False
         if slot.delay < floor:
             slot.delay = floor
             changed = True
-        if _jitter_of(slot):
-            _set_jitter(slot, 0.0)
+        if slot_jitter(slot):
+            set_slot_jitter(slot, 0.0)
             changed = True
         return changed
 
@@ -274,36 +263,10 @@ class SlotFloors:
         # Scrapy counts the delay from when a request leaves the queue; the server sees it
         # later, by the connection set-up time, which varies (a new connection, then a reused
         # one). Counting from the response as well keeps every gap the server sees >= floor.
-        slot.lastseen = max(slot.lastseen, _slot_clock())
-
-
-def _jitter_of(slot: Slot) -> float:
-    if _HAS_JITTER:
-        return float(slot.jitter)
-    return 0.5 if getattr(slot, "randomize_delay", False) else 0.0
-
-
-def _set_jitter(slot: Slot, jitter: float) -> None:
-    if _HAS_JITTER:
-        slot.jitter = jitter
-    else:
-        slot.randomize_delay = bool(jitter)
+        slot.lastseen = max(slot.lastseen, slot_clock())
 
 
 def _configured_concurrency(slot_settings: dict[str, Any] | None, downloader: Downloader) -> int:
     """The concurrency Scrapy itself gives a slot with *slot_settings*."""
     default = downloader.ip_concurrency or downloader.domain_concurrency
     return int((slot_settings or {}).get("concurrency", default))
-
-
-def _configured_jitter(slot_settings: dict[str, Any] | None, downloader: Downloader) -> float:
-    """The jitter Scrapy itself gives a slot with *slot_settings*."""
-    slot_settings = slot_settings or {}
-    if _HAS_JITTER:
-        if "jitter" in slot_settings:
-            return float(slot_settings["jitter"])
-        if "randomize_delay" in slot_settings:
-            return 0.5 if slot_settings["randomize_delay"] else 0.0
-        return float(downloader._jitter)
-    randomize = slot_settings.get("randomize_delay", getattr(downloader, "randomize_delay", True))
-    return 0.5 if randomize else 0.0

@@ -1,9 +1,10 @@
 """robots.txt downloaded through Scrapy: the origin service's transport in a crawl.
 
-:class:`RobotsTxtDownloader` does each download through ``crawler.engine.download_async`` (so
-through the other downloader middlewares and download handlers), following redirects itself
-(to any host: OffsiteMiddleware would silently drop a redirect elsewhere; to http and https
-only). What each answer means is asked of :mod:`scrapy_rerp._policy`.
+:class:`RobotsTxtDownloader` does each download through the engine (``download_async``, or
+``download`` before Scrapy 2.14: :func:`scrapy_rerp._compat.download`), so through the other
+downloader middlewares and download handlers, following redirects itself (to any host:
+OffsiteMiddleware would silently drop a redirect elsewhere; to http and https only). What
+each answer means is asked of :mod:`scrapy_rerp._policy`.
 
 Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
 ``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
@@ -21,11 +22,11 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp import _policy
 from scrapy_rerp._body import read_body
+from scrapy_rerp._compat import download
 from scrapy_rerp._data import Fetched
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp._urls import redirect_target
@@ -233,8 +234,6 @@ class RobotsTxtDownloader:
         )
 
     async def _download(self, request: Request) -> Response:
-        engine = self.crawler.engine
-        assert engine is not None
         if self._hooked == 0:
             # Connected only while robots.txt downloads run: the handlers would otherwise be
             # called for every chunk and every response of the crawl.
@@ -244,9 +243,7 @@ class RobotsTxtDownloader:
             )
         self._hooked += 1
         try:
-            if hasattr(engine, "download_async"):
-                return await engine.download_async(request)
-            return await maybe_deferred_to_future(engine.download(request))  # Scrapy < 2.14
+            return await download(self.crawler, request)
         finally:
             self._hooked -= 1
             if self._hooked == 0:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 
+from scrapy_rerp._compat import component_priorities, disable_component
 from scrapy_rerp._settings import RerpSettings
 
 if TYPE_CHECKING:
@@ -59,14 +60,12 @@ class Addon:
         from scrapy_rerp.middleware import RobotsTxtMiddleware
 
         # Take Scrapy's place in the chain: its priority (100 unless the project moved it).
-        priority = settings.get_component_priority_dict_with_base(_SETTING).get(
-            _scrapy_key(settings), None
-        )
+        priority = component_priorities(settings, _SETTING).get(_scrapy_key(settings), None)
         if not isinstance(priority, int):
             priority = 100
         # setdefault: if the project already lists ours (under any import path), keep it.
         settings.setdefault_in_component_priority_dict(_SETTING, RobotsTxtMiddleware, priority)
-        settings.set_in_component_priority_dict(_SETTING, ScrapyRobotsTxtMiddleware, None)
+        disable_component(settings, _SETTING, ScrapyRobotsTxtMiddleware)
 
         from scrapy_rerp._page_policy import PAGE_MIDDLEWARE_PRIORITY, PageDirectivesMiddleware
 
@@ -77,13 +76,15 @@ class Addon:
 
 
 def _scrapy_key(settings: BaseSettings) -> object:
-    """The key under which Scrapy's middleware appears (a class or any import path)."""
+    """The key under which Scrapy's middleware appears (a class or any import path); the
+    last one, the project's, where a Scrapy older than 2.15 keeps the ``_BASE`` one beside."""
     from scrapy.utils.misc import load_object
 
-    for key in settings.get_component_priority_dict_with_base(_SETTING):
+    found: object = ScrapyRobotsTxtMiddleware
+    for key in component_priorities(settings, _SETTING):
         try:
             if load_object(key) is ScrapyRobotsTxtMiddleware:
-                return key
+                found = key
         except (ImportError, NameError, TypeError, ValueError):
             continue
-    return ScrapyRobotsTxtMiddleware
+    return found

@@ -55,15 +55,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy import signals
-from scrapy.crawler import AsyncCrawlerProcess, Crawler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
 import scrapy_rerp
-from scrapy_rerp import RerpRobotParser, RobotsTxt
+from scrapy_rerp import RobotsTxt, RobotsTxtMiddleware
+from scrapy_rerp._compat import crawler_process
 
 USER_AGENT = "Mozilla/5.0 (compatible; PoliteDemoBot/1.0; +https://example.com/polite-demo)"
 CRAWL_DELAY = 0.5
@@ -253,21 +252,24 @@ class PoliteSpider(SitemapSpider):
         self.blocked: list[Blocked] = []
         self.rules: dict[str, RobotsTxt] = {}  # origin -> the rules scrapy_rerp applies
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PoliteSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
-        return spider
-
-    def robots_parsed(self, robotparser: RerpRobotParser, request: scrapy.Request) -> None:
-        # Sent once per origin, after robots.txt is parsed and before any page is requested.
-        self.rules[origin_of(request.url)] = robotparser.robots
+    def remember_rules(self, url: str) -> None:
+        # The rules scrapy_rerp applies to the origin, as soon as a page of it is answered or
+        # dropped (robots.txt is known by then). Read from the middleware, which every
+        # supported Scrapy has; Scrapy 2.18+ also sends them with its robots_parsed signal.
+        origin = origin_of(url)
+        if origin in self.rules:
+            return
+        middleware = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
+        robots = middleware.robots_for(url) if middleware is not None else None
+        if robots is not None:
+            self.rules[origin] = robots
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.start_urls:
             yield scrapy.Request(url, callback=self.parse_page, errback=self.failed)
 
     def parse_page(self, response: Response) -> Iterable[scrapy.Request]:
+        self.remember_rules(response.url)
         for href in response.css("a::attr(href)").getall():
             yield response.follow(href, callback=self.parse_page, errback=self.failed)
 
@@ -277,6 +279,7 @@ class PoliteSpider(SitemapSpider):
             self.logger.error("%s failed: %s", request, failure.getErrorMessage())
             return
         reason = failure.getErrorMessage()
+        self.remember_rules(request.url)
         robots = self.rules.get(origin_of(request.url))
         if robots is not None and not robots.allowed(request.url, USER_AGENT):
             decision = robots.decide(request.url, USER_AGENT)
@@ -309,7 +312,7 @@ def run_crawl(sites: tuple[Site, ...], log_level: str) -> Outcome:
         "TELNETCONSOLE_ENABLED": False,
         "DOWNLOAD_TIMEOUT": 10,
     }
-    process = AsyncCrawlerProcess(settings)
+    process = crawler_process(settings)
     crawler = process.create_crawler(PoliteSpider)
     process.crawl(crawler, start_urls=[site.url("/") for site in sites])
     started = time.monotonic()
@@ -356,7 +359,7 @@ def verify(outcome: Outcome) -> None:
         rules = outcome.rules.get(site.origin)
         pages = [hit for hit in hits if hit.path != "/robots.txt"]
         if rules is None:
-            check(outcome, False, f"{site.name}: no robots_parsed signal")
+            check(outcome, False, f"{site.name}: no rules known to the middleware")
             continue
         disallowed = [h.path for h in pages if not rules.allowed(site.url(h.path), USER_AGENT)]
         check(

@@ -31,7 +31,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.python import to_unicode
 
-from scrapy_rerp._compat import ScrapyRuntime
+from scrapy_rerp._compat import ScrapyRuntime, asyncio_available, close_when_opened
 from scrapy_rerp._origins import WAIT, OriginService, Refused
 from scrapy_rerp._parking import PARK_LIMIT, ParkingLot, drop_verdict, restore_dont_filter
 from scrapy_rerp._politeness import PARKED, Politeness
@@ -127,7 +127,7 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self | _Misconfigured:
-        settings = settings_for(crawler)
+        settings = settings_for(crawler, close_when_opened)
         if settings is None:
             # A bad setting, logged once: the crawl closes as the spider opens.
             return _Misconfigured()
@@ -135,6 +135,16 @@ class RobotsTxtMiddleware:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         backend = build_from_crawler(load_object(settings.cache), crawler)
         if getattr(backend, "is_shared", False):
+            if not asyncio_available():
+                logger.error(
+                    "RERP_CACHE = %(cache)r is shared through asyncio, which needs Scrapy's "
+                    "asyncio reactor or no reactor at all (TWISTED_REACTOR_ENABLED = False), "
+                    "not TWISTED_REACTOR = %(reactor)r; the crawl stops before it starts",
+                    {"cache": settings.cache, "reactor": crawler.settings.get("TWISTED_REACTOR")},
+                    extra={"crawler": crawler},
+                )
+                close_when_opened(crawler, CLOSE_REASON)
+                return _Misconfigured()
             # A fleet's shared store is asked by the downloads only; requests read a local
             # LRU in front of it.
             return cls(crawler, settings, MemoryOriginCache(settings.cache_max_origins), backend)
@@ -311,9 +321,9 @@ class RobotsTxtMiddleware:
 
 
 class _Misconfigured:
-    """Stands in for the middleware when a setting is bad (:func:`settings_for` logged it):
-    Scrapy closes the spider as it opens, and should a request come before, it is not
-    downloaded."""
+    """Stands in for the middleware when a setting is bad (:func:`settings_for` logged it), or
+    the shared cache cannot run under the crawl's reactor: Scrapy closes the spider as it
+    opens, and should a request come before, it is not downloaded."""
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         raise IgnoreRequest(f"scrapy_rerp settings are invalid ({CLOSE_REASON})")

@@ -14,6 +14,7 @@ from scrapy.robotstxt import RobotParser
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp._body import charset_from_content_type, parse_body
+from scrapy_rerp._compat import close_when_opened
 from scrapy_rerp._settings import settings_for, syntax_from
 from scrapy_rerp._urls import crawl_allowed
 from scrapy_rerp.engine import RFC9309, RobotsTxt
@@ -43,7 +44,7 @@ class RerpRobotParser(RobotParser):
         if crawler is not None:
             # Validated here too: Scrapy's middleware builds a parser at start-up, so a bad
             # RERP_SYNTAX stops the crawl instead of being ignored.
-            settings = settings_for(crawler)
+            settings = settings_for(crawler, close_when_opened)
             if settings is None:
                 # Logged once; the crawl closes as the spider opens, and nothing is allowed.
                 return cls.from_robots(RobotsTxt.disallow_all())

@@ -15,17 +15,22 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from scrapy_rerp import Addon, PageDirectivesMiddleware, RobotsTxtMiddleware
+from scrapy_rerp._compat import component_priorities
 from scrapy_rerp._settings import RerpSettingsError
 from tests.support.servers import Server, crawl, stopped_by_settings
+
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 
 ADDON = {"ADDONS": {"scrapy_rerp.Addon": 100}}
 
 
 def middlewares(crawler: Crawler, setting: str = "DOWNLOADER_MIDDLEWARES") -> dict[type, Any]:
-    """The middlewares as the crawler resolved them: class -> priority."""
-    merged = crawler.settings.get_component_priority_dict_with_base(setting)
+    """The enabled middlewares as the crawler resolved them: class -> priority."""
+    merged = component_priorities(crawler.settings, setting)
     resolved: dict[type, Any] = {}
     for key, priority in merged.items():
+        if priority is None:
+            continue
         cls = load_object(key)
         assert cls not in resolved, f"{cls} listed twice"
         resolved[cls] = priority
@@ -42,6 +47,7 @@ def active_spider_middlewares(crawler: Crawler) -> list[type]:
     return [type(mw) for mw in crawler.engine.scraper.spidermw.middlewares]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_addon_alone_turns_everything_on(server: Server) -> None:
     server.robots("User-agent: *\nDisallow: /private\n")
@@ -71,11 +77,11 @@ def test_settings_at_addon_priority() -> None:
     addon_priority = 15  # scrapy.settings.SETTINGS_PRIORITIES["addon"]
     assert settings.getpriority("ROBOTSTXT_OBEY") == addon_priority
     assert settings.getpriority("ROBOTSTXT_PARSER") == addon_priority
-    merged = settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
-    resolved = {load_object(k): v for k, v in merged.items()}
+    merged = component_priorities(settings, "DOWNLOADER_MIDDLEWARES")
+    resolved = {load_object(k): v for k, v in merged.items() if v is not None}
     assert ScrapyMiddleware not in resolved and resolved[RobotsTxtMiddleware] == 100
-    spider_side = settings.get_component_priority_dict_with_base("SPIDER_MIDDLEWARES")
-    resolved = {load_object(k): v for k, v in spider_side.items()}
+    spider_side = component_priorities(settings, "SPIDER_MIDDLEWARES")
+    resolved = {load_object(k): v for k, v in spider_side.items() if v is not None}
     assert resolved[PageDirectivesMiddleware] == 950
     # Between Scrapy's DepthMiddleware and MetaCopyDetectionMiddleware.
     priorities = {cls.__name__: v for cls, v in resolved.items()}
@@ -103,6 +109,7 @@ def test_a_project_listing_of_the_page_middleware_is_kept(priority: int | None) 
         assert settings.getdict("SPIDER_MIDDLEWARES") == {key: priority}
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_project_listing_kept_without_duplicate(server: Server) -> None:
     settings = {
@@ -117,6 +124,7 @@ async def test_project_listing_kept_without_duplicate(server: Server) -> None:
     assert server.paths() == ["/robots.txt", "/a"]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_takes_the_priority_the_project_gave_scrapys(server: Server) -> None:
     settings = {**ADDON, "DOWNLOADER_MIDDLEWARES": {ScrapyMiddleware: 200}}
@@ -125,6 +133,7 @@ async def test_takes_the_priority_the_project_gave_scrapys(server: Server) -> No
     assert resolved[RobotsTxtMiddleware] == 200 and ScrapyMiddleware not in resolved
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_project_can_still_turn_robots_off(server: Server) -> None:
     server.robots("User-agent: *\nDisallow: /\n")
@@ -136,6 +145,7 @@ async def test_project_can_still_turn_robots_off(server: Server) -> None:
     ("name", "value"),
     [("RERP_SYNTAX", "rfc"), ("RERP_MAX_CRAWL_DELAY", -2), ("RERP_CRAWL_DELAY", "sometimes")],
 )
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_misconfiguration_stops_the_crawl_at_start_up(
     server: Server, name: str, value: Any, caplog: pytest.LogCaptureFixture

@@ -19,8 +19,9 @@ import pytest_twisted
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spiders import SitemapSpider
-from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
+from scrapy_rerp._compat import close_spider, open_spider
 from scrapy_rerp._data import Fetched, Outcome
 from scrapy_rerp._origins import WAIT
 from scrapy_rerp.engine import RobotsTxt
@@ -51,9 +52,11 @@ async def open_crawler_middleware() -> tuple[scrapy.crawler.Crawler, RobotsTxtMi
     crawler = get_crawler(Sitemaps, {**BASE_SETTINGS, **settings})
     crawler.spider = crawler._create_spider()
     crawler.engine = crawler._create_engine()
-    await crawler.engine.open_spider_async(close_if_idle=False)
-    # Opened, not started: it counts as running, or the middleware would take it for closing.
+    await maybe_deferred_to_future(open_spider(crawler, close_if_idle=False))
+    # Opened, not started: it counts as running, or the middleware would take it for closing;
+    # paused, so that the engine never downloads what the test takes back out of the scheduler.
     crawler.engine.running = True
+    crawler.engine.pause()
     middleware = next(
         m
         for m in crawler.engine.downloader.middleware.middlewares
@@ -146,4 +149,4 @@ async def memory_stays_flat() -> None:
     # bytes a sitemap, and a task per parking episode was left behind: about 1 KB an origin,
     # 49 MB over 50,000 origins.)
     assert done - warm < 256 * 1024, (warm, done)
-    await engine.close_spider_async(reason="done")
+    await maybe_deferred_to_future(close_spider(crawler, "done"))

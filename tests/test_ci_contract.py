@@ -1,7 +1,9 @@
 """``.ci/run``: what it runs, where, and which outcomes fail it.
 
-The script runs against stand-ins for python3, pip, ruff and pytest that record their calls, so
-the test is fast and needs no network; the real tools are what CI itself exercises.
+The script runs against stand-ins for python3, pip, ruff, sphinx-build and nox that record their
+calls, so the test is fast and needs no network; the real tools are what CI itself exercises.
+The matrix itself is noxfile.py's; that a cell whose pytest collects nothing fails, saying so, is
+tested here on pytest itself.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ FAKE_PYTHON3 = """#!/bin/sh
 [ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 99
 mkdir -p "$3/bin"
 echo "export PATH=\\"$3/bin:\\$PATH\\"" > "$3/bin/activate"
-for tool in pip ruff sphinx-build pytest; do cp "$STANDINS/tool" "$3/bin/$tool"; done
+for tool in pip ruff sphinx-build nox; do cp "$STANDINS/tool" "$3/bin/$tool"; done
 echo "venv $3" >> "$LOG"
 """
 
@@ -32,7 +35,7 @@ case "$name $1" in
     "ruff check") exit "${FAKE_RUFF_CHECK:-0}" ;;
     "ruff format") exit "${FAKE_RUFF_FORMAT:-0}" ;;
     sphinx-build*) exit "${FAKE_SPHINX:-0}" ;;
-    pytest*) exit "${FAKE_PYTEST:-0}" ;;
+    nox*) exit "${FAKE_NOX:-0}" ;;
 esac
 exit 0
 """
@@ -88,32 +91,62 @@ def ci(tmp_path: Path) -> CiRun:
     return CiRun(tmp_path, bash)
 
 
-def test_green_run_installs_lints_then_tests_from_the_repository_root(ci: CiRun) -> None:
+#: The matrix as .ci/run runs it, in two lanes side by side.
+LANES = {
+    "nox --non-interactive -s tests-3.11(scrapy='newest') reactor-3.12(mode='none')",
+    "nox --non-interactive -s oldest-3.10(scrapy='2.13.4') newest-3.13(scrapy='newest') "
+    "reactor-3.12(mode='epoll')",
+}
+
+
+def test_green_run_installs_lints_then_runs_the_matrix_from_the_repository_root(
+    ci: CiRun,
+) -> None:
     done, calls = ci()
     assert done.returncode == 0, done.stderr
     repo = ci.repo
     venv = calls[0].removeprefix("venv ")
-    assert [call.split(" @ ")[0] for call in calls[1:]] == [
-        "pip install -q -e .[test]",
+    commands = [call.split(" @ ")[0] for call in calls[1:]]
+    assert commands[:4] == [
+        "pip install -q ruff sphinx>=7 nox",
         "ruff check",
         "ruff format --check",
         "sphinx-build -W --keep-going -q -b html docs " + f"{venv}/docs-html",
-        "pytest",
     ]
+    assert set(commands[4:]) == LANES and len(commands) == 6  # the two lanes, side by side
     corpus = f"{repo}/../shared/corpus"
     assert all(call.endswith(f" @ {repo} corpus={corpus}") for call in calls[1:])
     assert not Path(venv).exists()  # the throwaway environment is removed
 
 
+def test_every_cell_of_the_script_is_a_session_of_the_noxfile() -> None:
+    text = (REPO_ROOT / "noxfile.py").read_text(encoding="utf-8")
+    script = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    for lane in LANES:
+        for cell in lane.removeprefix("nox --non-interactive -s ").split(" "):
+            name = cell.split("-")[0].split("(")[0]
+            assert f"def {name}(" in text, cell
+            assert cell in script, cell
+    readme = (REPO_ROOT / "README.rst").read_text(encoding="utf-8")
+    assert all(cell in readme for lane in LANES for cell in lane.split(" ")[3:])
+
+
 @pytest.mark.parametrize("status", [1, 2])
-def test_failing_tests_fail_the_run(ci: CiRun, status: int) -> None:
-    done, _ = ci(FAKE_PYTEST=str(status))
+def test_a_failing_cell_fails_the_run(ci: CiRun, status: int) -> None:
+    done, _ = ci(FAKE_NOX=str(status))
     assert done.returncode == status
 
 
-def test_a_run_without_tests_fails(ci: CiRun) -> None:
-    done, _ = ci(FAKE_PYTEST="5")
-    assert done.returncode != 0
+def test_a_cell_in_which_no_test_ran_fails_saying_so(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0"]
+        + ["-m", "no_such_marker", str(REPO_ROOT / "tests" / "test_urls.py")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 5  # nox fails a cell on any status but 0
     assert "no test ran" in done.stderr
 
 
@@ -121,13 +154,13 @@ def test_a_run_without_tests_fails(ci: CiRun) -> None:
 def test_lint_or_docs_failure_fails_before_the_tests(ci: CiRun, variable: str) -> None:
     done, calls = ci(**{variable: "1"})
     assert done.returncode != 0
-    assert not any(call.startswith("pytest") for call in calls)
+    assert not any(call.startswith("nox") for call in calls)
 
 
 def test_corpus_location_can_be_overridden(ci: CiRun, tmp_path: Path) -> None:
     done, calls = ci(SCRAPY_RERP_CORPUS=str(tmp_path / "elsewhere"))
     assert done.returncode == 0
-    assert calls[-1].endswith(f"corpus={tmp_path / 'elsewhere'}")
+    assert all(c.endswith(f"corpus={tmp_path / 'elsewhere'}") for c in calls if c.startswith("nox"))
 
 
 def test_readme_names_the_command_the_script_runs() -> None:

@@ -197,6 +197,7 @@ def missing() -> Report:
 # -- polite_crawl.py: what it must show ---------------------------------------------------------
 
 
+@pytest.mark.scrapy  # the demo crawl, on the Scrapy of the cell
 @pytest.mark.parametrize("name", ["flaky", "missing"])
 def test_polite_crawl_exits_0_with_every_check_ok(
     name: str, request: pytest.FixtureRequest

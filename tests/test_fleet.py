@@ -156,6 +156,85 @@ def test_three_workers_download_robots_txt_once_and_share_the_crawl_delay(
     assert max(fast_hits) - min(fast_hits) < 3.0
 
 
+@pytest.mark.scrapy
+def test_two_redis_spiders_fed_through_their_redis_keys_share_robots_txt(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    """scrapy-redis's way to feed workers: ``RedisSpider`` workers that pop their start URLs
+    from a Redis list, some pushed before the workers start and some while they crawl. (Scrapy
+    2.16+ no longer reads ``start_requests()``, where RedisSpider pops its first batch: the
+    workers are fed through scrapy-redis's ``spider_idle`` handler.)
+
+    Each worker has a list of its own, holding pages of both origins, and Scrapy's scheduler, so
+    that it crawls what it took and both workers need both origins' rules at the same time.
+    (With one list and scrapy-redis's shared queue, whichever worker is quicker may take every
+    URL; the three-worker test above runs that way.) The dupefilter is scrapy-redis's.
+    """
+    polite, fast, _ = hosts
+    floor = 0.2
+    polite.robots(f"User-agent: *\nCrawl-delay: {floor}\nDisallow: /private\n")
+    fast.robots("User-agent: *\nDisallow: /private\n")
+
+    def urls(worker: int, phase: str) -> list[str]:
+        allowed = [s.url(f"/w{worker}/{phase}{i}") for i in range(3) for s in (polite, fast)]
+        return allowed + [s.url(f"/private/w{worker}/{phase}") for s in (polite, fast)]
+
+    client = redis_server.client()
+    client.delete("fleet:opened", "fleet:start_urls:0", "fleet:start_urls:1")
+
+    def push(worker: int, phase: str) -> None:
+        entries = [json.dumps({"url": u}) for u in urls(worker, phase)]
+        client.lpush(f"fleet:start_urls:{worker}", *entries)
+
+    for worker in (0, 1):
+        push(worker, "before")
+    settings = {
+        "REDIS_START_URLS_BATCH_SIZE": 2,
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+    }
+    # One worker as scrapy-redis makes it, one with docs/fleet.rst's start(); both open their
+    # spiders before either takes a URL, as in a fleet that is already running.
+    workers = [
+        start_worker(
+            {
+                "redis": redis_server.url,
+                "settings": settings,
+                "redis_key": f"fleet:start_urls:{worker}",
+                "fed_when_idle": worker == 1,
+                "barrier": 2,
+            }
+        )
+        for worker in (0, 1)
+    ]
+    # Once both are crawling, the rest of the URLs arrive.
+    deadline = time.monotonic() + 60
+
+    def crawling(worker: int) -> bool:
+        return any(p.startswith(f"/w{worker}/") for p in pages(polite) + pages(fast))
+
+    while not (crawling(0) and crawling(1)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for worker in (0, 1):
+        push(worker, "after")
+    reports = [finish(w) for w in workers]
+    # Each worker crawled every allowed page of its list, once; the disallowed ones never.
+    for worker, report in enumerate(reports):
+        expected = [u for p in ("before", "after") for u in urls(worker, p) if "/private/" not in u]
+        assert sorted(report["received"]) == sorted(expected)
+        assert report["stats"].get("robotstxt/forbidden") == 4
+        assert report["finish_reason"] == "finished"
+    for server in (polite, fast):
+        assert sorted(pages(server)) == sorted(
+            f"/w{w}/{p}{i}" for w in (0, 1) for p in ("before", "after") for i in range(3)
+        )
+    # One robots.txt download per origin for the two workers: the other took it from Redis.
+    assert [s.count("/robots.txt") for s in (polite, fast)] == [1, 1]
+    assert sum(r["stats"].get("robotstxt/request_count", 0) for r in reports) == 2
+    assert sum(r["stats"].get("robotstxt/redis/shared", 0) for r in reports) >= 2
+    # The Crawl-delay held by both workers together.
+    assert min(gaps(polite.hits())) >= floor - 0.02, gaps(polite.hits())
+
+
 def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
     redis_server: RedisServer, hosts: list[Server]
 ) -> None:
@@ -227,6 +306,28 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     # At most one robots.txt per worker and origin: the local caches kept the rules meanwhile
     # (a worker that reached an origin first while Redis was down fetched it alone).
     assert polite.count("/robots.txt") <= 2 and fast.count("/robots.txt") <= 2
+
+
+@pytest.mark.scrapy
+def test_a_fleet_under_a_reactor_without_asyncio_stops_at_start_up(server: Server) -> None:
+    # redis.asyncio cannot run under the epoll reactor: the crawl stops before anything is
+    # downloaded, with one clear error, instead of every Redis call failing.
+    worker = start_worker(
+        {
+            "redis": "redis://127.0.0.1:1/0",  # never reached
+            "urls": [server.url("/a")],
+            "settings": {"TWISTED_REACTOR": "twisted.internet.epollreactor.EPollReactor"},
+        }
+    )
+    report = finish(worker)
+    assert report["finish_reason"] == "rerp_settings_error"
+    assert server.hits() == []
+    errors = [line for line in report["log"].splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1, errors
+    assert (
+        "RERP_CACHE = 'scrapy_rerp.cache.RedisOriginCache' is shared through asyncio" in (errors[0])
+    )
+    assert "EPollReactor" in errors[0]
 
 
 def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:
@@ -333,6 +434,7 @@ def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[
     # One more robots.txt download: the new worker's. The others keep their local copy.
     assert polite.count("/robots.txt") == 2
     assert sum(r["stats"].get("robotstxt/request_count", 0) for r in reports) == 2
+    assert sum(r["stats"].get("robotstxt/redis/shared", 0) for r in reports) >= 1
     # Between pages, one gap shorter than the floor at most, after the flush: the turn that was
     # lost with it (the next worker to ask found no turn and went at once).
     page_hits = [h for h in polite.hits() if h.path != "/robots.txt"]

@@ -13,8 +13,8 @@ import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.asyncio import sleep
 
+from scrapy_rerp._compat import sleep
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 from tests.support.crawls import (
@@ -33,9 +33,12 @@ from tests.support.servers import (
     Server,
     crawl,
     ledger,
+    own,
     stopped_by_settings,
     urlset,
 )
+
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
 # -- the basics ---------------------------------------------------------------------------------
 
@@ -142,6 +145,9 @@ async def test_blocked_request_logged_with_the_line(
     assert "line 3" in message and "Disallow: /private" in message
 
 
+@pytest.mark.skipif(
+    not hasattr(signals, "robots_parsed"), reason="Scrapy < 2.18 has no robots_parsed signal"
+)
 @pytest_twisted.ensureDeferred
 async def test_robots_parsed_signal_before_waiting_requests_resume(server: Server) -> None:
     server.robots("User-agent: *\nCrawl-delay: 3\nSitemap: /sitemap.xml\n")
@@ -209,7 +215,7 @@ async def test_unreachable_holds_then_drops(
     urls = [server.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
     crawler = await crawl(settings=rerp(**FAST_OUTAGE), urls=urls)
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [r for r in own(caplog.records) if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warnings] == [
         f"Dropping 10 request(s): robots.txt of {server.origin} unreachable for more than 0.6s"
     ]
@@ -226,7 +232,7 @@ async def test_unreachable_holds_then_drops(
 class RefuseRobots:
     """Another downloader middleware that will not let robots.txt requests through."""
 
-    def process_request(self, request: scrapy.Request) -> None:
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
         if request.url.endswith("/robots.txt"):
             raise IgnoreRequest("no robots here")
 

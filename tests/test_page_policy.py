@@ -32,6 +32,8 @@ from tests.support.pages import (
 )
 from tests.support.servers import ListSpider, Reply, Server, crawl, stopped_by_settings
 
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
 #: One origin per way of saying nofollow, each page linking to two pages of its own origin.
 NOFOLLOW_SITES: dict[str, Reply] = {
     "header": page(body=links("/a", "/b"), headers={"X-Robots-Tag": "nofollow"}),

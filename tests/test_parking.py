@@ -6,7 +6,6 @@ are), asserting what the servers received, what the spider saw and the ledger's 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -18,11 +17,13 @@ import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
+from scrapy_rerp._compat import close_spider, sleep
 from tests.support.crawls import ignored, pages, rerp, timed_crawl
 from tests.support.servers import ListSpider, Server, crawl, ledger
+
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
 # -- a broad crawl: no origin holds it hostage --------------------------------------------------
 
@@ -53,8 +54,7 @@ class BroadSpider(ListSpider):
         super().parse(response)
         if len(self.responses) == self.healthy and self.healthy_done is None:
             self.healthy_done = time.monotonic()
-            assert self.crawler.engine is not None
-            deferred_from_coro(self.crawler.engine.close_spider_async(reason="healthy_done"))
+            close_spider(self.crawler, "healthy_done")
 
 
 def interleaved(origins: list[Server]) -> list[str]:
@@ -89,7 +89,9 @@ async def test_a_few_troubled_origins_do_not_stall_a_broad_crawl(
         if trouble == "dead":
             s.robots("", status=503)
         else:
-            s.robots("User-agent: *\nAllow: /\n", delay=5)
+            # Longer than the healthy crawl takes on a loaded machine (two nox lanes side by
+            # side on two cores), so that it is still unanswered when the crawl closes.
+            s.robots("User-agent: *\nAllow: /\n", delay=8)
     alone, _ = await healthy_seconds(healthy, [])
     together, crawler = await healthy_seconds(healthy, troubled)
     spider = crawler.spider
@@ -100,10 +102,11 @@ async def test_a_few_troubled_origins_do_not_stall_a_broad_crawl(
     for s in troubled:
         assert pages(s) == []  # the crawl closed before a slow robots.txt answered
     # Measured on the code before parking: 41 s against 1.6 s for the dead origins, and a slow
-    # robots.txt holds its requests 5 s. This catches a stall, with room for a loaded machine
-    # (the suite runs on two workers); the 1.3x goal is benchmarks/bench_crawl.py's to measure
+    # robots.txt holds its requests 8 s. This catches a stall, with room for a loaded machine
+    # (the suite runs on two workers, and .ci/run runs two cells side by side: 3.6 s against
+    # 1.25 s was seen); the 1.3x goal is benchmarks/bench_crawl.py's to measure
     # (--troubled-only, CRAWL_RESULTS.md).
-    assert together <= 2 * alone + 0.5, (together, alone)
+    assert together <= 3 * alone + 1.0, (together, alone)
     # The troubled origins' requests were parked until the close (one may not have been
     # yielded yet by then: start requests are consumed as the crawl goes).
     counts = ledger(crawler)
@@ -179,7 +182,7 @@ class Recorder:
         crawler.recorders[cls.__name__] = recorder  # type: ignore[attr-defined]
         return recorder
 
-    def process_request(self, request: scrapy.Request) -> None:
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
         self.seen.append(request)
 
 
@@ -334,7 +337,7 @@ class TwoSteps(ListSpider):
         self.outcomes: dict[str, float] = {}
         for i, url in enumerate(self.urls):
             if i:
-                await asyncio.sleep(0.4)
+                await sleep(0.4)
             yield scrapy.Request(url, callback=self.parse, errback=self.dropped)
 
     def dropped(self, failure: Failure) -> None:

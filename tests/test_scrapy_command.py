@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.servers import Server
 
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
 ROBOTS = """\
 User-agent: *
 Disallow: /

@@ -46,10 +46,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+import pytest
 from scrapy.robotstxt import RobotParser
 from scrapy.utils.misc import build_from_crawler
 
 from scrapy_rerp import RerpRobotParser
+
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -11,7 +11,9 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from scrapy_rerp import RerpSettingsError
+from scrapy_rerp._compat import close_when_opened
 from scrapy_rerp._settings import (
+    CLOSE_REASON,
     SYNTAX_NAMES,
     RerpSettings,
     known_settings,
@@ -21,6 +23,8 @@ from scrapy_rerp._settings import (
     unknown_settings,
 )
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
+
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 
 ON = {"ROBOTSTXT_OBEY": True}
 
@@ -236,7 +240,7 @@ def test_unknown_names_with_the_closest_known_one() -> None:
 def test_settings_for_warns_once_per_unknown_name(caplog: pytest.LogCaptureFixture) -> None:
     crawler = get_crawler(settings_dict={"RERP_CRAWL_DELAYS": False, "RERP_MAX_SIZE": 10})
     for _ in range(3):
-        settings = settings_for(crawler)
+        settings = settings_for(crawler, close_when_opened)
         assert settings is not None and settings.max_size == 10
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert warnings == [
@@ -247,8 +251,10 @@ def test_settings_for_warns_once_per_unknown_name(caplog: pytest.LogCaptureFixtu
 
 def test_settings_for_reports_a_bad_value_once(caplog: pytest.LogCaptureFixture) -> None:
     crawler = get_crawler(settings_dict={"RERP_CACHE": "nope.Cache"})
-    assert settings_for(crawler) is None
-    assert settings_for(crawler) is None
+    closes: list[str] = []
+    assert settings_for(crawler, lambda _, reason: closes.append(reason)) is None
+    assert settings_for(crawler, lambda _, reason: closes.append(reason)) is None
+    assert closes == [CLOSE_REASON]  # the crawl is closed once
     [error] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert error.getMessage().startswith("RERP_CACHE = 'nope.Cache' is invalid")
     assert error.exc_info is None

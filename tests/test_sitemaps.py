@@ -25,6 +25,8 @@ from tests.support.servers import ListSpider, Reply, Server, crawl, urlset
 from tests.support.slots import ADDON, STAND_IN, FloorFromRobots, rerp_settings
 from tests.support.slots import settings as slot_settings
 
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
 XML = "application/xml"
 
 

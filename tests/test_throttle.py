@@ -10,7 +10,6 @@ through ``scrapy_rerp.RobotsTxtMiddleware`` are at the bottom.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import statistics
 from collections.abc import AsyncIterator, Iterable
@@ -22,6 +21,7 @@ import pytest_twisted
 import scrapy
 from scrapy.http import Response
 
+from scrapy_rerp._compat import sleep, slot_jitter
 from scrapy_rerp._politeness import STAT_APPLIED, STAT_CAPPED, STAT_MAX, Politeness
 from scrapy_rerp._throttle import STAT_RECLAMPED, SlotFloors
 from scrapy_rerp._urls import origin_of
@@ -34,6 +34,9 @@ from tests.support.slots import (
     TOLERANCE,
     settings,
 )
+
+# Crawls, timed at the server: the full and the oldest cells run them (markers: pyproject.toml).
+pytestmark = [pytest.mark.crawl, pytest.mark.floors]
 
 
 @pytest.fixture(params=[STAND_IN, ADDON])
@@ -106,7 +109,7 @@ async def test_autothrottle_alone_lowers_a_per_slot_delay(server: Server) -> Non
             "LOG_LEVEL": "INFO",
             "AUTOTHROTTLE_ENABLED": True,
             "AUTOTHROTTLE_START_DELAY": 0,
-            "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": FLOOR, "jitter": 0}},
+            "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": FLOOR, **NO_JITTER}},
         },
         urls=pages(server, 6),
     )
@@ -202,7 +205,7 @@ async def test_origins_sharing_a_slot_get_the_largest_floor(make_server: Any, vi
         async def start(self) -> AsyncIterator[scrapy.Request]:
             for url in pages(fast, 3):
                 yield scrapy.Request(url, self.parse, dont_filter=True)
-            await asyncio.sleep(1.2)
+            await sleep(1.2)
             for url in pages(slow, 3):
                 yield scrapy.Request(url, self.parse, dont_filter=True)
             for i in range(3):
@@ -287,7 +290,10 @@ class SlotSpider(ListSpider):
         super().parse(response)
         downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
         slot = downloader.slots[response.meta["download_slot"]]
-        self.slots = [*getattr(self, "slots", []), (slot.delay, slot.jitter, slot.concurrency)]
+        self.slots = [
+            *getattr(self, "slots", []),
+            (slot.delay, slot_jitter(slot), slot.concurrency),
+        ]
 
 
 # -- idle slots dropped and recreated ---------------------------------------------------------
@@ -308,7 +314,7 @@ class GcSpider(ListSpider):
         key = response.meta["download_slot"]
         # Scrapy drops a slot once it is idle and `lastseen + delay` is older than the GC age;
         # wait out the delay, then run its own GC with age 0 instead of waiting 60 s.
-        await asyncio.sleep(FLOOR + 0.1)
+        await sleep(FLOOR + 0.1)
         downloader._slot_gc(age=0)
         self.dropped = key not in downloader.slots
         self.slot_settings = dict(downloader.per_slot_settings.get(key, {}))
@@ -318,9 +324,7 @@ class GcSpider(ListSpider):
     def after_gc(self, response: Response) -> None:
         downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
         slot = downloader.slots.get(response.meta["download_slot"])
-        self.recorded.append(
-            None if slot is None else (slot.delay, float(getattr(slot, "jitter", 0.0)))
-        )
+        self.recorded.append(None if slot is None else (slot.delay, slot_jitter(slot)))
 
 
 @pytest_twisted.ensureDeferred
@@ -401,7 +405,7 @@ class BatchesSpider(ListSpider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for i, batch in enumerate(self.batches):
             if i:
-                await asyncio.sleep(self.pause)
+                await sleep(self.pause)
             for url in batch:
                 yield scrapy.Request(url, self.parse, dont_filter=True)
 

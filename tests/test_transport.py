@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
-from scrapy.utils.asyncio import sleep
 
+from scrapy_rerp._body import usable_charset
+from scrapy_rerp._compat import sleep
 from tests.support.crawls import RERP_MW, SCRAPY_MW, pages, rerp, stat, timed_crawl
-from tests.support.servers import ListSpider, Reply, Server, crawl, ledger
+from tests.support.servers import ListSpider, Reply, Server, crawl, ledger, own
 
 RULES = b"User-agent: *\nDisallow: /private\n"
 MIB = 1 << 20
@@ -49,6 +50,7 @@ def spaced(server: Server, paths: list[str]) -> list[tuple[float, str]]:
         "https://:80/robots.txt",
     ],
 )
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_a_redirect_that_cannot_be_followed_is_unavailable(
     server: Server, location: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -68,7 +70,17 @@ async def test_a_redirect_that_cannot_be_followed_is_unavailable(
     no_errors(caplog.records)
 
 
+@pytest.mark.parametrize("codec", ["idna", "punycode"])
+def test_a_codec_of_domain_names_is_no_charset(codec: str) -> None:
+    # Python 3.13's punycode decodes any bytes, with replacement characters, into nonsense.
+    assert usable_charset(RULES, codec) == (
+        "utf-8",
+        f"charset {codec!r} cannot decode the body (no robots.txt is written in it); read as UTF-8",
+    )
+
+
 @pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "no-such-charset"])
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_an_unusable_charset_is_read_as_utf8(
     server: Server, charset: str, caplog: pytest.LogCaptureFixture
@@ -81,11 +93,12 @@ async def test_an_unusable_charset_is_read_as_utf8(
     assert server.paths() == ["/robots.txt", "/ok"]
     if charset != "no-such-charset":  # an unknown name is no charset at all: UTF-8, quietly
         assert stat(crawler, "robotstxt/charset_replaced") == 1
-        [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+        [warning] = [r for r in own(caplog.records) if r.levelno == logging.WARNING]
         assert f"charset {charset!r} cannot decode the body" in warning.getMessage()
     no_errors(caplog.records)
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_punycode_is_no_charset_even_for_ascii_text(
     server: Server, caplog: pytest.LogCaptureFixture
@@ -119,6 +132,7 @@ async def test_a_content_length_over_download_maxsize_is_read_up_to_the_cap(
     no_errors(caplog.records)
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_the_size_cap_holds_on_every_redirect_hop(server: Server) -> None:
     # A redirect whose body never ends: the cap stops it, and the redirect is followed.
@@ -214,6 +228,7 @@ class Waves(ListSpider):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_any_answer_is_an_outcome_and_downloaded_once(
     make_server: Any, seed: int, caplog: pytest.LogCaptureFixture
@@ -267,6 +282,7 @@ class RoutingPlugin:
             request.headers["X-Route"] = meta["route"]
 
 
+@pytest.mark.crawl
 @pytest_twisted.ensureDeferred
 async def test_robots_txt_requests_carry_a_meta_key_and_the_meta_the_project_adds(
     make_server: Any,

@@ -16,6 +16,8 @@ from tests.support.crawls import ignored, pages, rerp, stat
 from tests.support.servers import ListSpider, Reply, Server, crawl, servers, stopped_by_settings
 from tests.support.usage_examples import ATTACH_ROBOTS_EXAMPLE
 
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
 #: attach-05's example (section 3.4), on one origin: /never/ may not be crawled, /ai-ok/ may be
 #: used for training, everything else not (a crawler that is not ExampleBot).
 CONTENT_USAGE_ROBOTS = ATTACH_ROBOTS_EXAMPLE

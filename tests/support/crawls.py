@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.asyncio import sleep
 from twisted.python.failure import Failure
 
+from scrapy_rerp._compat import sleep
 from tests.support.servers import ListSpider, Server, crawl
 
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
@@ -70,31 +70,29 @@ class TimedSpider(ListSpider):
         super().__init__(**kwargs)
         self.steps = list(steps)
         self.without_outcome: list[str] = []
-        self._outcome: asyncio.Future[None] | None = None
+        self._settled = True
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for pause, url in self.steps:
             if pause:
                 await sleep(pause)
-            self._outcome = asyncio.get_running_loop().create_future()
+            self._settled = False
             yield scrapy.Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
-            try:
-                await asyncio.wait_for(self._outcome, self.outcome_timeout)
-            except asyncio.TimeoutError:
-                self.without_outcome.append(url)
-                return
+            # Polled: the same under any reactor, or none.
+            deadline = time.monotonic() + self.outcome_timeout
+            while not self._settled:
+                if time.monotonic() > deadline:
+                    self.without_outcome.append(url)
+                    return
+                await sleep(0.005)
 
     def parse(self, response: scrapy.http.Response) -> None:
         super().parse(response)
-        self._settle()
+        self._settled = True
 
     def errback(self, failure: Failure) -> None:
         super().errback(failure)
-        self._settle()
-
-    def _settle(self) -> None:
-        if self._outcome is not None and not self._outcome.done():
-            self._outcome.set_result(None)
+        self._settled = True
 
 
 async def timed_crawl(settings: dict[str, Any], steps: Sequence[tuple[float, str]]) -> Crawler:

@@ -3,8 +3,10 @@
 Config keys: ``redis`` (URL; without it, the worker keeps robots.txt to itself), ``settings``
 (extra Scrapy settings), ``scrapy_redis`` (true: the scrapy-redis scheduler and dupefilter;
 false: Scrapy's own), ``urls`` (the worker's start URLs; without them, a scrapy-redis
-``RedisSpider`` pops start URLs from the Redis list ``fleet:start_urls``), ``dont_filter`` (of
-the start requests, default true), ``clock_skew`` (seconds the worker's wall clock is off). The
+``RedisSpider`` pops start URLs from the Redis list ``redis_key``, default ``fleet:start_urls``;
+``fed_when_idle``: one with docs/fleet.rst's ``start()``, which yields nothing), ``dont_filter`` (of
+the start requests, default true), ``clock_skew`` (seconds the worker's wall clock is off),
+``barrier`` (the number of workers to wait for, as the spider opens, before crawling). The
 worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
 ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its robots.txt
 stats, the pages it received, the requests dropped and when it finished.
@@ -13,6 +15,7 @@ stats, the pages it received, the requests dropped and when it finished.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -42,7 +45,7 @@ class ListWorker(scrapy.Spider):
         self.received.append(response.url)
 
 
-def redis_worker_class() -> type[scrapy.Spider]:
+def redis_worker_class(fed_when_idle: bool = False) -> type[scrapy.Spider]:
     from scrapy_redis.spiders import RedisSpider
 
     class RedisWorker(RedisSpider):
@@ -56,7 +59,37 @@ def redis_worker_class() -> type[scrapy.Spider]:
         def parse(self, response: scrapy.http.Response) -> None:
             self.received.append(response.url)
 
-    return RedisWorker
+    if not fed_when_idle:
+        return RedisWorker
+
+    class IdleFedWorker(RedisWorker):
+        """docs/fleet.rst's RedisSpider: fed by scrapy-redis's spider_idle handler alone, on
+        every Scrapy (2.16+ does so anyway, no longer reading start_requests())."""
+
+        async def start(self) -> AsyncIterator[Any]:
+            return
+            yield
+
+    return IdleFedWorker
+
+
+def barrier(redis_url: str, workers: int) -> Any:
+    """A spider_opened handler that waits until ``workers`` workers have opened their spiders,
+    so that a fleet test starts with every worker ready to take URLs."""
+
+    async def wait_for_the_fleet(**kwargs: Any) -> None:
+        import asyncio
+
+        import redis.asyncio
+
+        client = redis.asyncio.Redis.from_url(redis_url)
+        await client.rpush("fleet:opened", os.getpid())
+        deadline = time.monotonic() + 30
+        while await client.llen("fleet:opened") < workers and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        await client.aclose()
+
+    return wait_for_the_fleet
 
 
 def skew_clock(seconds: float) -> None:
@@ -87,7 +120,11 @@ def main() -> None:
         kwargs["urls"] = config["urls"]
         kwargs["dont_filter"] = config.get("dont_filter", True)
     else:
-        spider_class = redis_worker_class()
+        spider_class = redis_worker_class(config.get("fed_when_idle", False))
+        kwargs["redis_key"] = config.get("redis_key", "fleet:start_urls")
+        # The RedisSpider's own connection, and how long it waits for URLs before closing.
+        settings["REDIS_URL"] = config["redis"]
+        settings["MAX_IDLE_TIME_BEFORE_CLOSE"] = config.get("max_idle", 3)
     if config.get("scrapy_redis"):
         settings.update(
             {
@@ -107,6 +144,10 @@ def main() -> None:
         dropped.append(request.url)
 
     crawler.signals.connect(request_dropped, signal=signals.request_dropped, weak=False)
+    if config.get("barrier"):
+        crawler.signals.connect(
+            barrier(config["redis"], config["barrier"]), signal=signals.spider_opened, weak=False
+        )
     process.crawl(crawler, **kwargs)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}

@@ -18,6 +18,8 @@ Typical use::
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.crawler import CrawlerRunner
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 __all__ = [
+    "BASE_SETTINGS",
+    "TEST_REACTOR",
     "Hit",
     "ListSpider",
     "Reply",
@@ -44,6 +47,7 @@ __all__ = [
     "crawl",
     "gaps",
     "ledger",
+    "own",
     "stopped_by_settings",
     "servers",
     "urlset",
@@ -341,7 +345,23 @@ def gaps(hits: Iterable[Hit]) -> list[float]:
 
 # -- crawling --------------------------------------------------------------------------------
 
-#: Settings every test crawl starts from: no telnet, no delays, quiet but inspectable logs.
+#: What the test crawls run on, from ``SCRAPY_RERP_TEST_REACTOR`` (noxfile.py runs each):
+#: ``asyncio`` (Scrapy's default reactor), ``epoll`` (Twisted's epoll reactor, no asyncio loop) or
+#: ``none`` (Scrapy 2.15+'s reactorless mode: an asyncio loop and no Twisted reactor; pytest
+#: runs with ``-p no:twisted`` and tests/conftest.py runs the async tests on asyncio).
+TEST_REACTOR = os.environ.get("SCRAPY_RERP_TEST_REACTOR", "asyncio")
+REACTOR_SETTINGS: dict[str, dict[str, Any]] = {
+    "asyncio": {"TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor"},
+    "epoll": {"TWISTED_REACTOR": "twisted.internet.epollreactor.EPollReactor"},
+    "none": {"TWISTED_REACTOR_ENABLED": False},
+}
+if TEST_REACTOR not in REACTOR_SETTINGS:
+    raise RuntimeError(
+        f"SCRAPY_RERP_TEST_REACTOR={TEST_REACTOR!r}: expected one of {sorted(REACTOR_SETTINGS)}"
+    )
+
+#: Settings every test crawl starts from: no telnet, no delays, quiet but inspectable logs, the
+#: reactor (or none) of TEST_REACTOR.
 BASE_SETTINGS: dict[str, Any] = {
     "TELNETCONSOLE_ENABLED": False,
     "REMOTE_CONTROL_ENABLED": False,
@@ -350,6 +370,7 @@ BASE_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_TIMEOUT": 10,
     "RETRY_ENABLED": False,
     "COOKIES_ENABLED": False,
+    **REACTOR_SETTINGS[TEST_REACTOR],
 }
 
 
@@ -389,10 +410,27 @@ async def crawl(
     Await it from a ``pytest_twisted.ensureDeferred`` test; ``crawler.spider`` and
     ``crawler.stats`` stay readable afterwards.
     """
-    runner = CrawlerRunner({**BASE_SETTINGS, **(settings or {})})
+    merged = {**BASE_SETTINGS, **(settings or {})}
+    if TEST_REACTOR == "none":
+        from scrapy.crawler import AsyncCrawlerRunner  # Scrapy >= 2.14; reactorless: 2.15
+
+        async_runner = AsyncCrawlerRunner(merged)
+        crawler = async_runner.create_crawler(spidercls)
+        await async_runner.crawl(crawler, **spider_kwargs)
+        return crawler
+    from scrapy.crawler import CrawlerRunner
+
+    runner = CrawlerRunner(merged)
     crawler = runner.create_crawler(spidercls)
     await runner.crawl(crawler, **spider_kwargs)
     return crawler
+
+
+def own(records: Iterable[logging.LogRecord]) -> list[logging.LogRecord]:
+    """The log records of scrapy_rerp itself, without Scrapy's (which differ between its
+    versions and reactors: the reactorless mode's download handler warns that it is
+    experimental)."""
+    return [r for r in records if r.name.startswith("scrapy_rerp")]
 
 
 def ledger(crawler: Crawler) -> dict[str, int]:

@@ -9,13 +9,14 @@ and its slots, so tests using it hold for any caller of ``rules_known``.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import scrapy
-from scrapy.core.downloader import Slot
 from scrapy.crawler import Crawler
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 
+from scrapy_rerp._compat import download, no_jitter
 from scrapy_rerp._politeness import Politeness
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._throttle import SlotFloors
@@ -26,11 +27,9 @@ FLOOR = 0.4
 # Timer and thread scheduling slack between the downloader's dequeue and the server's clock.
 TOLERANCE = 0.02
 UA = "FloorBot"
-# How a floored DOWNLOAD_SLOTS entry turns jitter off: Scrapy 2.19 has Slot.jitter, older
-# versions the randomize_delay flag.
-NO_JITTER: dict[str, Any] = (
-    {"jitter": 0.0} if hasattr(Slot, "jitter") else {"randomize_delay": False}
-)
+# How a floored DOWNLOAD_SLOTS entry turns jitter off, in the installed Scrapy's words.
+NO_JITTER: dict[str, Any] = {}
+no_jitter(NO_JITTER)
 
 
 def rerp_settings(crawler: Crawler) -> RerpSettings:
@@ -48,7 +47,9 @@ class FloorFromRobots:
         delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self.politeness = Politeness(settings, delay, self.floors, crawler.stats)
         self.on_robots: list[Any] = []  # extra callbacks(origin, robots_url, robots)
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        # Per origin: the requests waiting for its robots.txt (Deferreds: any reactor, or none);
+        # None once it is known.
+        self._waiting: dict[str, list[Deferred[None]] | None] = {}
         crawler.floors = self.floors  # type: ignore[attr-defined]  # for assertions
         crawler.floor_middleware = self  # type: ignore[attr-defined]
 
@@ -56,20 +57,29 @@ class FloorFromRobots:
     def from_crawler(cls, crawler: Crawler) -> FloorFromRobots:
         return cls(crawler)
 
-    async def process_request(self, request: scrapy.Request) -> None:
+    async def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):
             return
         origin = origin_of(request.url)
-        task = self._tasks.get(origin)
-        if task is None:
-            task = asyncio.ensure_future(self._fetch(origin, robots_url_of(request.url)))
-            self._tasks[origin] = task
-        await asyncio.shield(task)
+        if origin not in self._waiting:  # the first request of the origin fetches robots.txt
+            self._waiting[origin] = []
+            try:
+                await self._fetch(origin, robots_url_of(request.url))
+            finally:
+                for waiter in self._waiting[origin] or ():
+                    waiter.callback(None)
+                self._waiting[origin] = None
+            return
+        waiting = self._waiting[origin]
+        if waiting is not None:
+            waiter: Deferred[None] = Deferred()
+            waiting.append(waiter)
+            await maybe_deferred_to_future(waiter)
 
     async def _fetch(self, origin: str, robots_url: str) -> None:
-        assert self.crawler.engine is not None
-        response = await self.crawler.engine.download_async(
-            scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000)
+        response = await download(
+            self.crawler,
+            scrapy.Request(robots_url, meta={"dont_obey_robotstxt": True}, priority=1000),
         )
         robots = parse(response.body if response.status == 200 else b"")
         self.politeness.rules_known(origin, robots, UA)

@@ -1,0 +1,91 @@
+"""The test matrix: ``nox`` runs every cell, ``nox -s NAME`` one, ``nox -l`` lists them.
+
+Each cell is a fresh virtual environment with ``pip install -e ".[test]"`` and the Scrapy it
+names (the floor pinned, "newest" whatever pip resolves: the latest release). What each cell
+runs tells its Scrapy, Python or reactor apart, within ``.ci/run``'s eight minutes on two
+cores (markers: pyproject.toml):
+
+* ``tests-3.11(scrapy='newest')``: the whole suite;
+* ``oldest-3.10(scrapy='2.13.4')``: what speaks to Scrapy (``-m "crawl or scrapy"``) on the
+  oldest supported Scrapy and Python; the engine and the command line, which import no Scrapy,
+  are not repeated;
+* ``newest-3.13(scrapy='newest')``: the same on the newest Scrapy and Python, but the
+  Crawl-delay floors timed at the server (``floors``: slow), which the whole suite runs on the
+  same Scrapy;
+* ``reactor-3.12(mode='none')``: the crawls in Scrapy's reactorless mode
+  (``TWISTED_REACTOR_ENABLED = False``, an asyncio loop and no Twisted reactor, Scrapy 2.15+);
+* ``reactor-3.12(mode='epoll')``: the crawls under Twisted's epoll reactor, without asyncio.
+
+The reactor cells leave the floors out too: the delays between requests are Scrapy's download
+slots', the same under every reactor.
+
+``SCRAPY_RERP_TEST_REACTOR`` tells the tests which reactor to run on (tests/servers.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import nox
+
+#: The oldest Scrapy supported (docs/versions.rst says why).
+FLOOR = "2.13.4"
+NEWEST = "newest"
+
+nox.options.default_venv_backend = "venv"
+nox.options.error_on_missing_interpreters = True
+
+
+def install(session: nox.Session, scrapy: str) -> None:
+    started = time.monotonic()
+    pin = f"scrapy=={scrapy}" if scrapy != NEWEST else "scrapy"
+    session.install("-q", "-e", ".[test]", pin)
+    session.run("python", "-c", "import scrapy; print('Scrapy', scrapy.__version__)")
+    session.log(f"installed in {time.monotonic() - started:.0f} s")
+
+
+def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
+    # A run that collects nothing exits with status 5, which fails the cell (and says "no test
+    # ran": tests/conftest.py).
+    started = time.monotonic()
+    session.run("pytest", *args, *session.posargs, env={"SCRAPY_RERP_TEST_REACTOR": reactor})
+    session.log(f"tested in {time.monotonic() - started:.0f} s")
+
+
+@nox.session(python=["3.11"])
+@nox.parametrize("scrapy", [NEWEST])
+def tests(session: nox.Session, scrapy: str) -> None:
+    """The whole suite, on the newest Scrapy."""
+    install(session, scrapy)
+    pytest(session)
+
+
+@nox.session(python=["3.10"])
+@nox.parametrize("scrapy", [FLOOR])
+def oldest(session: nox.Session, scrapy: str) -> None:
+    """What speaks to Scrapy, on the oldest supported Scrapy and Python."""
+    install(session, scrapy)
+    pytest(session, "-m", "crawl or scrapy")
+
+
+@nox.session(python=["3.13"])
+@nox.parametrize("scrapy", [NEWEST])
+def newest(session: nox.Session, scrapy: str) -> None:
+    """What speaks to Scrapy, on the newest Scrapy and Python (the floors, timed at the
+    server, run in the whole suite on the newest Scrapy already)."""
+    install(session, scrapy)
+    pytest(session, "-m", "(crawl or scrapy) and not floors")
+
+
+@nox.session(python=["3.12"])
+@nox.parametrize("mode", ["none", "epoll"])
+def reactor(session: nox.Session, mode: str) -> None:
+    """The crawls without a reactor (Scrapy's reactorless mode) or under the epoll reactor."""
+    install(session, NEWEST)
+    if mode == "none":
+        # pytest-twisted would install a reactor as pytest starts.
+        pytest(session, "-p", "no:twisted", "-m", "crawl and not floors", reactor=mode)
+    else:
+        # The fleet's store talks to Redis with redis.asyncio, which needs an asyncio loop: a
+        # fleet needs the asyncio reactor (docs/fleet.rst), and its tests are left out here.
+        pytest(session, "-m", "crawl and not floors and not needs_asyncio", reactor=mode)
