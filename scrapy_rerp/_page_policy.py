@@ -39,6 +39,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 
+from scrapy_rerp._compat import close_when_opened
 from scrapy_rerp._head_meta import head_meta_tags
 from scrapy_rerp._settings import settings_for
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
@@ -117,7 +118,7 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        settings = settings_for(crawler)
+        settings = settings_for(crawler, close_when_opened)
         if settings is None:
             # A bad setting, logged once: the crawl closes as the spider opens.
             raise NotConfigured
