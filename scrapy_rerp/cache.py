@@ -103,6 +103,9 @@ class SharedOriginCache(Protocol):
         self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
     ) -> tuple[float, int, bool]: ...
 
+    async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
+        """Hear the other workers' slow-downs as they are written, until cancelled."""
+
     async def close(self) -> None: ...
 
 

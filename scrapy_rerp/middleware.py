@@ -304,18 +304,19 @@ class RobotsTxtMiddleware:
         ends, and a slow-down is heard."""
         politeness = self.politeness
         meta = request.meta
-        politeness.answered(meta)
-        if not politeness.slowdown or meta.get("dont_obey_robotstxt"):
-            return  # robots.txt requests are the status policy's (and so are those opted out)
-        status = response.status
-        if status in SLOW_STATUSES:
-            answer = slow_answer(status, response.headers, time.time())
-            if answer is not None:
-                politeness.slow_answer(origin_of_parts(urlparse_cached(request)), answer, meta)
-        elif politeness.slowed:
-            origin = origin_of_parts(urlparse_cached(request))
-            if origin in politeness.backoff:
-                politeness.good_answer(origin, meta)
+        # Robots.txt requests are the status policy's (and so are those opted out).
+        if politeness.slowdown and not meta.get("dont_obey_robotstxt"):
+            status = response.status
+            if status in SLOW_STATUSES:
+                answer = slow_answer(status, response.headers, time.time())
+                if answer is not None:
+                    origin = origin_of_parts(urlparse_cached(request))
+                    politeness.slow_answer(origin, answer, meta)
+            elif politeness.slowed:
+                origin = origin_of_parts(urlparse_cached(request))
+                if origin in politeness.backoff:
+                    politeness.good_answer(origin, meta)
+        politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 
     def _closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or

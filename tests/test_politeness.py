@@ -32,7 +32,7 @@ from scrapy_rerp.engine import parse
 from scrapy_rerp.fleet.delay import FleetPoliteness
 from tests.support import AsyncioRuntime, Stats
 
-A, B = "http://a.test:80", "http://b.test:80"
+A, B, C = "http://a.test:80", "http://b.test:80", "http://c.test:80"
 
 
 class Throttle:
@@ -416,6 +416,9 @@ class FleetStore(Turns):
         self.good = 0
         self.reads = 0
 
+    async def hear(self, heard: Callable[[str, str, float, int], None]) -> None:
+        await asyncio.Event().wait()  # what the others write is read here, or told by tests
+
     async def read(self, origin: str) -> tuple[float, float, int] | None:
         self.reads += 1
         if self.guard.down:
@@ -473,7 +476,7 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     store.until = 0.0
     await asyncio.sleep(0.3)
     one.slow_answer(B, answer(429), sent())
-    await one_runtime.settle()
+    await asyncio.sleep(0.02)  # told to the fleet
     assert one.floor_of(B) == 0.5
     taking = two.admit(B, Request("on B"))
     assert await taking is None  # type: ignore[misc]
@@ -481,9 +484,15 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     # Good answers are counted on Redis: two of them, from either worker, halve it.
     one.good_answer(B, sent())
     two.good_answer(B, sent())
-    await one_runtime.settle()
-    await two_runtime.settle()
+    await asyncio.sleep(0.02)  # counted on the fleet (the listener runs on: no settle)
     assert store.floor == 0.25 and two.floor_of(B) == 0.25
+    # What another worker publishes: heard at once (requests queued in a slot come out).
+    queued = Request("queued for C")
+    two.throttle.queued = [(C, queued)]  # type: ignore[union-attr]
+    two._fleet_said("cool", C, 0.3, 0)
+    two._fleet_said("floor", B, 2.0, store.version + 1)
+    assert two.parking.parked[two.cool_key(C)] == [queued]  # type: ignore[attr-defined]
+    assert two.admit(C, Request("later")) is PARKED and two.floor_of(B) == 2.0
     one.stop()
     two.stop()
     await one_runtime.settle()

@@ -16,7 +16,7 @@ from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from scrapy_rerp._slowdown import META
-from tests.servers import Hit, ListSpider, Reply, Server, crawl, ledger
+from tests.servers import Hit, ListSpider, Reply, Server, crawl, gaps, ledger
 
 #: Retry-After 1 on a page's first request, then the page.
 SLOW_ONCE = [Reply(status=429, headers={"Retry-After": "1"}), Reply(body="ok")]
@@ -160,9 +160,8 @@ async def test_a_healthy_origin_beside_goes_on_at_full_speed(site: Server, healt
     assert stats(crawler)["robotstxt/slowdown/taken_back"] >= 1
     # The healthy site's pages came in meanwhile, without a pause, all before the site that
     # asked to slow down got its next request.
-    healthy_times = [h.time for h in pages(healthy)]
-    assert max(healthy_times) < answered.time + 2.0
-    assert max(b - a for a, b in zip(healthy_times, healthy_times[1:])) < 0.5
+    assert max(h.time for h in pages(healthy)) < answered.time + 2.0
+    assert max(gaps(pages(healthy))) < 0.5
 
 
 @pytest_twisted.ensureDeferred
@@ -220,13 +219,13 @@ async def test_without_retry_after_the_crawl_settles_at_the_rate_the_site_accept
     )
     assert sorted(crawler.spider.responses) == sorted(urls)
     refused = [h for h in pages(site) if h.status == 429]
-    accepted = [h.time for h in pages(site) if h.status == 200]
+    accepted = [h for h in pages(site) if h.status == 200]
     # The floor found is within a factor of 2 of the site's interval, and the crawl keeps to it:
     # one 429 each time the floor halves below it after 8 good answers.
     values = stats(crawler)
     assert interval <= values["robotstxt/slowdown/max_floor"] <= 2 * interval
     later = accepted[len(accepted) // 2 :]
-    assert interval <= median(b - a for a, b in zip(later, later[1:])) <= 2 * interval + 0.02
+    assert interval <= median(gaps(later)) <= 2 * interval + 0.02
     assert len(refused) <= 12, [round(h.time - refused[0].time, 3) for h in refused]
     assert values["robotstxt/slowdown/floor_raised"] >= 2
     assert values["robotstxt/slowdown/floor_decayed"] >= 1
@@ -243,8 +242,7 @@ async def test_a_retry_after_in_the_past_raises_the_floor_instead(site: Server) 
     assert decision["decision"] == "floor_raised" and decision["floor"] == 0.3
     assert decision["retry_after"] == past
     assert "robotstxt/slowdown/cooldowns" not in stats(crawler)
-    after = [h.time for h in pages(site)][1:]
-    assert min(b - a for a, b in zip(after, after[1:])) >= 0.3 - 0.02
+    assert min(gaps(pages(site)[1:])) >= 0.3 - 0.02
 
 
 @pytest_twisted.ensureDeferred

@@ -18,7 +18,10 @@ doubled or halved there by a script, so that a burst of 429s heard by three work
 once. Before a request is sent, its worker reads that hash: a cool-down parks the request
 until the end Redis gave (the worker then takes back its own queued requests of that origin,
 too), and a raised floor becomes the worker's floor for the origin, which its turns make the
-fleet's. Good answers are counted on Redis for the origins with a raised floor only.
+fleet's. Every change is also published, and each worker listens: a cool-down heard by one
+worker reaches the others' requests already admitted and waiting in their download slots, which
+no read before sending could stop. Good answers are counted on Redis for the origins with a
+raised floor only.
 
 Redis down: no turn is taken, the worker's local floor, cool-downs and raised floors alone
 apply (:mod:`scrapy_rerp.fleet.guard`). Stats: ``robotstxt/redis/turns`` (turns taken),
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp._politeness import PARKED, TURN_META, Admission, Parking, Politeness, Throttle
 from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_GONE, META, SlowAnswer
+from scrapy_rerp.fleet.store import RedisUnavailable
 
 if TYPE_CHECKING:
     from scrapy_rerp._runtime import Runtime, Task
@@ -47,6 +51,9 @@ __all__ = ["TURN_HOLD", "FleetPoliteness", "SharedDelay"]
 logger = logging.getLogger("scrapy_rerp.middleware")
 
 STAT_FLEET_COOLDOWNS = "robotstxt/slowdown/fleet_cooldowns"
+
+#: Seconds before listening again for the fleet's slow-downs after the connection failed.
+LISTEN_RETRY = 1.0
 
 #: A turn lasts until its request is answered, then the floor: at most this many floors if the
 #: answer never comes (a failed download), so that a lost worker blocks no origin for long.
@@ -93,6 +100,16 @@ class SharedDelay:
         await self.guard.call(lambda: self.store.turn_done(origin, delay, turn))
 
     # -- slow-downs ----------------------------------------------------------------------------
+    async def hear(self, heard: Callable[[str, str, float, int], None]) -> None:
+        """Hear the other workers' slow-downs as they are written (``heard(kind, origin,
+        seconds, version)``), listening again after a pause when Redis goes away, until
+        cancelled (the guard's calls tell Redis's health; this says nothing of it)."""
+        while True:
+            try:
+                await self.store.listen(heard)
+            except RedisUnavailable:
+                await self._sleep(LISTEN_RETRY)
+
     async def read(self, origin: str) -> tuple[float, float, int] | None:
         """The fleet's cool-down (seconds left) and raised floor (and its version) of
         ``origin``; None when Redis is down."""
@@ -158,6 +175,8 @@ class FleetPoliteness(Politeness):
         self._busy: set[str] = set()
         self._parked: set[str] = set()  # origins with requests parked here
         self._kicker: Task | None = None
+        self._listener: Task | None = None
+        self._stopped = False
 
     @staticmethod
     def key(origin: str) -> str:
@@ -176,6 +195,9 @@ class FleetPoliteness(Politeness):
         if admitted is not None:
             return admitted
         if self.slowdown:
+            if self._listener is None and not self._stopped:
+                # Started with the crawl's first request: the event loop runs by then.
+                self._listener = self.runtime.spawn(self.shared.hear(self._fleet_said), _report)
             return self._admit_shared(origin, request)
         return self._take_turn(origin, request)
 
@@ -220,15 +242,35 @@ class FleetPoliteness(Politeness):
             return  # Redis down: this worker's own knowledge
         left, floor, version = shared
         if left > 0:
+            self._fleet_said("cool", origin, left, 0)
+        self._take_floor(origin, floor, version, newer_only=True)
+
+    def _apply_floor(self, origin: str) -> None:
+        had_floor = self.floor_of(origin) is not None
+        super()._apply_floor(origin)
+        if had_floor or self.floor_of(origin) is None:
+            return
+        # From now on each request of the origin takes the fleet's turn. Those this worker
+        # admitted without one, waiting in its download slots, would go at its own pace: they
+        # are taken back and sent through the scheduler again, to take their turns.
+        assert self.throttle is not None
+        key = f"{origin} (turns begin)"
+        if self.throttle.take_back(origin, lambda request: self.parking.park(key, request) is None):
+            self.parking.release(key)
+
+    def _fleet_said(self, kind: str, origin: str, seconds: float, version: int) -> None:
+        """Another worker wrote a slow-down of ``origin``."""
+        if kind == "cool":
             running = self.cooling(origin)
-            if self.cool_down(origin, left) and running is None:
+            if self.cool_down(origin, seconds) and running is None:
                 self.stats.inc_value(STAT_FLEET_COOLDOWNS)
                 logger.debug(
-                    "Slow down: the fleet keeps %(origin)s in a cool-down for %(left).3g s more",
-                    {"origin": origin, "left": left},
+                    "Slow down: the fleet keeps %(origin)s in a cool-down for %(left).3g s",
+                    {"origin": origin, "left": seconds},
                     extra={"spider": self._spider()},
                 )
-        self._take_floor(origin, floor, version, newer_only=True)
+        elif kind == "floor":
+            self._take_floor(origin, seconds, version, newer_only=True)
 
     def _take_floor(self, origin: str, floor: float, version: int, newer_only: bool) -> None:
         """Make the fleet's raised floor of ``origin`` this worker's (a read gives way to a
@@ -248,8 +290,10 @@ class FleetPoliteness(Politeness):
 
     async def _share_cool_down(self, origin: str, seconds: float) -> None:
         left = await self.shared.cool_down(origin, seconds)
-        if left is not None and left > seconds:
-            self.cool_down(origin, left)  # another worker heard a longer one
+        if left is not None:
+            # Ends here no sooner than on Redis's clock (or than a longer one another worker
+            # heard), so this worker never finds it running still when its own ends.
+            self.cool_down(origin, left)
 
     async def _share_raise(self, origin: str, sent_ago: float) -> None:
         settings = self.settings
@@ -287,6 +331,9 @@ class FleetPoliteness(Politeness):
         turn = meta.pop(TURN_META, None)
         if turn is not None:
             origin, floor, turn_id = turn
+            # The next turn comes a floor after this answer: the floor now, if it was raised
+            # meanwhile (by this very answer, say).
+            floor = max(floor, self.floor_of(origin) or 0.0)
             self.runtime.spawn(self.shared.turn_done(origin, floor, turn_id), _report)
 
     def _kick(self) -> None:
@@ -301,9 +348,12 @@ class FleetPoliteness(Politeness):
                 self.parking.release_one(self.key(origin))
 
     def stop(self) -> None:
-        if self._kicker is not None:
-            self._kicker.cancel()
-        self._kicker = None
+        super().stop()
+        self._stopped = True
+        for task in (self._kicker, self._listener):
+            if task is not None:
+                task.cancel()
+        self._kicker = self._listener = None
 
 
 def _latency(meta: dict[str, Any]) -> float:
