@@ -184,8 +184,10 @@ class Politeness:
             settings.slowdown_decay_after,
         )
         self._cooling: dict[str, _CoolDown] = {}
-        # Once a slow-down was heard, admit() looks at each request's meta (its wait, a retry).
+        # Once a slow-down was heard (or a request parked for one), admit() looks at each
+        # request's meta: its wait, a retry.
         self._heard = False
+        self._stopped = False  # the crawl is closing: no more timers
 
     # -- robots.txt ----------------------------------------------------------------------------
     def floor_for(self, robots: RobotsTxt, user_agent: str) -> float | None:
@@ -341,7 +343,8 @@ class Politeness:
         assert self.runtime is not None and self.throttle is not None
         if cool is None:
             cool = self._cooling[origin] = _CoolDown(until)
-            cool.task = self.runtime.spawn(self._cool_down_ends(origin, cool), _timer_done)
+            if not self._stopped:  # else it is only kept, for a resumed crawl
+                cool.task = self.runtime.spawn(self._cool_down_ends(origin, cool), _timer_done)
         else:
             cool.until = until  # its timer sleeps on
         self.throttle.take_back(origin, lambda request: self._take_back(origin, request))
@@ -410,6 +413,7 @@ class Politeness:
         if self.parking.park(self.cool_key(origin), request) is not None:
             return f"too many requests wait for the cool-down of {origin}"
         request.meta[_COOLING_META] = time.time()
+        self._heard = True
         self.stats.inc_value(STAT_PARKED)
         return PARKED
 
@@ -419,6 +423,7 @@ class Politeness:
         if self.parking.park(self.cool_key(origin), request) is not None:
             return False  # the lot is full or closing: it goes as it would have
         request.meta[_COOLING_META] = time.time()
+        self._heard = True
         self.answered(request.meta)  # it is not sent: a fleet turn it held ends
         self.stats.inc_value(STAT_PARKED)
         self.stats.inc_value(STAT_TAKEN_BACK)
@@ -471,6 +476,7 @@ class Politeness:
     def stop(self) -> None:
         """The crawl is closing: cool-down timers end (their requests are kept or dropped with
         the parking lot's)."""
+        self._stopped = True
         for cool in self._cooling.values():
             if cool.task is not None:
                 cool.task.cancel()

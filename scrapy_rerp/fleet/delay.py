@@ -176,7 +176,6 @@ class FleetPoliteness(Politeness):
         self._parked: set[str] = set()  # origins with requests parked here
         self._kicker: Task | None = None
         self._listener: Task | None = None
-        self._stopped = False
 
     @staticmethod
     def key(origin: str) -> str:
@@ -349,7 +348,6 @@ class FleetPoliteness(Politeness):
 
     def stop(self) -> None:
         super().stop()
-        self._stopped = True
         for task in (self._kicker, self._listener):
             if task is not None:
                 task.cancel()
