@@ -19,7 +19,7 @@ cores (markers: pyproject.toml):
 The reactor cells leave the floors out too: the delays between requests are Scrapy's download
 slots', the same under every reactor.
 
-``SCRAPY_RERP_TEST_REACTOR`` tells the tests which reactor to run on (tests/servers.py).
+``SCRAPY_RERP_TEST_REACTOR`` tells the tests which reactor to run on (tests/support/servers.py).
 """
 
 from __future__ import annotations

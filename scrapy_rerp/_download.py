@@ -27,6 +27,7 @@ from scrapy_rerp import _policy
 from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._slowdown import retry_after_wait
 from scrapy_rerp._urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
 
@@ -50,6 +51,8 @@ class Download:
     body: Body | None = None  # for PARSED
     lifetime: float | None = None  # seconds the answer is used before a refetch
     fetched_at: float = 0.0
+    retry_after: str | None = None  # the last answer's Retry-After header, as sent
+    retry_after_seconds: float | None = None  # what a crawl reads in it (None: no usable wait)
 
     def rules(self, syntax: int) -> RobotsTxt:
         """The rules a crawler applies, in ``syntax``."""
@@ -72,6 +75,9 @@ class Download:
             "bytes": len(self.body.data) if self.body is not None else None,
             "lifetime": self.lifetime,
             "expires": None if expires is None else _iso(expires),
+            "retry_after": None
+            if self.retry_after is None
+            else {"value": self.retry_after, "seconds": self.retry_after_seconds},
         }
 
 
@@ -243,6 +249,12 @@ def _follow(
             result.final_url = current
             result.status = status
             result.reason = f"HTTP {status}"
+            retry_after = headers.get(b"Retry-After")
+            if retry_after is not None:  # read as a crawl reads it on a page (_slowdown)
+                result.retry_after = retry_after.decode("latin-1")
+                result.retry_after_seconds = retry_after_wait(
+                    retry_after, headers.get(b"Date"), time.time()
+                )
             location = headers.get(b"Location")
             outcome = _policy.status_outcome(
                 status, legacy=settings.legacy, has_location=bool(location)

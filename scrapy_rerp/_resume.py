@@ -17,12 +17,21 @@ it), restored when it comes back through the middleware, as for any parked reque
 counts kept requests in ``robotstxt/persisted``; the resumed crawl counts those it scheduled in
 ``robotstxt/resumed``. A request that cannot be serialized (its callback is no spider method)
 is dropped like the others, and logged.
+
+The requests parked for a site's cool-down (a 429 or 503 with ``Retry-After``) are kept like the
+others, and with ``JOBDIR`` the cool-downs themselves too (:data:`COOL_DOWN_FILE`, each origin
+with the Unix time it ends): the resumed job restores those not over yet before it schedules
+the kept requests, so they still wait for the time the site asked for. (A fleet keeps its
+cool-downs in Redis.)
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,22 +47,28 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["JOB_FILE", "ResumeStore"]
+__all__ = ["COOL_DOWN_FILE", "JOB_FILE", "ResumeStore"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
 #: The file, in ``JOBDIR``, of the requests parked when the job was paused.
 JOB_FILE = "robotstxt-parked.pickle"
+#: The file, in ``JOBDIR``, of the cool-downs running when the job was paused.
+COOL_DOWN_FILE = "robotstxt-cooldowns.json"
 
 
 class ResumeStore:
     """Keeps requests parked at a pause for the resumed crawl, and gives them back to it."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(
+        self, crawler: Crawler, cool_down: Callable[[str, float], object] | None = None
+    ) -> None:
         self.crawler = crawler
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self._cool_down = cool_down  # restores a cool-down: (origin, seconds left)
         jobdir = job_dir(crawler.settings)
         self.job_file = Path(jobdir, JOB_FILE) if jobdir else None
+        self.cool_down_file = Path(jobdir, COOL_DOWN_FILE) if jobdir else None
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
 
     @property
@@ -95,6 +110,42 @@ class ResumeStore:
             extra={"spider": self.crawler.spider},
         )
 
+    def keep_cool_downs(self, cool_downs: dict[str, float]) -> None:
+        """Keep the cool-downs running at a pause (origin: Unix time it ends) for the resumed
+        job (``JOBDIR`` only)."""
+        if self.cool_down_file is None or not cool_downs:
+            return
+        self.cool_down_file.write_text(json.dumps(cool_downs), encoding="utf-8")
+        logger.info(
+            "Crawl closing: %(n)d cool-down(s) kept in %(file)s for the resumed crawl",
+            {"n": len(cool_downs), "file": self.cool_down_file},
+            extra={"spider": self.crawler.spider},
+        )
+
+    def _restore_cool_downs(self, spider: Any) -> None:
+        if self.cool_down_file is None or not self.cool_down_file.exists():
+            return
+        try:
+            cool_downs = json.loads(self.cool_down_file.read_text(encoding="utf-8"))
+            ends = {str(o): float(until) for o, until in cool_downs.items()}
+        except (ValueError, TypeError, AttributeError, OSError) as exc:
+            logger.warning(
+                "Could not read %(file)s (%(exc)s): the cool-downs it held are not resumed",
+                {"file": self.cool_down_file, "exc": exc},
+                extra={"spider": spider},
+            )
+            ends = {}
+        self.cool_down_file.unlink()
+        now = time.time()
+        for origin, until in ends.items():
+            if until > now and self._cool_down is not None:
+                self._cool_down(origin, until - now)
+                logger.info(
+                    "Resumed the cool-down of %(origin)s: nothing is sent to it for %(left).3g s",
+                    {"origin": origin, "left": until - now},
+                    extra={"spider": spider},
+                )
+
     def _not_kept(self, request: Request, why: str) -> None:
         self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
         logger.warning(
@@ -108,7 +159,9 @@ class ResumeStore:
         )
 
     def _spider_opened(self, spider: Any) -> None:
-        """A resumed job: schedule the requests its pause kept, then forget them."""
+        """A resumed job: restore its cool-downs, schedule the requests its pause kept, then
+        forget them."""
+        self._restore_cool_downs(spider)
         if self.job_file is None or not self.job_file.exists():
             return
         try:

@@ -138,6 +138,11 @@ class RerpSettings:
     redis_prefix: str = "rerp"  # RERP_REDIS_PREFIX
     redis_timeout: float = 2.0  # RERP_REDIS_TIMEOUT, seconds per Redis call
     redis_lock_timeout: float = 30.0  # RERP_REDIS_LOCK_TIMEOUT, seconds
+    slowdown: bool = True  # RERP_SLOWDOWN: 429 and 503 answers heard (cool-downs, floors)
+    slowdown_max_wait: float = DAY  # RERP_SLOWDOWN_MAX_WAIT: longest cool-down, seconds
+    slowdown_start_floor: float = 0.5  # RERP_SLOWDOWN_START_FLOOR: first raised floor, seconds
+    slowdown_max_floor: float = 60.0  # RERP_SLOWDOWN_MAX_FLOOR: highest raised floor, seconds
+    slowdown_decay_after: int = 10  # RERP_SLOWDOWN_DECAY_AFTER: good answers before halving
     usage: tuple[str, ...] = ()  # RERP_USAGE: the crawl's purposes (usage categories)
     usage_deny_unknown: bool = False  # RERP_USAGE_DEFAULT = "deny"
     usage_drop: bool = True  # RERP_USAGE_DROP: False marks response.meta only
@@ -199,6 +204,14 @@ class RerpSettings:
                 backoff_max,
                 f"at least RERP_RETRY_BACKOFF_BASE ({backoff_base})",
             )
+        start_floor = r.seconds("RERP_SLOWDOWN_START_FLOOR", 0.5, positive=True)
+        max_floor = r.seconds("RERP_SLOWDOWN_MAX_FLOOR", 60.0)
+        if max_floor < start_floor:
+            raise RerpSettingsError(
+                "RERP_SLOWDOWN_MAX_FLOOR",
+                max_floor,
+                f"at least RERP_SLOWDOWN_START_FLOOR ({start_floor})",
+            )
         result = cls(
             obey=r.boolean("ROBOTSTXT_OBEY", False),
             syntax=syntax,
@@ -223,6 +236,11 @@ class RerpSettings:
             redis_prefix=r.optional_text("RERP_REDIS_PREFIX") or "rerp",
             redis_timeout=r.seconds("RERP_REDIS_TIMEOUT", 2.0, positive=True),
             redis_lock_timeout=r.seconds("RERP_REDIS_LOCK_TIMEOUT", 30.0, positive=True),
+            slowdown=r.boolean("RERP_SLOWDOWN", True),
+            slowdown_max_wait=r.seconds("RERP_SLOWDOWN_MAX_WAIT", DAY, positive=True),
+            slowdown_start_floor=start_floor,
+            slowdown_max_floor=max_floor,
+            slowdown_decay_after=r.integer("RERP_SLOWDOWN_DECAY_AFTER", 10, minimum=1),
             usage=r.usage_categories("RERP_USAGE"),
             usage_deny_unknown=r.choice("RERP_USAGE_DEFAULT", ("allow", "deny"), "allow") == "deny",
             usage_drop=r.boolean("RERP_USAGE_DROP", True),

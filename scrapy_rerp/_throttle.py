@@ -22,11 +22,19 @@ How a floor holds:
 * ``request_reached_downloader`` fires once the slot key is final (custom ``download_slot``
   keys included) and before the slot queue is processed: the floor is applied there to slots
   first seen for a floored origin.
+
+A cool-down (a site that said "slow down" with ``Retry-After``) also takes back the requests of
+its origin that wait in a slot's queue (:meth:`SlotFloors.take_back`): they have passed the
+downloader middlewares and would otherwise be sent during the cool-down, while holding the
+crawl's ``CONCURRENT_REQUESTS``. Each is removed from the queue and its download answered with
+the request itself, which Scrapy's downloader then hands back to the engine as it does a
+request returned by a downloader middleware.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -41,7 +49,7 @@ from scrapy_rerp._compat import (
     slot_clock,
     slot_jitter,
 )
-from scrapy_rerp._urls import origin_of
+from scrapy_rerp._urls import origin_of, origin_of_parts
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -140,6 +148,32 @@ class SlotFloors:
     def floor_of(self, origin: str) -> float | None:
         """The floor currently applied for *origin*, if any."""
         return self._origin_floor.get(origin)
+
+    def take_back(self, origin: str, keep: Callable[[Request], bool]) -> int:
+        """Offer each request of *origin* waiting in a slot's queue (past the downloader
+        middlewares, not sent yet) to *keep*; those it keeps leave the queue, and the
+        downloader hands them back to the engine (see the module's docstring). Returns how many
+        left."""
+        if self.crawler.engine is None:
+            return 0
+        taken: list[tuple[Request, Any]] = []
+        for slot in list(self._downloader().slots.values()):
+            if not slot.queue:
+                continue
+            staying = []
+            for request, download in slot.queue:
+                if origin_of_parts(urlparse_cached(request)) == origin and keep(request):
+                    taken.append((request, download))
+                else:
+                    staying.append((request, download))
+            if len(staying) != len(slot.queue):
+                slot.queue.clear()
+                slot.queue.extend(staying)
+        # Answered once every queue is settled: with Twisted's own reactor the callback runs
+        # the rest of the download at once, and the engine may schedule more meanwhile.
+        for request, download in taken:
+            download.callback(request)
+        return len(taken)
 
     def slot_delay(self, request: Request) -> tuple[float, float] | None:
         """``(delay, jitter)`` of the live slot that served *request*, or None if it is gone.

@@ -89,6 +89,23 @@ class SharedOriginCache(Protocol):
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
 
+    async def slowdown(self, origin: str) -> tuple[float, float, int]:
+        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none."""
+
+    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
+        """``(seconds left, whether this call moved its end)``: a cool-down never shortens."""
+
+    async def raise_floor(
+        self, origin: str, sent_ago: float, start: float, maximum: float, own: float
+    ) -> tuple[float, int, bool]: ...
+
+    async def good_answer(
+        self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
+    ) -> tuple[float, int, bool]: ...
+
+    async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
+        """Hear the other workers' slow-downs as they are written, until cancelled."""
+
     async def close(self) -> None: ...
 
 

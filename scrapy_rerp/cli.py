@@ -537,6 +537,10 @@ def text_fetch(document: dict[str, Any], out: Callable[[str], None]) -> None:
     if fetched["lifetime"] is not None:
         lifetime = f"{fetched['lifetime']:g} s"
         out(f"expires     {fetched['expires']} (used for {lifetime}, then fetched again)")
+    if fetched["retry_after"] is not None:
+        wait = fetched["retry_after"]["seconds"]
+        asks = "nothing a crawl can hold to" if wait is None else f"{wait:g} s"
+        out(f"retry-after {fetched['retry_after']['value']} ({asks})")
     if fetched["outcome"] != PARSED:
         return
     delay = document["crawl_delay"]

@@ -11,7 +11,12 @@ out. For each request (``docs/design.rst`` draws the path):
 * a request that waits is parked outside the downloader (:mod:`scrapy_rerp._parking`), or
   waits in place when it does not come from the scheduler (media pipelines);
 * with rules, the engine decides; an allowed request then asks the politeness controller
-  (:mod:`scrapy_rerp._politeness`: Crawl-delay, the fleet's turn) whether it may go now.
+  (:mod:`scrapy_rerp._politeness`: Crawl-delay, a cool-down, the fleet's turn) whether it may
+  go now;
+* every response is told to the politeness controller in a ``response_downloaded`` handler,
+  which Scrapy calls before any downloader middleware's ``process_response``: a 429 or 503
+  (:mod:`scrapy_rerp._slowdown`) is heard there even when ``RetryMiddleware`` (550) turns it
+  into a retry, which then comes back through ``process_request`` and waits out the cool-down.
 
 New rules reach the politeness controller (floors), sitemap discovery and Scrapy's
 ``robots_parsed`` signal before the waiting requests are released
@@ -21,6 +26,7 @@ New rules reach the politeness controller (floors), sitemap discovery and Scrapy
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +45,7 @@ from scrapy_rerp._resume import ResumeStore
 from scrapy_rerp._rules_applied import RulesApplied
 from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
+from scrapy_rerp._slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp._throttle import SlotFloors
 from scrapy_rerp._transport import RobotsTxtDownloader
 from scrapy_rerp._urls import crawl_decision, origin_of, origin_of_parts, robots_url_of
@@ -84,21 +91,24 @@ class RobotsTxtMiddleware:
         spider = self._spider
         runtime = ScrapyRuntime()
         self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
-        self._resume = ResumeStore(crawler)
         self._for_spider = RobotsTxtForTheSpider(self.stats)
         self._usage = UsagePolicy(crawler, settings) if settings.usage else None
-        throttle = SlotFloors(crawler) if settings.floors else None
+        throttle = SlotFloors(crawler) if settings.floors or settings.slowdown else None
         delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self.fleet: SharedRules | None = None
         if shared is None:
-            self.politeness: Politeness = Politeness(settings, delay, throttle, self.stats, spider)
+            self.politeness: Politeness = Politeness(
+                settings, delay, throttle, self.stats, self.lot, runtime, spider
+            )
         else:
             from scrapy_rerp import fleet
 
             self.fleet, self.politeness = fleet.join(
                 shared, settings, self.stats, runtime, self.lot, throttle, delay, spider
             )
+        if self.fleet is not None or self.politeness.slowdown:
             crawler.signals.connect(self._response_downloaded, signals.response_downloaded)
+        self._resume = ResumeStore(crawler, self.politeness.cool_down)
         sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
         applied = RulesApplied(
             crawler, self.politeness, sitemaps, self._for_spider, self.user_agent_for
@@ -220,11 +230,14 @@ class RobotsTxtMiddleware:
         admitted = self.politeness.admit(origin, request)
         if admitted is None:
             return None
-        if admitted is PARKED:
-            return request
-        if isinstance(admitted, str):
-            raise IgnoreRequest(admitted)
-        return admitted  # type: ignore[return-value]
+        if admitted is PARKED or isinstance(admitted, str):
+            return _admission(request, admitted)
+        return self._once_admitted(request, admitted)  # type: ignore[arg-type]
+
+    async def _once_admitted(self, request: Request, waiting: Awaitable[Any]) -> Request | None:
+        """The request waited in place for its admission (a fleet's turn, Redis's answer):
+        it goes on (None), was parked meanwhile (returned), or is refused."""
+        return _admission(request, await waiting)
 
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
@@ -279,10 +292,11 @@ class RobotsTxtMiddleware:
                 raise IgnoreRequest(message)
             result = self._process(request)
             if result is request:
-                continue  # parked again (a refetch is due, or its Crawl-delay turn): wait again
+                continue  # parked again (a refetch, a cool-down, its Crawl-delay turn): wait again
             if result is None or isinstance(result, Response):
                 return result
-            await result  # type: ignore[misc]
+            if await result is request:  # type: ignore[misc]
+                continue  # parked while it waited for its admission
             return None
 
     def _log_dropped(self, request: Request, message: str) -> None:
@@ -296,7 +310,23 @@ class RobotsTxtMiddleware:
     def _response_downloaded(
         self, response: Response, request: Request, spider: Any = None
     ) -> None:
-        self.politeness.answered(request.meta)
+        """Every answer, before any ``process_response`` (a retry included): the fleet's turn
+        ends, and a slow-down is heard."""
+        politeness = self.politeness
+        meta = request.meta
+        # Robots.txt requests are the status policy's (and so are those opted out).
+        if politeness.slowdown and not meta.get("dont_obey_robotstxt"):
+            status = response.status
+            if status in SLOW_STATUSES:
+                answer = slow_answer(status, response.headers, time.time())
+                if answer is not None:
+                    origin = origin_of_parts(urlparse_cached(request))
+                    politeness.slow_answer(origin, answer, meta)
+            elif politeness.slowed:
+                origin = origin_of_parts(urlparse_cached(request))
+                if origin in politeness.backoff:
+                    politeness.good_answer(origin, meta)
+        politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 
     def _closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
@@ -311,6 +341,7 @@ class RobotsTxtMiddleware:
         kept = self.lot.take_kept()
         if kept:
             self._resume.keep(kept)
+        self._resume.keep_cool_downs(self.politeness.cool_downs())
         self.origins.cancel_all()  # background refetches end with the crawl
         self._for_spider.clear()
         if self.fleet is not None:
@@ -318,6 +349,15 @@ class RobotsTxtMiddleware:
 
     def _spider(self) -> Spider | None:
         return self.crawler.spider
+
+
+def _admission(request: Request, admitted: Any) -> Request | None:
+    """What ``process_request`` returns for an admission that is not an awaitable."""
+    if admitted is None:
+        return None
+    if admitted is PARKED:
+        return request
+    raise IgnoreRequest(admitted)
 
 
 class _Misconfigured:

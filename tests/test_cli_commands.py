@@ -290,6 +290,19 @@ def test_fetch_status_policy(server: Server, reply: Reply, outcome: str, exit_co
     assert doc["fetch"]["outcome"] == outcome
     if outcome == "unreachable":
         assert "Retry-After 120s" in doc["fetch"]["reason"]
+        assert doc["fetch"]["retry_after"] == {"value": "120", "seconds": 120.0}
+        text = run("fetch", server.url("/robots.txt")).stdout
+        assert "retry-after 120 (120 s)" in text
+    else:
+        assert doc["fetch"]["retry_after"] is None
+
+
+def test_fetch_shows_a_retry_after_it_cannot_hold_to(server: Server) -> None:
+    server.route("/robots.txt", Reply(status=429, headers={"Retry-After": "later"}))
+    _, doc = run_json("fetch", server.url("/robots.txt"))
+    assert doc["fetch"]["retry_after"] == {"value": "later", "seconds": None}
+    text = run("fetch", server.url("/robots.txt")).stdout
+    assert "retry-after later (nothing a crawl can hold to)" in text
 
 
 def test_fetch_follows_redirects_and_caps_the_size(server: Server) -> None:
@@ -709,6 +722,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "bytes",
         "lifetime",
         "expires",
+        "retry_after",
     }
 
 

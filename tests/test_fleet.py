@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +22,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy_rerp.fleet.codec import FORMAT_VERSION
 from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
 from tests.support.redis import RedisServer, finish, kill, start_worker
-from tests.support.servers import Server, gaps
+from tests.support.servers import Hit, Reply, Server, gaps
 
 
 @pytest.fixture
@@ -448,3 +449,137 @@ def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[
     short = [h for g, h in zip(gaps(hits), hits[1:], strict=True) if g < floor - 0.02]
     assert len(short) <= 3, [round(g, 3) for g in gaps(hits)]
     assert all(h.time >= flushed for h in short)
+
+
+# -- slow-downs -----------------------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_slowdown_cool_downs_and_floors_on_redis_s_clock(
+    redis_server: RedisServer,
+) -> None:
+    async def scenario() -> None:
+        one = RedisOriginCache(redis_server.url, "t")
+        two = RedisOriginCache(redis_server.url, "t")
+        origin = "http://a.test:80"
+        assert await two.slowdown(origin) == (0.0, 0.0, 0)
+        # A cool-down only ever ends later; every worker reads what is left of it.
+        left, moved = await one.cool_down(origin, 0.6)
+        assert moved and 0.55 < left <= 0.6
+        left, moved = await two.cool_down(origin, 0.2)
+        assert not moved and 0.5 < left <= 0.6
+        cooling, floor, version = await two.slowdown(origin)
+        assert 0.5 < cooling <= 0.6 and floor == 0.0 and version == 0
+        ttl = redis_server.client().pttl("t:slow:http://a.test:80") / 1000
+        assert 0.5 < ttl <= 0.6  # the key lives at least until the cool-down ends
+        # A raised floor: it starts, then a request sent before the raise changes nothing.
+        floor, first, changed = await one.raise_floor(origin, 0.0, 0.5, 4.0, 0.0)
+        assert (floor, changed) == (0.5, True) and first > 0
+        assert await two.raise_floor(origin, 5.0, 0.5, 4.0, 0.0) == (0.5, first, False)
+        floor, second, changed = await two.raise_floor(origin, 0.0, 0.5, 4.0, 0.0)
+        assert (floor, changed) == (1.0, True) and second > first
+        assert (await one.slowdown(origin))[1:] == (1.0, second)
+        # Two good answers halve it (DECAY_AFTER 2 here); one that left before counts not.
+        assert await one.good_answer(origin, 5.0, 2, 0.0, 0.01) == (1.0, second, False)
+        assert await one.good_answer(origin, 0.0, 2, 0.0, 0.01) == (1.0, second, False)
+        floor, third, changed = await two.good_answer(origin, 0.0, 2, 0.0, 0.01)
+        assert (floor, changed) == (0.5, True) and third > second
+        # Halved down to the origin's own floor: dropped.
+        await one.good_answer(origin, 0.0, 2, 0.5, 0.01)
+        floor, fourth, changed = await one.good_answer(origin, 0.0, 2, 0.5, 0.01)
+        assert (floor, changed) == (0.0, True) and fourth > third
+        assert (await two.slowdown(origin))[1:] == (0.0, fourth)
+        ttl = redis_server.client().pttl("t:slow:http://a.test:80") / 1000
+        assert 3500 < ttl <= 3600  # SLOWDOWN_KEEP after the floor's last change
+        await one.close()
+        await two.close()
+
+    await run(scenario())
+
+
+def test_three_workers_keep_a_cool_down_one_of_them_heard(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    site, healthy, _ = hosts
+    site.robots("User-agent: *\nAllow: /\n")
+    healthy.robots("User-agent: *\nAllow: /\n")
+    lock = threading.Lock()
+    answered: list[Hit] = []
+
+    def slowed_mid_crawl(hit: Hit) -> Reply:
+        with lock:
+            senders = {h.path[:3] for h in site.hits() if h.path.startswith("/w")}
+            if not answered and len(senders) == 3:  # every worker is sending by now
+                answered.append(hit)
+                return Reply(status=429, headers={"Retry-After": "2"})
+        return Reply(body="ok")
+
+    site.default = slowed_mid_crawl
+    # Each worker its own URLs (Scrapy's scheduler), so that all three send to the site.
+    urls = [
+        [site.url(f"/w{w}/p{i}") for i in range(12)]
+        + [healthy.url(f"/w{w}/h{i}") for i in range(4)]
+        for w in range(3)
+    ]
+    settings = {"RETRY_ENABLED": True, "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_DELAY": 0.1}
+    workers = [
+        start_worker({"redis": redis_server.url, "urls": mine, "settings": settings})
+        for mine in urls
+    ]
+    reports = [finish(w) for w in workers]
+    [slowed] = answered
+    # What the other workers had sent before they could know of it reached the site within
+    # a moment; then nothing until the time the site asked for.
+    late = [round(h.time - slowed.time, 3) for h in site.hits() if h.time > slowed.time]
+    assert [t for t in late if 0.25 < t < 2.0] == [], late
+    expected = [f"/w{w}/p{i}" for w in range(3) for i in range(12)] + [slowed.path]
+    assert sorted(pages(site)) == sorted(expected)
+    for mine, report in zip(urls, reports, strict=True):
+        assert sorted(report["received"]) == sorted(mine)
+    stats = [r["stats"] for r in reports]
+    assert sum(s.get("robotstxt/slowdown/cooldowns", 0) for s in stats) == 1
+    # The two others heard it from the fleet (told at once, or read before sending).
+    assert sum(1 for s in stats if s.get("robotstxt/slowdown/fleet_cooldowns")) == 2
+
+
+def test_three_workers_share_a_raised_floor_and_settle_at_the_rate_the_site_accepts(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    site = hosts[0]
+    site.robots("User-agent: *\nAllow: /\n")
+    interval = 0.15  # the site answers 429 to a request sooner than this after the last one
+    lock = threading.Lock()
+    last = [float("-inf")]
+
+    def rate_limited(hit: Hit) -> Reply:
+        with lock:
+            if hit.time - last[0] < interval:
+                return Reply(status=429)
+            last[0] = hit.time
+        return Reply(body="ok")
+
+    site.default = rate_limited
+    urls = [[site.url(f"/w{w}/p{i}") for i in range(10)] for w in range(3)]
+    settings = {
+        "RETRY_ENABLED": True,
+        "RETRY_TIMES": 20,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "DOWNLOAD_DELAY": 0.02,
+        "RERP_SLOWDOWN_START_FLOOR": 0.05,
+        "RERP_SLOWDOWN_DECAY_AFTER": 8,
+    }
+    workers = [
+        start_worker({"redis": redis_server.url, "urls": mine, "settings": settings})
+        for mine in urls
+    ]
+    reports = [finish(w) for w in workers]
+    for mine, report in zip(urls, reports, strict=True):
+        assert sorted(report["received"]) == sorted(mine)
+    accepted = [h for h in site.hits() if h.path != "/robots.txt" and h.status == 200]
+    refused = [h for h in site.hits() if h.status == 429]
+    # The fleet's floor, taken in turns by the three: the site's pace within a factor of 2.
+    later = gaps(accepted[len(accepted) // 2 :])
+    assert interval <= sorted(later)[len(later) // 2] <= 2 * interval + 0.03, later
+    assert len(refused) <= 15, [round(h.time - refused[0].time, 2) for h in refused]
+    stats = [r["stats"] for r in reports]
+    assert max(s.get("robotstxt/slowdown/max_floor", 0) for s in stats) <= 2 * interval

@@ -31,6 +31,7 @@ LAYERS: dict[str, set[str]] = {
         "_policy",
         "_runtime",
         "_origins",
+        "_slowdown",
         "_politeness",
         "_download",
         "_page_report",

@@ -221,3 +221,38 @@ async def test_a_fleet_worker_s_media_downloads_wait_for_their_crawl_delay_turn(
     assert [h.path for h in hits][0] == "/robots.txt"
     assert min(gaps(hits)) >= 0.3 - 0.02, gaps(hits)  # the fleet's turn and the floor held
     ledger(crawler)
+
+
+@pytest_twisted.ensureDeferred
+async def test_media_downloads_wait_out_a_cool_down_in_place(
+    cdns: dict[str, Server], tmp_path: Path
+) -> None:
+    program(cdns)
+    cdn = cdns["ok"]
+    cdn.route(
+        "/media/a.png",
+        [
+            Reply(status=429, headers={"Retry-After": "1"}),
+            Reply(body=png(), content_type="image/png"),
+        ],
+    )
+    urls = [cdn.url("/media/a.png"), cdn.url("/media/b.png")]
+    Items.items = []
+    settings = rerp(
+        ITEM_PIPELINES={"scrapy.pipelines.files.FilesPipeline": 1, f"{__name__}.Items": 900},
+        FILES_STORE=str(tmp_path),
+        RETRY_ENABLED=True,
+        CONCURRENT_REQUESTS_PER_DOMAIN=1,
+        DOWNLOAD_DELAY=0.2,  # b.png waits in the slot when a.png's 429 comes
+        CLOSESPIDER_TIMEOUT=60,
+    )
+    crawler = await crawl(MediaSpider, settings, page=cdns["page"].url("/"), cdn_urls={"ok": urls})
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    [item] = Items.items
+    assert sorted(f["url"] for f in item["files"]) == sorted(urls)  # both stored in the end
+    [answered] = [h for h in cdn.hits() if h.status == 429]
+    later = [h.time - answered.time for h in cdn.hits() if h.time > answered.time]
+    assert len(later) == 2 and min(later) >= 1.0  # b.png and a.png's retry, after the cool-down
+    assert crawler.stats.get_value("robotstxt/waited_in_place") >= 1
+    ledger(crawler)

@@ -44,6 +44,9 @@ def test_defaults_from_scrapy_settings() -> None:
     assert s.user_agent is None
     assert s.default_user_agent.startswith("Scrapy/")  # Scrapy's USER_AGENT
     assert s.default_charset == "utf-8" and not s.legacy
+    assert s.slowdown is True and s.slowdown_max_wait == 24 * 3600
+    assert s.slowdown_start_floor == 0.5 and s.slowdown_max_floor == 60
+    assert s.slowdown_decay_after == 10
 
 
 @pytest.mark.parametrize(
@@ -67,11 +70,15 @@ def test_values_from_strings_as_on_the_command_line() -> None:
                 "RERP_MAX_SIZE": "1024",
                 "RERP_SITEMAP_DISCOVERY": "1",
                 "ROBOTSTXT_USER_AGENT": "MyBot",
+                "RERP_SLOWDOWN": "0",
+                "RERP_SLOWDOWN_MAX_WAIT": "600",
+                "RERP_SLOWDOWN_DECAY_AFTER": "4",
             }
         )
     )
     assert s.crawl_delay is False and s.max_crawl_delay == 2.5 and s.max_size == 1024
     assert s.sitemap_discovery is True and s.user_agent == "MyBot"
+    assert s.slowdown is False and s.slowdown_max_wait == 600 and s.slowdown_decay_after == 4
 
 
 @pytest.mark.parametrize(
@@ -105,6 +112,14 @@ def test_values_from_strings_as_on_the_command_line() -> None:
         ("RERP_ROBOTSTXT_META", {1: "not a str key"}),
         ("RERP_ROBOTSTXT_META", {"dont_redirect": False}),
         ("RERP_ROBOTSTXT_META", {"proxy": None, "rerp_robots_origin": "x"}),
+        ("RERP_SLOWDOWN", "sometimes"),
+        ("RERP_SLOWDOWN_MAX_WAIT", 0),
+        ("RERP_SLOWDOWN_MAX_WAIT", "a day"),
+        ("RERP_SLOWDOWN_START_FLOOR", 0),
+        ("RERP_SLOWDOWN_START_FLOOR", -0.5),
+        ("RERP_SLOWDOWN_MAX_FLOOR", float("inf")),
+        ("RERP_SLOWDOWN_DECAY_AFTER", 0),
+        ("RERP_SLOWDOWN_DECAY_AFTER", 2.5),
     ],
 )
 def test_bad_values_are_errors_naming_setting_and_value(name: str, value: Any) -> None:
@@ -131,6 +146,10 @@ def test_inconsistent_bounds() -> None:
     with pytest.raises(RerpSettingsError, match="RERP_RETRY_BACKOFF_MAX"):
         RerpSettings.from_settings(
             {**ON, "RERP_RETRY_BACKOFF_BASE": 10, "RERP_RETRY_BACKOFF_MAX": 5}
+        )
+    with pytest.raises(RerpSettingsError, match="RERP_SLOWDOWN_MAX_FLOOR = 1.0 is invalid"):
+        RerpSettings.from_settings(
+            {**ON, "RERP_SLOWDOWN_START_FLOOR": 2, "RERP_SLOWDOWN_MAX_FLOOR": 1}
         )
 
 
@@ -213,6 +232,11 @@ KNOWN = {
     "RERP_PAGE_META",
     "RERP_PAGE_NOFOLLOW",
     "RERP_PAGE_STRICT_NOFOLLOW",
+    "RERP_SLOWDOWN",
+    "RERP_SLOWDOWN_MAX_WAIT",
+    "RERP_SLOWDOWN_START_FLOOR",
+    "RERP_SLOWDOWN_MAX_FLOOR",
+    "RERP_SLOWDOWN_DECAY_AFTER",
 }
 
 

@@ -7,7 +7,8 @@
 * :mod:`~scrapy_rerp.fleet.codec`: an origin's entry as a Redis hash, and its format version;
 * :mod:`~scrapy_rerp.fleet.guard`: what a worker does when Redis fails (goes on alone);
 * :mod:`~scrapy_rerp.fleet.sharing`: one robots.txt download per origin for the fleet;
-* :mod:`~scrapy_rerp.fleet.delay`: the Crawl-delay turn that all workers together keep.
+* :mod:`~scrapy_rerp.fleet.delay`: the Crawl-delay turn that all workers together keep, and
+  the slow-downs (cool-downs, raised floors) they share.
 
 Nothing here imports Scrapy; redis-py (the ``redis`` extra) is imported when a store is built.
 :func:`join` builds one worker's side of it.
@@ -47,6 +48,6 @@ def join(
     rules = SharedRules(store, guard, settings, stats, runtime.sleep)
     turns = SharedDelay(store, guard, stats, runtime.sleep)
     politeness = FleetPoliteness(
-        settings, download_delay, throttle, stats, turns, parking, runtime, spider
+        settings, download_delay, throttle, stats, parking, runtime, turns, spider
     )
     return rules, politeness

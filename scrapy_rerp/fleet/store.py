@@ -14,7 +14,16 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
 * ``<prefix>:delay:<origin>``: the origin's turn, taken atomically (``SET NX PX``, in a Lua
   script) by the worker about to send, and set to end the Crawl-delay after that request's
-  answer, on the server's clock, so that all workers together keep the Crawl-delay.
+  answer, on the server's clock, so that all workers together keep the Crawl-delay;
+* ``<prefix>:slow:<origin>``: what the site said when it asked to slow down, a hash on Redis's
+  clock (ms): ``until`` (the end of its cool-down), ``floor`` (its raised floor, ms),
+  ``changed`` (when the floor last changed), ``version`` (the floor's: that time, made to grow
+  by one at least with every change, also across the hash's expiry) and ``good`` (answers
+  without slow-down since). Every change is a Lua script that reads ``TIME``; the key lives at least
+  until the cool-down ends, and :data:`SLOWDOWN_KEEP` after the floor last changed;
+* ``<prefix>:slowdown``: a channel on which the script that changes a slow-down also publishes
+  it, so that the other workers hear it at once (:meth:`RedisOriginCache.listen`): a cool-down
+  reaches even the requests they had already admitted, waiting in their download slots.
 
 Every call has a timeout (``RERP_REDIS_TIMEOUT``); an error or timeout raises
 :class:`RedisUnavailable`, on which each worker falls back to what one process can do
@@ -27,7 +36,7 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION
@@ -37,9 +46,119 @@ if TYPE_CHECKING:
 
     from scrapy_rerp._settings import RerpSettings
 
-__all__ = ["RedisOriginCache", "RedisUnavailable"]
+__all__ = ["SLOWDOWN_KEEP", "RedisOriginCache", "RedisUnavailable"]
 
 _T = TypeVar("_T")
+
+#: Seconds a raised floor is kept in Redis after its last change: a fleet that stopped and
+#: starts again later does not inherit it for ever.
+SLOWDOWN_KEEP = 3600.0
+
+# Redis's clock in ms, in every slow-down script.
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+# KEYS[1]: the slow-down hash. The ms left of its cool-down (0: none), its floor (ms, 0: none)
+# and the floor's version.
+_SLOW_READ = (
+    _NOW
+    + """
+local v = redis.call('HMGET', KEYS[1], 'until', 'floor', 'version')
+local left = 0
+if v[1] then
+  left = math.max(0, tonumber(v[1]) - now)
+end
+return {left, tonumber(v[2] or '0'), tonumber(v[3] or '0')}
+"""
+)
+
+# KEYS[1]: the slow-down hash. ARGV[1]: the cool-down in ms; ARGV[2..4]: the channel, this
+# worker's token, the origin (for the message). A cool-down only ever ends later. The ms left
+# of the cool-down, and 1 if this call moved its end (then published).
+_SLOW_COOL_DOWN = (
+    _NOW
+    + """
+local ends = now + tonumber(ARGV[1])
+local old = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+local moved = 0
+if ends > old then
+  redis.call('HSET', KEYS[1], 'until', ends)
+  redis.call('PUBLISH', ARGV[2], 'cool ' .. ARGV[3] .. ' ' .. (ends - now) .. ' 0 ' .. ARGV[4])
+  moved = 1
+else
+  ends = old
+end
+if redis.call('PTTL', KEYS[1]) < ends - now then
+  redis.call('PEXPIRE', KEYS[1], ends - now)
+end
+return {ends - now, moved}
+"""
+)
+
+# KEYS[1]: the slow-down hash. ARGV: ms since the answered request left, the start floor, the
+# highest floor, the origin's own floor (all ms), ms to keep the hash, then the channel, this
+# worker's token and the origin. A request that left before the floor last changed changes
+# nothing. The floor, its version, 1 if it changed (then published).
+_SLOW_RAISE = (
+    _NOW
+    + """
+local v = redis.call('HMGET', KEYS[1], 'floor', 'changed', 'version')
+local floor = tonumber(v[1] or '0')
+local changed = tonumber(v[2] or '0')
+local version = tonumber(v[3] or '0')
+if floor > 0 and now - tonumber(ARGV[1]) < changed then
+  return {floor, version, 0}
+end
+if floor > 0 then
+  floor = 2 * floor
+else
+  floor = math.max(tonumber(ARGV[2]), 2 * tonumber(ARGV[4]))
+end
+floor = math.min(floor, tonumber(ARGV[3]))
+version = math.max(now, version + 1)
+redis.call('HSET', KEYS[1], 'floor', floor, 'changed', now, 'version', version, 'good', 0)
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[5]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+end
+local said = 'floor ' .. ARGV[7] .. ' ' .. floor .. ' ' .. version .. ' ' .. ARGV[8]
+redis.call('PUBLISH', ARGV[6], said)
+return {floor, version, 1}
+"""
+)
+
+# KEYS[1]: the slow-down hash. ARGV: ms since the answered request left, the good answers
+# that halve the floor, the origin's own floor, the floor below which it is dropped (ms), ms
+# to keep the hash, then the channel, this worker's token and the origin. The floor (0:
+# dropped), its version, 1 if it changed (then published).
+_SLOW_GOOD = (
+    _NOW
+    + """
+local v = redis.call('HMGET', KEYS[1], 'floor', 'changed', 'version')
+local floor = tonumber(v[1] or '0')
+local changed = tonumber(v[2] or '0')
+local version = tonumber(v[3] or '0')
+if floor <= 0 or now - tonumber(ARGV[1]) < changed then
+  return {floor, version, 0}
+end
+if redis.call('HINCRBY', KEYS[1], 'good', 1) < tonumber(ARGV[2]) then
+  return {floor, version, 0}
+end
+floor = math.floor(floor / 2)
+if floor < tonumber(ARGV[4]) or floor <= tonumber(ARGV[3]) then
+  floor = 0
+end
+version = math.max(now, version + 1)
+redis.call('HSET', KEYS[1], 'floor', floor, 'changed', now, 'version', version, 'good', 0)
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[5]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+end
+local said = 'floor ' .. ARGV[7] .. ' ' .. floor .. ' ' .. version .. ' ' .. ARGV[8]
+redis.call('PUBLISH', ARGV[6], said)
+return {floor, version, 1}
+"""
+)
 
 # KEYS[1]: the delay key. ARGV[1]: how long the turn may last at most, in ms; ARGV[2]: the
 # turn's id. 0 when the caller has the turn (nobody had it); else the ms until the current
@@ -139,6 +258,10 @@ class RedisOriginCache:
         self._store = self._client.register_script(_STORE)
         self._turn = self._client.register_script(_TURN)
         self._turn_done = self._client.register_script(_TURN_DONE)
+        self._slow_read = self._client.register_script(_SLOW_READ)
+        self._slow_cool_down = self._client.register_script(_SLOW_COOL_DOWN)
+        self._slow_raise = self._client.register_script(_SLOW_RAISE)
+        self._slow_good = self._client.register_script(_SLOW_GOOD)
         self._turns = 0
         self.round_trips = 0  # calls sent to Redis (a pipeline is one)
         self._unlock = self._client.register_script(_UNLOCK)
@@ -253,6 +376,105 @@ class RedisOriginCache:
             )
         )
 
+    # -- slow-downs for the fleet ---------------------------------------------------------------
+    async def slowdown(self, origin: str) -> tuple[float, float, int]:
+        """What the fleet knows of ``origin``'s slow-down: the seconds left in its cool-down
+        (0: none), its raised floor (0: none) and that floor's version."""
+        left, floor, version = await self._call(self._slow_read(keys=[self.key("slow", origin)]))
+        return int(left) / 1000, int(floor) / 1000, int(version)
+
+    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
+        """Put ``origin`` in a cool-down for ``seconds`` from now on Redis's clock, unless one
+        ends later: the seconds it has left, and whether this call moved its end."""
+        left, moved = await self._call(
+            self._slow_cool_down(
+                keys=[self.key("slow", origin)],
+                args=[_ms(seconds), self.channel, self.token, origin],
+            )
+        )
+        return int(left) / 1000, bool(moved)
+
+    async def raise_floor(
+        self, origin: str, sent_ago: float, start: float, maximum: float, own: float
+    ) -> tuple[float, int, bool]:
+        """A slow-down answered a request of ``origin`` sent ``sent_ago`` seconds ago: the
+        fleet's floor for it, its version, and whether this call raised it."""
+        floor, version, changed = await self._call(
+            self._slow_raise(
+                keys=[self.key("slow", origin)],
+                args=[
+                    _ms(sent_ago),
+                    _ms(start),
+                    _ms(maximum),
+                    _ms(own),
+                    _ms(SLOWDOWN_KEEP),
+                    self.channel,
+                    self.token,
+                    origin,
+                ],
+            )
+        )
+        return int(floor) / 1000, int(version), bool(changed)
+
+    async def good_answer(
+        self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
+    ) -> tuple[float, int, bool]:
+        """A request of ``origin`` sent ``sent_ago`` seconds ago was answered without a
+        slow-down: the fleet's floor for it (0: none), its version, and whether this call
+        halved or dropped it."""
+        floor, version, changed = await self._call(
+            self._slow_good(
+                keys=[self.key("slow", origin)],
+                args=[
+                    _ms(sent_ago),
+                    decay_after,
+                    _ms(own),
+                    _ms(gone),
+                    _ms(SLOWDOWN_KEEP),
+                    self.channel,
+                    self.token,
+                    origin,
+                ],
+            )
+        )
+        return int(floor) / 1000, int(version), bool(changed)
+
+    @property
+    def channel(self) -> str:
+        """The channel on which slow-downs are published."""
+        return f"{self.prefix}:slowdown"
+
+    async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
+        """Call ``heard(kind, origin, seconds, version)`` for each slow-down another worker
+        writes (``"cool"``: seconds left in its cool-down; ``"floor"``: the raised floor, 0 for
+        none, and its version), until cancelled. Raises :class:`RedisUnavailable` when the
+        connection fails (what was said meanwhile is lost: each request still reads the hash)."""
+        pubsub = self._client.pubsub()
+        try:
+            await pubsub.subscribe(self.channel)
+            while True:
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if message is None or message.get("type") != "message":
+                    continue
+                fields = message["data"].split(b" ", 4)
+                if len(fields) != 5 or fields[1] == self.token:
+                    continue  # not one of ours, or this worker's own
+                kind, _, value, version, origin = fields
+                try:
+                    seconds, number = int(value) / 1000, int(version)
+                except ValueError:
+                    continue
+                heard(kind.decode("ascii", "replace"), origin.decode("utf-8"), seconds, number)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # redis.RedisError, OSError, TimeoutError
+            raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            try:
+                await pubsub.aclose()
+            except Exception:  # closing a broken connection: nothing left to do
+                pass
+
     async def ping(self) -> None:
         await self._call(self._client.ping())
 
@@ -264,3 +486,7 @@ class RedisOriginCache:
 
     def __repr__(self) -> str:
         return f"RedisOriginCache({self.url!r}, prefix={self.prefix!r})"
+
+
+def _ms(seconds: float) -> int:
+    return max(0, round(seconds * 1000))

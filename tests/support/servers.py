@@ -436,9 +436,10 @@ def own(records: Iterable[logging.LogRecord]) -> list[logging.LogRecord]:
 def ledger(crawler: Crawler) -> dict[str, int]:
     """The parking ledger of a finished crawl, checked to balance.
 
-    Returns ``parked``, ``released`` (absent as 0), ``persisted`` and ``dropped/<reason>``
-    counts (present when not 0) after asserting that every parked request was released, kept
-    for a resumed crawl or dropped, exactly once.
+    Returns ``parked``, ``released`` (absent as 0), ``persisted``, ``dropped/<reason>`` and,
+    among the parked, those that waited for a site's cool-down (``slowdown/parked``) counts
+    (present when not 0) after asserting that every parked request was released, kept for a
+    resumed crawl or dropped, exactly once.
     """
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
@@ -448,6 +449,9 @@ def ledger(crawler: Crawler) -> dict[str, int]:
     }
     if stats.get("robotstxt/persisted"):
         counts["persisted"] = int(stats["robotstxt/persisted"])
+    if stats.get("robotstxt/slowdown/parked"):
+        counts["slowdown/parked"] = int(stats["robotstxt/slowdown/parked"])
+        assert counts["slowdown/parked"] <= counts["parked"], counts
     for name, value in stats.items():
         if name.startswith("robotstxt/dropped/"):
             counts[name.removeprefix("robotstxt/")] = int(value)
