@@ -34,10 +34,10 @@ from itemadapter import ItemAdapter, is_item
 from lxml import etree
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
-from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
+from w3lib.url import safe_url_string
 
 from scrapy_rerp._compat import close_when_opened
 from scrapy_rerp._head_meta import head_meta_tags
@@ -113,7 +113,6 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
             crawler.settings.get("IMAGES_URLS_FIELD") or "image_urls",
             crawler.settings.get("IMAGES_RESULT_FIELD") or "images",
         )
-        self._links = LinkExtractor(deny_extensions=[], unique=False)
         self._pages: weakref.WeakKeyDictionary[Response, _Page] = weakref.WeakKeyDictionary()
 
     @classmethod
@@ -238,7 +237,13 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         nofollow: set[str] = set()
         followed: set[str] = set()
         try:
-            links = self._links.extract_links(response)
+            # The links' rel read here, in any case: Scrapy's LinkExtractor before 2.14 marks
+            # only a lower-case rel="nofollow".
+            for anchor in response.xpath("//a[@href] | //area[@href]"):
+                href = anchor.attrib["href"].strip()
+                url = safe_url_string(response.urljoin(href), response.encoding)
+                rel = anchor.attrib.get("rel", "").lower().split()
+                (nofollow if "nofollow" in rel else followed).add(_without_fragment(url))
         except (ValueError, etree.LxmlError) as error:
             logger.debug(
                 "No links read from %(page)s for rel=nofollow: %(error)s",
@@ -246,8 +251,6 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
                 extra={"spider": self.crawler.spider},
             )
             return frozenset()
-        for link in links:
-            (nofollow if link.nofollow else followed).add(_without_fragment(link.url))
         return frozenset(nofollow - followed)
 
     def _is_image_item(self, item: Any) -> bool:
