@@ -41,7 +41,7 @@ from w3lib.url import safe_url_string
 
 from scrapy_rerp._compat import close_when_opened
 from scrapy_rerp._head_meta import head_meta_tags
-from scrapy_rerp._settings import settings_for
+from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
 from scrapy_rerp.engine._agents import caller_tokens
 
@@ -218,12 +218,7 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
 
     def _user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against (``RobotsTxtMiddleware.user_agent_for``)."""
-        if self.settings.user_agent:
-            return self.settings.user_agent
-        header = request.headers.get(b"User-Agent")
-        if header:
-            return to_unicode(header, errors="replace")
-        return self.settings.default_user_agent
+        return crawler_user_agent(self.settings, request.headers.get(b"User-Agent"))
 
     def _rel_nofollow_only(self, response: Response) -> frozenset[str]:
         """URLs (without fragment) that *response* links to with rel="nofollow", and with no

@@ -37,6 +37,7 @@ __all__ = [
     "SYNTAX_NAMES",
     "RerpSettings",
     "RerpSettingsError",
+    "crawler_user_agent",
     "known_settings",
     "settings_for",
     "syntax_from",
@@ -476,3 +477,13 @@ def settings_for(
             close_when_opened(crawler, CLOSE_REASON)
         _CHECKED[crawler] = checked
     return checked if isinstance(checked, RerpSettings) else None
+
+
+def crawler_user_agent(settings: RerpSettings, header: bytes | None) -> str:
+    """The user agent robots.txt and a page's directives are matched against:
+    ``ROBOTSTXT_USER_AGENT``, else the request's ``User-Agent`` header, else ``USER_AGENT``."""
+    if settings.user_agent:
+        return settings.user_agent
+    if header:
+        return header.decode("utf-8", errors="replace")
+    return settings.default_user_agent

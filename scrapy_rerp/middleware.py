@@ -35,7 +35,6 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
-from scrapy.utils.python import to_unicode
 
 from scrapy_rerp._compat import ScrapyRuntime, asyncio_available, close_when_opened
 from scrapy_rerp._origins import WAIT, OriginService, Refused
@@ -43,7 +42,7 @@ from scrapy_rerp._parking import PARK_LIMIT, ParkingLot, drop_verdict, restore_d
 from scrapy_rerp._politeness import PARKED, Politeness
 from scrapy_rerp._resume import ResumeStore
 from scrapy_rerp._rules_applied import RulesApplied
-from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, settings_for
+from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, crawler_user_agent, settings_for
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp._throttle import SlotFloors
@@ -200,12 +199,7 @@ class RobotsTxtMiddleware:
 
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
-        if self.settings.user_agent:
-            return self.settings.user_agent
-        header = request.headers.get(b"User-Agent")
-        if header:
-            return to_unicode(header, errors="replace")
-        return self.settings.default_user_agent
+        return crawler_user_agent(self.settings, request.headers.get(b"User-Agent"))
 
     # -- one request -------------------------------------------------------------------------
     def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
