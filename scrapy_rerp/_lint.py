@@ -109,11 +109,7 @@ def _weighed(robots: RobotsTxt, agent: str) -> int:
     itself): each rule the engine weighs against the path (the groups RFC 9309 merges for the
     agent, or rerp's one record), counted once per ``*``-separated part (a wildcard rule is
     matched part by part)."""
-    if robots.syntax == RFC9309:
-        groups: tuple[Any, ...] = robots._rfc_groups(agent)
-    else:
-        record = robots._legacy_rules(agent).record
-        groups = () if record is None else (record,)
+    groups = robots._applying_groups(agent)
     return max(1, sum(_parts(group.patterns) for group in groups))
 
 

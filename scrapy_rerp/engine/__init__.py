@@ -1,5 +1,7 @@
 """The exclusion engine: robots.txt parsing and matching, standard library only."""
 
+# The syntax families register with RobotsTxt: parse() and unpickling find them by syntax.
+from . import _legacy, _rfc9309  # noqa: F401
 from ._constants import GYM2008, MAX_FILESIZE, MK1996, RFC9309, SEVEN_DAYS
 from ._directives import RequestRate, VisitTime
 from ._html_meta import robots_meta_tags

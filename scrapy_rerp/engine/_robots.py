@@ -1,4 +1,11 @@
-"""The parsed robots.txt (``RobotsTxt``, built by ``parse``) and the queries on it."""
+"""The parsed robots.txt (``RobotsTxt``, built by ``parse``): what every syntax answers alike.
+
+How a file is read depends on its syntax family, and each family is a subclass of its own:
+``_rfc9309.Rfc9309RobotsTxt`` (RFC 9309: groups merged per product token, the longest rule
+wins) and ``_legacy.LegacyRobotsTxt`` (rerp's MK1996 and GYM2008: the first matching record,
+the first matching rule). Subclasses, not readers that ``RobotsTxt`` calls: a delegated call would
+cost every ``allowed()`` a Python call, and a subclass costs nothing (docs/design.rst).
+"""
 
 from __future__ import annotations
 
@@ -6,62 +13,31 @@ import itertools
 import pickle
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from . import _lines as L
-from ._agents import caller_tokens, group_token, is_global_value, unicode_name
-from ._constants import GYM2008, MK1996, RFC9309, SYNTAX_NAMES, check_syntax
+from ._constants import RFC9309, SYNTAX_NAMES, check_syntax
 from ._directives import (
     CONTENT_SIGNAL,
     DIRECTIVES,
     FILE,
     GROUP,
     KIND_OF_NAME,
-    USAGE_KINDS,
     RequestRate,
     VisitTime,
 )
-from ._groups import (
-    STAR,
-    Extra,
-    StoredGroup,
-    build_legacy,
-    build_rfc,
-)
+from ._groups import Extra, StoredGroup
 from ._lines import ParseWarning
-from ._match import (
-    ROBOTS_PATH,
-    Rules,
-    compile_rules,
-    gym2008_globs,
-    legacy_first_match,
-    longest,
-    rfc_allows,
-)
-from ._patterns import (
-    ABSOLUTE_URL,
-    Glob,
-    escape_pattern,
-    path_params_query,
-    pattern_matches,
-    unquote_path,
-)
 from ._pickling import PICKLE_FORMAT, parts_from_state, pickled_state
-from ._render import render_extra, render_rerp, render_rfc, render_urllib
-from ._shared import SharedTable, clear_shared_tables, str_bytes
+from ._render import render_extra, render_urllib
+from ._shared import clear_shared_tables
 from ._usage import UNKNOWN, UsageDecision, combined, preference, usage_category
 
 __all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tables", "parse"]
 
-_ABSOLUTE_URL = ABSOLUTE_URL.match
-# RobotsTxt._origin before the first query: any scheme://authority/ would do, since every URL
-# that starts with one has its path from that last "/"; this one names no real site.
-_NO_ORIGIN = "x://\x00/"
 # What a parsed object remembers of its queries (RobotsTxt._memo) is dropped past this many
 # entries: a crawl asks each site with a few user agents.
 _MEMO_SIZE = 64
-_NO_INDEX: dict[str, tuple[int, ...]] = {}  # the index of a file naming no crawler
-_ALLOW_EVERYTHING = Rules(())  # what applies when no group does (RFC 9309)
 
 _KIND_OF_NAME = KIND_OF_NAME
 
@@ -78,20 +54,6 @@ def _kind_named(name: object, scope: str) -> int:
 
 
 _KIND_BY_LOWER_NAME = {name.lower(): kind for name, kind in KIND_OF_NAME.items()}
-
-
-def _agent_key(value: str) -> str:
-    """The token a User-agent value names: "*" for the global group, "" for none."""
-    key = _AGENT_KEYS.get(value)
-    if key is None:
-        key = "*" if is_global_value(value) else group_token(value)
-        _AGENT_KEYS.put(value, key, str_bytes(value) + str_bytes(key))
-    return key
-
-
-# User-agent value -> the token it names (most files name the same few crawlers): the tokens,
-# kept in every index, are shared strings.
-_AGENT_KEYS: SharedTable[str, str] = SharedTable(0.1)
 
 
 class Decision(NamedTuple):
@@ -112,16 +74,6 @@ class Group:
     line: int  # line of the first User-agent
 
 
-class _LegacyRules(NamedTuple):
-    """rerp's record for an agent (MK1996/GYM2008), with its wildcard rules split (GYM2008)."""
-
-    record: StoredGroup | None  # None: no record applies
-    globs: dict[int, Glob] | None
-
-
-_NO_RECORD = _LegacyRules(None, None)
-
-
 class RobotsTxt:
     """An immutable parsed robots.txt. Build one with :func:`parse`.
 
@@ -129,21 +81,19 @@ class RobotsTxt:
     product token (``MyBot``) or a whole User-Agent header; URLs are matched as given, without
     %-decoding (pass them %-encoded, as Scrapy does).
 
-    Threads may share one: what queries remember (``_memo``, ``_origin``) is only ever added to
-    or replaced whole, never iterated, and a lost update only costs the work again.
+    Threads may share one: what queries remember (``_memo``, and RFC9309's ``_origin``) is only
+    ever added to or replaced whole, never iterated, and a lost update only costs the work again.
     """
 
-    __slots__ = (
-        "_syntax",
-        "_groups",
-        "_index",
-        "_global",
-        "_global_rules",
-        "_file_values",
-        "_warnings",
-        "_origin",
-        "_memo",
-    )
+    __slots__ = ("_syntax", "_groups", "_file_values", "_warnings", "_memo")
+
+    # Syntax -> the subclass that reads it; each subclass names its syntaxes when defined.
+    _FAMILY_OF_SYNTAX: ClassVar[dict[int, type[RobotsTxt]]] = {}
+
+    def __init_subclass__(cls, syntaxes: tuple[int, ...] = (), **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for syntax in syntaxes:
+            RobotsTxt._FAMILY_OF_SYNTAX[syntax] = cls
 
     def __init__(self) -> None:
         raise TypeError("use scrapy_rerp.parse() or RobotsTxt.allow_all()/disallow_all()")
@@ -157,28 +107,28 @@ class RobotsTxt:
         file_values: dict[int, tuple[str, ...]],
         warnings: tuple[ParseWarning, ...],
     ) -> RobotsTxt:
-        self = object.__new__(RobotsTxt)
+        self = object.__new__(RobotsTxt._FAMILY_OF_SYNTAX[syntax])
         store = object.__setattr__  # past this class's own __setattr__, which refuses
         store(self, "_syntax", syntax)
         store(self, "_groups", groups)
         # FILE directive kind -> its values in file order (only the kinds with values).
         store(self, "_file_values", file_values)
         store(self, "_warnings", warnings)
-        # RFC 9309: each product token named in the file -> its groups' positions in _groups,
-        # and the * groups' positions.
-        index, global_positions = _index_groups(syntax, groups)
-        store(self, "_index", index)
-        store(self, "_global", global_positions)
-        # The * groups' rules, compiled on the first query that needs them.
-        store(self, "_global_rules", None)
-        # The scheme://authority/ of the last URL asked about, so that the next URL of the
-        # same site needs no parsing.
-        store(self, "_origin", _NO_ORIGIN)
-        # Created on the first query: user agent -> the rules that apply to it (RFC9309, in a
-        # file that names crawlers: its compiled Rules, also kept under the token that picked
-        # them; MK1996/GYM2008: rerp's record, also kept under the record's position).
+        # Created on the first query: what the family remembers of its queries.
         store(self, "_memo", None)
+        self._prepare()
         return self
+
+    def _prepare(self) -> None:
+        """What the syntax family builds once per parse, on top of the parts."""
+
+    @staticmethod
+    def _read(
+        text: str,
+    ) -> tuple[tuple[StoredGroup, ...], dict[int, tuple[str, ...]], tuple[ParseWarning, ...]]:
+        """The groups, file-wide values and warnings of a decoded file, as the family reads
+        it."""
+        raise NotImplementedError
 
     @classmethod
     def allow_all(cls, syntax: int = RFC9309) -> RobotsTxt:
@@ -252,7 +202,7 @@ class RobotsTxt:
 
         Raises ValueError for a name that is no per-group directive.
         """
-        return self._extra(user_agent, _kind_named(name, GROUP))
+        return self._group_value(user_agent, _kind_named(name, GROUP))
 
     @property
     def warnings(self) -> tuple[ParseWarning, ...]:
@@ -277,215 +227,58 @@ class RobotsTxt:
             memo.clear()
         return memo
 
-    # -- resolving the user agent ---------------------------------------------------------
-
-    def _rfc_token(self, user_agent: str) -> str | None:
-        """The token whose groups apply, or None for the ``*`` groups."""
-        if not self._index:
-            return None
-        for token in caller_tokens(user_agent):
-            if token in self._index:
-                return token
-        return None
-
-    def _rfc_groups(self, user_agent: str) -> tuple[StoredGroup, ...]:
-        token = self._rfc_token(user_agent)
-        positions = self._global if token is None else self._index[token]
-        return tuple(self._groups[position] for position in positions)
-
-    def _rfc_rules(self, user_agent: str) -> Rules:
-        """The compiled rules for *user_agent*, compiled on its first query."""
-        index = self._index
-        token = self._rfc_token(user_agent) if index else None
-        if token is None:
-            rules = self._global_rules
-            if rules is None:
-                rules = self._compile(self._global)
-                object.__setattr__(self, "_global_rules", rules)
-            if not index:
-                return rules  # type: ignore[no-any-return]
-            memo = self._memo_for_update()
-        else:
-            memo = self._memo_for_update()
-            rules = memo.get(token)
-            if rules is None:
-                rules = memo[token] = self._compile(index[token])
-        memo[user_agent] = rules  # which groups apply depends on the user agent
-        return rules  # type: ignore[no-any-return]
-
-    def _compile(self, positions: tuple[int, ...]) -> Rules:
-        if not positions:
-            return _ALLOW_EVERYTHING
-        return compile_rules(tuple(self._groups[position] for position in positions))
-
-    def _path(self, url: str) -> str:
-        """The path, params and query of *url*; remembers its site for the next URL."""
-        match = _ABSOLUTE_URL(url)  # path_params_query's common case, inlined
-        if match is None:
-            return path_params_query(url)
-        path = match.group(1)
-        if path is None:
-            return "/"
-        if path[0] != "/":
-            return "/" + path
-        # A URL that starts with this scheme://authority/ has its path from the same place.
-        object.__setattr__(self, "_origin", url[: match.start(1) + 1])
-        return path
-
-    def _legacy_rules(self, user_agent: str) -> _LegacyRules:
-        """rerp's record for *user_agent* and its split wildcard rules, remembered."""
-        memo = self._memo_for_update()
-        position = self._legacy_position(user_agent, with_rules=True)
-        if position is None:
-            found = _NO_RECORD
-        else:
-            # Agents that share a record share its split wildcard rules.
-            found = memo.get(position)
-            if found is None:
-                record = self._groups[position]
-                globs = gym2008_globs(record) if self._syntax == GYM2008 else None
-                found = memo[position] = _LegacyRules(record, globs)
-        memo[user_agent] = found
-        return found  # type: ignore[no-any-return]
-
-    def _legacy_position(
-        self, user_agent: str, with_rules: bool, extra: tuple[int, ...] = ()
-    ) -> int | None:
-        """The position of rerp's first matching record; records without rules count only when
-        they carry one of the *extra* directives asked for (rerp dropped them: a
-        Crawl-delay-only record was lost)."""
-        agent = user_agent.lower()
-        for position, group in enumerate(self._groups):
-            if not group.patterns and (
-                with_rules or not any(e.kind in extra for e in group.extras)
-            ):
-                continue
-            if _legacy_agent_index(group, agent) is not None:
-                return position
-        return None
-
-    # -- queries --------------------------------------------------------------------------
+    # -- queries: each syntax family answers them its own way ------------------------------
 
     def allowed(self, url: str, user_agent: str) -> bool:
         """True if *user_agent* may fetch *url*."""
-        if type(url) is not str or type(user_agent) is not str:
-            url, user_agent = _coerce(url, user_agent)
-        if self._syntax != RFC9309:
-            return self._legacy_allowed(url, user_agent)
-        if self._index:
-            memo = self._memo
-            rules = memo.get(user_agent) if memo is not None else None
-        else:  # no group names a crawler: the * groups apply to all
-            rules = self._global_rules
-        if rules is None:
-            rules = self._rfc_rules(user_agent)
-        origin = self._origin
-        if url.startswith(origin):  # a URL of the site asked about before
-            path = url[len(origin) - 1 :]
-            if "#" in path:
-                path = path[: path.index("#")]
-        else:
-            path = self._path(url)
-        if not rules.prefixes_only:
-            return rfc_allows(rules, path)
-        disallow = rules.disallow
-        if not path.startswith(disallow):
-            return True
-        allow = rules.allow
-        if allow and path.startswith(allow) and longest(allow, path) >= longest(disallow, path):
-            return True
-        return path == ROBOTS_PATH
-
-    def _legacy_allowed(self, url: str, user_agent: str) -> bool:
-        memo = self._memo
-        found = memo.get(user_agent) if memo is not None else None
-        record, globs = found if found is not None else self._legacy_rules(user_agent)
-        if record is None:
-            return True
-        path = unquote_path(path_params_query(url))
-        if globs is None and not path.startswith(record.patterns):
-            return True  # no rule is a prefix of the path
-        return legacy_first_match(record, globs, path)[0]
+        raise NotImplementedError
 
     def decide(self, url: str, user_agent: str) -> Decision:
         """The verdict for *url* and the line that decided it (slower than :meth:`allowed`)."""
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
-        path = path_params_query(url)
-        if self._syntax == RFC9309:
-            return self._decide_rfc(path, user_agent)
-        return self._decide_legacy(unquote_path(path), user_agent)
+        return self._decide(self._rules_path(url), user_agent)
 
-    def _decide_rfc(self, path: str, user_agent: str) -> Decision:
-        if path == ROBOTS_PATH:
-            return Decision(True, None, None, "/robots.txt is always allowed")
-        groups = self._rfc_groups(user_agent)
-        if not groups:
-            return Decision(True, None, None, "no group applies to this user agent")
-        best: dict[bool, tuple[int, str, int]] = {}
-        longest = {True: 0, False: 0}  # a rule no longer than these cannot change the verdict
-        for group in groups:
-            for index, pattern in enumerate(group.patterns):
-                is_allow = group.is_allow(index)
-                priority = len(pattern)
-                if priority <= longest[is_allow] or not pattern_matches(path, pattern):
-                    continue  # (an empty pattern has priority 0: it never matches)
-                longest[is_allow] = priority
-                best[is_allow] = (priority, pattern, group.line_of(index))
-        allow, disallow = best.get(True), best.get(False)
-        if disallow is not None and (allow is None or disallow[0] > allow[0]):
-            return Decision(False, disallow[2], f"Disallow: {disallow[1]}", "longest match")
-        if allow is not None:
-            return Decision(True, allow[2], f"Allow: {allow[1]}", "longest match")
-        return Decision(True, None, None, "no rule matched")
+    def _rules_path(self, url: str) -> str:
+        """The path, params and query of *url* as the family's rules are matched against."""
+        raise NotImplementedError
 
-    def _decide_legacy(self, path: str, user_agent: str) -> Decision:
-        group, globs = self._legacy_rules(user_agent)  # its split wildcard rules remembered
-        if group is None:
-            return Decision(True, None, None, "no record applies to this user agent")
-        verdict, index = legacy_first_match(group, globs, path)
-        if index is None:
-            return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if group.is_allow(index) else "Disallow"
-        rule = f"{keyword}: {group.patterns[index]}"
-        return Decision(verdict, group.line_of(index), rule, "first match")
+    def _decide(self, path: str, user_agent: str) -> Decision:
+        """The verdict for *path* (from :meth:`_rules_path`) and the line that decided it."""
+        raise NotImplementedError
 
-    def _rfc_agent_indexes(self, user_agent: str) -> list[tuple[StoredGroup, int]]:
-        """The groups that apply to *user_agent*, each with the position among its agents of
-        the one that names it (per-group values apply to the agents named before them)."""
-        key = self._rfc_token(user_agent) or "*"
-        found = []
-        for group in self._rfc_groups(user_agent):
-            for agent_index, value in enumerate(group.agents):
-                if _agent_key(value) == key or (not value.isascii() and unicode_name(value) == key):
-                    found.append((group, agent_index))
-                    break
-        return found
+    def _applying_groups(self, user_agent: str) -> tuple[StoredGroup, ...]:
+        """The groups (RFC 9309) or the record (rerp) whose rules *user_agent* is checked
+        against."""
+        raise NotImplementedError
 
     def _extra(self, user_agent: str, kind: int) -> Any:
         """The per-group value of directive *kind* that applies to *user_agent*, or None."""
+        raise NotImplementedError
+
+    def _usage_statements(self, user_agent: str) -> list[Extra]:
+        """The Content-Usage and Content-Signal lines that apply to *user_agent*."""
+        raise NotImplementedError
+
+    def _usage_path_match(self, pattern: str | None, path: str) -> int:
+        """How long a match *pattern* (a Content-Usage rule's path) is for *path*: its length
+        in the family's reading of rules, 0 for a rule without a path, -1 for no match."""
+        raise NotImplementedError
+
+    def _group_value(self, user_agent: str, kind: int) -> Any:
         if type(user_agent) is not str:
             _, user_agent = _coerce("", user_agent)
-        if self._syntax == RFC9309:
-            for group, agent_index in self._rfc_agent_indexes(user_agent):
-                found = group.extra(kind, agent_index)
-                if found is not None:
-                    return found
-            return None
-        position = self._legacy_position(user_agent, with_rules=False, extra=(kind,))
-        if position is None:
-            return None
-        return self._groups[position].last_extra(kind)  # rerp: the last Crawl-delay wins
+        return self._extra(user_agent, kind)
 
     def crawl_delay(self, user_agent: str) -> float | None:
         """Seconds to wait between requests, from the group that applies, or None."""
-        return self._extra(user_agent, L.CRAWL_DELAY)  # type: ignore[no-any-return]
+        return self._group_value(user_agent, L.CRAWL_DELAY)  # type: ignore[no-any-return]
 
     def request_rate(self, user_agent: str) -> RequestRate | None:
-        return self._extra(user_agent, L.REQUEST_RATE)  # type: ignore[no-any-return]
+        return self._group_value(user_agent, L.REQUEST_RATE)  # type: ignore[no-any-return]
 
     def visit_time(self, user_agent: str) -> VisitTime | None:
-        return self._extra(user_agent, L.VISIT_TIME)  # type: ignore[no-any-return]
+        return self._group_value(user_agent, L.VISIT_TIME)  # type: ignore[no-any-return]
 
     def usage(self, url: str, user_agent: str, category: str) -> UsageDecision:
         """What the site says about using *url* for *category* (``"train-ai"``, ``"search"``,
@@ -502,32 +295,13 @@ class RobotsTxt:
         if type(url) is not str or type(user_agent) is not str:
             url, user_agent = _coerce(url, user_agent)
         category = usage_category(category)
-        path = path_params_query(url)
-        if self._syntax == RFC9309:
-            crawl = self._decide_rfc(path, user_agent)
-        else:
-            path = unquote_path(path)
-            crawl = self._decide_legacy(path, user_agent)
+        path = self._rules_path(url)
+        crawl = self._decide(path, user_agent)
         if not crawl.allowed:
             return UsageDecision(
                 UNKNOWN, crawl.line, crawl.rule, "may not be crawled: no usage preference applies"
             )
-        if self._syntax == RFC9309:
-            statements = [
-                extra
-                for group, agent_index in self._rfc_agent_indexes(user_agent)
-                for extra in group.extras_of(USAGE_KINDS, agent_index)
-            ]
-        else:
-            position = self._legacy_position(user_agent, with_rules=False, extra=USAGE_KINDS)
-            if position is None:
-                statements = []
-            else:
-                record = self._groups[position]
-                # Lines between two User-agent lines apply to the agents named before them.
-                statements = record.extras_of(
-                    USAGE_KINDS, _legacy_agent_index(record, user_agent.lower())
-                )
+        statements = self._usage_statements(user_agent)
         if not statements:
             return UsageDecision(UNKNOWN, None, None, "no usage preference for this user agent")
         return _usage_decision(self._chosen_statements(statements, path), category)
@@ -548,25 +322,10 @@ class RobotsTxt:
         chosen += [extra for extra in statements if extra.kind == CONTENT_SIGNAL]
         return sorted(chosen, key=attrgetter("line"))  # a decision names the first line
 
-    def _usage_path_match(self, pattern: str | None, path: str) -> int:
-        """How long a match *pattern* (a Content-Usage rule's path) is for *path*: its length
-        in the syntax's reading of rules, 0 for a rule without a path, -1 for no match."""
-        if pattern is None:
-            return 0
-        if self._syntax == RFC9309:
-            pattern = escape_pattern(pattern)
-            return len(pattern) if pattern_matches(path, pattern) else -1
-        pattern = unquote_path(pattern)
-        if self._syntax == MK1996:
-            return len(pattern) if path.startswith(pattern) else -1
-        return len(pattern) if pattern_matches(path, pattern) else -1
-
     # -- rendering ------------------------------------------------------------------------
 
     def __str__(self) -> str:
-        if self._syntax != RFC9309:
-            return render_rerp(self._groups, self.sitemaps)
-        return render_rfc(self._groups, self.file_values)
+        raise NotImplementedError
 
     def _render_urllib(self) -> str:
         return render_urllib(self._groups)
@@ -576,62 +335,6 @@ class RobotsTxt:
             f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "
             f"sitemaps={len(self.sitemaps)}>"
         )
-
-
-def _index_groups(
-    syntax: int, groups: tuple[StoredGroup, ...]
-) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
-    """Map each product token to the positions of the groups that apply to it (RFC 9309), once
-    per parse.
-
-    Returns ``(index, global positions)``: the index maps a token to its groups' positions in
-    file order, merged as RFC 9309 section 2.2.1 asks; the global ones are the ``*`` groups'.
-    """
-    if syntax != RFC9309 or not groups:
-        return _NO_INDEX, ()
-    if len(groups) == 1 and groups[0].agents is STAR:
-        return _NO_INDEX, _ONE_POSITION[0]
-    by_token: dict[str, tuple[int, ...]] = {}
-    global_positions: tuple[int, ...] = ()
-    known_key = _AGENT_KEYS.recent.get
-    for position, group in enumerate(groups):
-        # Most tokens name one group, among a file's first: their tuples are shared (most files
-        # are parsed to be kept, and one tuple per token would be a fifth of what a group costs).
-        one = _ONE_POSITION[position] if position < 256 else (position,)
-        for value in group.agents:
-            key = known_key(value) or _agent_key(value)
-            if key == "*":
-                if not global_positions or global_positions[-1] != position:
-                    global_positions += one
-                continue
-            if not key:
-                continue
-            found = by_token.get(key)
-            if found is None:
-                by_token[key] = one
-            elif found[-1] != position:
-                by_token[key] = found + one
-            if not value.isascii():
-                name = unicode_name(value)
-                if name is not None:
-                    found = by_token.get(name)
-                    if found is None:
-                        by_token[name] = one
-                    elif found[-1] != position:
-                        by_token[name] = found + one
-    return by_token or _NO_INDEX, global_positions
-
-
-_ONE_POSITION = tuple((position,) for position in range(256))
-
-
-def _legacy_agent_index(record: StoredGroup, agent: str) -> int | None:
-    """The position in *record* of rerp's first name for the lower-cased *agent* (``*``, or a
-    name the agent contains), or None."""
-    for index, name in enumerate(record.agents):
-        if name == "*" or name.lower() in agent:
-            return index
-    return None
 
 
 def _usage_decision(statements: list[Extra], category: str) -> UsageDecision:
@@ -667,18 +370,8 @@ def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:
     """
     syntax = check_syntax(syntax)
     text = L.decode(content, syntax)
-    warnings: list[ParseWarning] = []
-    if syntax == RFC9309:
-        groups, file_wide = build_rfc(text, warnings)
-    else:
-        rows, warnings = L.scan_legacy(text)
-        junk: list[int] = []
-        groups, file_wide = build_legacy(rows, warnings, junk)
-        if junk:
-            warnings += L.junk_warnings(text.split("\n"), junk)
-    if warnings:
-        warnings.sort()
-    return RobotsTxt._from_parts(syntax, groups, file_wide.stored(), tuple(warnings))
+    groups, file_values, warnings = RobotsTxt._FAMILY_OF_SYNTAX[syntax]._read(text)
+    return RobotsTxt._from_parts(syntax, groups, file_values, warnings)
 
 
 def _unpickle(pickle_format: object, state: Any) -> RobotsTxt:

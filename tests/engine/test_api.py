@@ -109,8 +109,10 @@ def test_every_way_of_making_one_gives_a_frozen_robots_txt(syntax: int) -> None:
         pickle.loads(pickle.dumps(parse(ROBOTS, syntax))),
         copy.deepcopy(parse(ROBOTS, syntax)),
     ]
+    family = type(made[0])  # the subclass that reads the syntax (docs/design.rst)
+    assert issubclass(family, RobotsTxt) and family is not RobotsTxt
     for robots in made:
-        assert type(robots) is RobotsTxt
+        assert type(robots) is family
         with pytest.raises(AttributeError):
             robots._groups = ()  # type: ignore[misc]
         with pytest.raises(AttributeError):
@@ -131,7 +133,8 @@ def test_pickle_round_trip(protocol: int, syntax: int) -> None:
     robots = parse(ROBOTS, syntax)
     before = verdicts(robots)  # queried before pickling, so any memo is filled
     clone = pickle.loads(pickle.dumps(robots, protocol=protocol))
-    assert type(clone) is RobotsTxt
+    assert type(clone) is type(robots)
+    assert isinstance(clone, RobotsTxt)
     assert clone.syntax == syntax
     assert verdicts(clone) == before
     assert clone.sitemaps == robots.sitemaps

@@ -201,7 +201,7 @@ def test_large_rule_sets_checked_by_bisection_agree_with_decide(
             url = "https://example.com" + path
             if robots.allowed(url, "bot") is not robots.decide(url, "bot").allowed:
                 disagreements.append((path, robots.decide(url, "bot")))
-        rules = robots._rfc_rules("bot")
+        rules = robots._rules("bot")
         assert rules.gate is not None  # the bisection ran
         assert len(rules.gate) < len(rules.disallow)  # and prefixes were dropped
     assert not disagreements, disagreements[:3]
@@ -210,7 +210,7 @@ def test_large_rule_sets_checked_by_bisection_agree_with_decide(
 def test_the_bisection_copy_is_built_only_for_rules_checked_often() -> None:
     text = "User-agent: *\n" + "\n".join(f"Disallow: /d{i}/" for i in range(300))
     robots = parse(text, RFC9309)
-    rules = robots._rfc_rules("bot")
+    rules = robots._rules("bot")
     for i in range(_match._GATE_AFTER_CHECKS):
         assert rules.gate is None, i
         if i % 2:

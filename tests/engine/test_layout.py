@@ -24,7 +24,18 @@ LEAVES = {
     "_html_meta",
     "_page",
 }
-CHAIN = ["_lines", "_groups", "_match", "_render", "_pickling", "_robots", "rerp", "__init__"]
+CHAIN = [
+    "_lines",
+    "_groups",
+    "_match",
+    "_render",
+    "_pickling",
+    "_robots",
+    "_rfc9309",
+    "_legacy",
+    "rerp",
+    "__init__",
+]
 
 
 def imports_of(path: Path) -> tuple[set[str], set[str]]:
