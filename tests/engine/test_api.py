@@ -119,6 +119,26 @@ def test_every_way_of_making_one_gives_a_frozen_robots_txt(syntax: int) -> None:
             del robots._host
 
 
+def test_every_syntax_is_read_by_one_family() -> None:
+    families = {syntax: type(parse(ROBOTS, syntax)) for syntax in (MK1996, GYM2008, RFC9309)}
+    assert families[MK1996] is families[GYM2008]  # rerp's reading, with or without wildcards
+    assert families[RFC9309] is not families[MK1996]
+    for syntax, family in families.items():
+        assert type(RobotsTxt.allow_all(syntax)) is family
+        # Each family answers every query itself: none is left to RobotsTxt's placeholder.
+        for name in (
+            "allowed",
+            "_rules_path",
+            "_decide",
+            "_applying_groups",
+            "_extra",
+            "_usage_statements",
+            "_usage_path_match",
+            "__str__",
+        ):
+            assert getattr(family, name) is not getattr(RobotsTxt, name), (syntax, name)
+
+
 def test_robots_txt_cannot_be_built_directly() -> None:
     with pytest.raises(TypeError):
         RobotsTxt()
