@@ -97,26 +97,23 @@ return {ends - now, moved}
 """
 )
 
-# KEYS[1]: the slow-down hash. ARGV: ms since the answered request left, the start floor, the
-# highest floor, the origin's own floor (all ms), ms to keep the hash, then the channel, this
-# worker's token and the origin. A request that left before the floor last changed changes
-# nothing. The floor, its version, 1 if it changed (then published).
-_SLOW_RAISE = (
-    _NOW
-    + """
+# What the two scripts that may change a raised floor (_SLOW_RAISE, _SLOW_GOOD) read first,
+# after _NOW. KEYS[1]: the slow-down hash; ARGV[1]: ms since the answered request left. The
+# floor (ms, 0: none), when it last changed, its version, and whether the request left before
+# that change (then it says nothing of the floor as it is now).
+_FLOOR_READ = """
 local v = redis.call('HMGET', KEYS[1], 'floor', 'changed', 'version')
 local floor = tonumber(v[1] or '0')
 local changed = tonumber(v[2] or '0')
 local version = tonumber(v[3] or '0')
-if floor > 0 and now - tonumber(ARGV[1]) < changed then
-  return {floor, version, 0}
-end
-if floor > 0 then
-  floor = 2 * floor
-else
-  floor = math.max(tonumber(ARGV[2]), 2 * tonumber(ARGV[4]))
-end
-floor = math.min(floor, tonumber(ARGV[3]))
+local sent_before_change = now - tonumber(ARGV[1]) < changed
+"""
+
+# How those two scripts end when they change the floor, once ``floor`` holds the new one
+# (0: dropped): a new version, the good answers counted again from 0, the hash kept ARGV[5] ms
+# at least, and the change published on the channel ARGV[6] with this worker's token ARGV[7]
+# and the origin ARGV[8]. The floor, its version, 1 (changed).
+_FLOOR_WRITE = """
 version = math.max(now, version + 1)
 redis.call('HSET', KEYS[1], 'floor', floor, 'changed', now, 'version', version, 'good', 0)
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[5]) then
@@ -126,6 +123,26 @@ local said = 'floor ' .. ARGV[7] .. ' ' .. floor .. ' ' .. version .. ' ' .. ARG
 redis.call('PUBLISH', ARGV[6], said)
 return {floor, version, 1}
 """
+
+# KEYS[1]: the slow-down hash. ARGV: ms since the answered request left, the start floor, the
+# highest floor, the origin's own floor (all ms), ms to keep the hash, then the channel, this
+# worker's token and the origin. A request that left before the floor last changed changes
+# nothing. The floor, its version, 1 if it changed (then published).
+_SLOW_RAISE = (
+    _NOW
+    + _FLOOR_READ
+    + """
+if floor > 0 and sent_before_change then
+  return {floor, version, 0}
+end
+if floor > 0 then
+  floor = 2 * floor
+else
+  floor = math.max(tonumber(ARGV[2]), 2 * tonumber(ARGV[4]))
+end
+floor = math.min(floor, tonumber(ARGV[3]))
+"""
+    + _FLOOR_WRITE
 )
 
 # KEYS[1]: the slow-down hash. ARGV: ms since the answered request left, the good answers
@@ -134,12 +151,9 @@ return {floor, version, 1}
 # dropped), its version, 1 if it changed (then published).
 _SLOW_GOOD = (
     _NOW
+    + _FLOOR_READ
     + """
-local v = redis.call('HMGET', KEYS[1], 'floor', 'changed', 'version')
-local floor = tonumber(v[1] or '0')
-local changed = tonumber(v[2] or '0')
-local version = tonumber(v[3] or '0')
-if floor <= 0 or now - tonumber(ARGV[1]) < changed then
+if floor <= 0 or sent_before_change then
   return {floor, version, 0}
 end
 if redis.call('HINCRBY', KEYS[1], 'good', 1) < tonumber(ARGV[2]) then
@@ -149,15 +163,8 @@ floor = math.floor(floor / 2)
 if floor < tonumber(ARGV[4]) or floor <= tonumber(ARGV[3]) then
   floor = 0
 end
-version = math.max(now, version + 1)
-redis.call('HSET', KEYS[1], 'floor', floor, 'changed', now, 'version', version, 'good', 0)
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[5]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-end
-local said = 'floor ' .. ARGV[7] .. ' ' .. floor .. ' ' .. version .. ' ' .. ARGV[8]
-redis.call('PUBLISH', ARGV[6], said)
-return {floor, version, 1}
 """
+    + _FLOOR_WRITE
 )
 
 # KEYS[1]: the delay key. ARGV[1]: how long the turn may last at most, in ms; ARGV[2]: the

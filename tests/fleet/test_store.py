@@ -1,0 +1,134 @@
+"""The fleet's store (fleet/store.py's ``RedisOriginCache``) against a real redis-server: the
+entries, the download lock, the Crawl-delay turns and the slow-downs, on Redis's clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy.utils.defer import deferred_from_coro
+
+from scrapy_rerp.fleet.codec import FORMAT_VERSION
+from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
+from tests.support.redis import RedisServer
+
+
+def run(coro: Any) -> Any:
+    """Run a coroutine as an asyncio task under the test's reactor (redis.asyncio needs one)."""
+    return deferred_from_coro(coro)
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_round_trip_lock_and_reservations(redis_server: RedisServer) -> None:
+    async def scenario() -> None:
+        one = RedisOriginCache(redis_server.url, "t", lock_timeout=5)
+        two = RedisOriginCache(redis_server.url, "t", lock_timeout=5)
+        origin = "http://a.test:80"
+        assert await one.load(origin) is None
+        await one.store(origin, {b"outcome": b"parsed", b"body": b"\xff\x00rules"}, ttl=60)
+        fields = await two.load(origin)
+        assert fields == {b"v": FORMAT_VERSION, b"outcome": b"parsed", b"body": b"\xff\x00rules"}
+        # TTL: the entry's lifetime plus the stale window (a day by default).
+        ttl = redis_server.client().pttl("t:robots:http://a.test:80") / 1000
+        assert 60 + 24 * 3600 - 5 <= ttl <= 60 + 24 * 3600
+        # Another format version is not read.
+        redis_server.client().hset("t:robots:http://a.test:80", "v", "999")
+        assert await two.load(origin) is None
+        # One lock holder at a time; only the holder releases it.
+        assert await one.lock(origin) is True
+        assert await two.lock(origin) is False
+        await two.unlock(origin)
+        assert await two.lock(origin) is False
+        await one.unlock(origin)
+        assert await two.lock(origin) is True
+        # Turns on the server's clock: one worker at a time; a turn held until its request's
+        # answer (at most 0.6 s here), then 0.3 s more.
+        wait, turn = await one.take_turn(origin, 0.3, 0.6)
+        assert wait == 0
+        wait, _ = await two.take_turn(origin, 0.3, 0.6)
+        assert 0.5 < wait <= 0.6
+        await asyncio.sleep(0.1)
+        await two.turn_done(origin, 0.3, b"not its turn")  # only the holder ends its turn
+        assert 0.4 < (await two.take_turn(origin, 0.3, 0.6))[0] <= 0.5
+        await one.turn_done(origin, 0.3, turn)  # answered: the next turn in 0.3 s
+        wait, _ = await two.take_turn(origin, 0.3, 0.6)
+        assert 0.2 < wait <= 0.3
+        await asyncio.sleep(wait + 0.01)
+        assert (await two.take_turn(origin, 0.3, 0.6))[0] == 0
+        await one.close()
+        await two.close()
+
+    await run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_redis_that_is_gone_raises_redis_unavailable(redis_server: RedisServer) -> None:
+    async def scenario() -> None:
+        cache = RedisOriginCache(redis_server.url, timeout=0.5)
+        await cache.ping()
+        redis_server.stop()
+        for call in (cache.load("o"), cache.lock("o"), cache.take_turn("o", 1.0, 2.0)):
+            started = time.monotonic()
+            with pytest.raises(RedisUnavailable):
+                await call
+            assert time.monotonic() - started < 2
+        await cache.close()
+
+    await run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_slowdown_cool_downs_and_floors_on_redis_s_clock(
+    redis_server: RedisServer,
+) -> None:
+    async def scenario() -> None:
+        one = RedisOriginCache(redis_server.url, "t")
+        two = RedisOriginCache(redis_server.url, "t")
+        origin = "http://a.test:80"
+        assert await two.slowdown(origin) == (0.0, 0.0, 0)
+        # A cool-down only ever ends later; every worker reads what is left of it.
+        left, moved = await one.cool_down(origin, 0.6)
+        assert moved and 0.55 < left <= 0.6
+        left, moved = await two.cool_down(origin, 0.2)
+        assert not moved and 0.5 < left <= 0.6
+        cooling, floor, version = await two.slowdown(origin)
+        assert 0.5 < cooling <= 0.6 and floor == 0.0 and version == 0
+        ttl = redis_server.client().pttl("t:slow:http://a.test:80") / 1000
+        assert 0.5 < ttl <= 0.6  # the key lives at least until the cool-down ends
+        # A raised floor: it starts, then a request sent before the raise changes nothing.
+        floor, first, changed = await one.raise_floor(origin, 0.0, 0.5, 4.0, 0.0)
+        assert (floor, changed) == (0.5, True) and first > 0
+        assert await two.raise_floor(origin, 5.0, 0.5, 4.0, 0.0) == (0.5, first, False)
+        floor, second, changed = await two.raise_floor(origin, 0.0, 0.5, 4.0, 0.0)
+        assert (floor, changed) == (1.0, True) and second > first
+        assert (await one.slowdown(origin))[1:] == (1.0, second)
+        # Two good answers halve it (DECAY_AFTER 2 here); one that left before counts not.
+        assert await one.good_answer(origin, 5.0, 2, 0.0, 0.01) == (1.0, second, False)
+        assert await one.good_answer(origin, 0.0, 2, 0.0, 0.01) == (1.0, second, False)
+        floor, third, changed = await two.good_answer(origin, 0.0, 2, 0.0, 0.01)
+        assert (floor, changed) == (0.5, True) and third > second
+        # Halved down to the origin's own floor: dropped.
+        await one.good_answer(origin, 0.0, 2, 0.5, 0.01)
+        floor, fourth, changed = await one.good_answer(origin, 0.0, 2, 0.5, 0.01)
+        assert (floor, changed) == (0.0, True) and fourth > third
+        assert (await two.slowdown(origin))[1:] == (0.0, fourth)
+        ttl = redis_server.client().pttl("t:slow:http://a.test:80") / 1000
+        assert 3500 < ttl <= 3600  # SLOWDOWN_KEEP after the floor's last change
+        await one.close()
+        await two.close()
+
+    await run(scenario())
+
+
+def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:
+    from scrapy_rerp._settings import RerpSettings
+
+    settings = RerpSettings.from_settings({"REDIS_URL": "redis://h:1/2"}, require_obey=False)
+    assert settings.redis_url == "redis://h:1/2"
+    settings = RerpSettings.from_settings(
+        {"REDIS_URL": "redis://h:1/2", "RERP_REDIS_URL": "redis://mine:3/0"}, require_obey=False
+    )
+    assert settings.redis_url == "redis://mine:3/0"

@@ -1,0 +1,103 @@
+"""Fakes for the politeness controller's unit tests (tests/test_politeness.py, and a fleet
+worker's in tests/fleet/test_delay.py): the download slots, the parking lot, a request, a
+slow-down answer; the tests run as coroutines on the test's reactor (no crawl)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import pytest_twisted
+from scrapy.utils.defer import deferred_from_coro
+
+from scrapy_rerp._slowdown import SlowAnswer
+
+__all__ = ["A", "B", "C", "Parking", "Request", "Throttle", "answer", "scenario", "sent"]
+
+A, B, C = "http://a.test:80", "http://b.test:80", "http://c.test:80"
+
+
+class Throttle:
+    """The download slots' side (``scrapy_rerp._politeness.Throttle``): each origin's floor,
+    and the requests ``queued`` in a slot."""
+
+    def __init__(self) -> None:
+        self.floors: dict[str, float] = {}
+        self.queued: list[tuple[str, Any]] = []  # (origin, request) waiting in a slot
+
+    def take_back(self, origin: str, keep: Callable[[Any], bool]) -> int:
+        taken = [(o, r) for o, r in self.queued if o == origin and keep(r)]
+        self.queued = [item for item in self.queued if item not in taken]
+        return len(taken)
+
+    def apply_floor(self, origin: str, floor: float) -> None:
+        self.floors[origin] = floor
+
+    def clear_floor(self, origin: str) -> bool:
+        return self.floors.pop(origin, None) is not None
+
+    def floor_of(self, origin: str) -> float | None:
+        return self.floors.get(origin)
+
+    def floored_origins(self) -> list[str]:
+        return list(self.floors)
+
+
+class Parking:
+    """The parking lot: at most ``limit`` requests per key; ``released`` in the order they left."""
+
+    def __init__(self, limit: int = 10) -> None:
+        self.parked: dict[str, list[Any]] = {}
+        self.released: list[Any] = []
+        self.limit = limit
+
+    def park(self, key: str, request: Any) -> str | None:
+        waiting = self.parked.setdefault(key, [])
+        if len(waiting) >= self.limit:
+            return "park_limit"
+        waiting.append(request)
+        return None
+
+    def release_one(self, key: str) -> bool:
+        if not self.parked.get(key):
+            return False
+        self.released.append(self.parked[key].pop(0))
+        return True
+
+    def release(self, key: str) -> int:
+        n = 0
+        while self.release_one(key):
+            n += 1
+        return n
+
+    def count(self, key: str) -> int:
+        return len(self.parked.get(key, ()))
+
+
+class Request:
+    """A request as the controller sees it: its meta (and a name for the asserts)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.meta: dict[str, Any] = {}
+
+
+def scenario(test: Any) -> Any:
+    """Run an async test as an asyncio task under the test's reactor."""
+
+    @pytest_twisted.ensureDeferred
+    @functools.wraps(test)
+    async def run(*args: Any, **kwargs: Any) -> None:
+        await deferred_from_coro(test(*args, **kwargs))
+
+    return run
+
+
+def answer(status: int = 429, wait: float | None = None) -> SlowAnswer:
+    return SlowAnswer(status, None if wait is None else f"{wait:g}", wait)
+
+
+def sent(seconds_ago: float = 0.0, **meta: Any) -> dict[str, Any]:
+    """The meta of a request answered now, sent ``seconds_ago`` (Scrapy's download_latency)."""
+    return {"download_latency": seconds_ago, **meta}
