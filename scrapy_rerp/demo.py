@@ -46,11 +46,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,6 +61,7 @@ from twisted.python.failure import Failure
 import scrapy_rerp
 from scrapy_rerp import RobotsTxt, RobotsTxtMiddleware
 from scrapy_rerp._compat import crawler_process
+from scrapy_rerp._local_server import Hit, Reply, Server, gaps, urlset
 
 USER_AGENT = "Mozilla/5.0 (compatible; PoliteDemoBot/1.0; +https://example.com/polite-demo)"
 CRAWL_DELAY = 0.5
@@ -73,100 +72,27 @@ TOLERANCE = 0.02
 # -- two small web sites ------------------------------------------------------------------------
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: str = ""
-    content_type: str = "text/html; charset=utf-8"
+def _not_found(hit: Hit) -> Reply:
+    return Reply(404, "not found")
 
 
-@dataclass
-class Hit:
-    """One request as a server received it."""
-
-    time: float  # time.monotonic() when the request line was read
-    path: str
-    status: int = 0
-    user_agent: str = ""
-
-
-#: A route answers with one Reply, or with Replies in turn (the last one repeats).
-Route = Reply | Sequence[Reply]
-
-
-class Site:
-    """An HTTP/1.1 server on 127.0.0.1 that records every request it receives."""
+class Site(Server):
+    """One of the demo's web sites: a local server on 127.0.0.1 that records every request it
+    receives, with a name and a line on what it serves. A path without a route gets 404."""
 
     def __init__(self, name: str, host_name: str = "127.0.0.1") -> None:
+        super().__init__(host_name=host_name)  # how the crawl addresses it
         self.name = name
-        self.host_name = host_name  # how the crawl addresses it (the socket is on 127.0.0.1)
-        self.routes: dict[str, Route] = {}
         self.description = ""
-        self._served: dict[str, int] = {}
-        self._hits: list[Hit] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self.port: int = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def origin(self) -> str:
-        return f"http://{self.host_name}:{self.port}"
-
-    def url(self, path: str) -> str:
-        return self.origin + path
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(5)
-
-    def hits(self) -> list[Hit]:
-        with self._lock:
-            return list(self._hits)
-
-    def answer(self, hit: Hit) -> Reply:
-        with self._lock:
-            self._hits.append(hit)
-            route = self.routes.get(urlsplit(hit.path).path)
-            index = self._served.get(hit.path, 0)
-            self._served[hit.path] = index + 1
-        if route is None:
-            return Reply(404, "not found", "text/plain")
-        if isinstance(route, Reply):
-            return route
-        return route[min(index, len(route) - 1)]
-
-
-def _handler_for(site: Site) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as real sites
-        disable_nagle_algorithm = True  # no 40 ms stalls on kept-alive connections
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            hit = Hit(time.monotonic(), self.path, user_agent=self.headers.get("User-Agent", ""))
-            reply = site.answer(hit)
-            hit.status = reply.status
-            body = reply.body.encode("utf-8")
-            self.send_response(reply.status)
-            self.send_header("Content-Type", reply.content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
-
-    return Handler
+        self.default = _not_found
 
 
 def page(title: str, links: Iterable[str] = ()) -> Reply:
     items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
-    return Reply(body=f"<html><head><title>{title}</title></head><body><ul>{items}</ul></body>")
+    return Reply(
+        body=f"<html><head><title>{title}</title></head><body><ul>{items}</ul></body>",
+        content_type="text/html; charset=utf-8",
+    )
 
 
 def build_sites(pages: int, blog_robots: str) -> tuple[Site, Site]:
@@ -177,52 +103,48 @@ def build_sites(pages: int, blog_robots: str) -> tuple[Site, Site]:
         f"robots.txt: Disallow: /private and Crawl-delay: {CRAWL_DELAY} for PoliteDemoBot, "
         "Disallow: / for others, a Sitemap"
     )
-    shop.routes["/robots.txt"] = Reply(
-        body=(
-            "# shop: PoliteDemoBot is welcome, gently; everyone else stays out\n"
-            "User-agent: *\n"
-            "Disallow: /\n"
-            "\n"
-            "User-agent: PoliteDemoBot\n"
-            "Disallow: /private\n"
-            f"Crawl-delay: {CRAWL_DELAY}\n"
-            "\n"
-            f"Sitemap: {shop.url('/sitemap.xml')}\n"
+    shop.route(
+        "/robots.txt",
+        Reply(
+            body=(
+                "# shop: PoliteDemoBot is welcome, gently; everyone else stays out\n"
+                "User-agent: *\n"
+                "Disallow: /\n"
+                "\n"
+                "User-agent: PoliteDemoBot\n"
+                "Disallow: /private\n"
+                f"Crawl-delay: {CRAWL_DELAY}\n"
+                "\n"
+                f"Sitemap: {shop.url('/sitemap.xml')}\n"
+            ),
+            content_type="text/plain; charset=utf-8",
         ),
-        content_type="text/plain; charset=utf-8",
     )
     products = [f"/products/{n}" for n in range(1, pages + 1)]
-    shop.routes["/"] = page("shop", [*products, "/private/account", blog.url("/")])
+    shop.route("/", page("shop", [*products, "/private/account", blog.url("/")]))
     for n, path in enumerate(products, 1):
         links = [products[n]] if n < pages else []
         if n == 1:
             links.append("/private/orders")
-        shop.routes[path] = page(f"product {n}", links)
-    shop.routes["/new-arrivals"] = page("new arrivals")
-    shop.routes["/private/account"] = page("account")
-    shop.routes["/private/orders"] = page("orders")
-    locs = "".join(f"<url><loc>{shop.url(p)}</loc></url>" for p in [*products, "/new-arrivals"])
-    shop.routes["/sitemap.xml"] = Reply(
-        body=(
-            '<?xml version="1.0" encoding="UTF-8"?>'
-            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
-        ),
-        content_type="application/xml",
-    )
+        shop.route(path, page(f"product {n}", links))
+    shop.route("/new-arrivals", page("new arrivals"))
+    shop.route("/private/account", page("account"))
+    shop.route("/private/orders", page("orders"))
+    shop.route("/sitemap.xml", urlset(shop.url(p) for p in [*products, "/new-arrivals"]))
 
     blog_rules = Reply(body="User-agent: *\nDisallow: /drafts\n", content_type="text/plain")
     if blog_robots == "flaky":
         blog.description = "robots.txt: 503 twice, then 200 with Disallow: /drafts"
-        unavailable = Reply(503, "busy, try again", "text/plain")
-        blog.routes["/robots.txt"] = [unavailable, unavailable, blog_rules]
+        unavailable = Reply(503, "busy, try again", content_type="text/plain")
+        blog.route("/robots.txt", [unavailable, unavailable, blog_rules])
     else:
         blog.description = "robots.txt: 404 (none), so everything is allowed"
-    blog.routes["/"] = page(
-        "blog", ["/posts/1", "/posts/2", "/drafts/next-post", shop.url(products[0])]
+    blog.route(
+        "/", page("blog", ["/posts/1", "/posts/2", "/drafts/next-post", shop.url(products[0])])
     )
-    blog.routes["/posts/1"] = page("post 1", ["/drafts/next-post"])
-    blog.routes["/posts/2"] = page("post 2")
-    blog.routes["/drafts/next-post"] = page("a draft")
+    blog.route("/posts/1", page("post 1", ["/drafts/next-post"]))
+    blog.route("/posts/2", page("post 2"))
+    blog.route("/drafts/next-post", page("a draft"))
     return shop, blog
 
 
@@ -331,10 +253,6 @@ def run_crawl(sites: tuple[Site, ...], log_level: str) -> Outcome:
     )
 
 
-def gaps(hits: Sequence[Hit]) -> list[float]:
-    return [b.time - a.time for a, b in zip(hits, hits[1:], strict=False)]
-
-
 def check(outcome: Outcome, ok: bool, message: str) -> None:
     outcome.checks.append((ok, message))
 
@@ -347,7 +265,7 @@ def verify(outcome: Outcome) -> None:
         received_urls.update(site.url(hit.path) for hit in hits)
         robots_hits = [hit for hit in hits if hit.path == "/robots.txt"]
         statuses = ", ".join(str(hit.status) for hit in robots_hits)
-        answered = [hit for hit in robots_hits if hit.status < 500]
+        answered = [hit for hit in robots_hits if hit.status is not None and hit.status < 500]
         last_robots = max((hit.time for hit in robots_hits), default=float("inf"))
         first_page = min((hit.time for hit in hits if hit.path != "/robots.txt"), default=None)
         check(

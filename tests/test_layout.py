@@ -20,8 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_rerp"
 #: Each layer may import its own and the layers before it (docs/design.rst, "Layout").
 LAYERS: dict[str, set[str]] = {
     "engine": {"engine"},
-    # Standard library (and w3lib, redis-py when a fleet store is built): what the command line
-    # and the Scrapy-free services are made of.
+    # Standard library (and w3lib, redis-py when a fleet store is built): what the command line,
+    # the Scrapy-free services and the local HTTP servers (the demo's, the tests') are made of.
     "core": {
         "_data",
         "_decompress",
@@ -37,6 +37,7 @@ LAYERS: dict[str, set[str]] = {
         "_page_report",
         "_explain",
         "_lint",
+        "_local_server",
         "cache",
         "fleet",
         "cli",
