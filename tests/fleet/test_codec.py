@@ -175,6 +175,52 @@ def test_an_outage_keeps_its_failures_start_and_next_retry() -> None:
     assert back == outage  # robots None: every field compares
 
 
+def test_rules_kept_through_a_failed_download_keep_the_stored_copy_s_bytes() -> None:
+    # A refetch failed (503): the worker keeps the rules it had, with the outage's state, but
+    # has no bytes of them; the fleet's hash of that copy has.
+    stored = encode(entry(), fetched(), "rfc9309")
+    kept = entry(expires_at=EXPIRES_AT + 60, failures=2, outage_since=EXPIRES_AT)
+    failed = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    fields = encode(kept, failed, "rfc9309", stored)
+    assert fields[b"body"] == BODY and fields[b"charset"] == b"utf-8"
+    back = read(fields)
+    assert back.robots is not None and decisions(back.robots) == decisions(parse(BODY))
+    assert (back.outcome, back.status, back.fetched_at) == (Outcome.PARSED, 200, FETCHED_AT)
+    assert (back.expires_at, back.failures, back.outage_since) == (
+        EXPIRES_AT + 60,
+        2,
+        EXPIRES_AT,
+    )
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        None,  # nothing in Redis (FLUSHALL)
+        encode(entry(robots=parse(BODY, GYM2008)), fetched(), "gym2008"),  # another syntax's
+        encode(  # an outage
+            entry(robots=None, outcome=Outcome.UNREACHABLE, failures=1), None, "rfc9309"
+        ),
+    ],
+    ids=["none", "other-syntax", "outage"],
+)
+def test_rules_kept_through_a_failed_download_without_their_bytes_are_an_outage(
+    stored: dict[bytes, bytes] | None,
+) -> None:
+    kept = entry(expires_at=EXPIRES_AT + 60, failures=2, outage_since=EXPIRES_AT)
+    failed = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    back = read(encode(kept, failed, "rfc9309", stored))
+    # Never rules parsed from no bytes, which would allow everything.
+    assert back.robots is None and back.outcome == Outcome.UNREACHABLE
+    assert (back.status, back.failures, back.outage_since) == (503, 2, EXPIRES_AT)
+    assert back.expires_at == EXPIRES_AT + 60
+
+
+def test_a_parsed_hash_without_its_body_is_unreadable_not_allow_all() -> None:
+    with pytest.raises(Unreadable, match="KeyError"):
+        read(good_fields(body=None))
+
+
 def test_an_entry_with_nothing_optional_writes_only_what_it_has() -> None:
     bare = RobotsEntry(
         robots=None, fetched_at=1.0, expires_at=2.0, outcome=Outcome.UNREACHABLE, failures=1

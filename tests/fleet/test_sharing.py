@@ -285,6 +285,52 @@ async def test_an_outage_is_shared_until_its_retry_then_retried_by_one(
         await worker.rules.close()
 
 
+def kept_through(previous: RobotsEntry, retry_in: float) -> tuple[RobotsEntry, Fetched]:
+    """What a worker knows after a failed refetch of ``previous``: its rules, kept (as
+    _origins.py keeps them), with the outage's state; and the failed download."""
+    now = time.time()
+    entry = previous.with_(expires_at=now + retry_in, failures=1, outage_since=now)
+    return entry, Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+
+
+@scenario
+async def test_rules_kept_through_a_failed_refetch_stay_the_fleet_s_rules(
+    redis_server: RedisServer,
+) -> None:
+    one, two, three = (Worker(redis_server.url) for _ in range(3))
+    await one.claim()
+    await one.publish(*downloaded(lifetime=-1.0))
+    claim = await two.claim()  # its refetch is due
+    assert claim.locked and claim.previous is not None
+    # The site answers 503: the second keeps the rules it had, and shares the outage.
+    await two.publish(*kept_through(claim.previous, retry_in=60.0), locked=True)
+    claim = await three.claim()
+    assert claim.entry is not None and not claim.download
+    assert decisions(claim.entry.robots) == RULES  # /private is still disallowed
+    assert claim.entry.outcome == Outcome.PARSED and claim.entry.failures == 1
+    assert claim.entry.outage_since is not None and not claim.entry.expired()
+    for worker in (one, two, three):
+        await worker.rules.close()
+
+
+@scenario
+async def test_rules_kept_through_a_failed_refetch_with_no_copy_in_redis_allow_nothing(
+    redis_server: RedisServer,
+) -> None:
+    # The worker's copy is its own (Redis lost the fleet's, FLUSHALL): there are no bytes of
+    # those rules to store, and no reader may take "no bytes" for "no rules".
+    two, three = Worker(redis_server.url), Worker(redis_server.url)
+    previous, _ = downloaded(lifetime=-1.0)
+    assert (await two.claim()).locked
+    await two.publish(*kept_through(previous, retry_in=60.0), locked=True)
+    claim = await three.claim()
+    assert claim.entry is not None and not claim.download
+    assert claim.entry.robots is None and claim.entry.outcome == Outcome.UNREACHABLE
+    assert (claim.entry.failures, claim.entry.status) == (1, 503)
+    for worker in (two, three):
+        await worker.rules.close()
+
+
 @scenario
 async def test_a_lock_whose_holder_died_is_taken_once_it_times_out(
     redis_server: RedisServer,
