@@ -32,6 +32,7 @@ times on Redis's clock.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from scrapy_rerp._body import Body
@@ -165,13 +166,22 @@ def decode(
         outage_since = fields.get(b"outage_since")
         return RobotsEntry(
             robots=robots,
-            fetched_at=float(fields[b"fetched_at"]),
-            expires_at=float(fields[b"expires_at"]),
+            fetched_at=_moment(fields[b"fetched_at"]),
+            expires_at=_moment(fields[b"expires_at"]),
             status=int(status) if status else None,
             url=url.decode("utf-8", "replace") if url else None,
             outcome=outcome,
             failures=int(fields.get(b"failures", b"0")),
-            outage_since=float(outage_since) if outage_since else None,
+            outage_since=_moment(outage_since) if outage_since else None,
         )
     except (KeyError, ValueError, LookupError) as exc:
         raise Unreadable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _moment(value: bytes) -> float:
+    """A stored time; float() also reads NaN and infinities, which no entry holds (an entry
+    expiring at NaN would never expire)."""
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        raise ValueError(f"time {value!r} is not finite")
+    return seconds

@@ -293,6 +293,15 @@ def test_a_damaged_field_is_unreadable_never_another_error(
     assert raised.value.__cause__ is not None  # the error it stands for, kept
 
 
+@pytest.mark.parametrize("field", ["fetched_at", "expires_at", "outage_since"])
+@pytest.mark.parametrize("value", [b"nan", b"inf", b"-inf", b"1e400"])
+def test_a_time_that_is_no_moment_is_unreadable(field: str, value: bytes) -> None:
+    # float() reads these; an entry expiring at NaN would never expire (now >= nan is false),
+    # an outage begun at NaN never reach its end.
+    with pytest.raises(Unreadable, match="not finite"):
+        read(good_fields(**{field: value}))
+
+
 def test_optional_fields_may_be_missing() -> None:
     back = read(good_fields(status=None, url=None, charset=None, failures=None, outage_since=None))
     assert (back.status, back.url, back.failures, back.outage_since) == (None, None, 0, None)

@@ -395,7 +395,12 @@ async def test_an_entry_gone_from_redis_is_downloaded_again(redis_server: RedisS
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("outcome", b"garbage"), ("expires_at", b"soon"), ("syntax", b"\xff")],
+    [
+        ("outcome", b"garbage"),
+        ("expires_at", b"soon"),
+        ("expires_at", b"nan"),  # would be fresh for ever
+        ("syntax", b"\xff"),
+    ],
 )
 @scenario
 async def test_an_unreadable_hash_is_counted_and_downloaded_again(
