@@ -10,7 +10,8 @@ field              value
 ``v``              :data:`FORMAT_VERSION` (written by the store)
 ``syntax``         ``rfc9309``, ``gym2008`` or ``mk1996``: a hash of another syntax is ignored
 ``outcome``        ``parsed``, ``allow-all``, ``disallow-all`` or ``unreachable``
-``body``           for ``parsed``: the bytes parsed
+``body``           for ``parsed``: the bytes parsed (never without them: a hash of rules
+                   without a body is unreadable)
 ``charset``        the charset they were parsed with, if any
 ``status``         the HTTP status the rules came from
 ``url``            the final robots.txt URL, after redirects
@@ -20,19 +21,32 @@ field              value
 ``outage_since``   when the current outage began
 =================  ===========================================================================
 
+A worker that keeps earlier rules through a failed download (an outage) no longer holds their
+bytes: :func:`encode` takes them from the fleet's stored copy, or stores the outage without
+rules when there is none (never rules without bytes, which a reader would parse as "allow
+all").
+
 Standard library only; the store (:mod:`scrapy_rerp.fleet.store`) writes ``v`` and keeps the
 times on Redis's clock.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from scrapy_rerp._body import Body
 from scrapy_rerp._data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["CLOCK_FIELDS", "FORMAT_VERSION", "Unreadable", "decode", "encode"]
+__all__ = [
+    "CLOCK_FIELDS",
+    "FORMAT_VERSION",
+    "Unreadable",
+    "decode",
+    "encode",
+    "keeps_earlier_rules",
+]
 
 #: Version of the hash layout; a hash of another version is ignored (fetched again).
 #: 2: the times are on Redis's clock.
@@ -43,12 +57,36 @@ FORMAT_VERSION = b"2"
 CLOCK_FIELDS = frozenset({b"fetched_at", b"expires_at", b"outage_since"})
 
 
+#: Rules kept through an outage: the fields of the copy's download stay, the outage's are
+#: written over them.
+_COPY_FIELDS = (b"syntax", b"outcome", b"body", b"charset", b"status", b"url", b"fetched_at")
+_OUTAGE_FIELDS = (b"expires_at", b"failures", b"outage_since")
+
+
 class Unreadable(ValueError):
     """A stored hash that cannot be read back (a bad value, a missing field)."""
 
 
-def encode(entry: RobotsEntry, fetched: Fetched | None, syntax_name: str) -> dict[bytes, bytes]:
-    """The hash's fields for ``entry``, with the body ``fetched`` parsed (if any)."""
+def keeps_earlier_rules(entry: RobotsEntry, fetched: Fetched | None) -> bool:
+    """Whether ``entry`` holds rules parsed before ``fetched``, a download that failed (it has
+    no body): their bytes are not at hand, :func:`encode` needs the fleet's stored copy."""
+    return entry.outcome == Outcome.PARSED and (fetched is None or fetched.body is None)
+
+
+def encode(
+    entry: RobotsEntry,
+    fetched: Fetched | None,
+    syntax_name: str,
+    stored: Mapping[bytes, bytes] | None = None,
+) -> dict[bytes, bytes]:
+    """The hash's fields for ``entry``, with the body ``fetched`` parsed (if any).
+
+    Rules kept through a failed download (:func:`keeps_earlier_rules`) keep the bytes of
+    ``stored``, the fleet's hash, when it holds a parsed copy in this syntax; the outage's state
+    is written over it. Without one they are stored as the outage alone, without rules.
+    """
+    if keeps_earlier_rules(entry, fetched):
+        return _kept(entry, fetched, syntax_name, stored)
     body = fetched.body if fetched is not None and entry.outcome == Outcome.PARSED else None
     values: dict[str, object] = {
         "syntax": syntax_name,
@@ -70,6 +108,33 @@ def encode(entry: RobotsEntry, fetched: Fetched | None, syntax_name: str) -> dic
     return fields
 
 
+def _kept(
+    entry: RobotsEntry,
+    fetched: Fetched | None,
+    syntax_name: str,
+    stored: Mapping[bytes, bytes] | None,
+) -> dict[bytes, bytes]:
+    outage = encode(
+        entry.with_(
+            robots=None,
+            outcome=Outcome.UNREACHABLE,
+            status=fetched.status if fetched is not None else None,
+            url=fetched.url if fetched is not None else None,
+        ),
+        fetched,
+        syntax_name,
+    )
+    if (
+        stored is None
+        or stored.get(b"syntax") != syntax_name.encode()
+        or stored.get(b"outcome") != Outcome.PARSED.value.encode()
+        or b"body" not in stored
+    ):
+        return outage  # no bytes of these rules in the fleet (flushed, another syntax...)
+    copy = {name: stored[name] for name in _COPY_FIELDS if name in stored}
+    return {**copy, **{name: outage[name] for name in _OUTAGE_FIELDS if name in outage}}
+
+
 def decode(
     fields: Mapping[bytes, bytes], syntax: int, syntax_name: str, max_size: int
 ) -> RobotsEntry | None:
@@ -83,7 +148,7 @@ def decode(
         if outcome == Outcome.PARSED:
             charset = fields.get(b"charset")
             body = Body(
-                fields.get(b"body", b"")[:max_size],
+                fields[b"body"][:max_size],  # rules without their bytes: unreadable
                 charset.decode() if charset else None,
                 truncated=False,
             )
@@ -101,13 +166,22 @@ def decode(
         outage_since = fields.get(b"outage_since")
         return RobotsEntry(
             robots=robots,
-            fetched_at=float(fields[b"fetched_at"]),
-            expires_at=float(fields[b"expires_at"]),
+            fetched_at=_moment(fields[b"fetched_at"]),
+            expires_at=_moment(fields[b"expires_at"]),
             status=int(status) if status else None,
             url=url.decode("utf-8", "replace") if url else None,
             outcome=outcome,
             failures=int(fields.get(b"failures", b"0")),
-            outage_since=float(outage_since) if outage_since else None,
+            outage_since=_moment(outage_since) if outage_since else None,
         )
     except (KeyError, ValueError, LookupError) as exc:
         raise Unreadable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _moment(value: bytes) -> float:
+    """A stored time; float() also reads NaN and infinities, which no entry holds (an entry
+    expiring at NaN would never expire)."""
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        raise ValueError(f"time {value!r} is not finite")
+    return seconds

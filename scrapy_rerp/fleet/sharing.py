@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp._data import Fetched, RobotsEntry
-from scrapy_rerp.fleet.codec import Unreadable, decode, encode
+from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules
 
 if TYPE_CHECKING:
     from scrapy_rerp._settings import RerpSettings
@@ -113,10 +113,14 @@ class SharedRules:
     async def publish(
         self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
     ) -> None:
-        """Store this worker's result for the fleet, and release the download lock."""
-        fields = encode(entry, fetched, self.settings.syntax_name)
+        """Store this worker's result for the fleet, and release the download lock. Rules kept
+        through a failed download keep the bytes of the fleet's copy
+        (:func:`~scrapy_rerp.fleet.codec.encode`)."""
+        syntax_name = self.settings.syntax_name
 
         async def store() -> None:
+            copy = await self.store.load(origin) if keeps_earlier_rules(entry, fetched) else None
+            fields = encode(entry, fetched, syntax_name, copy)
             await self.store.store(origin, fields, entry.expires_at - time.time())
             if locked:
                 await self.store.unlock(origin)
