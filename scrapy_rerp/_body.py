@@ -39,7 +39,7 @@ def charset_from_content_type(content_type: bytes | str | None) -> str | None:
             charset = charset.strip().strip("\"'")
             try:
                 info = codecs.lookup(charset)
-            except LookupError:
+            except (LookupError, ValueError):  # ValueError: a NUL in the name
                 return None
             # Codecs such as "base64" exist but are no text encoding: bytes.decode refuses them.
             return info.name if getattr(info, "_is_text_encoding", True) else None
