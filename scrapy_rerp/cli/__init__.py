@@ -858,6 +858,3 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return status
 
-
-if __name__ == "__main__":
-    sys.exit(main())
