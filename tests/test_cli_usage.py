@@ -369,14 +369,14 @@ def test_lint_usage_on_disallowed_path_in_gym2008(tmp_path: Path) -> None:
 
 
 def test_every_usage_code_is_in_the_documented_lint_table() -> None:
-    from scrapy_rerp import _lint
+    from scrapy_rerp.cli import _problems
 
     table = (Path(__file__).parents[1] / "docs" / "cli.rst").read_text(encoding="utf-8")
     from scrapy_rerp.engine import WARNING_CODES, ParseWarning
 
     # Each engine warning as lint reports it (a usage line outside a group has its own code).
     codes = {
-        _lint._warning_code(ParseWarning(1, "", f"{name} outside a group", code))
+        _problems._warning_code(ParseWarning(1, "", f"{name} outside a group", code))
         for code in WARNING_CODES
         for name in ("Content-Usage", "Crawl-delay")
     }

@@ -45,15 +45,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO, NoReturn, TextIO
 
-from scrapy_rerp import __version__, _page_report
+from scrapy_rerp import __version__
 from scrapy_rerp._body import Body, read_body
-from scrapy_rerp._download import Download, InvalidUrl, check_url, download
-from scrapy_rerp._explain import explain, file_values, group_values, json_key, usage_dict
-from scrapy_rerp._lint import SIZE_LIMIT, lint
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
 from scrapy_rerp._settings import syntax_name as name_of
 from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url, sitemap_url
+from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
+from scrapy_rerp.cli._explain import explain, file_values, group_values, json_key, usage_dict
+from scrapy_rerp.cli._page import PageError, report, text_page
+from scrapy_rerp.cli._problems import SIZE_LIMIT, lint
 from scrapy_rerp.engine import (
     GYM2008,
     MK1996,
@@ -553,8 +554,8 @@ def text_fetch(document: dict[str, Any], out: Callable[[str], None]) -> None:
 
 def cmd_page(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     try:
-        return _page_report.report(args.url, args.agent, args.timeout)
-    except _page_report.PageError as error:
+        return report(args.url, args.agent, args.timeout)
+    except PageError as error:
         raise CliError(str(error)) from error
 
 
@@ -830,7 +831,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
             if args.format == "text":
                 for note in document["notes"]:
                     print(f"scrapy-rerp: {note}", file=sys.stderr)
-                _page_report.text_page(document, out)
+                text_page(document, out)
         else:
             run, text = _COMMANDS[args.command]
             source_name = args.url if args.command == "fetch" else args.robots
@@ -857,4 +858,3 @@ def _run(args: argparse.Namespace, out: Output) -> int:
         document = {"command": args.command, **document, "exit_status": status}
         out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return status
-

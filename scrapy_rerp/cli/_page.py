@@ -23,7 +23,7 @@ from typing import Any
 from scrapy_rerp import __version__
 from scrapy_rerp._body import charset_from_content_type
 from scrapy_rerp._decompress import decode
-from scrapy_rerp._download import InvalidUrl, check_url, network_reason
+from scrapy_rerp.cli._download import InvalidUrl, check_url, network_reason
 from scrapy_rerp.engine import (
     USAGE_CATEGORIES,
     PageDirectives,
