@@ -38,23 +38,26 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
-import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, BinaryIO, NoReturn, TextIO
+from typing import Any
 
-from scrapy_rerp import __version__
-from scrapy_rerp._body import Body, read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
-from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettings, RerpSettingsError, syntax_from
 from scrapy_rerp._settings import syntax_name as name_of
 from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url, sitemap_url
-from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
 from scrapy_rerp.cli._explain import explain, file_values, group_values, json_key, usage_dict
+from scrapy_rerp.cli._output import (
+    EXIT_ERROR,
+    EXIT_FLAGGED,
+    EXIT_OK,
+    CliError,
+    Output,
+    write_error,
+)
 from scrapy_rerp.cli._page import PageError, report, text_page
-from scrapy_rerp.cli._problems import SIZE_LIMIT, lint
+from scrapy_rerp.cli._parser import build_parser
+from scrapy_rerp.cli._problems import lint
+from scrapy_rerp.cli._source import Source, is_url, load, load_url, outcome_reason
 from scrapy_rerp.engine import (
     GYM2008,
     MK1996,
@@ -62,120 +65,10 @@ from scrapy_rerp.engine import (
     USAGE_CATEGORIES,
     Group,
     RobotsTxt,
-    usage_category,
 )
 from scrapy_rerp.engine._directives import DIRECTIVES, FILE_KINDS, SITEMAP, VALUE_KINDS
 
-EXIT_OK = 0
-EXIT_FLAGGED = 1
-EXIT_ERROR = 2
-
-DEFAULT_AGENT = "*"
-DEFAULT_TIMEOUT = 30.0
 ALL_SYNTAXES = (RFC9309, GYM2008, MK1996)
-
-
-class CliError(Exception):
-    """Input that cannot be read; reported as one line on stderr with exit status 2."""
-
-
-# --- reading ROBOTS -------------------------------------------------------------------------------
-
-
-@dataclass
-class Source:
-    """A robots.txt as a crawler has it: the bytes as given, and how a crawler reads them."""
-
-    name: str  # the file name, "-" or the URL
-    raw: bytes  # as read, or as downloaded (decoded and capped)
-    body: Body  # as the middleware reads it: capped, with its charset
-    fetched: Download | None = None
-
-    @classmethod
-    def given(cls, name: str, raw: bytes) -> Source:
-        return cls(name, raw, read_body(raw, None, None, SIZE_LIMIT))
-
-    def rules(self, syntax: int) -> RobotsTxt:
-        if self.fetched is not None:
-            return self.fetched.rules(syntax)
-        return self.body.rules(syntax)
-
-    @property
-    def parsed(self) -> bool:
-        return self.fetched is None or self.fetched.outcome == PARSED
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.name,
-            "bytes": len(self.body.data),
-            "truncated": self.body.truncated,
-            "fetch": None if self.fetched is None else self.fetched.as_dict(),
-        }
-
-
-def _is_url(source: str) -> bool:
-    return source.lower().startswith(("http://", "https://"))
-
-
-def _user_agent_header(agent: str) -> str:
-    return agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
-
-
-def _read_capped(stream: BinaryIO) -> bytes:
-    """The first SIZE_LIMIT + 1 bytes of ``stream`` at most: what a crawler reads, and one
-    byte to know there was more. A FIFO, a device (``/dev/zero``), a 2 GiB file or a pipe
-    that never ends are never read whole."""
-    return stream.read(SIZE_LIMIT + 1)
-
-
-def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> Source:
-    if source == "-":
-        try:
-            return Source.given("-", _read_capped(stdin.buffer))
-        except OSError as error:
-            raise CliError(f"cannot read standard input: {error.strerror or error}") from error
-    if _is_url(source):
-        settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
-        try:
-            fetched = download(source, settings, _user_agent_header(agent), timeout)
-        except InvalidUrl as error:
-            raise CliError(str(error)) from error
-        body = fetched.body if fetched.body is not None else Body(b"", None, False)
-        return Source(source, body.data, body, fetched)
-    try:
-        with open(source, "rb") as file:
-            return Source.given(source, _read_capped(file))
-    except OSError as error:
-        raise CliError(f"cannot read {source}: {error.strerror or error}") from error
-
-
-_OUTCOME_TEXT = {
-    ALLOW_ALL: "robots.txt unavailable ({reason}): every URL is allowed",
-    DISALLOW_ALL: "robots.txt forbidden ({reason}): every URL is disallowed",
-    UNREACHABLE: "robots.txt unreachable ({reason}): a crawler downloads nothing from this "
-    "site until it answers (it retries)",
-}
-
-
-def _outcome_reason(fetched: Download) -> str:
-    return _OUTCOME_TEXT[fetched.outcome].format(reason=fetched.reason)
-
-
-def _fetch_notes(source: Source) -> list[str]:
-    fetched = source.fetched
-    cut = (
-        f"over {len(source.body.data):,} bytes: only the first {len(source.body.data):,} "
-        "are read, as a crawler reads them (RFC 9309 section 2.5); the rest is ignored"
-    )
-    if fetched is None:
-        name = "<stdin>" if source.name == "-" else source.name
-        return [f"{name}: {cut}"] if source.body.truncated else []
-    notes = [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
-    if fetched.outcome != PARSED:
-        notes.append(f"{fetched.url}: {_outcome_reason(fetched)}")
-    elif source.body.truncated:
-        notes.append(f"{fetched.url}: {cut}")
-    return notes
 
 
 # --- check ----------------------------------------------------------------------------------------
@@ -199,7 +92,7 @@ def _verdict(
         }
     if not source.parsed:
         assert source.fetched is not None
-        reason = _outcome_reason(source.fetched)
+        reason = outcome_reason(source.fetched)
         return {
             "url": url,
             "allowed": source.fetched.outcome == ALLOW_ALL,
@@ -249,7 +142,7 @@ def cmd_check(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
         origin = origin_of(source.fetched.url)
         for url in args.urls:
             try:
-                elsewhere = _is_url(url) and origin_of(url) != origin
+                elsewhere = is_url(url) and origin_of(url) != origin
             except ValueError:
                 continue
             if elsewhere:
@@ -425,7 +318,7 @@ def _robots_url(source: Source) -> str | None:
 def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], int]:
     if not source.parsed:
         assert source.fetched is not None
-        raise CliError(f"{source.fetched.url}: {_outcome_reason(source.fetched)}; nothing to lint")
+        raise CliError(f"{source.fetched.url}: {outcome_reason(source.fetched)}; nothing to lint")
     found = lint(source.raw, source.body, args.syntax)
     robots = source.rules(args.syntax)
     document = {
@@ -439,7 +332,7 @@ def cmd_lint(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any], 
             "skipped_comparisons": found.skipped_comparisons,
             "budget": found.budget,
         },
-        **_summary(robots, _robots_url(source)),
+        **_summary(robots, source.robots_url),
     }
     return document, EXIT_FLAGGED if found.problems else EXIT_OK
 
@@ -513,11 +406,11 @@ def cmd_fetch(args: argparse.Namespace, source: Source) -> tuple[dict[str, Any],
         "syntax": name_of(args.syntax),
         "agent": args.agent,
         "fetch": fetched.as_dict(),
-        "conclusion": _outcome_reason(fetched) if fetched.outcome != PARSED else "rules parsed",
+        "conclusion": outcome_reason(fetched) if fetched.outcome != PARSED else "rules parsed",
         "crawl_delay": robots.crawl_delay(args.agent) if fetched.outcome == PARSED else None,
         **_summary(
             robots if fetched.outcome == PARSED else RobotsTxt.allow_all(args.syntax),
-            _robots_url(source),
+            source.robots_url,
         ),
     }
     blocked = fetched.outcome in (DISALLOW_ALL, UNREACHABLE)
@@ -580,225 +473,6 @@ def cmd_demo(args: argparse.Namespace, out: Callable[[str], None]) -> tuple[dict
     return document, EXIT_OK if document["ok"] else EXIT_FLAGGED
 
 
-# --- output ---------------------------------------------------------------------------------------
-
-
-class Output:
-    """Standard output that survives its reader going away: after a broken pipe the rest of
-    the output is discarded, and the command still finishes with its real exit status."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.closed = False
-
-    def __call__(self, line: str) -> None:
-        self.write(line + "\n")
-
-    def write(self, text: str) -> None:
-        if self.closed:
-            return
-        try:
-            self.stream.write(text)
-        except BrokenPipeError:
-            self._lost()
-
-    def flush(self) -> None:
-        if self.closed:
-            return
-        try:
-            self.stream.flush()
-        except BrokenPipeError:
-            self._lost()
-
-    def _lost(self) -> None:
-        self.closed = True
-        try:
-            # Python flushes stdout again at exit: give it somewhere to go.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.stream.fileno())
-        except (OSError, ValueError):
-            pass
-
-
-def _error_document(command: str | None, message: str) -> dict[str, Any]:
-    return {"command": command, "error": message}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
-
-
-def _syntax(value: str) -> int:
-    try:
-        return syntax_from(value.strip() if not value.strip().isdigit() else int(value))
-    except RerpSettingsError as error:
-        raise argparse.ArgumentTypeError(
-            f"expected one of {', '.join(SYNTAX_NAMES)} (or the constant 1, 2, 3)"
-        ) from error
-
-
-def _seconds(value: str) -> float:
-    """``--timeout``: a positive, finite number of seconds."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not 0 < seconds < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {value!r}")
-    return seconds
-
-
-def _usage_categories(value: str) -> list[str]:
-    """``--usage train-ai,search``: the categories named, as the engine names them."""
-    names = [name for name in value.split(",") if name.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected a usage category, e.g. train-ai")
-    try:
-        return [usage_category(name) for name in names]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from error
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="scrapy-rerp",
-        description="What a crawler makes of a robots.txt: check URLs, explain a verdict, "
-        "lint a file, fetch one as a crawl would, read a page's own directives, or run a demo "
-        "crawl.",
-        epilog="Exit status: 0 allowed / no problem; 1 disallowed (or, with check --usage, "
-        "a usage disallowed) / problems found; 2 usage error or input that cannot be read.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    output = _Parser(add_help=False)
-    output.add_argument(
-        "--format",
-        choices=["text", "json"],
-        default="text",
-        help="text (default) or json: one JSON document on standard output",
-    )
-    reading = _Parser(add_help=False)
-    reading.add_argument(
-        "--syntax",
-        type=_syntax,
-        default=RFC9309,
-        help="rfc9309 (default), gym2008 or mk1996: how a crawler reads the file",
-    )
-    reading.add_argument(
-        "--agent",
-        "-A",
-        default=DEFAULT_AGENT,
-        help="the crawler's user agent: a product token or a whole User-Agent header (default "
-        "*, a crawler no group names); also sent when ROBOTS is a URL",
-    )
-    reading.add_argument(
-        "--timeout",
-        type=_seconds,
-        default=DEFAULT_TIMEOUT,
-        help="seconds a robots.txt URL has to download, redirects included (default "
-        f"{DEFAULT_TIMEOUT:g}); past them it counts as unreachable",
-    )
-    robots = _Parser(add_help=False)
-    robots.add_argument(
-        "robots", metavar="ROBOTS", help="robots.txt file, - for standard input, or http(s) URL"
-    )
-
-    check = commands.add_parser(
-        "check",
-        parents=[robots, reading, output],
-        help="say whether URLs may be crawled, and which line decided",
-        description="Print ALLOWED or DISALLOWED for each URL, with the line that decided: the "
-        "verdict a crawl gets. With --usage, also the site's AI usage preference for each "
-        "category (allowed, disallowed or unknown) and the Content-Usage or Content-Signal "
-        "line that states it; a usage disallowed makes the exit status 1.",
-    )
-    check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or path")
-    check.add_argument(
-        "--usage",
-        metavar="CATEGORY",
-        action="extend",
-        type=_usage_categories,
-        default=[],
-        help="also say whether each URL may be used for CATEGORY: train-ai, search or "
-        "ai-input (Content-Signal's ai-train is train-ai); repeat it or separate with commas",
-    )
-
-    explain_ = commands.add_parser(
-        "explain",
-        parents=[robots, reading, output],
-        help="why a URL is allowed or not, in all three syntaxes",
-        description="The group chosen for the user agent and why, every rule that matches the "
-        "URL, the one that decides, and the verdict in RFC 9309, GYM2008 and MK1996.",
-    )
-    explain_.add_argument("url", metavar="URL", help="absolute URL or path")
-
-    commands.add_parser(
-        "lint",
-        parents=[robots, reading, output],
-        help="problems in a robots.txt, with line numbers",
-        description="Problems with line numbers and a severity: rules outside groups, unknown "
-        "and misspelled directives, lines without a colon, empty User-agent, invalid values, "
-        "relative sitemaps, a file too large, UTF-16 or HTML, and every rule whose outcome "
-        "differs between MK1996, GYM2008 and RFC 9309 (with a URL that shows it); then the "
-        "groups and sitemaps.",
-    )
-
-    fetch = commands.add_parser(
-        "fetch",
-        parents=[reading, output],
-        help="download robots.txt as a crawl would, and say what a crawler concludes",
-        description="Download a robots.txt URL with the middleware's status policy, redirects, "
-        "size cap and charset; print the status, the outcome (parsed, allow all, disallow all, "
-        "unreachable), when it expires, the groups, sitemaps and crawl delay.",
-    )
-    fetch.add_argument("url", metavar="URL", help="the robots.txt URL (http or https)")
-
-    page = commands.add_parser(
-        "page",
-        parents=[output],
-        help="a page's own robots directives, and what a crawl does with the page",
-        description="Download a page and show its X-Robots-Tag, Robots-Tag and robots meta tags "
-        "for the user agent, where each was stated, whether a crawl follows its links, and "
-        "whether a crawl may use it (and its images) for search, train-ai and ai-input. Exit "
-        "status 1 when a purpose may not.",
-    )
-    page.add_argument("url", metavar="URL", help="the page (http or https)")
-    page.add_argument(
-        "--agent",
-        "-A",
-        default=DEFAULT_AGENT,
-        help="the crawler's user agent: a product token or a whole User-Agent header (default "
-        "*: only the statements for every crawler); also sent",
-    )
-    page.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for the page (default {DEFAULT_TIMEOUT:g})",
-    )
-
-    demo = commands.add_parser(
-        "demo",
-        parents=[output],
-        help="a polite Scrapy crawl of two local sites (needs Scrapy)",
-        description="A self-contained Scrapy crawl with scrapy_rerp's add-on, of two sites run "
-        "on 127.0.0.1 for the purpose, and a report of what each server received. Offline; a "
-        "few seconds; nothing is left running.",
-    )
-    demo.add_argument("--pages", type=int, default=3, metavar="N", help="shop pages (1-40)")
-    demo.add_argument(
-        "--blog-robots",
-        choices=["flaky", "missing"],
-        default="flaky",
-        help="the blog's robots.txt: flaky (503 twice, then 200) or missing (404)",
-    )
-    demo.add_argument("-v", "--verbose", action="store_true", help="Scrapy's log on stderr")
-    return parser
-
-
 _COMMANDS: dict[str, tuple[Callable[..., Any], Callable[..., None]]] = {
     "check": (cmd_check, text_check),
     "explain": (cmd_explain, text_explain),
@@ -834,15 +508,12 @@ def _run(args: argparse.Namespace, out: Output) -> int:
                 text_page(document, out)
         else:
             run, text = _COMMANDS[args.command]
-            source_name = args.url if args.command == "fetch" else args.robots
             if args.command == "fetch":
-                try:
-                    check_url(args.url)
-                except InvalidUrl as error:
-                    raise CliError(str(error)) from error
-            source = load(source_name, args.syntax, args.agent, args.timeout, sys.stdin)
+                source = load_url(args.url, args.syntax, args.agent, args.timeout)
+            else:
+                source = load(args.robots, args.syntax, args.agent, args.timeout, sys.stdin)
             if args.format == "text":
-                for note in _fetch_notes(source):
+                for note in source.notes:
                     print(f"scrapy-rerp: {note}", file=sys.stderr)
             document, status = run(args, source)
             if args.format == "text":
@@ -850,10 +521,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
                     print(f"scrapy-rerp: {note}", file=sys.stderr)
                 text(document, out)
     except CliError as error:
-        print(f"scrapy-rerp: error: {error}", file=sys.stderr)
-        if args.format == "json":
-            out.write(json.dumps(_error_document(args.command, str(error))) + "\n")
-        return EXIT_ERROR
+        return write_error(args.command, error, args.format, out)
     if args.format == "json":
         document = {"command": args.command, **document, "exit_status": status}
         out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
