@@ -49,7 +49,10 @@ def test_check_verdicts_equal_the_middlewares_on_the_corpus() -> None:
     from scrapy.exceptions import IgnoreRequest
     from scrapy.utils.test import get_crawler
 
-    from scrapy_rerp import cli, parse
+    from scrapy_rerp import parse
+    from scrapy_rerp.cli._check import CheckReport
+    from scrapy_rerp.cli._parser import build_parser
+    from scrapy_rerp.cli._source import Source
     from scrapy_rerp.middleware import RobotsTxtMiddleware
 
     corpus = Path(
@@ -76,9 +79,10 @@ def test_check_verdicts_equal_the_middlewares_on_the_corpus() -> None:
             plain = pattern.replace("*", "x").rstrip("$")
             urls += [f"https://site.example{plain}", f"https://site.example{unquote(plain)}x"]
             urls.append(f"https://site.example{quote(unquote(plain), safe='/')}")
-        source = cli.Source.given(path.name, body)
-        args = cli.build_parser().parse_args(["check", path.name, *urls])
-        document, _ = cli.cmd_check(args, source)
+        source = Source.given(path.name, body)
+        args = build_parser().parse_args(["check", path.name, *urls])
+        report = CheckReport.build(source, args.urls, args.syntax, args.agent, args.usage)
+        document = report.to_dict()
         for url, result in zip(urls, document["results"], strict=True):
             try:
                 request = Request(url)
