@@ -36,62 +36,20 @@ Without Scrapy installed, every command but ``demo`` works.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from scrapy_rerp.cli._check import CheckReport
+from scrapy_rerp.cli._demo import DemoReport
 from scrapy_rerp.cli._explain import ExplainReport
 from scrapy_rerp.cli._fetch import FetchReport
 from scrapy_rerp.cli._lint import LintReport
-from scrapy_rerp.cli._output import (
-    EXIT_FLAGGED,
-    EXIT_OK,
-    CliError,
-    Output,
-    Report,
-    note,
-    write_error,
-    write_report,
-)
-from scrapy_rerp.cli._page import PageError, report, text_page
+from scrapy_rerp.cli._output import CliError, Output, Report, note, write_error, write_report
+from scrapy_rerp.cli._page import PageReport
 from scrapy_rerp.cli._parser import build_parser
 from scrapy_rerp.cli._source import load, load_url
 
 __all__ = ["main"]
-
-
-# --- page -----------------------------------------------------------------------------------------
-
-
-def cmd_page(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    try:
-        return report(args.url, args.agent, args.timeout)
-    except PageError as error:
-        raise CliError(str(error)) from error
-
-
-# --- demo -----------------------------------------------------------------------------------------
-
-
-def cmd_demo(args: argparse.Namespace, out: Callable[[str], None]) -> tuple[dict[str, Any], int]:
-    try:
-        from scrapy_rerp import demo
-    except ImportError as error:
-        raise CliError(
-            f"the demo needs Scrapy ({error}): pip install 'scrapy-rerp[scrapy]'"
-        ) from error
-    try:
-        outcome = demo.run(args.pages, args.blog_robots, args.verbose)
-    except ValueError as error:
-        raise CliError(str(error)) from error
-    document = demo.as_dict(outcome)
-    if args.format == "text":
-        with contextlib.redirect_stdout(out):  # type: ignore[type-var]
-            demo.report(outcome)
-    return document, EXIT_OK if document["ok"] else EXIT_FLAGGED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,32 +69,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, out: Output) -> int:
     try:
-        if args.command == "demo":
-            document, status = cmd_demo(args, out)
-        elif args.command == "page":
-            document, status = cmd_page(args)
-            if args.format == "text":
-                for line in document["notes"]:
-                    note(line)
-                text_page(document, out)
-        else:
-            return write_report(args.command, _robots_report(args), args.format, out)
+        report = _report(args)
     except CliError as error:
         return write_error(args.command, error, args.format, out)
-    if args.format == "json":
-        document = {"command": args.command, **document, "exit_status": status}
-        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    return status
+    return write_report(args.command, report, args.format, out)
 
 
-def _robots_report(args: argparse.Namespace) -> Report:
-    """The report of a command that reads a robots.txt: ``ROBOTS``, or ``fetch``'s URL."""
+def _report(args: argparse.Namespace) -> Report:
+    """The report of the command asked for; CliError when its input cannot be read."""
+    if args.command == "page":
+        return PageReport.fetch(args.url, args.agent, args.timeout)
+    if args.command == "demo":
+        return DemoReport.run(args.pages, args.blog_robots, args.verbose)
+    # The others read a robots.txt: ROBOTS, or fetch's URL.
     if args.command == "fetch":
         source = load_url(args.url, args.syntax, args.agent, args.timeout)
     else:
         source = load(args.robots, args.syntax, args.agent, args.timeout, sys.stdin)
     if args.format == "text":
-        for line in source.notes:
+        for line in source.notes:  # before the command's own output, or its error
             note(line)
     if args.command == "check":
         return CheckReport.build(source, args.urls, args.syntax, args.agent, args.usage)
