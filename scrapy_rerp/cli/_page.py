@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy_rerp import __version__
 from scrapy_rerp._body import charset_from_content_type
 from scrapy_rerp._decompress import decode
 from scrapy_rerp.cli._download import InvalidUrl, check_url, network_reason
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
+from scrapy_rerp.cli._source import user_agent_header
 from scrapy_rerp.engine import (
     USAGE_CATEGORIES,
     PageDirectives,
@@ -83,10 +83,6 @@ class Page:
         return self.content_type.startswith("image/")
 
 
-def _user_agent_header(agent: str) -> str:
-    return agent if agent != "*" else f"scrapy-rerp/{__version__}"
-
-
 def fetch_page(url: str, agent: str, timeout: float) -> Page:
     """GET *url* as *agent*; a 4xx or 5xx answer is a page too (its headers count)."""
     try:
@@ -95,7 +91,7 @@ def fetch_page(url: str, agent: str, timeout: float) -> Page:
         raise CliError(str(error)) from error
     request = urllib.request.Request(
         url,
-        headers={"User-Agent": _user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
+        headers={"User-Agent": user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
     )
     try:
         response = urllib.request.urlopen(request, timeout=timeout)
@@ -165,7 +161,7 @@ class PageReport:
     page: Page
     agent: str
     directives: PageDirectives  # combined for the agent
-    now: datetime.datetime  # when the report was made: unavailable_after is against it
+    now: datetime.datetime  # when the report was made: unavailable_after is read against it
     follow: Answer
     usage: dict[str, tuple[Answer, Answer]]  # purpose -> (the page, its images)
 

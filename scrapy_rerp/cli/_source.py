@@ -81,7 +81,8 @@ def is_url(source: str) -> bool:
     return source.lower().startswith(("http://", "https://"))
 
 
-def _user_agent_header(agent: str) -> str:
+def user_agent_header(agent: str) -> str:
+    """The User-Agent header sent for *agent*: the agent itself, or for ``*`` the tool's."""
     return agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
 
 
@@ -102,7 +103,7 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
     if is_url(source):
         settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
         try:
-            fetched = download(source, settings, _user_agent_header(agent), timeout)
+            fetched = download(source, settings, user_agent_header(agent), timeout)
         except InvalidUrl as error:
             raise CliError(str(error)) from error
         body = fetched.body if fetched.body is not None else Body(b"", None, False)
