@@ -7,9 +7,9 @@ generated at three sizes: 1x, 2x and 4x the base size (by default 125, 250 and 5
 the size cap crawlers read). Each file is linted as the command line lints it
 (``scrapy_rerp.cli.main(["lint", FILE, "--format", "json"])``, in this process, its output
 discarded), and the report gives, per shape and size, the median time over ``--repeats`` runs,
-the comparisons lint made against its budget (``_lint.MIN_COMPARISONS`` plus
-``_lint.COMPARISONS_PER_BYTE`` per byte) and the comparisons it skipped, then the time at 2x and
-4x as a ratio to the time at 1x: linear growth is 2 and 4, quadratic 4 and 16.
+the comparisons lint made against its budget (``_problems.MIN_COMPARISONS`` plus
+``_problems.COMPARISONS_PER_BYTE`` per byte) and the comparisons it skipped, then the time at 2x
+and 4x as a ratio to the time at 1x: linear growth is 2 and 4, quadratic 4 and 16.
 
 Times are CPU time of the process unless ``--clock wall``. There is no peer: lint exists only
 here, and its goal is the shape of the growth.
@@ -42,7 +42,8 @@ from _results import (  # noqa: E402
     write_results,
 )
 
-from scrapy_rerp import _lint, cli  # noqa: E402
+from scrapy_rerp import cli  # noqa: E402
+from scrapy_rerp.cli import _problems  # noqa: E402
 from scrapy_rerp.engine._robots import clear_shared_tables  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "LINT_RESULTS.md"
@@ -232,9 +233,9 @@ def render(found: Sequence[Measure], repeats: int, clock_name: str) -> str:
         f"Median of {repeats} run(s) per file; times are {CLOCKS[clock_name][1]}, of "
         '`scrapy_rerp.cli.main(["lint", FILE, "--format", "json"])` (read, parse, every check, '
         "the JSON document). Budget: "
-        f"{_lint.MIN_COMPARISONS:,} + {_lint.COMPARISONS_PER_BYTE} per byte comparisons (one "
-        "rule, or one `*`-separated part of a wildcard rule, weighed against one path; "
-        f"{_lint.EXPLAIN_WEIGHT} for an explained verdict). Problems are what lint found "
+        f"{_problems.MIN_COMPARISONS:,} + {_problems.COMPARISONS_PER_BYTE} per byte comparisons "
+        "(one rule, or one `*`-separated part of a wildcard rule, weighed against one path; "
+        f"{_problems.EXPLAIN_WEIGHT} for an explained verdict). Problems are what lint found "
         "within it.",
         "",
         "| shape | size | time (s) | comparisons | skipped | budget | problems |",

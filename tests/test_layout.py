@@ -33,10 +33,6 @@ LAYERS: dict[str, set[str]] = {
         "_origins",
         "_slowdown",
         "_politeness",
-        "_download",
-        "_page_report",
-        "_explain",
-        "_lint",
         "_local_server",
         "cache",
         "fleet",
@@ -67,6 +63,13 @@ LAYERS: dict[str, set[str]] = {
 CORE_THIRD_PARTY = {"w3lib", "redis", "brotli", "brotlicffi", "backports", "compression"}
 #: Scrapy imports the core makes only when a crawl asks for them, inside a function.
 CORE_LAZY_SCRAPY = {("_settings", "scrapy"), ("cli", "scrapy")}
+
+
+#: The command line (``cli/``, one unit of the core): a module per command, and the modules the
+#: commands share, which import no command (docs/design.rst, "Layout").
+CLI_COMMANDS = {"_check", "_explain", "_lint", "_fetch", "_page", "_demo"}
+CLI_SHARED = {"_parser", "_output", "_source", "_download", "_summary", "_problems"}
+CLI = PACKAGE / "cli"
 
 
 def unit_of(path: Path) -> str:
@@ -176,6 +179,19 @@ def test_no_import_circle() -> None:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as error:
         pytest.fail(f"import circle: {error.args[1]}")
+
+
+def test_every_cli_module_is_a_command_or_shared_and_in_the_design() -> None:
+    modules = {path.stem for path in CLI.glob("*.py")} - {"__init__", "__main__"}
+    assert modules == CLI_COMMANDS | CLI_SHARED
+    design = (PACKAGE.parent / "docs" / "design.rst").read_text(encoding="utf-8")
+    assert [name for name in sorted(modules) if f"``{name}``" not in design] == []
+
+
+@pytest.mark.parametrize("name", sorted(CLI_SHARED))
+def test_the_cli_s_shared_modules_import_no_command(name: str) -> None:
+    commands = {f"scrapy_rerp.cli.{command}" for command in CLI_COMMANDS}
+    assert [m for m, _ in imports_of(CLI / f"{name}.py") if m in commands] == []
 
 
 def test_no_test_module_imports_another() -> None:

@@ -8,6 +8,45 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: A * group and an ExampleBot group, with per-group values and a sitemap.
+ROBOTS = """\
+User-agent: *
+Disallow: /private
+Allow: /private/public
+
+User-agent: ExampleBot
+Disallow: /
+Crawl-delay: 5
+Request-rate: 1/10s 0600-0845
+
+Sitemap: https://example.com/sitemap.xml
+"""
+
+#: The * group of ROBOTS alone.
+STAR_GROUP = "User-agent: *\nDisallow: /private\nAllow: /private/public\n"
+
+#: AI usage preferences (Content-Usage, Content-Signal) for every crawler and for ExampleBot.
+USAGE = """\
+User-agent: *
+Disallow: /private/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+Content-Signal: search=yes, ai-input=no
+
+User-agent: ExampleBot
+Disallow: /admin/
+Content-Signal: ai-train=yes, search=no
+"""
+
+#: Sitemap lines of which a bad one skips itself only (lines 4 and 5 are bad, 6 relative).
+BAD_SITEMAPS = (
+    "User-agent: *\nDisallow: /private\n"
+    "Sitemap: https://example.com/one.xml\n"
+    "Sitemap: http://[::1/sitemap.xml\n"
+    "Sitemap:\n"
+    "Sitemap: /two.xml\n"
+)
+
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(

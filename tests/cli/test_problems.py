@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from scrapy_rerp import _lint
 from scrapy_rerp._body import MAX_SIZE, read_body
+from scrapy_rerp.cli import _problems
 from scrapy_rerp.engine import RFC9309, RobotsTxt
 from tests.support.scripts import load_script
 
@@ -29,17 +29,17 @@ def weighed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         query = getattr(RobotsTxt, name)
 
         def counting(self: RobotsTxt, url: str, agent: str, query: Any = query) -> Any:
-            counted[0] += _lint._weighed(self, agent)
+            counted[0] += _problems._weighed(self, agent)
             return query(self, url, agent)
 
         monkeypatch.setattr(RobotsTxt, name, counting)
     yield counted
 
 
-def lint_counted(shape: str, size: int, weighed: list[int]) -> tuple[int, _lint.Lint]:
+def lint_counted(shape: str, size: int, weighed: list[int]) -> tuple[int, _problems.Lint]:
     data = bench.generate(shape, size)
     weighed[0] = 0
-    found = _lint.lint(data, read_body(data, None, None, MAX_SIZE), RFC9309)
+    found = _problems.lint(data, read_body(data, None, None, MAX_SIZE), RFC9309)
     return weighed[0], found
 
 
@@ -51,7 +51,7 @@ def test_comparisons_grow_at_most_linearly_with_the_file(shape: str, weighed: li
         made, found = lint_counted(shape, size, weighed)
         # Every comparison made was counted against the budget, which is linear in the size.
         assert made <= found.comparisons <= found.budget
-        assert found.budget == _lint.MIN_COMPARISONS + _lint.COMPARISONS_PER_BYTE * size
+        assert found.budget == _problems.MIN_COMPARISONS + _problems.COMPARISONS_PER_BYTE * size
         counts[factor] = made
     # Linear: 4 times the file, about 4 times the work (a tenth more for paths that only the
     # larger file has); quadratic would be 16.
@@ -61,7 +61,7 @@ def test_comparisons_grow_at_most_linearly_with_the_file(shape: str, weighed: li
 def test_a_small_file_is_compared_whole(weighed: list[int]) -> None:
     made, found = lint_counted("wildcards", KIB, weighed)
     assert found.skipped_comparisons == 0
-    assert 0 < made <= found.comparisons < _lint.MIN_COMPARISONS
+    assert 0 < made <= found.comparisons < _problems.MIN_COMPARISONS
     assert found.checked_urls > 150
     assert any(p.code == "syntax-difference" for p in found.problems)
 
@@ -71,7 +71,7 @@ def test_the_checks_made_cover_the_whole_file() -> None:
     # over the file: differences are found in its second half too, not in its first rules only.
     rules = [f"Disallow: /*a*b*c*d*{i}*$" for i in range(12000)]
     data = "\n".join(["User-agent: *", *rules, ""]).encode()
-    found = _lint.lint(data, read_body(data, None, None, MAX_SIZE), RFC9309)
-    assert found.skipped_comparisons > 0 and found.checked_urls == _lint.MAX_URLS
+    found = _problems.lint(data, read_body(data, None, None, MAX_SIZE), RFC9309)
+    assert found.skipped_comparisons > 0 and found.checked_urls == _problems.MAX_URLS
     lines = [p.line for p in found.problems if p.code == "syntax-difference"]
     assert len(lines) >= 5 and max(lines) > 6000, lines

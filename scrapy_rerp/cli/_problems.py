@@ -1,7 +1,7 @@
 """Problems in a robots.txt, with line numbers and a severity, across the three syntaxes.
 
 What a reader does with a line is asked of the engine (one-line probes, as in
-:mod:`scrapy_rerp._explain`): "applied by RFC 9309 readers, ignored by the others" is the
+:mod:`scrapy_rerp.cli._explain`): "applied by RFC 9309 readers, ignored by the others" is the
 engine's answer for that line, not a table kept here. The checks of the file as a whole (size,
 UTF-16, HTML) look at the bytes. What is wrong with a ``Content-Usage`` or ``Content-Signal``
 value is the engine's parse warning for it, given a code here; whether a path a Content-Usage

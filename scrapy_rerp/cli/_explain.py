@@ -1,4 +1,6 @@
-"""Why a URL is allowed or not: the group chosen, the rules that match, the one that decides.
+"""``scrapy-rerp explain ROBOTS URL``: why a URL is allowed or not, in all three syntaxes: the
+group chosen, the rules that match, the one that decides, the values and usage preferences
+that apply. Exit status 0 when the URL may be crawled in the syntax selected, 1 when not.
 
 Everything here is asked of the engine through its public API (``parse``, ``groups``,
 ``allowed``, ``decide``, ``usage``), never re-implemented: whether a ``User-agent`` value names
@@ -9,29 +11,20 @@ syntax, and stay so when the engine changes how it matches.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._urls import crawl_decision, rules_url
-from scrapy_rerp.engine import (
-    RFC9309,
-    USAGE_CATEGORIES,
-    Group,
-    RobotsTxt,
-    UsageDecision,
-    parse,
-)
-from scrapy_rerp.engine._directives import DIRECTIVES, FILE_KINDS, VALUE_KINDS
+from scrapy_rerp._settings import syntax_name
+from scrapy_rerp._urls import crawl_decision, request_url, rules_url
+from scrapy_rerp.cli._check import Usage, Verdict, not_a_request, usage_lines
+from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
+from scrapy_rerp.cli._source import Source
+from scrapy_rerp.cli._summary import group_values, render_values
+from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, USAGE_CATEGORIES, Group, RobotsTxt, parse
 
-__all__ = [
-    "Explanation",
-    "MatchedRule",
-    "explain",
-    "file_values",
-    "group_values",
-    "rule_matches",
-    "usage_dict",
-]
+#: The syntaxes explained, in the order shown.
+ALL_SYNTAXES = (RFC9309, GYM2008, MK1996)
 
 _PROBE_URL = "http://probe.invalid/p"
 
@@ -58,7 +51,7 @@ class Explanation:
     matched: list[MatchedRule] = field(default_factory=list)
     # Each usage category -> what the site says about using the URL for it, and the line that
     # says so (the Content-Usage or Content-Signal line, or the rule that disallows the URL).
-    usage: dict[str, UsageDecision] = field(default_factory=dict)
+    usage: dict[str, Usage] = field(default_factory=dict)
     # The per-group values that apply to the crawler (Crawl-delay...), as group_values gives.
     values: dict[str, Any] = field(default_factory=dict)
 
@@ -77,64 +70,9 @@ class Explanation:
                 {"line": m.line, "rule": m.rule, "allow": m.allow, "decides": m.decides}
                 for m in self.matched
             ],
-            "usage": {category: usage_dict(found) for category, found in self.usage.items()},
+            "usage": {category: found.as_dict() for category, found in self.usage.items()},
             "values": self.values,
         }
-
-
-# The values of the directives the engine's table lists, for reports: every directive is shown
-# without a line of its own here (a test adds one to the table and finds it in the reports).
-
-
-def json_key(name: str) -> str:
-    """A directive's name as a report's key: ``Crawl-delay`` -> ``crawl_delay``."""
-    return name.lower().replace("-", "_")
-
-
-def _json_value(text: str) -> Any:
-    """A value as written back; one written as a number is a number (Crawl-delay: 2.0)."""
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-def group_values(robots: RobotsTxt, user_agent: str) -> dict[str, Any]:
-    """Each per-group value (``crawl_delay``, ``request_rate``, ``visit_time``...) that applies
-    to ``user_agent``, None where there is none, by report key."""
-    values: dict[str, Any] = {}
-    for kind in VALUE_KINDS:
-        directive = DIRECTIVES[kind]
-        value = robots.group_value(directive.name, user_agent)
-        if value is not None and directive.render_value is not None:
-            value = directive.render_value(value)
-        values[json_key(directive.name)] = None if value is None else _json_value(str(value))
-    return values
-
-
-def file_values(robots: RobotsTxt) -> dict[str, Any]:
-    """Each file-wide directive's values by report key: a list (``sitemaps``,
-    ``clean_params``), or for one of which only the first value counts, that value or None
-    (``host``)."""
-    values: dict[str, Any] = {}
-    for kind in FILE_KINDS:
-        directive = DIRECTIVES[kind]
-        found = robots.file_values(directive.name)
-        if directive.first_only:
-            values[json_key(directive.name)] = found[0] if found else None
-        else:
-            values[json_key(directive.name) + "s"] = list(found)
-    return values
-
-
-def usage_dict(decision: UsageDecision) -> dict[str, Any]:
-    """A usage decision as JSON: ``preference``, ``line``, ``statement``, ``reason``."""
-    return {
-        "preference": decision.preference,
-        "line": decision.line,
-        "statement": decision.statement,
-        "reason": decision.reason,
-    }
 
 
 def _rule_text(allow: bool, pattern: str) -> str:
@@ -204,7 +142,10 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
                 text = _rule_text(allow, pattern)
                 decides = line == decision.line and text == decision.rule
                 matched.append(MatchedRule(line, text, allow, decides))
-    usage = {category: robots.usage(target, user_agent, category) for category in USAGE_CATEGORIES}
+    usage = {
+        category: Usage.of(robots.usage(target, user_agent, category))
+        for category in USAGE_CATEGORIES
+    }
     return Explanation(
         syntax,
         decision.allowed,
@@ -217,3 +158,91 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
         usage,
         group_values(robots, user_agent),
     )
+
+
+@dataclass
+class ExplainReport:
+    source: Source
+    url: str
+    agent: str
+    syntax: int  # the syntax selected: its verdict is the exit status
+    # Each syntax's answer, in ALL_SYNTAXES' order; a Verdict when no rules were parsed (the
+    # download's outcome decides, in every syntax alike).
+    syntaxes: dict[int, Explanation | Verdict]
+
+    @classmethod
+    def build(cls, source: Source, url: str, syntax: int, agent: str) -> ExplainReport:
+        try:
+            request_url(url)
+        except ValueError as error:
+            raise CliError(f"{url!r}: {not_a_request(error)}") from error
+        syntaxes: dict[int, Explanation | Verdict] = {}
+        for each in ALL_SYNTAXES:
+            robots = source.rules(each)
+            if source.parsed:
+                syntaxes[each] = explain(robots, url, agent)
+            else:
+                syntaxes[each] = Verdict.of(robots, source, url, agent, USAGE_CATEGORIES)
+        return cls(source, url, agent, syntax, syntaxes)
+
+    @property
+    def allowed(self) -> bool | None:
+        return self.syntaxes[self.syntax].allowed
+
+    @property
+    def status(self) -> int:
+        return EXIT_OK if self.allowed else EXIT_FLAGGED
+
+    @property
+    def notes(self) -> list[str]:
+        return []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "robots": self.source.as_dict(),
+            "url": self.url,
+            "agent": self.agent,
+            "syntax": syntax_name(self.syntax),
+            "allowed": self.allowed,
+            "syntaxes": {
+                syntax_name(each): found.as_dict() for each, found in self.syntaxes.items()
+            },
+        }
+
+    def render_text(self, out: Callable[[str], None]) -> None:
+        out(f"URL         {self.url}")
+        out(f"User agent  {self.agent}")
+        for each, found in self.syntaxes.items():
+            out("")
+            selected = " (selected)" if each == self.syntax else ""
+            verdict = "ALLOWED" if found.allowed else "DISALLOWED"
+            name = syntax_name(each).upper()
+            if found.line is not None:
+                out(f"{name}{selected}: {verdict} by line {found.line}: {found.rule}")
+            else:
+                out(f"{name}{selected}: {verdict}")
+            out(f"  {found.reason}")
+            if isinstance(found, Explanation):
+                _render_explanation(found, out)
+            out("  usage (Content-Usage, Content-Signal):")
+            for line in usage_lines(found.usage):
+                out(f"    {line}")
+
+
+def _render_explanation(found: Explanation, out: Callable[[str], None]) -> None:
+    """The group chosen and why, the values for this crawler, the rules that match."""
+    out(f"  group: {found.why}")
+    for group in found.groups:
+        agents = ", ".join(group.agents) or "(empty)"
+        plural = "" if len(group.rules) == 1 else "s"
+        out(f"    line {group.line}: User-agent: {agents} ({len(group.rules)} rule{plural})")
+    if any(value is not None for value in found.values.values()):
+        out("  values for this crawler:")
+        render_values(found.values, out, "    ")
+    if found.matched:
+        out("  rules that match:")
+        for rule in found.matched:
+            mark = "  <- decides" if rule.decides else ""
+            out(f"    line {rule.line}: {rule.rule}{mark}")
+    else:
+        out("  no rule matches")

@@ -62,8 +62,12 @@ class Download:
             return RobotsTxt.allow_all(syntax)
         return RobotsTxt.disallow_all(syntax)  # disallow all; unreachable: nothing for now
 
+    @property
+    def expires(self) -> str | None:
+        """When a crawl fetches it again (UTC, ISO 8601), if it keeps the answer at all."""
+        return None if self.lifetime is None else _iso(self.fetched_at + self.lifetime)
+
     def as_dict(self) -> dict[str, Any]:
-        expires = None if self.lifetime is None else self.fetched_at + self.lifetime
         return {
             "url": self.url,
             "final_url": self.final_url,
@@ -74,7 +78,7 @@ class Download:
             "truncated": bool(self.body and self.body.truncated),
             "bytes": len(self.body.data) if self.body is not None else None,
             "lifetime": self.lifetime,
-            "expires": None if expires is None else _iso(expires),
+            "expires": self.expires,
             "retry_after": None
             if self.retry_after is None
             else {"value": self.retry_after, "seconds": self.retry_after_seconds},

@@ -1,0 +1,98 @@
+"""``scrapy-rerp``: what a crawler makes of a robots.txt, for site owners and crawler authors.
+
+Commands::
+
+    scrapy-rerp check   ROBOTS URL...   the verdict for each URL, and the line that decided;
+                                        with --usage CATEGORY, also the site's AI usage
+                                        preference for it (Content-Usage, Content-Signal)
+    scrapy-rerp explain ROBOTS URL      the group chosen, the rules that match, the verdict in
+                                        all three syntaxes
+    scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
+    scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows
+    scrapy-rerp page    URL             a page's own directives (X-Robots-Tag, meta robots) and
+                                        what a crawl with each purpose does with the page
+    scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
+
+``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
+downloaded as the middleware downloads it (status policy, redirects, size cap, charset), within
+one ``--timeout`` for the whole download. A file or standard input is read up to the size cap
+(500 KiB) and one byte more, never whole, and a note says when the rest is ignored. The
+verdicts are the ones a crawl gets: URLs are read as a Scrapy request writes them (non-ASCII
+characters %-encoded), through the same code as the middleware. Every command takes
+``--format json``: one JSON document on standard output, whose keys are documented.
+
+Exit status: 0 allowed / no problem; 1 disallowed / problems found; 2 usage error or input that
+cannot be read (a missing file, an invalid URL). ``check --usage CATEGORY`` keeps 0 and 1 for the
+crawl verdict and adds one case to 1: a URL that may be crawled but whose usage is
+``disallowed`` for a category asked about ("not for this purpose"). A usage that is ``unknown``
+(nothing stated, or a URL that may not be crawled) changes nothing.
+
+No input makes it print a traceback, and a closed output pipe (``| head``) ends it quietly with
+the status it would have had.
+
+Without Scrapy installed, every command but ``demo`` works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from scrapy_rerp.cli._check import CheckReport
+from scrapy_rerp.cli._demo import DemoReport
+from scrapy_rerp.cli._explain import ExplainReport
+from scrapy_rerp.cli._fetch import FetchReport
+from scrapy_rerp.cli._lint import LintReport
+from scrapy_rerp.cli._output import CliError, Output, Report, note, write_error, write_report
+from scrapy_rerp.cli._page import PageReport
+from scrapy_rerp.cli._parser import build_parser
+from scrapy_rerp.cli._source import load, load_url
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    out = Output(sys.stdout)
+    # robots.txt bodies may hold undecodable bytes (kept as surrogates) that stdout cannot encode.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    args = build_parser().parse_args(argv)
+    try:
+        status = _run(args, out)
+    except KeyboardInterrupt:
+        status = 130
+    out.flush()
+    return status
+
+
+def _run(args: argparse.Namespace, out: Output) -> int:
+    try:
+        report = _report(args)
+    except CliError as error:
+        return write_error(args.command, error, args.format, out)
+    return write_report(args.command, report, args.format, out)
+
+
+def _report(args: argparse.Namespace) -> Report:
+    """The report of the command asked for; CliError when its input cannot be read."""
+    if args.command == "page":
+        return PageReport.fetch(args.url, args.agent, args.timeout)
+    if args.command == "demo":
+        return DemoReport.run(args.pages, args.blog_robots, args.verbose)
+    # The others read a robots.txt: ROBOTS, or fetch's URL.
+    if args.command == "fetch":
+        source = load_url(args.url, args.syntax, args.agent, args.timeout)
+    else:
+        source = load(args.robots, args.syntax, args.agent, args.timeout, sys.stdin)
+    if args.format == "text":
+        for line in source.notes:  # before the command's own output, or its error
+            note(line)
+    if args.command == "check":
+        return CheckReport.build(source, args.urls, args.syntax, args.agent, args.usage)
+    if args.command == "explain":
+        return ExplainReport.build(source, args.url, args.syntax, args.agent)
+    if args.command == "lint":
+        return LintReport.build(source, args.syntax)
+    return FetchReport.build(source, args.syntax, args.agent)

@@ -1,0 +1,177 @@
+"""``scrapy-rerp check ROBOTS URL...``: the verdict a crawl gets for each URL and the line that
+decided; with ``--usage CATEGORY``, the site's usage preference for it too.
+
+Exit status 0 when every URL may be crawled (and no usage asked about is disallowed), 1 when
+one may not (or a usage is disallowed), 2 when a URL is not one a crawler can request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapy_rerp._policy import ALLOW_ALL
+from scrapy_rerp._settings import syntax_name
+from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url
+from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK
+from scrapy_rerp.cli._source import Source, is_url, outcome_reason
+from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a site says about one usage of a URL, and the line that says so."""
+
+    preference: str | None  # "allowed", "disallowed", "unknown"; None: the URL is invalid
+    line: int | None
+    statement: str | None  # the Content-Usage or Content-Signal line, as written
+    reason: str
+
+    @classmethod
+    def of(cls, decision: UsageDecision) -> Usage:
+        return cls(decision.preference, decision.line, decision.statement, decision.reason)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "preference": self.preference,
+            "line": self.line,
+            "statement": self.statement,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class Verdict:
+    """The crawl verdict for one URL, the line that decided, and its usage preferences."""
+
+    url: str
+    allowed: bool | None  # None: not a URL a crawler can request
+    line: int | None
+    rule: str | None
+    reason: str
+    usage: dict[str, Usage]  # by category, in the order asked
+
+    @classmethod
+    def of(
+        cls, robots: RobotsTxt, source: Source, url: str, agent: str, categories: Sequence[str]
+    ) -> Verdict:
+        """The crawl verdict for *url*, and its usage preference for each of *categories*."""
+        try:
+            request_url(url)
+        except ValueError as error:
+            reason = not_a_request(error)
+            usage = {category: Usage(None, None, None, reason) for category in categories}
+            return cls(url, None, None, None, reason, usage)
+        if not source.parsed:
+            assert source.fetched is not None
+            reason = outcome_reason(source.fetched)
+            nothing = Usage("unknown", None, None, f"no rules were parsed: {reason}")
+            usage = {category: nothing for category in categories}
+            return cls(url, source.fetched.outcome == ALLOW_ALL, None, None, reason, usage)
+        decision = crawl_decision(robots, url, agent)
+        usage = {
+            category: Usage.of(robots.usage(rules_url(url), agent, category))
+            for category in categories
+        }
+        return cls(url, decision.allowed, decision.line, decision.rule, decision.reason, usage)
+
+    @property
+    def disallows_a_usage(self) -> bool:
+        """Whether the site says "not for this purpose" for one of the categories asked about."""
+        return any(found.preference == "disallowed" for found in self.usage.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "allowed": self.allowed,
+            "line": self.line,
+            "rule": self.rule,
+            "reason": self.reason,
+            "usage": {category: found.as_dict() for category, found in self.usage.items()},
+        }
+
+
+def not_a_request(error: ValueError) -> str:
+    return f"not a URL a crawler can request: {error}"
+
+
+_CATEGORY_WIDTH = max(map(len, USAGE_CATEGORIES))
+
+
+def usage_lines(usage: dict[str, Usage]) -> list[str]:
+    """``train-ai  DISALLOWED  line 7: Content-Usage: /a/ train-ai=n`` per category."""
+    lines = []
+    for category, found in usage.items():
+        preference = (found.preference or "invalid").upper()
+        if found.preference in ("allowed", "disallowed"):
+            why = f"line {found.line}: {found.statement}"
+        else:  # nothing stated, or the URL may not be crawled (its rule is shown above)
+            why = f"({found.reason})"
+        lines.append(f"{category:<{_CATEGORY_WIDTH}}  {preference:<10}  {why}")
+    return lines
+
+
+@dataclass
+class CheckReport:
+    source: Source
+    syntax: int
+    agent: str
+    categories: list[str]  # the usage categories asked about, in order, each once
+    results: list[Verdict]
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        source: Source,
+        urls: Sequence[str],
+        syntax: int,
+        agent: str,
+        categories: Sequence[str] = (),
+    ) -> CheckReport:
+        robots = source.rules(syntax)
+        asked = list(dict.fromkeys(categories))
+        results = [Verdict.of(robots, source, url, agent, asked) for url in urls]
+        notes = [f"error: {r.url!r}: {r.reason}" for r in results if r.allowed is None]
+        if source.fetched is not None:
+            origin = origin_of(source.fetched.url)
+            for url in urls:
+                try:
+                    elsewhere = is_url(url) and origin_of(url) != origin
+                except ValueError:
+                    continue
+                if elsewhere:
+                    notes.append(
+                        f"{url}: not on {origin}, so this robots.txt does not apply to it "
+                        "(RFC 9309 section 2.3)"
+                    )
+        return cls(source, syntax, agent, asked, results, notes)
+
+    @property
+    def status(self) -> int:
+        if any(r.allowed is None for r in self.results):
+            return EXIT_ERROR
+        if all(r.allowed and not r.disallows_a_usage for r in self.results):
+            return EXIT_OK
+        return EXIT_FLAGGED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "robots": self.source.as_dict(),
+            "syntax": syntax_name(self.syntax),
+            "agent": self.agent,
+            "usage_categories": self.categories,
+            "results": [result.as_dict() for result in self.results],
+            "notes": self.notes,
+        }
+
+    def render_text(self, out: Callable[[str], None]) -> None:
+        for result in self.results:
+            verdict = {True: "ALLOWED", False: "DISALLOWED", None: "INVALID"}[result.allowed]
+            if result.line is not None:
+                why = f"line {result.line}: {result.rule}"
+            else:
+                why = f"({result.reason})"
+            out(f"{verdict:<10}  {result.url}  {why}")
+            for line in usage_lines(result.usage):
+                out(f"  {line}")

@@ -1,0 +1,88 @@
+"""``scrapy-rerp fetch URL``: a robots.txt downloaded as a crawl downloads it (status policy,
+redirects, size cap, charset), what a crawler concludes, when it expires, and what it holds.
+Exit status 1 when a crawler may download nothing from the site (robots.txt forbidden or
+unreachable), else 0."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from scrapy_rerp._policy import DISALLOW_ALL, PARSED, UNREACHABLE
+from scrapy_rerp._settings import syntax_name
+from scrapy_rerp.cli._download import Download
+from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK
+from scrapy_rerp.cli._source import Source, outcome_reason
+from scrapy_rerp.cli._summary import Summary
+from scrapy_rerp.engine import RobotsTxt
+
+
+@dataclass
+class FetchReport:
+    fetched: Download
+    syntax: int
+    agent: str
+    crawl_delay: float | None  # for the agent; None without rules too
+    summary: Summary  # of the rules, or of "allow all" when the download gave none
+
+    @classmethod
+    def build(cls, source: Source, syntax: int, agent: str) -> FetchReport:
+        fetched = source.fetched
+        assert fetched is not None
+        if fetched.outcome == PARSED:
+            robots = source.rules(syntax)
+            crawl_delay = robots.crawl_delay(agent)
+        else:
+            robots, crawl_delay = RobotsTxt.allow_all(syntax), None
+        return cls(fetched, syntax, agent, crawl_delay, Summary.of(robots, source.robots_url))
+
+    @property
+    def conclusion(self) -> str:
+        parsed = self.fetched.outcome == PARSED
+        return "rules parsed" if parsed else outcome_reason(self.fetched)
+
+    @property
+    def status(self) -> int:
+        blocked = self.fetched.outcome in (DISALLOW_ALL, UNREACHABLE)
+        return EXIT_FLAGGED if blocked else EXIT_OK
+
+    @property
+    def notes(self) -> list[str]:
+        return []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.fetched.url,
+            "syntax": syntax_name(self.syntax),
+            "agent": self.agent,
+            "fetch": self.fetched.as_dict(),
+            "conclusion": self.conclusion,
+            "crawl_delay": self.crawl_delay,
+            **self.summary.as_dict(),
+        }
+
+    def render_text(self, out: Callable[[str], None]) -> None:
+        fetched = self.fetched
+        out(f"robots.txt  {fetched.url}")
+        for url in fetched.redirects:
+            out(f"redirected  {url}")
+        status = fetched.status if fetched.status is not None else "-"
+        out(f"status      {status} ({fetched.reason})")
+        out(f"outcome     {fetched.outcome}: {self.conclusion}")
+        body = fetched.body
+        if body is not None:
+            cut = " (cut at the size cap)" if body.truncated else ""
+            out(f"size        {len(body.data):,} bytes read{cut}")
+        if fetched.lifetime is not None:
+            lifetime = f"{fetched.lifetime:g} s"
+            out(f"expires     {fetched.expires} (used for {lifetime}, then fetched again)")
+        if fetched.retry_after is not None:
+            wait = fetched.retry_after_seconds
+            asks = "nothing a crawl can hold to" if wait is None else f"{wait:g} s"
+            out(f"retry-after {fetched.retry_after} ({asks})")
+        if fetched.outcome != PARSED:
+            return
+        delay = self.crawl_delay
+        out(f"crawl delay {'none' if delay is None else f'{delay:g} s'} for {self.agent}")
+        self.summary.render_text(out)

@@ -1,0 +1,190 @@
+"""The ``scrapy-rerp`` arguments: one subcommand each, the options they share, and the types
+that read ``--syntax``, ``--timeout`` and ``--usage``. A usage error exits with status 2."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import NoReturn
+
+from scrapy_rerp import __version__
+from scrapy_rerp._settings import SYNTAX_NAMES, RerpSettingsError, syntax_from
+from scrapy_rerp.cli._output import EXIT_ERROR
+from scrapy_rerp.cli._source import DEFAULT_AGENT, DEFAULT_TIMEOUT
+from scrapy_rerp.engine import RFC9309, usage_category
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _syntax(value: str) -> int:
+    try:
+        return syntax_from(value.strip() if not value.strip().isdigit() else int(value))
+    except RerpSettingsError as error:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(SYNTAX_NAMES)} (or the constant 1, 2, 3)"
+        ) from error
+
+
+def _seconds(value: str) -> float:
+    """``--timeout``: a positive, finite number of seconds."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {value!r}")
+    return seconds
+
+
+def _usage_categories(value: str) -> list[str]:
+    """``--usage train-ai,search``: the categories named, as the engine names them."""
+    names = [name for name in value.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a usage category, e.g. train-ai")
+    try:
+        return [usage_category(name) for name in names]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="scrapy-rerp",
+        description="What a crawler makes of a robots.txt: check URLs, explain a verdict, "
+        "lint a file, fetch one as a crawl would, read a page's own directives, or run a demo "
+        "crawl.",
+        epilog="Exit status: 0 allowed / no problem; 1 disallowed (or, with check --usage, "
+        "a usage disallowed) / problems found; 2 usage error or input that cannot be read.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    output = _Parser(add_help=False)
+    output.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text (default) or json: one JSON document on standard output",
+    )
+    reading = _Parser(add_help=False)
+    reading.add_argument(
+        "--syntax",
+        type=_syntax,
+        default=RFC9309,
+        help="rfc9309 (default), gym2008 or mk1996: how a crawler reads the file",
+    )
+    reading.add_argument(
+        "--agent",
+        "-A",
+        default=DEFAULT_AGENT,
+        help="the crawler's user agent: a product token or a whole User-Agent header (default "
+        "*, a crawler no group names); also sent when ROBOTS is a URL",
+    )
+    reading.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        help="seconds a robots.txt URL has to download, redirects included (default "
+        f"{DEFAULT_TIMEOUT:g}); past them it counts as unreachable",
+    )
+    robots = _Parser(add_help=False)
+    robots.add_argument(
+        "robots", metavar="ROBOTS", help="robots.txt file, - for standard input, or http(s) URL"
+    )
+
+    check = commands.add_parser(
+        "check",
+        parents=[robots, reading, output],
+        help="say whether URLs may be crawled, and which line decided",
+        description="Print ALLOWED or DISALLOWED for each URL, with the line that decided: the "
+        "verdict a crawl gets. With --usage, also the site's AI usage preference for each "
+        "category (allowed, disallowed or unknown) and the Content-Usage or Content-Signal "
+        "line that states it; a usage disallowed makes the exit status 1.",
+    )
+    check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or path")
+    check.add_argument(
+        "--usage",
+        metavar="CATEGORY",
+        action="extend",
+        type=_usage_categories,
+        default=[],
+        help="also say whether each URL may be used for CATEGORY: train-ai, search or "
+        "ai-input (Content-Signal's ai-train is train-ai); repeat it or separate with commas",
+    )
+
+    explain_ = commands.add_parser(
+        "explain",
+        parents=[robots, reading, output],
+        help="why a URL is allowed or not, in all three syntaxes",
+        description="The group chosen for the user agent and why, every rule that matches the "
+        "URL, the one that decides, and the verdict in RFC 9309, GYM2008 and MK1996.",
+    )
+    explain_.add_argument("url", metavar="URL", help="absolute URL or path")
+
+    commands.add_parser(
+        "lint",
+        parents=[robots, reading, output],
+        help="problems in a robots.txt, with line numbers",
+        description="Problems with line numbers and a severity: rules outside groups, unknown "
+        "and misspelled directives, lines without a colon, empty User-agent, invalid values, "
+        "relative sitemaps, a file too large, UTF-16 or HTML, and every rule whose outcome "
+        "differs between MK1996, GYM2008 and RFC 9309 (with a URL that shows it); then the "
+        "groups and sitemaps.",
+    )
+
+    fetch = commands.add_parser(
+        "fetch",
+        parents=[reading, output],
+        help="download robots.txt as a crawl would, and say what a crawler concludes",
+        description="Download a robots.txt URL with the middleware's status policy, redirects, "
+        "size cap and charset; print the status, the outcome (parsed, allow all, disallow all, "
+        "unreachable), when it expires, the groups, sitemaps and crawl delay.",
+    )
+    fetch.add_argument("url", metavar="URL", help="the robots.txt URL (http or https)")
+
+    page = commands.add_parser(
+        "page",
+        parents=[output],
+        help="a page's own robots directives, and what a crawl does with the page",
+        description="Download a page and show its X-Robots-Tag, Robots-Tag and robots meta tags "
+        "for the user agent, where each was stated, whether a crawl follows its links, and "
+        "whether a crawl may use it (and its images) for search, train-ai and ai-input. Exit "
+        "status 1 when a purpose may not.",
+    )
+    page.add_argument("url", metavar="URL", help="the page (http or https)")
+    page.add_argument(
+        "--agent",
+        "-A",
+        default=DEFAULT_AGENT,
+        help="the crawler's user agent: a product token or a whole User-Agent header (default "
+        "*: only the statements for every crawler); also sent",
+    )
+    page.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait for the page (default {DEFAULT_TIMEOUT:g})",
+    )
+
+    demo = commands.add_parser(
+        "demo",
+        parents=[output],
+        help="a polite Scrapy crawl of two local sites (needs Scrapy)",
+        description="A self-contained Scrapy crawl with scrapy_rerp's add-on, of two sites run "
+        "on 127.0.0.1 for the purpose, and a report of what each server received. Offline; a "
+        "few seconds; nothing is left running.",
+    )
+    demo.add_argument("--pages", type=int, default=3, metavar="N", help="shop pages (1-40)")
+    demo.add_argument(
+        "--blog-robots",
+        choices=["flaky", "missing"],
+        default="flaky",
+        help="the blog's robots.txt: flaky (503 twice, then 200) or missing (404)",
+    )
+    demo.add_argument("-v", "--verbose", action="store_true", help="Scrapy's log on stderr")
+    return parser

@@ -1,0 +1,137 @@
+"""``ROBOTS`` read as a crawler reads it: a file or standard input read up to the size cap and
+one byte more (never whole), or an ``http://`` / ``https://`` URL downloaded as the middleware
+downloads it (:mod:`scrapy_rerp.cli._download`); and what a crawler concludes when a download
+gives no rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from scrapy_rerp import __version__
+from scrapy_rerp._body import MAX_SIZE, Body, read_body
+from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
+from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
+from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.engine import RobotsTxt
+
+#: The crawler a command answers for unless ``--agent`` names one: a crawler no group names.
+DEFAULT_AGENT = "*"
+DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass
+class Source:
+    """A robots.txt as a crawler has it: the bytes as given, and how a crawler reads them."""
+
+    name: str  # the file name, "-" or the URL
+    raw: bytes  # as read, or as downloaded (decoded and capped)
+    body: Body  # as the middleware reads it: capped, with its charset
+    fetched: Download | None = None
+
+    @classmethod
+    def given(cls, name: str, raw: bytes) -> Source:
+        return cls(name, raw, read_body(raw, None, None, MAX_SIZE))
+
+    def rules(self, syntax: int) -> RobotsTxt:
+        if self.fetched is not None:
+            return self.fetched.rules(syntax)
+        return self.body.rules(syntax)
+
+    @property
+    def parsed(self) -> bool:
+        return self.fetched is None or self.fetched.outcome == PARSED
+
+    @property
+    def robots_url(self) -> str | None:
+        """The URL sitemaps are resolved against: the robots.txt's, after redirects."""
+        fetched = self.fetched
+        return None if fetched is None else fetched.final_url or fetched.url
+
+    @property
+    def notes(self) -> list[str]:
+        """What the reader of the text is told about the reading: redirects, a download that
+        gave no rules, a file cut at the size cap."""
+        fetched = self.fetched
+        cut = (
+            f"over {len(self.body.data):,} bytes: only the first {len(self.body.data):,} "
+            "are read, as a crawler reads them (RFC 9309 section 2.5); the rest is ignored"
+        )
+        if fetched is None:
+            name = "<stdin>" if self.name == "-" else self.name
+            return [f"{name}: {cut}"] if self.body.truncated else []
+        notes = [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
+        if fetched.outcome != PARSED:
+            notes.append(f"{fetched.url}: {outcome_reason(fetched)}")
+        elif self.body.truncated:
+            notes.append(f"{fetched.url}: {cut}")
+        return notes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.name,
+            "bytes": len(self.body.data),
+            "truncated": self.body.truncated,
+            "fetch": None if self.fetched is None else self.fetched.as_dict(),
+        }
+
+
+def is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+def user_agent_header(agent: str) -> str:
+    """The User-Agent header sent for *agent*: the agent itself, or for ``*`` the tool's."""
+    return agent if agent != DEFAULT_AGENT else f"scrapy-rerp/{__version__}"
+
+
+def _read_capped(stream: BinaryIO) -> bytes:
+    """The first MAX_SIZE + 1 bytes of ``stream`` at most: what a crawler reads, and one
+    byte to know there was more. A FIFO, a device (``/dev/zero``), a 2 GiB file or a pipe
+    that never ends are never read whole."""
+    return stream.read(MAX_SIZE + 1)
+
+
+def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> Source:
+    """``ROBOTS``: ``-`` (*stdin*), an http(s) URL, or a file."""
+    if source == "-":
+        try:
+            return Source.given("-", _read_capped(stdin.buffer))
+        except OSError as error:
+            raise CliError(f"cannot read standard input: {error.strerror or error}") from error
+    if is_url(source):
+        settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
+        try:
+            fetched = download(source, settings, user_agent_header(agent), timeout)
+        except InvalidUrl as error:
+            raise CliError(str(error)) from error
+        body = fetched.body if fetched.body is not None else Body(b"", None, False)
+        return Source(source, body.data, body, fetched)
+    try:
+        with open(source, "rb") as file:
+            return Source.given(source, _read_capped(file))
+    except OSError as error:
+        raise CliError(f"cannot read {source}: {error.strerror or error}") from error
+
+
+def load_url(url: str, syntax: int, agent: str, timeout: float) -> Source:
+    """A robots.txt URL and nothing else (``fetch``), downloaded."""
+    try:
+        check_url(url)
+    except InvalidUrl as error:
+        raise CliError(str(error)) from error
+    return load(url, syntax, agent, timeout, None)
+
+
+_OUTCOME_TEXT = {
+    ALLOW_ALL: "robots.txt unavailable ({reason}): every URL is allowed",
+    DISALLOW_ALL: "robots.txt forbidden ({reason}): every URL is disallowed",
+    UNREACHABLE: "robots.txt unreachable ({reason}): a crawler downloads nothing from this "
+    "site until it answers (it retries)",
+}
+
+
+def outcome_reason(fetched: Download) -> str:
+    """What a crawler concludes from a download that gave no rules."""
+    return _OUTCOME_TEXT[fetched.outcome].format(reason=fetched.reason)

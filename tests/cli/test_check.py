@@ -1,0 +1,436 @@
+"""``scrapy-rerp check ROBOTS URL...``: the verdict a crawl gets and the line that decided, from
+files, standard input and robots.txt URLs; and ``--usage``: the site's AI usage preferences
+(Content-Usage, Content-Signal). Each run as a subprocess against files and local servers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import ROBOTS, STAR_GROUP, USAGE, run, run_json, write
+from tests.support.servers import Reply, Server
+
+
+def verdicts(stdout: str) -> dict[str, str]:
+    """URL -> the whole output line for it."""
+    lines = [line.split(None, 2) for line in stdout.splitlines() if line.strip()]
+    return {parts[1]: " ".join(parts) for parts in lines}
+
+
+def usage_lines(stdout: str) -> dict[str, list[str]]:
+    """URL -> the usage lines printed under its verdict, each with its spaces collapsed."""
+    found: dict[str, list[str]] = {}
+    url = ""
+    for line in stdout.splitlines():
+        if line.startswith("  "):
+            found[url].append(" ".join(line.split()))
+        else:
+            url = line.split()[1]
+            found[url] = []
+    return found
+
+
+# --- check -----------------------------------------------------------------------------------
+
+
+def test_check_disallowed_url_names_the_deciding_line(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "https://example.com/private/x")
+    assert done.returncode == 1
+    line = verdicts(done.stdout)["https://example.com/private/x"]
+    assert line.startswith("DISALLOWED ")
+    assert "line 2: Disallow: /private" in line
+
+
+def test_check_allowed_urls_exit_zero(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "https://example.com/", "/private/public/page")
+    assert done.returncode == 0, done.stderr
+    lines = verdicts(done.stdout)
+    assert lines["https://example.com/"].startswith("ALLOWED ")
+    assert "line " not in lines["https://example.com/"]  # no rule matched, so no line to show
+    assert lines["/private/public/page"].startswith("ALLOWED ")
+    assert "line 3: Allow: /private/public" in lines["/private/public/page"]
+
+
+def test_check_one_disallowed_url_among_several_exits_one(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "/a", "/private", "/b")
+    assert done.returncode == 1
+    assert [line.split()[0] for line in done.stdout.splitlines()] == [
+        "ALLOWED",
+        "DISALLOWED",
+        "ALLOWED",
+    ]
+
+
+def test_check_agent_selects_its_group(robots_file: Path) -> None:
+    done = run("check", str(robots_file), "/anything", "--agent", "ExampleBot")
+    assert done.returncode == 1
+    assert "line 6: Disallow: /" in verdicts(done.stdout)["/anything"]
+
+
+def test_check_full_user_agent_header_as_agent(robots_file: Path) -> None:
+    header = "Mozilla/5.0 (compatible; ExampleBot/2.1; +https://example.org/bot)"
+    done = run("check", str(robots_file), "/anything", "-A", header)
+    assert done.returncode == 1
+    assert verdicts(done.stdout)["/anything"].startswith("DISALLOWED ")
+
+
+def test_check_syntax_changes_precedence(robots_file: Path) -> None:
+    # RFC 9309: the longest match wins; GYM2008 (rerp): the first matching rule in the file wins.
+    url = "/private/public/page"
+    rfc = run("check", str(robots_file), url, "--syntax", "rfc9309")
+    gym = run("check", str(robots_file), url, "--syntax", "GYM2008")
+    assert rfc.returncode == 0
+    assert verdicts(rfc.stdout)[url].startswith("ALLOWED ")
+    assert gym.returncode == 1
+    assert "line 2: Disallow: /private" in verdicts(gym.stdout)[url]
+
+
+def test_check_reads_standard_input() -> None:
+    done = run("check", "-", "/private/x", stdin=ROBOTS.encode())
+    assert done.returncode == 1
+    assert "line 2: Disallow: /private" in verdicts(done.stdout)["/private/x"]
+
+
+def test_check_robots_txt_itself_is_always_allowed(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text("User-agent: *\nDisallow: /\n")
+    done = run("check", str(path), "/robots.txt", "/index.html")
+    assert done.returncode == 1
+    lines = verdicts(done.stdout)
+    assert lines["/robots.txt"].startswith("ALLOWED ")
+    assert lines["/index.html"].startswith("DISALLOWED ")
+
+
+# --- the verdict a crawl gets ----------------------------------------------------------------
+
+
+def test_check_non_ascii_url_gets_the_crawl_verdict(tmp_path: Path) -> None:
+    from scrapy_rerp import RerpRobotParser
+
+    body = b"User-agent: *\nDisallow: /wiki/K\xc3\xa4\n"
+    robots = write(tmp_path, body)
+    done = run("check", robots, "/wiki/Kä", "https://e.com/wiki/K%C3%A4x", "/wiki/Ka")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("DISALLOWED  /wiki/Kä  line 2")
+    assert lines[1].startswith("DISALLOWED  https://e.com/wiki/K%C3%A4x  line 2")
+    assert lines[2].startswith("ALLOWED ")
+    assert RerpRobotParser(body).allowed("https://e.com/wiki/Kä", "a") is False
+
+
+def test_check_verdicts_equal_the_middlewares_on_the_corpus() -> None:
+    """The command line and the middleware (its _decide, on scrapy.Request URLs) agree, for
+    corpus files whose rules hold non-ASCII or %-encoded paths, with URLs written both ways."""
+    from urllib.parse import quote, unquote
+
+    from scrapy import Request
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rerp import parse
+    from scrapy_rerp.cli._check import CheckReport
+    from scrapy_rerp.cli._parser import build_parser
+    from scrapy_rerp.cli._source import Source
+    from scrapy_rerp.middleware import RobotsTxtMiddleware
+
+    corpus = Path(
+        os.environ.get("SCRAPY_RERP_CORPUS") or Path(__file__).parents[3] / "shared" / "corpus"
+    )
+    if not (corpus / "robots").is_dir():
+        pytest.skip(f"corpus not found: {corpus}")
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": "*"})
+    middleware = RobotsTxtMiddleware.from_crawler(crawler)
+    compared = files = 0
+    for path in sorted((corpus / "robots").iterdir()):
+        body = path.read_bytes()
+        robots = parse(body)
+        patterns = {
+            pattern
+            for group in robots.groups
+            for _, pattern, _ in group.rules
+            if "%" in pattern and pattern.startswith("/")
+        }
+        if not patterns:
+            continue
+        urls = []
+        for pattern in sorted(patterns)[:20]:
+            plain = pattern.replace("*", "x").rstrip("$")
+            urls += [f"https://site.example{plain}", f"https://site.example{unquote(plain)}x"]
+            urls.append(f"https://site.example{quote(unquote(plain), safe='/')}")
+        source = Source.given(path.name, body)
+        args = build_parser().parse_args(["check", path.name, *urls])
+        report = CheckReport.build(source, args.urls, args.syntax, args.agent, args.usage)
+        document = report.to_dict()
+        for url, result in zip(urls, document["results"], strict=True):
+            try:
+                request = Request(url)
+            except ValueError:
+                continue
+            try:
+                middleware._decide(robots, request)
+                expected = True
+            except IgnoreRequest:
+                expected = False
+            assert result["allowed"] is expected, (path.name, url, result)
+            compared += 1
+        files += 1
+        if files == 150:
+            break
+    assert compared > 1000
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/x", "Port out of range 0-65535")],
+)
+def test_a_url_no_request_can_be_made_of_is_an_error(tmp_path: Path, url: str, why: str) -> None:
+    robots = write(tmp_path, STAR_GROUP)
+    done = run("check", robots, url, "/private")
+    assert done.returncode == 2
+    assert done.stderr == f"scrapy-rerp: error: {url!r}: not a URL a crawler can request: {why}\n"
+    assert done.stdout.splitlines()[0].startswith(f"INVALID     {url}  (")
+    assert done.stdout.splitlines()[1].startswith("DISALLOWED  /private  line 2")
+    done = run("explain", robots, url)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"scrapy-rerp: error: {url!r}: not a URL a crawler can request: {why}\n"
+
+
+def test_bad_url_to_check_is_invalid_and_exits_two(tmp_path: Path) -> None:
+    status, doc = run_json("check", write(tmp_path, STAR_GROUP), "http://[::1/x", "/private")
+    assert status == 2
+    assert doc["results"][0]["allowed"] is None
+    assert doc["results"][1]["allowed"] is False
+
+
+# --- check, from a URL -----------------------------------------------------------------------
+
+
+def test_check_fetches_robots_url_with_the_agent(server: Server) -> None:
+    server.robots(ROBOTS)
+    done = run("check", server.url("/robots.txt"), "/private/x", "/ok", "--agent", "ExampleBot")
+    assert done.returncode == 1, done.stderr
+    lines = verdicts(done.stdout)
+    assert "line 6: Disallow: /" in lines["/private/x"]
+    assert lines["/ok"].startswith("DISALLOWED ")
+    (hit,) = server.hits("/robots.txt")
+    assert hit.header("User-Agent") == "ExampleBot"
+
+
+def test_check_notes_urls_of_another_origin(server: Server) -> None:
+    server.robots(ROBOTS)
+    here = server.url("/private/x")
+    elsewhere = "https://other.example/private/x"
+    done = run("check", server.url("/robots.txt"), here, elsewhere, "/private/y")
+    assert done.returncode == 1
+    assert len(verdicts(done.stdout)) == 3  # the verdicts are still given
+    notes = [line for line in done.stderr.splitlines() if "does not apply" in line]
+    assert len(notes) == 1 and elsewhere in notes[0]
+
+
+def test_check_follows_redirects_and_says_so(server: Server) -> None:
+    server.route("/old-robots.txt", Reply.redirect(server.url("/robots.txt")))
+    server.robots(ROBOTS)
+    done = run("check", server.url("/old-robots.txt"), "/private/x")
+    assert done.returncode == 1
+    assert "redirected to " + server.url("/robots.txt") in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("syntax", "status", "exit_code", "verdict"),
+    [
+        ("rfc9309", 404, 0, "ALLOWED"),  # unavailable: everything allowed
+        ("rfc9309", 403, 0, "ALLOWED"),  # RFC 9309 treats every 4xx the same
+        ("rfc9309", 503, 1, "DISALLOWED"),  # unreachable: everything disallowed
+        ("gym2008", 404, 0, "ALLOWED"),  # rerp's fetch(): 404 allows everything
+        ("gym2008", 403, 1, "DISALLOWED"),  # ... and 401/403 disallow everything
+        ("mk1996", 401, 1, "DISALLOWED"),
+    ],
+)
+def test_check_http_error_status(
+    server: Server, syntax: str, status: int, exit_code: int, verdict: str
+) -> None:
+    server.robots("User-agent: *\nDisallow: /\n", status=status)
+    done = run("check", server.url("/robots.txt"), "/page", "--syntax", syntax)
+    assert done.returncode == exit_code, done.stderr
+    assert verdicts(done.stdout)["/page"].startswith(verdict + " ")
+    assert f"HTTP {status}" in done.stderr
+
+
+def test_check_redirect_loop_counts_as_unavailable_in_rfc9309(server: Server) -> None:
+    server.route("/robots.txt", Reply.redirect(server.url("/robots.txt")))
+    done = run("check", server.url("/robots.txt"), "/page")
+    assert done.returncode == 0, done.stderr
+    assert verdicts(done.stdout)["/page"].startswith("ALLOWED ")
+    assert "unavailable" in done.stderr
+
+
+def test_check_5xx_in_gym2008_is_unreachable_as_in_a_crawl(server: Server) -> None:
+    # The middleware's status table holds in every syntax: 5xx means unreachable.
+    server.robots("", status=503)
+    done = run("check", server.url("/robots.txt"), "/page", "--syntax", "gym2008")
+    assert done.returncode == 1
+    assert verdicts(done.stdout)["/page"].startswith("DISALLOWED ")
+    assert "unreachable (HTTP 503)" in done.stdout
+
+
+def test_check_unreachable_server_disallows_everything_for_now() -> None:
+    with Server() as gone:
+        url = gone.url("/robots.txt")
+    done = run("check", url, "/page", "--timeout", "5")
+    assert done.returncode == 1, done.stderr
+    assert verdicts(done.stdout)["/page"].startswith("DISALLOWED ")
+    assert "unreachable (connection refused)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_check_declared_charset_is_used_by_gym2008(server: Server) -> None:
+    # "/café" in ISO-8859-1 would be read as "/cafÃ©" if the UTF-8 charset were ignored.
+    server.robots(
+        "User-agent: *\nDisallow: /café\n".encode(),
+        content_type="text/plain; charset=utf-8",
+    )
+    done = run("check", server.url("/robots.txt"), "/café", "--syntax", "gym2008")
+    assert done.returncode == 1, done.stdout
+    assert verdicts(done.stdout)["/café"].startswith("DISALLOWED ")
+
+
+# --- check --usage ---------------------------------------------------------------------------
+
+
+def test_check_usage_names_the_line_that_states_each_preference(tmp_path: Path) -> None:
+    done = run("check", write(tmp_path, USAGE), "/ai-ok/x", "--usage", "train-ai,search")
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[0] == "ALLOWED     /ai-ok/x  (no rule matched)"
+    # The rule with the longer path wins over the group-wide one.
+    assert usage_lines(done.stdout)["/ai-ok/x"] == [
+        "train-ai ALLOWED line 4: Content-Usage: /ai-ok/ train-ai=y",
+        "search ALLOWED line 5: Content-Signal: search=yes, ai-input=no",
+    ]
+
+
+def test_check_usage_disallowed_for_a_category_asked_about_exits_one(tmp_path: Path) -> None:
+    robots = write(tmp_path, USAGE)
+    done = run("check", robots, "/blog/post", "--usage", "train-ai")
+    assert done.returncode == 1  # crawlable, but "not for this purpose"
+    assert done.stdout.startswith("ALLOWED     /blog/post")
+    assert usage_lines(done.stdout)["/blog/post"] == [
+        "train-ai DISALLOWED line 3: Content-Usage: train-ai=n"
+    ]
+    # The same URL, asked about a category the site allows: 0.
+    assert run("check", robots, "/blog/post", "--usage", "search").returncode == 0
+    # Without --usage, the exit status is the crawl verdict's alone, and no usage is printed.
+    plain = run("check", robots, "/blog/post")
+    assert plain.returncode == 0 and plain.stdout.count("\n") == 1
+
+
+def test_check_usage_unknown_does_not_change_the_exit_status(tmp_path: Path) -> None:
+    robots = write(tmp_path, "User-agent: *\nDisallow: /private/\n")
+    done = run("check", robots, "/page", "--usage", "train-ai")
+    assert done.returncode == 0, done.stdout
+    assert usage_lines(done.stdout)["/page"] == [
+        "train-ai UNKNOWN (no usage preference for this user agent)"
+    ]
+
+
+def test_check_usage_of_a_url_that_may_not_be_crawled_is_unknown(tmp_path: Path) -> None:
+    robots = write(tmp_path, USAGE)
+    done = run("check", robots, "/private/x", "--usage", "search")
+    assert done.returncode == 1
+    assert done.stdout.startswith("DISALLOWED  /private/x  line 2: Disallow: /private/")
+    assert usage_lines(done.stdout)["/private/x"] == [
+        "search UNKNOWN (may not be crawled: no usage preference applies)"
+    ]
+    status, doc = run_json("check", robots, "/private/x", "--usage", "search")
+    assert status == 1
+    assert doc["results"][0]["usage"] == {
+        "search": {
+            "preference": "unknown",
+            "line": 2,
+            "statement": "Disallow: /private/",
+            "reason": "may not be crawled: no usage preference applies",
+        }
+    }
+
+
+def test_check_usage_json_keys_categories_and_alias(tmp_path: Path) -> None:
+    robots = write(tmp_path, USAGE)
+    # ai-train is Content-Signal's name for train-ai: the same category, reported once.
+    status, doc = run_json(
+        "check", robots, "/ai-ok/a", "/b", "--usage", "AI-Train", "--usage", "ai-input,train-ai"
+    )
+    assert status == 1  # /b: train-ai disallowed (and ai-input, for both URLs)
+    assert doc["usage_categories"] == ["train-ai", "ai-input"]
+    first, second = doc["results"]
+    assert first["allowed"] is True
+    assert first["usage"] == {
+        "train-ai": {
+            "preference": "allowed",
+            "line": 4,
+            "statement": "Content-Usage: /ai-ok/ train-ai=y",
+            "reason": "train-ai allowed",
+        },
+        "ai-input": {
+            "preference": "disallowed",
+            "line": 5,
+            "statement": "Content-Signal: search=yes, ai-input=no",
+            "reason": "ai-input disallowed",
+        },
+    }
+    assert second["usage"]["train-ai"]["preference"] == "disallowed"
+    assert second["usage"]["train-ai"]["line"] == 3
+
+
+def test_check_usage_follows_the_agents_group(tmp_path: Path) -> None:
+    robots = write(tmp_path, USAGE)
+    done = run("check", robots, "/x", "-A", "ExampleBot/2.0", "--usage", "train-ai,search")
+    assert done.returncode == 1  # search=no in ExampleBot's group
+    assert usage_lines(done.stdout)["/x"] == [
+        "train-ai ALLOWED line 9: Content-Signal: ai-train=yes, search=no",
+        "search DISALLOWED line 9: Content-Signal: ai-train=yes, search=no",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("bogus", "unknown usage category 'bogus'"),
+        ("train-ai,ai-training", "unknown usage category 'ai-training'"),
+        (",", "expected a usage category"),
+    ],
+)
+def test_check_unknown_usage_category_is_a_usage_error(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    done = run("check", write(tmp_path, USAGE), "/x", "--usage", value, "--format", "json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "usage:" in done.stderr and message in done.stderr
+    if "bogus" in value:  # the message names what would do
+        assert "'train-ai', 'search', 'ai-input'" in done.stderr
+
+
+def test_check_usage_of_an_invalid_url_is_null(tmp_path: Path) -> None:
+    status, doc = run_json("check", write(tmp_path, USAGE), "http://[::1/x", "--usage", "search")
+    assert status == 2
+    usage = doc["results"][0]["usage"]["search"]
+    assert usage["preference"] is None and usage["line"] is None and usage["reason"]
+
+
+def test_check_usage_from_a_robots_url(server: Server) -> None:
+    server.robots(USAGE)
+    done = run("check", server.url("/robots.txt"), server.url("/blog"), "--usage", "train-ai")
+    assert done.returncode == 1, done.stderr
+    assert usage_lines(done.stdout)[server.url("/blog")] == [
+        "train-ai DISALLOWED line 3: Content-Usage: train-ai=n"
+    ]
+
+
+def test_check_usage_without_rules_is_unknown(server: Server) -> None:
+    server.robots("", status=404)
+    status, doc = run_json("check", server.url("/robots.txt"), "/page", "--usage", "train-ai")
+    assert status == 0
+    usage = doc["results"][0]["usage"]["train-ai"]
+    assert usage["preference"] == "unknown" and usage["line"] is None
+    assert "no rules were parsed" in usage["reason"] and "HTTP 404" in usage["reason"]
