@@ -17,7 +17,7 @@ import http.client
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from scrapy_rerp._body import charset_from_content_type
@@ -36,17 +36,8 @@ from scrapy_rerp.engine import (
 from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_FLAGS = (
-    "noindex",
-    "nofollow",
-    "noarchive",
-    "nosnippet",
-    "noimageindex",
-    "notranslate",
-    "noai",
-    "noimageai",
-    "indexifembedded",
-)
+# The page's yes-or-no directives, as the engine's PageDirectives names them.
+_FLAGS = tuple(field.name for field in fields(PageDirectives) if field.type == "bool")
 
 
 @dataclass
