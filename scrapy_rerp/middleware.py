@@ -38,7 +38,6 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_rerp._assembly import Misconfigured, assemble, origin_caches
 from scrapy_rerp._compat import close_when_opened
 from scrapy_rerp._origins import WAIT, Refused
-from scrapy_rerp._parking import PARK_LIMIT, drop_verdict, restore_dont_filter
 from scrapy_rerp._politeness import PARKED
 from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp._slowdown import SLOW_STATUSES, slow_answer
@@ -152,11 +151,7 @@ class RobotsTxtMiddleware:
     # -- one request -------------------------------------------------------------------------
     def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
-        restore_dont_filter(request)
-        message = drop_verdict(request)
-        if message is not None:
-            self._log_dropped(request, message)
-            raise IgnoreRequest(message)
+        self.lot.handed_back(request)  # a request parked before: dropped now, or on its way
         url = request.url
         origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
         is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
@@ -208,16 +203,8 @@ class RobotsTxtMiddleware:
     def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
         """Take a request with no usable rules out of the downloader until they come."""
         refused = self.lot.park(origin, request)
-        if refused == PARK_LIMIT:
-            logger.warning(
-                "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
-                "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
-                {"request": request, "max": self.lot.max_per_origin, "origin": origin},
-                extra={"spider": self.crawler.spider},
-            )
-            raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
         if refused is not None:
-            raise IgnoreRequest("crawl closing")
+            self.lot.drop_refused(origin, request, refused)
         if is_robots_url:
             self._for_spider.want(origin)
         self.origins.wanted(origin, request.url, request)
@@ -228,10 +215,7 @@ class RobotsTxtMiddleware:
         and extensions call ``engine.download_async``, which downloads a returned request at
         once): it waits here for its origin, within the same limits, then goes on or fails."""
         while True:
-            message = await self.lot.wait_in_place(request)
-            if message is not None:
-                self._log_dropped(request, message)
-                raise IgnoreRequest(message)
+            await self.lot.wait_in_place(request)  # IgnoreRequest if dropped meanwhile
             result = self._process(request)
             if result is request:
                 continue  # parked again (a refetch, a cool-down, its Crawl-delay turn): wait again
@@ -240,13 +224,6 @@ class RobotsTxtMiddleware:
             if await result is request:  # type: ignore[misc]
                 continue  # parked while it waited for its admission
             return None
-
-    def _log_dropped(self, request: Request, message: str) -> None:
-        logger.debug(
-            "Dropped %(request)s: %(message)s",
-            {"request": request, "message": message},
-            extra={"spider": self.crawler.spider},
-        )
 
     # -- signals -----------------------------------------------------------------------------
     def _response_downloaded(
