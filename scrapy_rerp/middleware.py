@@ -3,13 +3,15 @@
 A drop-in replacement for ``scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware``
 (enable it at the same priority, 100, and disable Scrapy's; ``scrapy_rerp.Addon`` does both).
 This module speaks to Scrapy, and only that: settings in, hooks and signals, ``IgnoreRequest``
-out. For each request (``docs/design.rst`` draws the path):
+out; its collaborators are built, and stopped when the crawl closes, by
+:mod:`scrapy_rerp._assembly`. For each request (``docs/design.rst`` draws the path):
 
 * skipped when ``dont_obey_robotstxt`` is set or the scheme has no robots.txt (as Scrapy);
 * the origin service (:mod:`scrapy_rerp._origins`) gives the origin's rules, or says to wait
   while its one robots.txt download runs (or while it is unreachable), or refuses it;
 * a request that waits is parked outside the downloader (:mod:`scrapy_rerp._parking`), or
-  waits in place when it does not come from the scheduler (media pipelines);
+  waits in place when it does not come from the scheduler (media pipelines); the lot drops
+  what it cannot keep;
 * with rules, the engine decides; an allowed request then asks the politeness controller
   (:mod:`scrapy_rerp._politeness`: Crawl-delay, a cool-down, the fleet's turn) whether it may
   go now;
@@ -151,7 +153,7 @@ class RobotsTxtMiddleware:
     # -- one request -------------------------------------------------------------------------
     def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
-        self.lot.handed_back(request)  # a request parked before: dropped now, or on its way
+        self.lot.handed_back(request)  # back from the lot: on its way, or dropped here
         url = request.url
         origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
         is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
