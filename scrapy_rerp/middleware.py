@@ -153,7 +153,7 @@ class RobotsTxtMiddleware:
     # -- one request -------------------------------------------------------------------------
     def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
-        self.lot.handed_back(request)  # back from the lot: on its way, or dropped here
+        self.lot.handed_back(request)  # one the lot handed back: dropped here, or let on
         url = request.url
         origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
         is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
