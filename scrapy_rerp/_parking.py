@@ -15,8 +15,9 @@ request out of the downloader for now", so the lot uses two documented ones:
   ``dont_filter`` when it comes back through ``process_request``. Priority, meta, callbacks and
   the request object itself are kept.
 
-A request that must finally be dropped goes back in the same way, marked, and the middleware
-raises ``IgnoreRequest`` for it: the spider's errback sees what it saw before parking existed.
+A request that must finally be dropped goes back in the same way, marked, and
+:meth:`ParkingLot.handed_back` raises ``IgnoreRequest`` for it when it reaches the middleware:
+the spider's errback sees what it saw before parking existed.
 While requests are parked a ``spider_idle`` handler keeps the crawl open (``DontCloseSpider``);
 the engine checks again on its heartbeat or as soon as a request is handed back, so nothing spins.
 
@@ -38,7 +39,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest
@@ -58,9 +59,7 @@ __all__ = [
     "PARK_LIMIT",
     "UNREACHABLE",
     "ParkingLot",
-    "drop_verdict",
     "prepare_for_return",
-    "restore_dont_filter",
 ]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
@@ -90,23 +89,12 @@ _RELEASE = "release"
 _KEEP = "keep"  # parked when the crawl closed, to be kept for the resumed crawl
 
 
-def drop_verdict(request: Request) -> str | None:
-    """The IgnoreRequest message of a request handed back to be dropped, if it is one."""
-    return request.meta.pop(_DROP_META, None)
-
-
 def prepare_for_return(request: Request) -> None:
     """Let a parked request past the dupefilter, which has seen it once, on its way back to the
-    scheduler; :func:`restore_dont_filter` undoes this when it reaches the middleware."""
+    scheduler; :meth:`ParkingLot.handed_back` undoes this when it reaches the middleware."""
     if not request.dont_filter:
         request.meta[_DONT_FILTER_META] = False
         request.dont_filter = True
-
-
-def restore_dont_filter(request: Request) -> None:
-    """Give a request handed back by the lot its own ``dont_filter`` again."""
-    if _DONT_FILTER_META in request.meta:
-        request.dont_filter = request.meta.pop(_DONT_FILTER_META)
 
 
 class ParkingLot:
@@ -167,6 +155,29 @@ class ParkingLot:
         self._watch_closing()
         return None
 
+    def handed_back(self, request: Request) -> None:
+        """Every request the middleware decides: one the lot handed back gets its own
+        ``dont_filter`` again, and one handed back to be dropped raises ``IgnoreRequest``."""
+        meta = request.meta
+        if _DONT_FILTER_META in meta:
+            request.dont_filter = meta.pop(_DONT_FILTER_META)
+        message = meta.pop(_DROP_META, None)
+        if message is not None:
+            self._drop_now(request, message)
+
+    def drop_refused(self, origin: str, request: Request, refused: str) -> NoReturn:
+        """Drop a request that :meth:`park` refused (``refused`` is its reason) while it waited
+        for ``origin``'s robots.txt: ``IgnoreRequest``, with a warning at the origin's limit."""
+        if refused == PARK_LIMIT:
+            logger.warning(
+                "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
+                "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
+                {"request": request, "max": self.max_per_origin, "origin": origin},
+                extra={"spider": self.crawler.spider},
+            )
+            raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
+        raise IgnoreRequest("crawl closing")
+
     def came_back(self, request: Request) -> bool:
         """True when ``request`` is parked and the engine offers it for download again without
         scheduling it: it comes from ``engine.download_async`` (media pipelines, extensions),
@@ -174,11 +185,11 @@ class ParkingLot:
         must wait in place (:meth:`wait_in_place`)."""
         return request in self._spots
 
-    async def wait_in_place(self, request: Request) -> str | None:
-        """Wait, inside ``process_request``, until the parked ``request`` is released (returns
-        None) or dropped (returns the ``IgnoreRequest`` message). It holds one of the crawl's
-        ``CONCURRENT_REQUESTS`` meanwhile, as any download does; nothing else can wait for a
-        request the scheduler never saw."""
+    async def wait_in_place(self, request: Request) -> None:
+        """Wait, inside ``process_request``, until the parked ``request`` is released, or
+        dropped (``IgnoreRequest``). It holds one of the crawl's ``CONCURRENT_REQUESTS``
+        meanwhile, as any download does; nothing else can wait for a request the scheduler
+        never saw."""
         spot = self._spots[request]
         if spot.pending is None:
             spot.waiter = Deferred()
@@ -187,7 +198,16 @@ class ParkingLot:
         else:  # released or dropped before it came back
             del self._spots[request]
             action = spot.pending
-        return None if action == _RELEASE else action
+        if action != _RELEASE:
+            self._drop_now(request, action)
+
+    def _drop_now(self, request: Request, message: str) -> NoReturn:
+        logger.debug(
+            "Dropped %(request)s: %(message)s",
+            {"request": request, "message": message},
+            extra={"spider": self.crawler.spider},
+        )
+        raise IgnoreRequest(message)
 
     def count_dropped_at_once(self, reason: str) -> None:
         """A request with no usable rules dropped without parking (its origin's outage is past

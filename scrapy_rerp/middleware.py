@@ -3,13 +3,15 @@
 A drop-in replacement for ``scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware``
 (enable it at the same priority, 100, and disable Scrapy's; ``scrapy_rerp.Addon`` does both).
 This module speaks to Scrapy, and only that: settings in, hooks and signals, ``IgnoreRequest``
-out. For each request (``docs/design.rst`` draws the path):
+out; its collaborators are built, and stopped when the crawl closes, by
+:mod:`scrapy_rerp._assembly`. For each request (``docs/design.rst`` draws the path):
 
 * skipped when ``dont_obey_robotstxt`` is set or the scheme has no robots.txt (as Scrapy);
 * the origin service (:mod:`scrapy_rerp._origins`) gives the origin's rules, or says to wait
   while its one robots.txt download runs (or while it is unreachable), or refuses it;
 * a request that waits is parked outside the downloader (:mod:`scrapy_rerp._parking`), or
-  waits in place when it does not come from the scheduler (media pipelines);
+  waits in place when it does not come from the scheduler (media pipelines); the lot drops
+  what it cannot keep;
 * with rules, the engine decides; an allowed request then asks the politeness controller
   (:mod:`scrapy_rerp._politeness`: Crawl-delay, a cool-down, the fleet's turn) whether it may
   go now;
@@ -34,22 +36,14 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import build_from_crawler, load_object
 
-from scrapy_rerp._compat import ScrapyRuntime, asyncio_available, close_when_opened
-from scrapy_rerp._origins import WAIT, OriginService, Refused
-from scrapy_rerp._parking import PARK_LIMIT, ParkingLot, drop_verdict, restore_dont_filter
-from scrapy_rerp._politeness import PARKED, Politeness
-from scrapy_rerp._resume import ResumeStore
-from scrapy_rerp._rules_applied import RulesApplied
-from scrapy_rerp._settings import CLOSE_REASON, RerpSettings, crawler_user_agent, settings_for
-from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
+from scrapy_rerp._assembly import Misconfigured, assemble, origin_caches
+from scrapy_rerp._compat import close_when_opened
+from scrapy_rerp._origins import WAIT, Refused
+from scrapy_rerp._politeness import PARKED
+from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp._slowdown import SLOW_STATUSES, slow_answer
-from scrapy_rerp._throttle import SlotFloors
-from scrapy_rerp._transport import RobotsTxtDownloader
 from scrapy_rerp._urls import crawl_decision, origin_of, origin_of_parts, robots_url_of
-from scrapy_rerp._usage_policy import UsagePolicy
-from scrapy_rerp.cache import FailoverCache, MemoryOriginCache, OriginCache, SharedOriginCache
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -59,8 +53,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from scrapy_rerp._data import RobotsEntry
+    from scrapy_rerp._settings import RerpSettings
+    from scrapy_rerp.cache import OriginCache, SharedOriginCache
     from scrapy_rerp.engine import RobotsTxt
-    from scrapy_rerp.fleet.sharing import SharedRules
 
 __all__ = ["RobotsTxtMiddleware"]
 
@@ -87,77 +82,31 @@ class RobotsTxtMiddleware:
         self.crawler = crawler
         self.settings = settings
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
-        spider = self._spider
-        runtime = ScrapyRuntime()
-        self.lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=self._closing)
-        self._for_spider = RobotsTxtForTheSpider(self.stats)
-        self._usage = UsagePolicy(crawler, settings) if settings.usage else None
-        throttle = SlotFloors(crawler) if settings.floors or settings.slowdown else None
-        delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
-        self.fleet: SharedRules | None = None
-        if shared is None:
-            self.politeness: Politeness = Politeness(
-                settings, delay, throttle, self.stats, self.lot, runtime, spider
-            )
-        else:
-            from scrapy_rerp import fleet
-
-            self.fleet, self.politeness = fleet.join(
-                shared, settings, self.stats, runtime, self.lot, throttle, delay, spider
-            )
+        self._parts = parts = assemble(crawler, settings, cache, shared, self.user_agent_for)
+        # Bound once: the per-request path reads its collaborators as the middleware's own.
+        self.lot = parts.lot
+        self.origins = parts.origins
+        self.politeness = parts.politeness
+        self.fleet = parts.fleet
+        self._for_spider = parts.for_spider
+        self._usage = parts.usage
         if self.fleet is not None or self.politeness.slowdown:
             crawler.signals.connect(self._response_downloaded, signals.response_downloaded)
-        self._resume = ResumeStore(crawler, self.politeness.cool_down)
-        sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
-        applied = RulesApplied(
-            crawler, self.politeness, sitemaps, self._for_spider, self.user_agent_for
-        )
-        failover = FailoverCache(
-            cache,
-            settings.cache_max_origins,
-            self.stats,
-            applied.forget,
-            applied.forget_all,
-            spider,
-        )
-        self.origins = OriginService(
-            settings,
-            failover,
-            RobotsTxtDownloader(crawler, settings),
-            self.lot,
-            applied,
-            runtime,
-            self.stats,
-            self.fleet,
-            spider,
-        )
-        crawler.signals.connect(self._for_spider.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(parts.for_spider.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self | _Misconfigured:
+    def from_crawler(cls, crawler: Crawler) -> Self | Misconfigured:
         settings = settings_for(crawler, close_when_opened)
         if settings is None:
             # A bad setting, logged once: the crawl closes as the spider opens.
-            return _Misconfigured()
+            return Misconfigured()
         if not settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
-        backend = build_from_crawler(load_object(settings.cache), crawler)
-        if getattr(backend, "is_shared", False):
-            if not asyncio_available():
-                logger.error(
-                    "RERP_CACHE = %(cache)r is shared through asyncio, which needs Scrapy's "
-                    "asyncio reactor or no reactor at all (TWISTED_REACTOR_ENABLED = False), "
-                    "not TWISTED_REACTOR = %(reactor)r; the crawl stops before it starts",
-                    {"cache": settings.cache, "reactor": crawler.settings.get("TWISTED_REACTOR")},
-                    extra={"crawler": crawler},
-                )
-                close_when_opened(crawler, CLOSE_REASON)
-                return _Misconfigured()
-            # A fleet's shared store is asked by the downloads only; requests read a local
-            # LRU in front of it.
-            return cls(crawler, settings, MemoryOriginCache(settings.cache_max_origins), backend)
-        return cls(crawler, settings, backend)
+        caches = origin_caches(crawler, settings)
+        if caches is None:  # the shared cache cannot run here (logged): the same
+            return Misconfigured()
+        return cls(crawler, settings, *caches)
 
     # -- the downloader middleware API -------------------------------------------------------
     def process_request(
@@ -204,11 +153,7 @@ class RobotsTxtMiddleware:
     # -- one request -------------------------------------------------------------------------
     def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
-        restore_dont_filter(request)
-        message = drop_verdict(request)
-        if message is not None:
-            self._log_dropped(request, message)
-            raise IgnoreRequest(message)
+        self.lot.handed_back(request)  # one the lot handed back: dropped here, or let on
         url = request.url
         origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
         is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
@@ -260,16 +205,8 @@ class RobotsTxtMiddleware:
     def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
         """Take a request with no usable rules out of the downloader until they come."""
         refused = self.lot.park(origin, request)
-        if refused == PARK_LIMIT:
-            logger.warning(
-                "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
-                "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
-                {"request": request, "max": self.lot.max_per_origin, "origin": origin},
-                extra={"spider": self.crawler.spider},
-            )
-            raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
         if refused is not None:
-            raise IgnoreRequest("crawl closing")
+            self.lot.drop_refused(origin, request, refused)
         if is_robots_url:
             self._for_spider.want(origin)
         self.origins.wanted(origin, request.url, request)
@@ -280,10 +217,7 @@ class RobotsTxtMiddleware:
         and extensions call ``engine.download_async``, which downloads a returned request at
         once): it waits here for its origin, within the same limits, then goes on or fails."""
         while True:
-            message = await self.lot.wait_in_place(request)
-            if message is not None:
-                self._log_dropped(request, message)
-                raise IgnoreRequest(message)
+            await self.lot.wait_in_place(request)  # IgnoreRequest if dropped meanwhile
             result = self._process(request)
             if result is request:
                 continue  # parked again (a refetch, a cool-down, its Crawl-delay turn): wait again
@@ -292,13 +226,6 @@ class RobotsTxtMiddleware:
             if await result is request:  # type: ignore[misc]
                 continue  # parked while it waited for its admission
             return None
-
-    def _log_dropped(self, request: Request, message: str) -> None:
-        logger.debug(
-            "Dropped %(request)s: %(message)s",
-            {"request": request, "message": message},
-            extra={"spider": self.crawler.spider},
-        )
 
     # -- signals -----------------------------------------------------------------------------
     def _response_downloaded(
@@ -322,28 +249,6 @@ class RobotsTxtMiddleware:
                     politeness.good_answer(origin, meta)
         politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 
-    def _closing(self) -> None:
-        """The engine has started to close: parked requests are kept for a resumed crawl or
-        dropped, retries end."""
-        if not self.lot.closed:
-            self.lot.close(keep=self._resume.persists)
-        self.origins.stop()
-        self.politeness.stop()
-
-    async def _spider_closed(self, spider: Spider) -> None:
-        self._closing()  # if the engine closed between two checks
-        kept = self.lot.take_kept()
-        if kept:
-            self._resume.keep(kept)
-        self._resume.keep_cool_downs(self.politeness.cool_downs())
-        self.origins.cancel_all()  # background refetches end with the crawl
-        self._for_spider.clear()
-        if self.fleet is not None:
-            await self.fleet.close()
-
-    def _spider(self) -> Spider | None:
-        return self.crawler.spider
-
 
 def _admission(request: Request, admitted: Any) -> Request | None:
     """What ``process_request`` returns for an admission that is not an awaitable."""
@@ -352,15 +257,3 @@ def _admission(request: Request, admitted: Any) -> Request | None:
     if admitted is PARKED:
         return request
     raise IgnoreRequest(admitted)
-
-
-class _Misconfigured:
-    """Stands in for the middleware when a setting is bad (:func:`settings_for` logged it), or
-    the shared cache cannot run under the crawl's reactor: Scrapy closes the spider as it
-    opens, and should a request come before, it is not downloaded."""
-
-    def process_request(self, request: Request, spider: Spider | None = None) -> None:
-        raise IgnoreRequest(f"scrapy_rerp settings are invalid ({CLOSE_REASON})")
-
-    def __repr__(self) -> str:
-        return "<scrapy_rerp.RobotsTxtMiddleware: invalid settings>"
