@@ -59,6 +59,7 @@ def test_report_structure(run: tuple[str, str, dict[str, Any]]) -> None:
         "ROBOTSTXT_OBEY off",
         "Scrapy's RobotsTxtMiddleware + Protego",
         "scrapy_rerp (Addon)",
+        "scrapy_rerp (Addon), page directives off",
     ):
         # Speed, facts, every run, and memory for the two robots-aware ways.
         assert sum(line.startswith(f"| {name} | ") for line in report.splitlines()) >= 2
@@ -74,7 +75,8 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
     expected = data["expected_disallowed"]
     assert expected > 0
     off, scrapy, rerp = ways["off"], ways["scrapy"], ways["scrapy_rerp"]
-    for way in (off, scrapy, rerp):
+    robots_only = ways["scrapy_rerp_robots"]  # the Addon without page directives
+    for way in (off, scrapy, rerp, robots_only):
         assert way["requests"] == QUICK_PAGES
         assert way["errors"] == 0
         assert way["pages_per_second"] > 0 and way["cpu_per_1000_requests"] > 0
@@ -83,12 +85,12 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
     assert off["blocked"] == 0 and off["robots_downloads"] == 0
     assert off["disallowed_pages_fetched"] == expected
     # Both robots-aware ways block the same URLs, and only those; the rest are all fetched.
-    for way in (scrapy, rerp):
+    for way in (scrapy, rerp, robots_only):
         assert way["blocked"] == way["ignored"] == expected
         assert way["pages"] == QUICK_PAGES - expected
         assert way["disallowed_pages_fetched"] == 0
     # scrapy_rerp: one robots.txt download per origin, every origin in its cache.
-    assert rerp["robots_downloads"] == QUICK_ORIGINS
+    assert rerp["robots_downloads"] == robots_only["robots_downloads"] == QUICK_ORIGINS
     assert rerp["robots_origins"] == QUICK_ORIGINS
     assert rerp["robots_max_per_origin"] == 1
     assert rerp["cache_origins"] == QUICK_ORIGINS
