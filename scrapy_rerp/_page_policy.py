@@ -114,6 +114,14 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
             crawler.settings.get("IMAGES_RESULT_FIELD") or "images",
         )
         self._pages: weakref.WeakKeyDictionary[Response, _Page] = weakref.WeakKeyDictionary()
+        # Most pages say nothing (no header, no robots meta tag): what that means is the same
+        # for every such page, for every crawler and at any time, so it is worked out once.
+        # (Reading it again per page was most of this middleware's cost per response.)
+        self._silent = page_directives([], [], "")
+        self._silent_usage = {
+            image: {purpose: self._silent.usage(purpose, image=image) for purpose in self.purposes}
+            for image in (False, True)
+        }
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -188,9 +196,11 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
             meta = self._meta_tags(response, user_agent)
+        image_response = _content_type(response).startswith("image/")
+        if not headers and not meta:
+            return self._said_nothing(response, image_response)
         directives = page_directives(headers, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
-        image_response = _content_type(response).startswith("image/")
         refused: dict[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
         decisions: dict[str, PageUsageDecision] = {}
         for purpose in self.purposes:
@@ -208,6 +218,14 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
         return _Page(response.url, nofollow, refused, image_response)
+
+    def _said_nothing(self, response: Response, image_response: bool) -> _Page:
+        """What ``_read`` gives a page without any page directive, as it would read them."""
+        response.meta[PAGE_META] = self._silent
+        if self.purposes:
+            response.meta[PAGE_USAGE_META] = dict(self._silent_usage[image_response])
+        self._count("responses")
+        return _Page(response.url, None, _NOTHING_REFUSED, image_response)
 
     def _meta_tags(self, response: HtmlResponse, user_agent: str) -> list[tuple[str, str]]:
         """The head's meta tags, when it names robots or the crawler (the only ones read)."""
@@ -288,6 +306,9 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
 
     def _count(self, key: str) -> None:
         self.stats.inc_value(f"robotstxt/page/{key}")
+
+
+_NOTHING_REFUSED: Mapping[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
 
 
 def _said(statement: PageStatement) -> str:

@@ -15,6 +15,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_rerp import PageDirectivesMiddleware
+from scrapy_rerp.engine import page_directives
 from tests.support.crawls import pages, stat
 from tests.support.pages import (
     MYBOT,
@@ -499,3 +500,35 @@ async def test_images_pipeline_downloads_no_image_of_a_noimageai_page_for_traini
     assert len(list(store.rglob("*.jpg"))) == len(downloaded)
     stored = sorted(image["url"] for item in exported(tmp_path) for image in item.get("images", []))
     assert stored == [server.url(path) for path in downloaded]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_that_says_nothing_reads_as_page_directives_of_nothing(
+    server: Server, tmp_path: Path
+) -> None:
+    # Pages without any page directive take a shortcut: the same answers as reading nothing.
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/silent", page(body=links("/silent-too")))
+    server.route("/silent-too", page(robots_meta("description", "nothing for robots")))
+    server.route("/image.png", Reply(body=b"\x89PNG", content_type="image/png"))
+    server.route("/said", page(body="", headers={"X-Robots-Tag": "noai"}))
+    urls = [server.url(p) for p in ("/silent", "/image.png", "/said")]
+    usage = ["search", "train-ai"]
+    crawler = await crawl(FollowSpider, addon(**feed(tmp_path), RERP_USAGE=usage), urls=urls)
+    spider = crawler.spider
+    assert isinstance(spider, FollowSpider)
+    for path, image in (("/silent", False), ("/silent-too", False), ("/image.png", True)):
+        directives, decisions = spider.seen[server.url(path)]
+        assert directives == page_directives([], [], "MyBot"), path
+        assert decisions == {
+            purpose: page_directives([], [], "MyBot").usage(purpose, image=image)
+            for purpose in usage
+        }
+        assert all(decision.allowed for decision in decisions.values())
+    directives, decisions = spider.seen[server.url("/said")]
+    assert directives.noai and not decisions["train-ai"].allowed and decisions["search"].allowed
+    assert stat(crawler, "robotstxt/page/responses") == 4
+    assert stat(crawler, "robotstxt/page/header_seen") == 1
+    assert stat(crawler, "robotstxt/page/restriction/noai") == 1
+    # Every page's item is kept but the one of the page that forbids training (RERP_USAGE_DROP).
+    assert {item["url"] for item in exported(tmp_path)} == set(spider.seen) - {server.url("/said")}
