@@ -7,7 +7,6 @@ their retries and deadline, earlier copies kept, errors, closing, and a fleet's 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections import Counter
@@ -15,8 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import pytest_twisted
-from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_rerp._data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp._origins import ERROR, UNREACHABLE, WAIT, OriginService, Refused
@@ -25,6 +22,7 @@ from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.engine import RobotsTxt, parse
 from scrapy_rerp.fleet.sharing import Claim
 from tests.support import AsyncioRuntime, Stats
+from tests.support.scenarios import scenario
 
 ORIGIN = "http://a.test:80"
 URL = "http://a.test/page"
@@ -128,17 +126,6 @@ class Setup:
         assert self.service.rules(ORIGIN, URL, "trigger") is WAIT
         self.waiters.waiting[ORIGIN] += n
         self.service.wanted(ORIGIN, URL, "trigger")
-
-
-def scenario(test: Any) -> Any:
-    """Run an async test on the reactor's asyncio loop (a plain asyncio task)."""
-
-    @pytest_twisted.ensureDeferred
-    @functools.wraps(test)
-    async def run(*args: Any, **kwargs: Any) -> None:
-        await deferred_from_coro(test(*args, **kwargs))
-
-    return run
 
 
 @scenario

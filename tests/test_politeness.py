@@ -26,7 +26,8 @@ from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_KEPT, FLOOR_RAISED, META
 from scrapy_rerp.engine import parse
 from tests.support import AsyncioRuntime, Stats
-from tests.support.politeness import A, B, Parking, Request, Throttle, answer, scenario, sent
+from tests.support.politeness import A, B, Parking, Request, Throttle, answer, sent
+from tests.support.scenarios import scenario
 
 
 def politeness(download_delay: float = 0.0, **settings: Any) -> Politeness:

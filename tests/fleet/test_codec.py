@@ -13,8 +13,8 @@ from scrapy_rerp._data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
 from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION, Unreadable, decode, encode
 from scrapy_rerp.fleet.store import RedisOriginCache
-from tests.support.politeness import scenario
 from tests.support.redis import RedisServer
+from tests.support.scenarios import scenario
 
 SYNTAXES = {"rfc9309": RFC9309, "gym2008": GYM2008, "mk1996": MK1996}
 

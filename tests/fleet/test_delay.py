@@ -14,7 +14,8 @@ from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp.engine import parse
 from scrapy_rerp.fleet.delay import FleetPoliteness
 from tests.support import AsyncioRuntime, Stats
-from tests.support.politeness import A, B, C, Parking, Request, Throttle, answer, scenario, sent
+from tests.support.politeness import A, B, C, Parking, Request, Throttle, answer, sent
+from tests.support.scenarios import scenario
 
 
 class Turns:

@@ -17,8 +17,8 @@ import pytest
 from scrapy_rerp.fleet.guard import RedisGuard
 from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
 from tests.support import Stats
-from tests.support.politeness import scenario
 from tests.support.redis import RedisServer, free_port
+from tests.support.scenarios import scenario
 
 pytestmark = pytest.mark.needs_asyncio  # the store: redis.asyncio (markers: pyproject.toml)
 

@@ -21,8 +21,8 @@ from scrapy_rerp.fleet.guard import RedisGuard
 from scrapy_rerp.fleet.sharing import POLL_FIRST, POLL_MAX, STALE_RECHECK, Claim, SharedRules
 from scrapy_rerp.fleet.store import RedisOriginCache
 from tests.support import Stats
-from tests.support.politeness import scenario
 from tests.support.redis import RedisServer
+from tests.support.scenarios import scenario
 
 pytestmark = pytest.mark.needs_asyncio  # the store: redis.asyncio (markers: pyproject.toml)
 

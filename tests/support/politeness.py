@@ -4,16 +4,12 @@ slow-down answer; the tests run as coroutines on the test's reactor (no crawl)."
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
-import pytest_twisted
-from scrapy.utils.defer import deferred_from_coro
-
 from scrapy_rerp._slowdown import SlowAnswer
 
-__all__ = ["A", "B", "C", "Parking", "Request", "Throttle", "answer", "scenario", "sent"]
+__all__ = ["A", "B", "C", "Parking", "Request", "Throttle", "answer", "sent"]
 
 A, B, C = "http://a.test:80", "http://b.test:80", "http://c.test:80"
 
@@ -81,17 +77,6 @@ class Request:
     def __init__(self, name: str) -> None:
         self.name = name
         self.meta: dict[str, Any] = {}
-
-
-def scenario(test: Any) -> Any:
-    """Run an async test as an asyncio task under the test's reactor."""
-
-    @pytest_twisted.ensureDeferred
-    @functools.wraps(test)
-    async def run(*args: Any, **kwargs: Any) -> None:
-        await deferred_from_coro(test(*args, **kwargs))
-
-    return run
 
 
 def answer(status: int = 429, wait: float | None = None) -> SlowAnswer:
