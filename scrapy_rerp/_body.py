@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from scrapy_rerp import _decompress
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
-from scrapy_rerp.engine._lines import NOT_BODY_CHARSETS, body_codec
+from scrapy_rerp.engine._lines import NOT_BODY_CHARSETS, body_codec, text_codec
 
 __all__ = [
     "MAX_SIZE",
@@ -36,13 +36,7 @@ def charset_from_content_type(content_type: bytes | str | None) -> str | None:
     for param in content_type.split(";")[1:]:
         name, _, charset = param.partition("=")
         if name.strip().lower() == "charset":
-            charset = charset.strip().strip("\"'")
-            try:
-                info = codecs.lookup(charset)
-            except (LookupError, ValueError):  # ValueError: a NUL in the name
-                return None
-            # Codecs such as "base64" exist but are no text encoding: bytes.decode refuses them.
-            return info.name if getattr(info, "_is_text_encoding", True) else None
+            return text_codec(charset.strip().strip("\"'"))
     return None
 
 

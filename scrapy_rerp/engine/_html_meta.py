@@ -127,7 +127,7 @@ def _encoding_of(html: bytes, encoding: str | None) -> str:
         if candidate:
             try:
                 return codecs.lookup(candidate).name
-            except LookupError:
+            except (LookupError, ValueError):  # ValueError: a NUL in the name
                 continue
     return "utf-8"
 

@@ -113,19 +113,23 @@ WARNING_CODES: dict[str, str] = {
 NOT_BODY_CHARSETS = frozenset({"idna", "punycode", "undefined"})
 
 
-def body_codec(charset: str | None) -> str | None:
-    """The codec that decodes a body declared in *charset*: its canonical name, or None when
-    *charset* is none, unknown, no text encoding (``base64``, ``rot13``) or in
-    :data:`NOT_BODY_CHARSETS`."""
+def text_codec(charset: str | None) -> str | None:
+    """The canonical name of the text encoding *charset* names, or None when it names none
+    (unknown, a NUL in the name, or no text encoding: ``base64``, ``rot13``)."""
     if not charset:
         return None
     try:
         info = codecs.lookup(charset)
-    except LookupError:
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
         return None
-    if not getattr(info, "_is_text_encoding", True) or info.name in NOT_BODY_CHARSETS:
-        return None
-    return info.name
+    return info.name if getattr(info, "_is_text_encoding", True) else None
+
+
+def body_codec(charset: str | None) -> str | None:
+    """The codec that decodes a body declared in *charset*: its canonical name, or None when
+    *charset* names no text encoding (:func:`text_codec`) or one of :data:`NOT_BODY_CHARSETS`."""
+    codec = text_codec(charset)
+    return None if codec in NOT_BODY_CHARSETS else codec
 
 
 def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:

@@ -108,3 +108,9 @@ def test_random_pages_never_raise() -> None:
         raw = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200)))
         robots_meta_tags(raw)
         robots_meta_tags(raw, rng.choice([None, "utf-8", "utf-16", "cp1252", "nonsense", "utf-7"]))
+
+
+def test_an_encoding_with_a_nul_in_its_name_is_no_encoding() -> None:
+    # codecs.lookup raises ValueError, not LookupError, on a NUL: read as UTF-8.
+    tags = robots_meta_tags("<meta name=robots content='caf\u00e9'>".encode(), "utf\x008")
+    assert tags == [("robots", "caf\u00e9")]

@@ -423,3 +423,14 @@ def test_lookalike_fetch_sets_mtime(site: Site) -> None:
     rp.fetch(url)
     assert rp.mtime() is not None
     assert rp.can_fetch("bot", "/public")
+
+
+def test_fetch_with_a_nul_in_the_charset_reads_iso_8859_1(site: Site) -> None:
+    # codecs.lookup raises ValueError, not LookupError, on a NUL: an unknown charset all the same.
+    body = "User-agent: *\nDisallow: /caf\u00e9\n".encode()
+    url = site.set("/robots.txt", 200, body, Content_Type="text/plain; charset=utf\x008")
+    rp = RobotExclusionRulesParser()
+    rp.fetch(url)
+    assert rp.response_code == 200
+    assert not rp.is_allowed("bot", "/caf\u00c3\u00a9")
+    assert rp.is_allowed("bot", "/caf\u00e9")
