@@ -16,7 +16,16 @@ from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from scrapy_rerp._slowdown import META
-from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, gaps, ledger
+from tests.support.servers import (
+    Hit,
+    ListSpider,
+    Reply,
+    Server,
+    crawl,
+    gaps,
+    ledger,
+    rate_limited,
+)
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
@@ -181,22 +190,6 @@ async def test_spent_retries_fail_as_retrymiddleware_fails_them(site: Server) ->
     values = stats(crawler)
     assert values["retry/max_reached"] == 1 and values["robotstxt/slowdown/retries"] == 1
     ledger(crawler)
-
-
-def rate_limited(interval: float) -> Any:
-    """A site that answers 429, without Retry-After, to a request less than ``interval``
-    seconds after the last one it accepted."""
-    lock = threading.Lock()
-    last = [float("-inf")]
-
-    def reply(hit: Hit) -> Reply:
-        with lock:
-            if hit.time - last[0] < interval:
-                return Reply(status=429)
-            last[0] = hit.time
-        return Reply(body="ok")
-
-    return reply
 
 
 @pytest_twisted.ensureDeferred

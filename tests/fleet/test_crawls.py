@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support.redis import RedisServer, finish, kill, start_worker
-from tests.support.servers import Hit, Reply, Server, gaps
+from tests.support.servers import Hit, Reply, Server, gaps, rate_limited
 
 
 @pytest.fixture
@@ -416,17 +416,7 @@ def test_three_workers_share_a_raised_floor_and_settle_at_the_rate_the_site_acce
     site = hosts[0]
     site.robots("User-agent: *\nAllow: /\n")
     interval = 0.15  # the site answers 429 to a request sooner than this after the last one
-    lock = threading.Lock()
-    last = [float("-inf")]
-
-    def rate_limited(hit: Hit) -> Reply:
-        with lock:
-            if hit.time - last[0] < interval:
-                return Reply(status=429)
-            last[0] = hit.time
-        return Reply(body="ok")
-
-    site.default = rate_limited
+    site.default = rate_limited(interval)
     urls = [[site.url(f"/w{w}/p{i}") for i in range(10)] for w in range(3)]
     settings = {
         "RETRY_ENABLED": True,

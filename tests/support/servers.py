@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,10 +45,27 @@ __all__ = [
     "gaps",
     "ledger",
     "own",
+    "rate_limited",
     "stopped_by_settings",
     "servers",
     "urlset",
 ]
+
+
+def rate_limited(interval: float) -> Any:
+    """A route for a site that answers 429, without Retry-After, to a request less than
+    ``interval`` seconds after the last one it accepted."""
+    lock = threading.Lock()
+    last = [float("-inf")]
+
+    def reply(hit: Hit) -> Reply:
+        with lock:
+            if hit.time - last[0] < interval:
+                return Reply(status=429)
+            last[0] = hit.time
+        return Reply(body="ok")
+
+    return reply
 
 
 # -- crawling --------------------------------------------------------------------------------
