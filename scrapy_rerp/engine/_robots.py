@@ -39,8 +39,6 @@ __all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tabl
 # entries: a crawl asks each site with a few user agents.
 _MEMO_SIZE = 64
 
-_KIND_OF_NAME = KIND_OF_NAME
-
 
 def _kind_named(name: object, scope: str) -> int:
     """The kind of the directive called *name* (any case), which must be of *scope*."""
