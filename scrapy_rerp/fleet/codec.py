@@ -149,7 +149,7 @@ def decode(
             charset = fields.get(b"charset")
             body = Body(
                 fields[b"body"][:max_size],  # rules without their bytes: unreadable
-                charset.decode() if charset else None,
+                _charset(charset) if charset else None,
                 truncated=False,
             )
             robots = body.rules(syntax)  # as the worker that downloaded it read it
@@ -176,6 +176,15 @@ def decode(
         )
     except (KeyError, ValueError, LookupError) as exc:
         raise Unreadable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _charset(value: bytes) -> str:
+    """A stored charset. An unknown name is read as none (the body as UTF-8), as a download's
+    is; a NUL in it, which no worker stores (it reads such a header as no charset), is damage."""
+    name = value.decode()
+    if "\x00" in name:
+        raise ValueError(f"charset {name!r} has a NUL")
+    return name
 
 
 def _moment(value: bytes) -> float:
