@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from scrapy_rerp import _decompress
 from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
-from scrapy_rerp.engine._lines import NOT_BODY_CHARSETS, body_codec, text_codec
+from scrapy_rerp.engine._text_codecs import NOT_BODY_CHARSETS, body_codec, text_codec
 
 __all__ = [
     "MAX_SIZE",

@@ -22,6 +22,8 @@ import codecs
 import re
 from html.parser import HTMLParser
 
+from ._text_codecs import body_codec
+
 __all__ = ["MAX_HTML_BYTES", "robots_meta_tags"]
 
 #: How much of a page is read for its head (heads are a few KiB; the parser stops at the body).
@@ -118,18 +120,13 @@ class _HeadMeta(HTMLParser):
 
 
 def _encoding_of(html: bytes, encoding: str | None) -> str:
-    """The encoding to decode *html* with: a BOM's, else *encoding* if Python knows it, else a
-    ``<meta charset>`` near the top, else UTF-8."""
+    """The encoding to decode *html* with: a BOM's, else *encoding* if it names a text encoding
+    a page can be written in (``body_codec``), else such a ``<meta charset>`` near the top,
+    else UTF-8."""
     for bom, name in _BOMS:
         if html.startswith(bom):
             return name
-    for candidate in (encoding, _declared_charset(html)):
-        if candidate:
-            try:
-                return codecs.lookup(candidate).name
-            except (LookupError, ValueError):  # ValueError: a NUL in the name
-                continue
-    return "utf-8"
+    return body_codec(encoding) or body_codec(_declared_charset(html)) or "utf-8"
 
 
 def _declared_charset(html: bytes) -> str | None:

@@ -9,7 +9,6 @@ over the text. Lines that are neither a directive, a comment nor blank become wa
 
 from __future__ import annotations
 
-import codecs
 import re
 from itertools import compress, repeat
 from operator import itemgetter
@@ -105,31 +104,6 @@ WARNING_CODES: dict[str, str] = {
     "conflicting-content-signal": "a Content-Signal key given both yes and no",
     "ignored-line": "any other line skipped",
 }
-
-
-#: Codecs that Python knows but no robots.txt is written in: the hostname encodings (``punycode``
-#: turns ASCII text into other characters without an error; ``idna`` refuses replacement) and
-#: ``undefined``, which refuses every byte. A body declared in one is read as if in none.
-NOT_BODY_CHARSETS = frozenset({"idna", "punycode", "undefined"})
-
-
-def text_codec(charset: str | None) -> str | None:
-    """The canonical name of the text encoding *charset* names, or None when it names none
-    (unknown, a NUL in the name, or no text encoding: ``base64``, ``rot13``)."""
-    if not charset:
-        return None
-    try:
-        info = codecs.lookup(charset)
-    except (LookupError, ValueError):  # ValueError: a NUL in the name
-        return None
-    return info.name if getattr(info, "_is_text_encoding", True) else None
-
-
-def body_codec(charset: str | None) -> str | None:
-    """The codec that decodes a body declared in *charset*: its canonical name, or None when
-    *charset* names no text encoding (:func:`text_codec`) or one of :data:`NOT_BODY_CHARSETS`."""
-    codec = text_codec(charset)
-    return None if codec in NOT_BODY_CHARSETS else codec
 
 
 def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:

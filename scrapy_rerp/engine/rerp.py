@@ -38,8 +38,8 @@ from urllib.robotparser import RequestRate
 
 # The private modules, not the package: the package imports this module while initialising.
 from ._constants import GYM2008, MAX_FILESIZE, SEVEN_DAYS, check_syntax
-from ._lines import body_codec
 from ._robots import RobotsTxt, parse
+from ._text_codecs import body_codec
 
 __all__ = ["RobotExclusionRulesParser", "RobotFileParserLookalike"]
 

@@ -18,6 +18,7 @@ LEAVES = {
     "_agents",
     "_directives",
     "_shared",
+    "_text_codecs",
     # page-level directives: the rule table, dates, meta tags, reading and combining
     "_page_rules",
     "_dates",

@@ -312,6 +312,33 @@ CASES: list[MetaCase] = [
         "x-no-such-encoding",
     ),
     MetaCase(
+        "given-encoding-no-text-codec",
+        b'<head><meta name="robots" content="noindex"></head>',
+        ROBOTS_NOINDEX,
+        "base64",  # Python knows the name, but as a bytes-to-bytes codec: read as UTF-8
+    ),
+    MetaCase(
+        "declared-charset-no-text-codec",
+        b'<head><meta charset="rot13"><meta name="robots" content="noindex"></head>',
+        ROBOTS_NOINDEX,
+    ),
+    *(
+        MetaCase(
+            f"declared-charset-{name}",
+            f'<head><meta charset="{name}"><meta name="robots" content="noindex"></head>'.encode(),
+            ROBOTS_NOINDEX,
+        )
+        # The hostname codecs: punycode turns the text into nonsense, idna refuses replacement
+        # characters, undefined refuses every byte; no page is written in them.
+        for name in ("punycode", "idna", "undefined")
+    ),
+    MetaCase(
+        "given-encoding-idna",
+        b'<head><meta name="robots" content="noindex"></head>',
+        ROBOTS_NOINDEX,
+        "idna",
+    ),
+    MetaCase(
         "nul-bytes",
         b'<head><meta name="robots" content="noindex">\x00<meta name="googlebot" content="x">',
         ROBOTS_NOINDEX,
