@@ -25,16 +25,16 @@ from __future__ import annotations
 import datetime
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urldefrag
 
 from itemadapter import ItemAdapter, is_item
 from lxml import etree
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
-from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
@@ -80,6 +80,10 @@ PAGE_MIDDLEWARE_PRIORITY = 950
 
 #: URL schemes with a robots.txt, as the downloader middleware obeys them.
 _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
+#: The response headers that carry page directives (RERP_PAGE_HEADER).
+_X_ROBOTS_TAG = b"X-Robots-Tag"
+_ROBOTS_TAG = b"Robots-Tag"
+_PAGE_HEADERS = (_X_ROBOTS_TAG, _ROBOTS_TAG)
 
 
 @dataclass
@@ -96,15 +100,19 @@ class _Page:
     rel_nofollow_only: frozenset[str] | None = field(default=None)
 
 
-class PageDirectivesMiddleware(BaseSpiderMiddleware):
+class PageDirectivesMiddleware:
     """Obey a page's X-Robots-Tag, Robots-Tag and robots meta tags in a crawl.
 
     Settings are in docs/settings.rst, stats in docs/stats.rst, what it does in
     docs/page-directives.rst ("In a crawl").
+
+    Not a ``BaseSpiderMiddleware``: that class also wraps the spider's start requests (which
+    have no page) and adds a layer to each response's output; here a response whose page says
+    nothing has no entry, and its output passes through untouched.
     """
 
     def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
-        super().__init__(crawler)
+        self.crawler = crawler
         self.settings = settings
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self.purposes = settings.usage
@@ -145,32 +153,60 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
             or not response.url.startswith(_OBEYED_SCHEMES)
         ):
             return
-        self._pages[response] = self._read(response, request)
+        page = self._read(response, request)
+        if page is not None:
+            self._pages[response] = page
 
-    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
-        page = self._pages.get(response) if response is not None else None
-        if page is None or request.meta.get("dont_obey_robotstxt"):
-            return request
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        page = self._pages.get(response)
+        if page is None:
+            return result
+        return self._kept(response, page, result)
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        page = self._pages.get(response)
+        async for output in result:
+            if page is None or self._keeps(response, page, output):
+                yield output
+
+    def _kept(self, response: Response, page: _Page, result: Iterable[Any]) -> Iterator[Any]:
+        for output in result:
+            if self._keeps(response, page, output):
+                yield output
+
+    def _keeps(self, response: Response, page: _Page, output: Any) -> bool:
+        """Whether a request or item the page's callback yielded goes on (an item may be
+        marked on the way)."""
+        if isinstance(output, Request):
+            return self._keeps_request(output, response, page)
+        return self._keeps_item(output, page)
+
+    def _keeps_request(self, request: Request, response: Response, page: _Page) -> bool:
+        if request.meta.get("dont_obey_robotstxt"):
+            return True
         if page.nofollow is not None:
             self._count("nofollow_dropped")
             self._log_dropped(request, page, f"nofollow ({_said(page.nofollow)})")
-            return None
-        if self.settings.page_strict_nofollow and response is not None:
+            return False
+        if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
                 page.rel_nofollow_only = self._rel_nofollow_only(response)
             if _without_fragment(request.url) in page.rel_nofollow_only:
                 self._count("rel_nofollow_dropped")
                 self._log_dropped(request, page, 'linked with rel="nofollow" only')
-                return None
-        return request
+                return False
+        return True
 
-    def get_processed_item(self, item: Any, response: Response | None) -> Any:
-        page = self._pages.get(response) if response is not None else None
-        if page is None or not self.purposes:
-            return item
+    def _keeps_item(self, item: Any, page: _Page) -> bool:
+        if not self.purposes:
+            return True
         refused = page.refused[page.image_response or self._is_image_item(item)]
         if not refused:
-            return item
+            return True
         purpose, decision = refused[0]
         assert decision.statement is not None  # a forbidden purpose has its statement
         rule = decision.statement.rule.name
@@ -181,25 +217,30 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
                 {"page": page.url, "reason": decision.reason},
                 extra={"spider": self.crawler.spider},
             )
-            return None
+            return False
         self._count(f"items_marked/{rule}")
         _mark(item, refused)
-        return item
+        return True
 
     # -- reading a page ----------------------------------------------------------------------
-    def _read(self, response: Response, request: Request) -> _Page:
+    def _read(self, response: Response, request: Request) -> _Page | None:
+        """What the page's directives mean for its callback's output: None when the page says
+        nothing that could drop or mark any of it."""
+        headers = response.headers
+        facts = _content_facts(headers.get(b"Content-Type"))
+        named: list[tuple[bytes, bytes]] = []
+        if self.settings.page_header and (_X_ROBOTS_TAG in headers or _ROBOTS_TAG in headers):
+            named = [(name, value) for name in _PAGE_HEADERS for value in headers.getlist(name)]
         user_agent = self._user_agent_for(request)
-        headers: list[tuple[bytes, bytes]] = []
-        if self.settings.page_header:
-            for name in (b"X-Robots-Tag", b"Robots-Tag"):
-                headers += [(name, value) for value in response.headers.getlist(name)]
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
-            meta = self._meta_tags(response, user_agent)
-        image_response = _content_type(response).startswith("image/")
-        if not headers and not meta:
-            return self._said_nothing(response, image_response)
-        directives = page_directives(headers, meta, user_agent)
+            meta = head_meta_tags(response.body, facts.encoding, _names_of(user_agent))
+        if not named and not meta:
+            self._said_nothing(response, facts.image)
+            if not self.settings.page_strict_nofollow:
+                return None
+            return _Page(response.url, None, _NOTHING_REFUSED, facts.image)
+        directives = page_directives(named, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
         refused: dict[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
         decisions: dict[str, PageUsageDecision] = {}
@@ -208,31 +249,23 @@ class PageDirectivesMiddleware(BaseSpiderMiddleware):
                 decision = directives.usage(purpose, image=image, now=now)
                 if not decision.allowed:
                     refused[image].append((purpose, decision))
-                if image == image_response:
+                if image == facts.image:
                     decisions[purpose] = decision
         response.meta[PAGE_META] = directives
         if self.purposes:
             response.meta[PAGE_USAGE_META] = decisions
-        self._count_page(response, directives, headers, meta, now)
+        self._count_page(response, directives, named, meta, now)
         nofollow = None
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
-        return _Page(response.url, nofollow, refused, image_response)
+        return _Page(response.url, nofollow, refused, facts.image)
 
-    def _said_nothing(self, response: Response, image_response: bool) -> _Page:
-        """What ``_read`` gives a page without any page directive, as it would read them."""
+    def _said_nothing(self, response: Response, image_response: bool) -> None:
+        """What ``_read`` records of a page without any page directive, as it would read them."""
         response.meta[PAGE_META] = self._silent
         if self.purposes:
             response.meta[PAGE_USAGE_META] = dict(self._silent_usage[image_response])
         self._count("responses")
-        return _Page(response.url, None, _NOTHING_REFUSED, image_response)
-
-    def _meta_tags(self, response: HtmlResponse, user_agent: str) -> list[tuple[str, str]]:
-        """The head's meta tags, when it names robots or the crawler (the only ones read)."""
-        content_type = response.headers.get(b"Content-Type")
-        encoding = http_content_type_encoding(to_unicode(content_type)) if content_type else None
-        names = ("robots", *caller_tokens(user_agent))
-        return head_meta_tags(response.body, encoding, mentioning=names)
 
     def _user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against (``RobotsTxtMiddleware.user_agent_for``)."""
@@ -315,9 +348,30 @@ def _said(statement: PageStatement) -> str:
     return f"{statement.source}: {statement.text}"
 
 
-def _content_type(response: Response) -> str:
-    value = response.headers.get(b"Content-Type") or b""
-    return to_unicode(value, errors="replace").strip().lower()
+class _ContentFacts(NamedTuple):
+    #: The charset the Content-Type header declares, if any.
+    encoding: str | None
+    #: Whether the response is an image (``image/*``).
+    image: bool
+
+
+@lru_cache(maxsize=256)
+def _content_facts(content_type: bytes | None) -> _ContentFacts:
+    """What a Content-Type header value says; a crawl sees few distinct values, so each is
+    read once (bounded: values come from the network)."""
+    if not content_type:
+        return _ContentFacts(None, False)
+    text = to_unicode(content_type, errors="replace")
+    return _ContentFacts(
+        http_content_type_encoding(text), text.strip().lower().startswith("image/")
+    )
+
+
+@lru_cache(maxsize=64)
+def _names_of(user_agent: str) -> tuple[str, ...]:
+    """The meta tag names that can speak to *user_agent*: ``robots`` and its product tokens
+    (the only ones ``page_directives`` reads)."""
+    return ("robots", *caller_tokens(user_agent))
 
 
 def _without_fragment(url: str) -> str:

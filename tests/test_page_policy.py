@@ -532,3 +532,35 @@ async def test_a_page_that_says_nothing_reads_as_page_directives_of_nothing(
     assert stat(crawler, "robotstxt/page/restriction/noai") == 1
     # Every page's item is kept but the one of the page that forbids training (RERP_USAGE_DROP).
     assert {item["url"] for item in exported(tmp_path)} == set(spider.seen) - {server.url("/said")}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_whose_charset_is_no_text_encoding_is_read_as_undeclared(
+    server: Server, tmp_path: Path
+) -> None:
+    # A Content-Type charset that names no text encoding (base64), a hostname codec (idna,
+    # punycode) or nothing decodable (a byte that is no UTF-8) is read as no charset: the head
+    # is still read, as UTF-8, and the callback runs.
+    server.robots("User-agent: *\nAllow: /\n")
+    charsets = ("base64", "idna", "punycode", "\xff")
+    for n, charset in enumerate(charsets):
+        body = html(robots_meta("robots", "nofollow"), "")
+        server.route(f"/{n}", Reply(body=body, content_type=f"text/html; charset={charset}"))
+
+    class Spider(FollowSpider):
+        def parse(self, response: Response) -> Iterator[Any]:  # type: ignore[override]
+            self.seen[response.url] = (response.meta.get("rerp_page"), None)
+            # Not response.follow: Scrapy would decode the body to find its <base>.
+            yield scrapy.Request(response.url + "/a")
+
+    urls = [server.url(f"/{n}") for n in range(len(charsets))]
+    # Scrapy's MetaRefreshMiddleware decodes the body with the charset and fails: off here.
+    settings = addon(**feed(tmp_path), METAREFRESH_ENABLED=False)
+    crawler = await crawl(Spider, settings, urls=urls)
+    spider = crawler.spider
+    assert isinstance(spider, FollowSpider)
+    assert sorted(spider.seen) == sorted(urls)
+    assert all(directives and directives.nofollow for directives, _ in spider.seen.values())
+    assert pages(server) == [f"/{n}" for n in range(len(charsets))]
+    assert stat(crawler, "robotstxt/page/nofollow_dropped") == len(charsets)
+    assert stat(crawler, "spider_exceptions/LookupError") is None
