@@ -57,24 +57,26 @@ _HEAD_META = "/html/head//meta[@name][not(ancestor::template)] | /html/meta[@nam
 _SPACE = " \t\n\r\f"
 
 
-def _head_end(data: str | bytes) -> int:
-    """Where *data*'s head ends: its first ``<body`` tag outside comments, scripts, styles and
-    titles, or its end."""
+def _head_end(data: str | bytes, end: int | None = None) -> int:
+    """Where the head of *data* (up to *end*) ends: its first ``<body`` tag outside comments,
+    scripts, styles and titles, or *end*."""
+    if end is None:
+        end = len(data)
     if isinstance(data, str):
         openers, closers = _OPENERS_TEXT, _CLOSERS_TEXT
     else:
         openers, closers = _OPENERS_BYTES, _CLOSERS_BYTES  # type: ignore[assignment]
     position = 0
     while True:
-        found = openers.search(data, position)  # type: ignore[call-overload]
+        found = openers.search(data, position, end)  # type: ignore[call-overload]
         if found is None:
-            return len(data)
+            return end
         if found.lastgroup == "body":
             return found.start()
-        end = closers[found.lastgroup].search(data, found.end())  # type: ignore[index]
-        if end is None:  # never closed: the rest is inside it
-            return len(data)
-        position = end.end()
+        closed = closers[found.lastgroup].search(data, found.end(), end)  # type: ignore[index]
+        if closed is None:  # never closed: the rest is inside it
+            return end
+        position = closed.end()
 
 
 @lru_cache(maxsize=64)
@@ -93,15 +95,19 @@ def head_of(html: bytes | str, encoding: str | None = None) -> str | None:
         text = html[:MAX_HTML_BYTES].removeprefix("\ufeff")
         head = text[: _head_end(text)]
         return head if _META_TEXT.search(head) else None
-    raw = bytes(html[:MAX_HTML_BYTES])
-    codec = _encoding_of(raw, encoding)
+    if not isinstance(html, bytes):  # a bytearray or memoryview
+        html = bytes(html[:MAX_HTML_BYTES])
+    # Searched up to the bound rather than sliced to it: a copy of a big page's first bytes
+    # costs more than finding its head.
+    end = min(len(html), MAX_HTML_BYTES)
+    codec = _encoding_of(html, encoding)
     if _ascii_compatible(codec):
-        raw = raw[: _head_end(raw)]
-        if _META_BYTES.search(raw) is None:
+        head_end = _head_end(html, end)
+        if _META_BYTES.search(html, 0, head_end) is None:
             return None
-        head = raw.decode(codec, "replace").removeprefix("\ufeff")
+        head = html[:head_end].decode(codec, "replace").removeprefix("\ufeff")
     else:
-        text = raw.decode(codec, "replace").removeprefix("\ufeff")
+        text = html[:end].decode(codec, "replace").removeprefix("\ufeff")
         head = text[: _head_end(text)]
     return head if _META_TEXT.search(head) else None
 
