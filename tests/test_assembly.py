@@ -11,25 +11,21 @@ import json
 import pickle
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_twisted
 import scrapy
 from scrapy import signals
-from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.test import get_crawler
 
-from scrapy_rerp._assembly import Misconfigured, Parts, assemble, origin_caches
-from scrapy_rerp._compat import close_when_opened
+from scrapy_rerp._assembly import Misconfigured, origin_caches
 from scrapy_rerp._parking import CRAWL_CLOSING
 from scrapy_rerp._politeness import Politeness
 from scrapy_rerp._resume import COOL_DOWN_FILE, JOB_FILE
-from scrapy_rerp._settings import RerpSettings, crawler_user_agent, settings_for
 from scrapy_rerp._throttle import SlotFloors
 from scrapy_rerp._usage_policy import UsagePolicy
 from scrapy_rerp.cache import MemoryOriginCache
+from tests.support.parts import build, crawler_and_settings
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 
@@ -37,29 +33,6 @@ REDIS = {
     "RERP_CACHE": "scrapy_rerp.cache.RedisOriginCache",
     "RERP_REDIS_URL": "redis://127.0.0.1:1/0",  # never reached: nothing here calls Redis
 }
-
-
-class Sitemaps(scrapy.Spider):
-    name = "assembly"
-
-
-def crawler_and_settings(settings: dict[str, Any]) -> tuple[Crawler, RerpSettings]:
-    crawler = get_crawler(Sitemaps, {"ROBOTSTXT_OBEY": True, **settings})
-    crawler.spider = crawler._create_spider()
-    checked = settings_for(crawler, close_when_opened)
-    assert checked is not None
-    return crawler, checked
-
-
-def build(settings: dict[str, Any]) -> tuple[Crawler, Parts]:
-    crawler, checked = crawler_and_settings(settings)
-    caches = origin_caches(crawler, checked)
-    assert caches is not None
-
-    def user_agent_for(request: scrapy.Request) -> str:
-        return crawler_user_agent(checked, request.headers.get(b"User-Agent"))
-
-    return crawler, assemble(crawler, checked, *caches, user_agent_for)
 
 
 def test_requests_read_the_configured_cache_itself() -> None:

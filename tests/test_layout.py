@@ -52,6 +52,7 @@ LAYERS: dict[str, set[str]] = {
         "_head_meta",
         "_page_policy",
         "middleware",
+        "_gate",
         "_assembly",
         "_rules_applied",
         "demo",
