@@ -564,3 +564,20 @@ async def test_a_page_whose_charset_is_no_text_encoding_is_read_as_undeclared(
     assert pages(server) == [f"/{n}" for n in range(len(charsets))]
     assert stat(crawler, "robotstxt/page/nofollow_dropped") == len(charsets)
     assert stat(crawler, "spider_exceptions/LookupError") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_page_read_is_counted_by_the_time_the_spider_closes(
+    server: Server, tmp_path: Path
+) -> None:
+    # Pages that say nothing are counted in batches; the count is whole at the end.
+    server.robots("User-agent: *\nAllow: /\n")
+    silent = 250
+    for n in range(silent):
+        server.route(f"/{n}", page(body=""))
+    server.route("/said", page(body="", headers={"X-Robots-Tag": "noarchive"}))
+    urls = [server.url(f"/{n}") for n in range(silent)] + [server.url("/said")]
+    crawler = await crawl(FollowSpider, addon(**feed(tmp_path)), urls=urls)
+    assert len(pages(server)) == silent + 1
+    assert stat(crawler, "robotstxt/page/responses") == silent + 1
+    assert stat(crawler, "robotstxt/page/header_seen") == 1

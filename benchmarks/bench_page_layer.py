@@ -1,0 +1,124 @@
+"""Instructions per response of the page directives layer, through Scrapy's spider middlewares.
+
+``scrapy_rerp.Addon`` adds ``PageDirectivesMiddleware`` to the spider middlewares: every response
+that reaches the spider has its headers and, for HTML, its head read before the callback runs,
+and the callback's output passes through the middleware. This script measures what that costs
+per response, deterministically: a child process builds Scrapy's ``SpiderMiddlewareManager``
+from the Addon's settings, with page directives on or off, and scrapes made-up responses
+through it (the crawl benchmark's page: a small HTML page whose head names neither ``robots``
+nor the crawler, as most pages; the callback yields nothing). Under valgrind's callgrind each
+way scrapes ``--responses`` responses and twice as many; the difference divided by the extra
+responses leaves start-up out. The page layer's cost is the difference between the two ways.
+
+No network and no event loop timing: the count is the same from run to run, which the crawl
+benchmark's (benchmarks/bench_crawl.py) is not to within a few tenths of a percent.
+
+Usage::
+
+    python benchmarks/bench_page_layer.py [--responses 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+WAYS = ("page directives off", "page directives on")
+USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
+
+
+def page(path: str) -> bytes:
+    """The crawl benchmark's page (benchmarks/bench_crawl.py)."""
+    links = "".join(f'<li><a href="{path.rstrip("/")}/{k}">item {k}</a></li>' for k in range(8))
+    return (
+        "<!DOCTYPE html><html><head><meta charset=utf-8><title>Page</title></head><body>"
+        f"<h1>{path}</h1><p>{'Lorem ipsum dolor sit amet. ' * 12}</p><ul>{links}</ul>"
+        "</body></html>"
+    ).encode()
+
+
+def scrape(way: str, responses: int) -> dict[str, Any]:
+    """Scrape *responses* responses through the spider middlewares; what the layer counted."""
+    import logging
+    import warnings
+
+    import scrapy
+    from scrapy.core.spidermw import SpiderMiddlewareManager
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    logging.disable(logging.WARNING)  # "Disabled PageDirectivesMiddleware" when off
+    warnings.simplefilter("ignore")
+    settings: dict[str, Any] = {"ADDONS": {"scrapy_rerp.Addon": 100}}
+    if way == WAYS[0]:
+        settings.update(RERP_PAGE_HEADER=False, RERP_PAGE_META=False)
+
+    class Spider(scrapy.Spider):
+        name = "page_layer"
+
+    crawler = get_crawler(Spider, settings)
+    crawler.spider = Spider()
+    assert crawler.stats is not None
+    crawler.stats.open_spider()
+    manager = SpiderMiddlewareManager.from_crawler(crawler)
+    headers = {"Content-Type": "text/html; charset=utf-8"}
+
+    async def callback(response: Any, request: Any) -> list[Any]:
+        return []
+
+    async def run() -> None:
+        for n in range(responses):
+            url = f"http://127.0.0.{2 + n % 50}:8000/public/{n}.html"
+            request = scrapy.Request(url, headers={"User-Agent": USER_AGENT})
+            response = HtmlResponse(
+                url, body=page(f"/public/{n}.html"), headers=headers, request=request
+            )
+            async for _ in await manager.scrape_response_async(callback, response, request):
+                pass
+
+    asyncio.run(run())
+    crawler.signals.send_catch_log(scrapy.signals.spider_closed, spider=crawler.spider)
+    return {"read": crawler.stats.get_value("robotstxt/page/responses", 0)}
+
+
+def instructions(way: str, responses: int, tmp: str) -> int:
+    out = Path(tmp, f"callgrind.{responses}.{WAYS.index(way)}")
+    command = [
+        *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
+        *(sys.executable, str(Path(__file__).resolve()), "--child", way, str(responses)),
+    ]
+    subprocess.run(command, check=True, capture_output=True)
+    for line in out.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise SystemExit(f"no instruction total in {out}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--responses", type=int, default=2000, help="responses (default 2000)")
+    parser.add_argument("--child", nargs=2, metavar=("WAY", "RESPONSES"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(scrape(args.child[0], int(args.child[1]))))
+        return 0
+    small = args.responses
+    per: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for way in WAYS:
+            counts = [instructions(way, n, tmp) for n in (small, 2 * small)]
+            per[way] = (counts[1] - counts[0]) / small
+            print(f"{way}: {per[way]:,.0f} instructions per response", flush=True)
+    print(f"page directives layer: {per[WAYS[1]] - per[WAYS[0]]:,.0f} instructions per response")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

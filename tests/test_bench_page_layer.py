@@ -1,0 +1,28 @@
+"""benchmarks/bench_page_layer.py's child, quickly and without valgrind: the responses go
+through the page directives middleware when it is on, and past it when it is off."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.scripts import BENCHMARKS, load_script
+
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
+
+def child(way: str, responses: int) -> dict[str, int]:
+    script = BENCHMARKS / "bench_page_layer.py"
+    command = [sys.executable, str(script), "--child", way, str(responses)]
+    done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
+    result: dict[str, int] = json.loads(done.stdout)
+    return result
+
+
+def test_the_page_layer_reads_every_response_only_when_on() -> None:
+    off, on = load_script("bench_page_layer").WAYS
+    assert child(on, 150) == {"read": 150}  # 100 counted at once, the rest at spider_closed
+    assert child(off, 150) == {"read": 0}
