@@ -242,7 +242,8 @@ def plan(
     return urls
 
 
-def _page(path: str) -> bytes:
+def page(path: str) -> bytes:
+    """The HTML page every site serves at *path* (benchmarks/bench_page_layer.py scrapes it too)."""
     links = "".join(f'<li><a href="{path.rstrip("/")}/{k}">item {k}</a></li>' for k in range(8))
     return (
         "<!DOCTYPE html><html><head><meta charset=utf-8><title>Page</title></head><body>"
@@ -285,7 +286,7 @@ class _Site:
         self.counts[1] += 1
         if target in self.disallowed:
             self.counts[2] += 1
-        return _response(_page(target.decode("latin-1")), "text/html; charset=utf-8"), 0.0
+        return _response(page(target.decode("latin-1")), "text/html; charset=utf-8"), 0.0
 
 
 class _HTTP(asyncio.Protocol):

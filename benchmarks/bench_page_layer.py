@@ -30,18 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_crawl import page  # noqa: E402
+
 WAYS = ("page directives off", "page directives on")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
-
-
-def page(path: str) -> bytes:
-    """The crawl benchmark's page (benchmarks/bench_crawl.py)."""
-    links = "".join(f'<li><a href="{path.rstrip("/")}/{k}">item {k}</a></li>' for k in range(8))
-    return (
-        "<!DOCTYPE html><html><head><meta charset=utf-8><title>Page</title></head><body>"
-        f"<h1>{path}</h1><p>{'Lorem ipsum dolor sit amet. ' * 12}</p><ul>{links}</ul>"
-        "</body></html>"
-    ).encode()
 
 
 def scrape(way: str, responses: int) -> dict[str, Any]:
