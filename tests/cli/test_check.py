@@ -169,7 +169,7 @@ def test_check_verdicts_equal_the_middlewares_on_the_corpus() -> None:
             except ValueError:
                 continue
             try:
-                middleware._decide(robots, request)
+                middleware.gate._decide(robots, request)
                 expected = True
             except IgnoreRequest:
                 expected = False
