@@ -957,7 +957,7 @@ def measure_instructions(
                 prefix = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
                 servers.reset()
                 run_crawl(way, netlocs, args, pages=pages, prefix=prefix)
-                totals.append(_callgrind_total(out))
+                totals.append(callgrind_total(out))
             counts[way] = {
                 "small": totals[0],
                 "large": totals[1],
@@ -966,7 +966,8 @@ def measure_instructions(
     return {"urls": small, "ways": counts}
 
 
-def _callgrind_total(path: Path) -> int:
+def callgrind_total(path: Path) -> int:
+    """The instructions a callgrind output file counted (benchmarks/bench_page_layer.py too)."""
     for line in path.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
             return int(line.split()[1])

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import page  # noqa: E402
+from bench_crawl import callgrind_total, page  # noqa: E402
 
 WAYS = ("page directives off", "page directives on")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -96,10 +96,7 @@ def instructions(way: str, responses: int, tmp: str) -> int:
         *(sys.executable, str(Path(__file__).resolve()), "--child", way, str(responses)),
     ]
     subprocess.run(command, check=True, capture_output=True)
-    for line in out.read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
-    raise SystemExit(f"no instruction total in {out}")
+    return callgrind_total(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -219,4 +219,4 @@ def test_instruction_totals_are_read_from_callgrind_output(tmp_path: Path) -> No
     bench = load_script("bench_crawl")
     out = tmp_path / "callgrind.out"
     out.write_text("# callgrind format\nevents: Ir\nfn=main\n1 5\nsummary: 123456789\n")
-    assert bench._callgrind_total(out) == 123456789
+    assert bench.callgrind_total(out) == 123456789
