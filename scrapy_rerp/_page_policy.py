@@ -82,9 +82,7 @@ PAGE_MIDDLEWARE_PRIORITY = 950
 #: URL schemes with a robots.txt, as the downloader middleware obeys them.
 _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 #: The response headers that carry page directives (RERP_PAGE_HEADER).
-_X_ROBOTS_TAG = b"X-Robots-Tag"
-_ROBOTS_TAG = b"Robots-Tag"
-_PAGE_HEADERS = (_X_ROBOTS_TAG, _ROBOTS_TAG)
+_PAGE_HEADERS = (b"X-Robots-Tag", b"Robots-Tag")
 
 
 @dataclass
@@ -236,7 +234,7 @@ class PageDirectivesMiddleware:
         headers = response.headers
         facts = _content_facts(headers.get(b"Content-Type"))
         named: list[tuple[bytes, bytes]] = []
-        if self.settings.page_header and (_X_ROBOTS_TAG in headers or _ROBOTS_TAG in headers):
+        if self.settings.page_header:
             named = [(name, value) for name in _PAGE_HEADERS for value in headers.getlist(name)]
         user_agent = self._user_agent_for(request)
         meta: list[tuple[str, str]] = []
