@@ -70,7 +70,7 @@ class RobotsTxtMiddleware:
     ) -> None:
         self.crawler = crawler
         self.settings = settings
-        self._parts = parts = assemble(crawler, settings, cache, shared, self.user_agent_for)
+        parts = assemble(crawler, settings, cache, shared, self.user_agent_for)
         self.gate = RobotsGate(crawler, parts, self.user_agent_for)
         self.lot = parts.lot
         self.origins = parts.origins
