@@ -7,6 +7,7 @@ and what Scrapy itself uses) for the URLs that Scrapy would rewrite.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import ParseResult, SplitResult, urljoin, urlsplit
 
@@ -35,7 +36,16 @@ def origin_of(url: str) -> str:
 
 def origin_of_parts(parts: SplitResult | ParseResult) -> str:
     """:func:`origin_of` for a URL already split (e.g. Scrapy's ``urlparse_cached``)."""
-    scheme = parts.scheme.lower()
+    return _origin(parts.scheme, parts.netloc)
+
+
+# Every request asks for its origin, and a crawl has few: reading the host and port of a
+# netloc costs a request about 14,000 instructions, a cached answer under 1,000 (callgrind).
+# Bounded: netlocs come from the network.
+@lru_cache(maxsize=4096)
+def _origin(scheme: str, netloc: str) -> str:
+    parts = SplitResult(scheme, netloc, "", "", "")
+    scheme = scheme.lower()
     host = (parts.hostname or "").lower()
     try:
         port = parts.port

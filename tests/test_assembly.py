@@ -16,6 +16,7 @@ import pytest
 import pytest_twisted
 import scrapy
 from scrapy import signals
+from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rerp._assembly import Misconfigured, origin_caches
@@ -25,6 +26,7 @@ from scrapy_rerp._resume import COOL_DOWN_FILE, JOB_FILE
 from scrapy_rerp._throttle import SlotFloors
 from scrapy_rerp._usage_policy import UsagePolicy
 from scrapy_rerp.cache import MemoryOriginCache
+from scrapy_rerp.middleware import RobotsTxtMiddleware
 from tests.support.parts import build, crawler_and_settings
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
@@ -72,6 +74,19 @@ def test_without_floors_or_slow_downs_no_slot_is_touched() -> None:
     _, parts = build({"RERP_CRAWL_DELAY": False, "RERP_SLOWDOWN": False, "RERP_USAGE": "search"})
     assert parts.politeness.throttle is None
     assert isinstance(parts.usage, UsagePolicy) and parts.usage.purposes == ("search",)
+
+
+@pytest.mark.parametrize(("usage", "hooked"), [({}, False), ({"RERP_USAGE": "search"}, True)])
+def test_responses_pass_through_the_middleware_only_with_rerp_usage(
+    usage: dict[str, str], hooked: bool
+) -> None:
+    # Scrapy's downloader calls every process_response it finds on every response.
+    crawler, _ = crawler_and_settings({"ADDONS": {"scrapy_rerp.Addon": 100}, **usage})
+    manager = DownloaderMiddlewareManager.from_crawler(crawler)
+    (middleware,) = [mw for mw in manager.middlewares if isinstance(mw, RobotsTxtMiddleware)]
+    hooks = [method.__self__ for method in manager.methods["process_response"]]  # type: ignore[union-attr]
+    assert (middleware in hooks) is hooked
+    assert hasattr(middleware, "process_request")
 
 
 @pytest.mark.needs_asyncio

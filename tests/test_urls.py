@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+from urllib.parse import urlparse, urlsplit
 
 import pytest
 from scrapy import Request
 
-from scrapy_rerp._urls import origin_of, redirect_target, rules_url
+from scrapy_rerp._urls import origin_of, origin_of_parts, redirect_target, rules_url
 
 PIECES = ["a", "Z", "0", "-", ".", "_", "~", "/", "?", "#", "&", "=", "%", "%41", "%zz", " ", "\\"]
 PIECES += ["ä", "ß", "€", "😀", "[", "]", "|", "'", '"', "<", ">", "{", "}", "^", "`", ";", ":"]
@@ -46,10 +47,26 @@ def test_a_request_s_url_is_what_the_crawl_matches() -> None:
         ("http://h:8080/x", "http://h:8080"),
         ("http://user:pw@h/x", "http://h:80"),
         ("http://[::1]:81/x", "http://[::1]:81"),
+        ("HTTP://h/x", "http://h:80"),
+        ("ftp://h/x", "ftp://h:21"),
+        ("s3://bucket/x", "s3://bucket"),
+        ("http://h:99999/x", "http://h:80"),  # no port in range: the default one
     ],
 )
 def test_origins_are_scheme_host_and_port(url: str, origin: str) -> None:
     assert origin_of(url) == origin
+    # Asked again (the answer is cached per scheme and netloc), and of Scrapy's parsed URL.
+    assert origin_of(url) == origin
+    assert origin_of_parts(urlparse(url)) == origin
+
+
+def test_an_origin_is_the_same_for_a_url_split_or_parsed() -> None:
+    for url in random_urls(500, seed=11):
+        try:
+            split, parsed = urlsplit(url), urlparse(url)
+        except ValueError:
+            continue
+        assert origin_of_parts(split) == origin_of_parts(parsed) == origin_of(url), url
 
 
 @pytest.mark.parametrize(

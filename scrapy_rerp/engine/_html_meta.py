@@ -61,6 +61,7 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+_BOM_PREFIXES = tuple(bom for bom, _ in _BOMS)
 
 
 class _HeadMeta(HTMLParser):
@@ -123,9 +124,10 @@ def _encoding_of(html: bytes, encoding: str | None) -> str:
     """The encoding to decode *html* with: a BOM's, else *encoding* if it names a text encoding
     a page can be written in (``body_codec``), else such a ``<meta charset>`` near the top,
     else UTF-8."""
-    for bom, name in _BOMS:
-        if html.startswith(bom):
-            return name
+    if html.startswith(_BOM_PREFIXES):  # one test for the many pages without a BOM
+        for bom, name in _BOMS:
+            if html.startswith(bom):
+                return name
     return body_codec(encoding) or body_codec(_declared_charset(html)) or "utf-8"
 
 

@@ -9,6 +9,7 @@ no charset at all, so that no declared name can make a reader raise or read nons
 from __future__ import annotations
 
 import codecs
+from functools import lru_cache
 
 __all__ = ["NOT_BODY_CHARSETS", "body_codec", "text_codec"]
 
@@ -31,6 +32,9 @@ def text_codec(charset: str | None) -> str | None:
     return info.name if getattr(info, "_is_text_encoding", True) else None
 
 
+# Asked once per page in a crawl (charset of the Content-Type header), of few names: cached,
+# bounded (names come from the network).
+@lru_cache(maxsize=256)
 def body_codec(charset: str | None) -> str | None:
     """The codec that decodes a body declared in *charset*: its canonical name, or None when
     *charset* names no text encoding (:func:`text_codec`) or one of :data:`NOT_BODY_CHARSETS`."""
