@@ -40,7 +40,7 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
-from scrapy_rerp._compat import close_when_opened
+from scrapy_rerp._compat import close_when_opened, header_key, header_value, header_values
 from scrapy_rerp._head_meta import head_meta_tags
 from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
@@ -82,7 +82,9 @@ PAGE_MIDDLEWARE_PRIORITY = 950
 #: URL schemes with a robots.txt, as the downloader middleware obeys them.
 _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 #: The response headers that carry page directives (RERP_PAGE_HEADER).
-_PAGE_HEADERS = (b"X-Robots-Tag", b"Robots-Tag")
+_PAGE_HEADERS = (header_key("X-Robots-Tag"), header_key("Robots-Tag"))
+_CONTENT_TYPE = header_key("Content-Type")
+_USER_AGENT = header_key("User-Agent")
 
 
 @dataclass
@@ -232,10 +234,12 @@ class PageDirectivesMiddleware:
         """What the page's directives mean for its callback's output: None when the page says
         nothing that could drop or mark any of it."""
         headers = response.headers
-        facts = _content_facts(headers.get(b"Content-Type"))
+        facts = _content_facts(header_value(headers, _CONTENT_TYPE))
         named: list[tuple[bytes, bytes]] = []
         if self.settings.page_header:
-            named = [(name, value) for name in _PAGE_HEADERS for value in headers.getlist(name)]
+            named = [
+                (name, value) for name in _PAGE_HEADERS for value in header_values(headers, name)
+            ]
         user_agent = self._user_agent_for(request)
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
@@ -276,7 +280,7 @@ class PageDirectivesMiddleware:
 
     def _user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against (``RobotsTxtMiddleware.user_agent_for``)."""
-        return crawler_user_agent(self.settings, request.headers.get(b"User-Agent"))
+        return crawler_user_agent(self.settings, header_value(request.headers, _USER_AGENT))
 
     def _rel_nofollow_only(self, response: Response) -> frozenset[str]:
         """URLs (without fragment) that *response* links to with rel="nofollow", and with no

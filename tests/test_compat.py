@@ -1,0 +1,38 @@
+"""What scrapy_rerp reads of Scrapy beyond its published API: header values."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.http import Headers
+
+from scrapy_rerp import _compat
+from scrapy_rerp._compat import header_key, header_value, header_values
+
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
+HEADERS = [
+    {},
+    {"X-Robots-Tag": "noindex"},
+    {"x-robots-tag": ["noindex", "googlebot: nofollow"], "Content-Type": "text/html"},
+    {"X-ROBOTS-TAG": [b"none", b""], "robots-tag": "noai"},
+    {"content-type": ["text/plain", "text/html; charset=latin-1"], "User-Agent": "bot/1"},
+    {"user-agent": "\u00e9bot"},
+]
+NAMES = ["X-Robots-Tag", "x-robots-tag", "Robots-Tag", "Content-Type", "User-Agent", "Date"]
+
+
+def test_the_headers_of_this_scrapy_are_read_as_a_dict() -> None:
+    # Every supported Scrapy keeps Headers as a dict of normalized names; if one stops, the
+    # public methods take over (correct, slower), and this says so.
+    assert header_values is _compat._values_in_dict
+
+
+@pytest.mark.parametrize("read", [_compat._values_in_dict, _compat._values_by_getlist])
+@pytest.mark.parametrize("given", HEADERS)
+def test_header_values_are_those_of_getlist_and_get(read: object, given: dict) -> None:
+    headers = Headers(given)
+    for name in NAMES:
+        key = header_key(name)
+        assert read(headers, key) == headers.getlist(name), name  # type: ignore[operator]
+    for name in NAMES:
+        assert header_value(headers, header_key(name)) == headers.get(name), name
