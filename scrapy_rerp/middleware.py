@@ -33,7 +33,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 
 from scrapy_rerp._assembly import Misconfigured, assemble, origin_caches
-from scrapy_rerp._compat import close_when_opened
+from scrapy_rerp._compat import close_when_opened, header_key, header_value
 from scrapy_rerp._gate import RobotsGate
 from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp._urls import origin_of
@@ -53,6 +53,7 @@ __all__ = ["RobotsTxtMiddleware"]
 
 #: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
 _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
+_USER_AGENT = header_key("User-Agent")
 
 
 class RobotsTxtMiddleware:
@@ -87,8 +88,11 @@ class RobotsTxtMiddleware:
             # each even when it returns at once (docs/benchmarks.rst).
             self.process_response = self._check_usage
         if self.fleet is not None or self.politeness.slowdown:
-            # Scrapy sends it before any process_response (a retry included).
-            crawler.signals.connect(self.gate.heard, signal=signals.response_downloaded)
+            # Scrapy sends it before any process_response (a retry included). Held strongly
+            # until the crawl closes: a weakly held bound method is dereferenced in Python on
+            # every send, about 6,500 instructions per response (callgrind).
+            crawler.signals.connect(self.gate.heard, signal=signals.response_downloaded, weak=False)
+            crawler.signals.connect(self._stop_hearing, signal=signals.spider_closed)
         crawler.signals.connect(parts.for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
 
@@ -131,6 +135,12 @@ class RobotsTxtMiddleware:
             self._usage.check_response(request, response)  # type: ignore[union-attr]
         return response
 
+    def _stop_hearing(self) -> None:
+        # A receiver held strongly would keep the crawler alive after its crawl.
+        self.crawler.signals.disconnect(
+            self.gate.heard, signal=signals.response_downloaded, weak=False
+        )
+
     # -- public helpers ----------------------------------------------------------------------
     def robots_for(self, url: str) -> RobotsTxt | None:
         """The rules currently applied to the origin of ``url`` (None if not known yet)."""
@@ -143,4 +153,4 @@ class RobotsTxtMiddleware:
 
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
-        return crawler_user_agent(self.settings, request.headers.get(b"User-Agent"))
+        return crawler_user_agent(self.settings, header_value(request.headers, _USER_AGENT))

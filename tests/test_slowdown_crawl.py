@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from pydispatch.dispatcher import getAllReceivers
+from scrapy import signals
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 
+from scrapy_rerp._gate import RobotsGate
 from scrapy_rerp._slowdown import META
 from tests.support.servers import (
     Hit,
@@ -257,3 +260,31 @@ async def test_slowdown_off_leaves_it_to_scrapy(site: Server) -> None:
     assert retry.time - first.time < 1.0  # RetryMiddleware retried at once, as without us
     assert not [k for k in stats(crawler) if k.startswith("robotstxt/slowdown/")]
     assert crawler.spider.decisions[site.url("/p0")] is None
+
+
+class HandlerSpider(ListSpider):
+    """Counts, as each page arrives, the robots.txt layer's answer handlers of its crawler."""
+
+    name = "handlers"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.handlers: list[int] = []
+
+    def parse(self, response: Response) -> None:
+        super().parse(response)
+        self.handlers.append(len(answer_handlers(self.crawler)))
+
+
+def answer_handlers(crawler: Any) -> list[Any]:
+    receivers = getAllReceivers(crawler, signals.response_downloaded)
+    return [r for r in receivers if isinstance(getattr(r, "__self__", None), RobotsGate)]
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_answer_handler_is_let_go_when_the_crawl_closes(site: Server) -> None:
+    # Held strongly while the crawl runs (a weak reference costs every response), it would
+    # keep the crawler alive after it.
+    crawler = await crawl(HandlerSpider, slowdown(), urls=[site.url("/p0"), site.url("/p1")])
+    assert crawler.spider.handlers == [1, 1]
+    assert answer_handlers(crawler) == []
