@@ -34,21 +34,19 @@ from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES, _encoding_of
 
 __all__ = ["head_meta_tags", "head_of"]
 
-# The first <body tag, and the constructs whose contents are not markup (so that a "<body" in
-# them does not end the head), each closed by the first closer after it: one pass.
-_OPENERS = (
-    r"<(?:(?P<comment>!--)|(?P<script>script)\b|(?P<style>style)\b|(?P<title>title)\b"
+# The first <body tag outside the constructs whose contents are not markup (comments, scripts,
+# styles, titles), so that a "<body" in them does not end the head. Each construct is matched
+# whole, from its opener to the first closer after it; one never closed holds the rest of the
+# page (an "unclosed_" group matches). One search per construct, each byte read once.
+_HEAD_PARTS = (
+    r"<(?:!--(?:.*?-->|(?P<unclosed_comment>))"
+    r"|script\b(?:.*?</script|(?P<unclosed_script>))"
+    r"|style\b(?:.*?</style|(?P<unclosed_style>))"
+    r"|title\b(?:.*?</title|(?P<unclosed_title>))"
     r"|(?P<body>body)[\s/>])"
 )
-_CLOSERS = {"comment": "-->", "script": "</script", "style": "</style", "title": "</title"}
-_OPENERS_TEXT = re.compile(_OPENERS, re.IGNORECASE)
-_OPENERS_BYTES = re.compile(_OPENERS.encode(), re.IGNORECASE)
-_CLOSERS_TEXT = {
-    kind: re.compile(re.escape(closer), re.IGNORECASE) for kind, closer in _CLOSERS.items()
-}
-_CLOSERS_BYTES = {
-    kind: re.compile(re.escape(closer).encode(), re.IGNORECASE) for kind, closer in _CLOSERS.items()
-}
+_HEAD_PARTS_TEXT = re.compile(_HEAD_PARTS, re.IGNORECASE | re.DOTALL)
+_HEAD_PARTS_BYTES = re.compile(_HEAD_PARTS.encode(), re.IGNORECASE | re.DOTALL)
 _META_TEXT = re.compile(r"<meta", re.IGNORECASE)
 # The head's meta tags: those of <head> (not a template's content), and those lxml leaves
 # between </head> and <body> as children of <html>.
@@ -61,21 +59,13 @@ def _head_end(data: str | bytes, end: int | None = None) -> int:
     scripts, styles and titles, or *end*."""
     if end is None:
         end = len(data)
-    if isinstance(data, str):
-        openers, closers = _OPENERS_TEXT, _CLOSERS_TEXT
-    else:
-        openers, closers = _OPENERS_BYTES, _CLOSERS_BYTES  # type: ignore[assignment]
-    position = 0
-    while True:
-        found = openers.search(data, position, end)  # type: ignore[call-overload]
-        if found is None:
-            return end
-        if found.lastgroup == "body":
-            return found.start()
-        closed = closers[found.lastgroup].search(data, found.end(), end)  # type: ignore[index]
-        if closed is None:  # never closed: the rest is inside it
-            return end
-        position = closed.end()
+    parts = _HEAD_PARTS_TEXT if isinstance(data, str) else _HEAD_PARTS_BYTES
+    found = parts.search(data, 0, end)  # type: ignore[call-overload]
+    while found is not None and found.lastgroup is None:  # a closed comment, script, ...
+        found = parts.search(data, found.end(), end)  # type: ignore[call-overload]
+    if found is None or found.lastgroup != "body":  # no <body, or inside an unclosed one
+        return end
+    return found.start()
 
 
 @lru_cache(maxsize=64)

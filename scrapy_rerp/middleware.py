@@ -63,7 +63,8 @@ class RobotsTxtMiddleware:
     docs/settings.rst.
     """
 
-    #: Set on an instance only with ``RERP_USAGE`` (the Content-Usage check).
+    #: Set on an instance only with ``RERP_USAGE`` (the Content-Usage check): Scrapy calls a
+    #: downloader middleware's ``process_response`` on every response, idle or not.
     process_response: Callable[[Request, Response], Response]
 
     def __init__(
