@@ -903,8 +903,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
         ways = list(results)
         for repeat in range(args.repeats):
             # Each repeat starts with another way, so that a slow spell does not hit one only.
-            shift = repeat % len(ways)
-            for way in ways[shift:] + ways[:shift]:
+            for way in rotated(ways, repeat):
                 print(f"repeat {repeat + 1}/{args.repeats}: {way} ...", flush=True)
                 servers.reset()
                 run = run_crawl(way, netlocs, args)
@@ -945,25 +944,34 @@ def measure_instructions(
     """Instructions per request, counted by valgrind's callgrind: each way crawls
     ``args.instructions`` URLs and twice as many, and the difference divided by the extra URLs
     leaves start-up and shutdown out. Unlike CPU time, the count hardly depends on what else
-    the machine does."""
-    counts: dict[str, Any] = {}
+    the machine does; it still moves by a few tenths of a percent from one crawl to the next
+    (how the event loop batches the answers), so ``args.instruction_repeats`` pairs of crawls
+    are counted per way, the order of the ways rotating, and their median is the figure."""
     small = args.instructions
+    runs: dict[str, list[float]] = {way: [] for way in ways}
     with tempfile.TemporaryDirectory() as tmp:
-        for way in ways:
-            totals = []
-            for pages in (small, 2 * small):
-                print(f"{way}, {pages:,} URLs under callgrind ...", flush=True)
-                out = Path(tmp, f"callgrind.{way}.{pages}")
-                prefix = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-                servers.reset()
-                run_crawl(way, netlocs, args, pages=pages, prefix=prefix)
-                totals.append(callgrind_total(out))
-            counts[way] = {
-                "small": totals[0],
-                "large": totals[1],
-                "per_request": (totals[1] - totals[0]) / small,
-            }
+        for repeat in range(args.instruction_repeats):
+            for way in rotated(ways, repeat):
+                totals = []
+                for pages in (small, 2 * small):
+                    print(f"{way}, {pages:,} URLs under callgrind ...", flush=True)
+                    out = Path(tmp, f"callgrind.{way}.{pages}")
+                    prefix = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+                    servers.reset()
+                    run_crawl(way, netlocs, args, pages=pages, prefix=prefix)
+                    totals.append(callgrind_total(out))
+                runs[way].append((totals[1] - totals[0]) / small)
+    counts = {
+        way: {"per_request": statistics.median(per_request), "runs": per_request}
+        for way, per_request in runs.items()
+    }
     return {"urls": small, "ways": counts}
+
+
+def rotated(ways: Sequence[str], repeat: int) -> list[str]:
+    """The ways in the order of one repeat: each repeat starts one further."""
+    shift = repeat % len(ways) if ways else 0
+    return [*ways[shift:], *ways[:shift]]
 
 
 def callgrind_total(path: Path) -> int:
@@ -1200,18 +1208,20 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
         out.append("")
         out.append(
             "Instructions per request (valgrind callgrind): each way crawls "
-            f"{instructions['urls']:,} URLs and twice as many, once each, and the difference is "
-            "divided by the extra URLs, which leaves start-up and shutdown out; every run has the "
-            "same hash seed (PYTHONHASHSEED=0). The count hardly depends on the machine's load, "
-            "unlike CPU time:"
+            f"{instructions['urls']:,} URLs and twice as many, and the difference is divided by "
+            "the extra URLs, which leaves start-up and shutdown out; every run has the same hash "
+            "seed (PYTHONHASHSEED=0). The count hardly depends on the machine's load, unlike CPU "
+            "time, but moves by a few tenths of a percent from one pair of crawls to the next: "
+            "the figure is the median of the pairs, each of which is listed:"
         )
         out.append("")
-        out.append("| way | instructions per request | vs off |")
-        out.append("|---|--:|--:|")
+        out.append("| way | instructions per request | vs off | each pair |")
+        out.append("|---|--:|--:|---|")
         base = counted.get(OFF, {}).get("per_request")
         for way, count in counted.items():
             ratio = "n/a" if not base else f"{count['per_request'] / base:.4f}x"
-            out.append(f"| {WAYS[way]} | {count['per_request']:,.0f} | {ratio} |")
+            pairs = ", ".join(f"{run:,.0f}" for run in count.get("runs", [count["per_request"]]))
+            out.append(f"| {WAYS[way]} | {count['per_request']:,.0f} | {ratio} | {pairs} |")
     out.append("")
     out.append("Every run (pages/s; pages per CPU s; CPU s per 1,000 requests; CPU share):")
     out.append("")
@@ -1659,6 +1669,13 @@ def build_arg_parser() -> argparse.ArgumentParser:
         metavar="URLS",
         help="also count instructions per request under valgrind's callgrind, from crawls of "
         "URLS and 2 x URLS (slow: about 50 times the crawl's CPU time)",
+    )
+    parser.add_argument(
+        "--instruction-repeats",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --instructions: count each way N times, the median is the figure (default 1)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the data as JSON")
     parser.add_argument("--crawl-child", help=argparse.SUPPRESS)

@@ -220,3 +220,15 @@ def test_instruction_totals_are_read_from_callgrind_output(tmp_path: Path) -> No
     out = tmp_path / "callgrind.out"
     out.write_text("# callgrind format\nevents: Ir\nfn=main\n1 5\nsummary: 123456789\n")
     assert bench.callgrind_total(out) == 123456789
+
+
+def test_each_repeat_starts_with_the_next_way() -> None:
+    bench = load_script("bench_crawl")
+    ways = ["off", "scrapy", "scrapy_rerp"]
+    assert [bench.rotated(ways, r) for r in range(4)] == [
+        ["off", "scrapy", "scrapy_rerp"],
+        ["scrapy", "scrapy_rerp", "off"],
+        ["scrapy_rerp", "off", "scrapy"],
+        ["off", "scrapy", "scrapy_rerp"],
+    ]
+    assert bench.rotated([], 2) == []
