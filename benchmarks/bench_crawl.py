@@ -969,7 +969,7 @@ def measure_instructions(
 
 
 def rotated(ways: Sequence[str], repeat: int) -> list[str]:
-    """The ways in the order of one repeat: each repeat starts one further."""
+    """*ways* (or cases) in the order of one repeat: each repeat starts one further."""
     shift = repeat % len(ways) if ways else 0
     return [*ways[shift:], *ways[:shift]]
 
@@ -999,8 +999,7 @@ def measure_troubled(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]
         troubled = {ALONE: [], ROBOTS_DEAD: netlocs[h : h + t], ROBOTS_SLOW: netlocs[h + t :]}
         runs: dict[str, list[dict[str, Any]]] = {case: [] for case in CASES}
         for repeat in range(args.repeats):
-            shift = repeat % len(CASES)
-            for case in CASES[shift:] + CASES[:shift]:
+            for case in rotated(CASES, repeat):
                 print(
                     f"troubled origins, repeat {repeat + 1}/{args.repeats}: {case} ...", flush=True
                 )
