@@ -47,7 +47,6 @@ _HEAD_PARTS = (
 )
 _HEAD_PARTS_TEXT = re.compile(_HEAD_PARTS, re.IGNORECASE | re.DOTALL)
 _HEAD_PARTS_BYTES = re.compile(_HEAD_PARTS.encode(), re.IGNORECASE | re.DOTALL)
-_META_TEXT = re.compile(r"<meta", re.IGNORECASE)
 # The head's meta tags: those of <head> (not a template's content), and those lxml leaves
 # between </head> and <body> as children of <html>.
 _HEAD_META = "/html/head//meta[@name][not(ancestor::template)] | /html/meta[@name]"
@@ -87,7 +86,7 @@ def head_of(html: bytes | str, encoding: str | None = None) -> str | None:
     """The text of *html*'s head (up to its first ``<body``), or None when it holds no
     ``<meta``."""
     head = _head_text(html, encoding)
-    return head if _META_TEXT.search(head) else None
+    return head if "<meta" in head.lower() else None
 
 
 def _head_text(html: bytes | str, encoding: str | None) -> str:
