@@ -66,6 +66,7 @@ __all__ = [
     "header_key",
     "header_value",
     "header_values",
+    "user_agent_header",
     "new_slot_delay",
     "no_jitter",
     "open_spider",
@@ -293,6 +294,14 @@ def header_value(headers: Headers, key: bytes) -> bytes | None:
     """The last value of a header, as ``Headers.get`` gives it (None if it has none)."""
     values = header_values(headers, key)
     return values[-1] if values else None
+
+
+_USER_AGENT = header_key("User-Agent")
+
+
+def user_agent_header(request: Request) -> bytes | None:
+    """The request's ``User-Agent`` header, as ``Headers.get`` gives it."""
+    return header_value(request.headers, _USER_AGENT)
 
 
 def slot_clock() -> float:

@@ -40,7 +40,13 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
-from scrapy_rerp._compat import close_when_opened, header_key, header_value, header_values
+from scrapy_rerp._compat import (
+    close_when_opened,
+    header_key,
+    header_value,
+    header_values,
+    user_agent_header,
+)
 from scrapy_rerp._head_meta import head_meta_tags
 from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
@@ -84,7 +90,6 @@ _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 #: The response headers that carry page directives (RERP_PAGE_HEADER).
 _PAGE_HEADERS = (header_key("X-Robots-Tag"), header_key("Robots-Tag"))
 _CONTENT_TYPE = header_key("Content-Type")
-_USER_AGENT = header_key("User-Agent")
 
 
 @dataclass
@@ -280,7 +285,7 @@ class PageDirectivesMiddleware:
 
     def _user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against (``RobotsTxtMiddleware.user_agent_for``)."""
-        return crawler_user_agent(self.settings, header_value(request.headers, _USER_AGENT))
+        return crawler_user_agent(self.settings, user_agent_header(request))
 
     def _rel_nofollow_only(self, response: Response) -> frozenset[str]:
         """URLs (without fragment) that *response* links to with rel="nofollow", and with no

@@ -33,7 +33,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 
 from scrapy_rerp._assembly import Misconfigured, assemble, origin_caches
-from scrapy_rerp._compat import close_when_opened, header_key, header_value
+from scrapy_rerp._compat import close_when_opened, user_agent_header
 from scrapy_rerp._gate import RobotsGate
 from scrapy_rerp._settings import crawler_user_agent, settings_for
 from scrapy_rerp._urls import origin_of
@@ -53,7 +53,6 @@ __all__ = ["RobotsTxtMiddleware"]
 
 #: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
 _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
-_USER_AGENT = header_key("User-Agent")
 
 
 class RobotsTxtMiddleware:
@@ -154,4 +153,4 @@ class RobotsTxtMiddleware:
 
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
-        return crawler_user_agent(self.settings, header_value(request.headers, _USER_AGENT))
+        return crawler_user_agent(self.settings, user_agent_header(request))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from scrapy import Request
 from scrapy.http import Headers
 
 from scrapy_rerp import _compat
-from scrapy_rerp._compat import header_key, header_value, header_values
+from scrapy_rerp._compat import header_key, header_value, header_values, user_agent_header
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 
@@ -36,3 +37,10 @@ def test_header_values_are_those_of_getlist_and_get(read: object, given: dict) -
         assert read(headers, key) == headers.getlist(name), name  # type: ignore[operator]
     for name in NAMES:
         assert header_value(headers, header_key(name)) == headers.get(name), name
+
+
+def test_the_user_agent_header_is_that_of_get() -> None:
+    for headers in ({}, {"user-agent": "bot/1"}, {"User-Agent": ["a/1", "b/2"]}):
+        request = Request("http://h/", headers=headers)
+        assert user_agent_header(request) == request.headers.get("User-Agent")
+    assert user_agent_header(Request("http://h/", headers={"USER-AGENT": "x"})) == b"x"

@@ -10,7 +10,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_rerp._assembly import Parts, assemble, origin_caches
-from scrapy_rerp._compat import close_when_opened
+from scrapy_rerp._compat import close_when_opened, user_agent_header
 from scrapy_rerp._settings import RerpSettings, crawler_user_agent, settings_for
 
 
@@ -32,6 +32,6 @@ def build(settings: dict[str, Any]) -> tuple[Crawler, Parts]:
     assert caches is not None
 
     def user_agent_for(request: scrapy.Request) -> str:
-        return crawler_user_agent(checked, request.headers.get(b"User-Agent"))
+        return crawler_user_agent(checked, user_agent_header(request))
 
     return crawler, assemble(crawler, checked, *caches, user_agent_for)
