@@ -11,6 +11,8 @@ differ, the difference is mended here and nowhere else:
 * ``AsyncCrawlerProcess`` (2.14); ``CrawlerProcess`` before, the same under a reactor.
 * ``CloseSpider`` raised by a ``spider_opened`` handler closes the spider (2.18); before, it is
   logged as an error and the crawl goes on, so the engine is asked to close instead.
+* ``Crawler.engine`` raises ``RuntimeError`` while it is not set (2.19); it is None before:
+  :func:`engine_of` answers None either way.
 * ``signals.robots_parsed`` (2.18): not sent before, since no handler can be connected to it.
 * Component priority dictionaries (``DOWNLOADER_MIDDLEWARES``): since 2.15 a class and its
   import path are one key (``get_component_priority_dict_with_base``); before, they are two, and
@@ -46,6 +48,7 @@ from twisted.python.failure import Failure
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.core.downloader import Downloader
+    from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
@@ -63,6 +66,7 @@ __all__ = [
     "disable_component",
     "download",
     "engine_closing",
+    "engine_of",
     "header_key",
     "header_value",
     "header_values",
@@ -171,7 +175,7 @@ def close_when_opened(crawler: Crawler, reason: str) -> None:
 
 
 def _close_engine(crawler: Crawler, reason: str) -> None:
-    engine = crawler.engine
+    engine = engine_of(crawler)
     if engine is None or engine.spider is None:
         return  # closed meanwhile
     if not engine.running:
@@ -351,7 +355,8 @@ def configured_jitter(slot_settings: dict[str, Any] | None, downloader: Download
 def new_slot_delay(crawler: Crawler) -> float:
     """The delay Scrapy gives a new slot without a ``DOWNLOAD_SLOTS`` entry (AutoThrottle's
     start delay when it is on)."""
-    downloader = crawler.engine.downloader if crawler.engine is not None else None
+    engine = engine_of(crawler)
+    downloader = engine.downloader if engine is not None else None
     delay = getattr(downloader, "_delay", None)  # Scrapy >= 2.18
     if delay is None:
         delay = getattr(
@@ -363,6 +368,14 @@ def new_slot_delay(crawler: Crawler) -> float:
 # -- the engine's private state ------------------------------------------------------------------
 
 
+def engine_of(crawler: Crawler) -> ExecutionEngine | None:
+    """The crawler's engine, or None while it has none (before the crawl starts, after it ends)."""
+    try:
+        return crawler.engine
+    except RuntimeError:  # Scrapy >= 2.19: an engine not set is an error to read
+        return None
+
+
 def engine_closing(crawler: Crawler) -> bool:
     """True once the engine has started to stop or to close the spider.
 
@@ -370,7 +383,7 @@ def engine_closing(crawler: Crawler) -> bool:
     drained), so this reads the engine's state: ``running`` turns false on ``stop`` (Ctrl-C, a
     crawler stop) and the engine slot's ``closing`` is set by ``close_spider`` (CLOSESPIDER_*).
     """
-    engine = crawler.engine
+    engine = engine_of(crawler)
     if engine is None or not engine.running:
         return True
     slot = getattr(engine, "_slot", None)
@@ -379,7 +392,7 @@ def engine_closing(crawler: Crawler) -> bool:
 
 def scheduler_of(crawler: Crawler) -> Any:
     """The running crawl's scheduler, or None before the spider opens and after it closed."""
-    slot = getattr(crawler.engine, "_slot", None)
+    slot = getattr(engine_of(crawler), "_slot", None)
     return getattr(slot, "scheduler", None)
 
 

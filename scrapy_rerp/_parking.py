@@ -46,7 +46,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp._compat import create_looping_call, engine_closing
+from scrapy_rerp._compat import create_looping_call, engine_closing, engine_of
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -321,7 +321,7 @@ class ParkingLot:
 
     def _hand_back(self, request: Request, action: str) -> None:
         self._prepare(request, action)
-        engine = self.crawler.engine
+        engine = engine_of(self.crawler)
         if engine is None or engine.spider is None:
             return  # closed meanwhile: counted already, nothing can take it
         engine.crawl(request)

@@ -43,6 +43,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rerp._compat import (
     configured_jitter,
+    engine_of,
     new_slot_delay,
     no_jitter,
     set_slot_jitter,
@@ -154,7 +155,7 @@ class SlotFloors:
         middlewares, not sent yet) to *keep*; those it keeps leave the queue, and the
         downloader hands them back to the engine (see the module's docstring). Returns how many
         left."""
-        if self.crawler.engine is None:
+        if engine_of(self.crawler) is None:
             return 0
         taken: list[tuple[Request, Any]] = []
         for slot in list(self._downloader().slots.values()):

@@ -1,13 +1,22 @@
-"""What scrapy_rerp reads of Scrapy beyond its published API: header values."""
+"""What scrapy_rerp reads of Scrapy beyond its published API: header values, the engine."""
 
 from __future__ import annotations
 
 import pytest
 from scrapy import Request
 from scrapy.http import Headers
+from scrapy.utils.test import get_crawler
 
 from scrapy_rerp import _compat
-from scrapy_rerp._compat import header_key, header_value, header_values, user_agent_header
+from scrapy_rerp._compat import (
+    engine_closing,
+    engine_of,
+    header_key,
+    header_value,
+    header_values,
+    scheduler_of,
+    user_agent_header,
+)
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 
@@ -44,3 +53,12 @@ def test_the_user_agent_header_is_that_of_get() -> None:
         request = Request("http://h/", headers=headers)
         assert user_agent_header(request) == request.headers.get("User-Agent")
     assert user_agent_header(Request("http://h/", headers={"USER-AGENT": "x"})) == b"x"
+
+
+def test_a_crawler_without_an_engine_is_closing_and_has_no_scheduler() -> None:
+    # Scrapy 2.19 raises on reading Crawler.engine before it is set (None before 2.19): a
+    # timer of the parking lot that fires then must get an answer, not an exception.
+    crawler = get_crawler()
+    assert engine_of(crawler) is None
+    assert engine_closing(crawler) is True
+    assert scheduler_of(crawler) is None
