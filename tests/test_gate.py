@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 
 import pytest
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 
+from scrapy_rerp._assembly import Parts
 from scrapy_rerp._data import RobotsEntry
 from scrapy_rerp._gate import RobotsGate
 from scrapy_rerp.engine import RFC9309, parse
@@ -20,16 +22,30 @@ pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
 ORIGIN = "http://a.test:80"
 
 
-def gate_with(robots_txt: str, **settings: object) -> RobotsGate:
-    crawler, parts = build(dict(settings))
-    now = time.time()
-    entry = RobotsEntry(parse(robots_txt, RFC9309), now, now + 3600, status=200)
-    parts.origins.cache.set(ORIGIN, entry)
-    return RobotsGate(crawler, parts, lambda request: "MyBot/1.0")
+GateWith = Callable[[str], RobotsGate]
+
+
+@pytest.fixture
+def gate_with() -> Iterator[GateWith]:
+    """A gate whose cache knows ORIGIN's rules; its parts are closed after the test, so that a
+    parked request's closing check (a reactor timer) cannot fire in a later test."""
+    built: list[Parts] = []
+
+    def factory(robots_txt: str) -> RobotsGate:
+        crawler, parts = build({})
+        built.append(parts)
+        now = time.time()
+        entry = RobotsEntry(parse(robots_txt, RFC9309), now, now + 3600, status=200)
+        parts.origins.cache.set(ORIGIN, entry)
+        return RobotsGate(crawler, parts, lambda request: "MyBot/1.0")
+
+    yield factory
+    for parts in built:
+        parts.closing()
 
 
 def test_an_allowed_request_goes_on_and_a_disallowed_one_is_refused_and_counted(
-    caplog: pytest.LogCaptureFixture,
+    gate_with: GateWith, caplog: pytest.LogCaptureFixture
 ) -> None:
     gate = gate_with("User-agent: *\nDisallow: /private\n")
     assert gate.process(scrapy.Request("http://a.test/public")) is None
@@ -40,7 +56,7 @@ def test_an_allowed_request_goes_on_and_a_disallowed_one_is_refused_and_counted(
     assert "line 2: Disallow: /private" in caplog.text
 
 
-def test_a_request_of_an_origin_without_rules_waits_for_them() -> None:
+def test_a_request_of_an_origin_without_rules_waits_for_them(gate_with: GateWith) -> None:
     gate = gate_with("User-agent: *\nAllow: /\n")
     request = scrapy.Request("http://b.test/page")
     assert gate.process(request) is request  # parked: out of the downloader until rules come
