@@ -30,6 +30,10 @@ another way) of
 * CPU s per 1,000 requests: the crawler process's user + system CPU time in the window
   (``resource.getrusage(RUSAGE_SELF)``), per 1,000 of the spider's requests (the same URL list
   for every way; each request is downloaded or blocked);
+* GC s per 1,000 requests: the CPU time of the garbage collector's runs in the window (timed by
+  ``gc.callbacks``), and its collections per generation. Python's collector walks the objects
+  it tracks, touching memory far apart, so its CPU time grows by more than its instructions do
+  (docs/benchmarks.rst says what a blocked request leaves it);
 
 and the facts, from the crawler's stats and from what the servers received: requests blocked by
 robots.txt, disallowed pages that reached a server, robots.txt downloads. Memory per cached
@@ -465,6 +469,26 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class _GcClock:
+    """The garbage collector's CPU time and collections per generation while ``on`` (the
+    crawl window), from ``gc.callbacks``."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.seconds = 0.0
+        self.collections = [0, 0, 0]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._started
+            self.collections[info["generation"]] += 1
+
+
 class _Timed:
     """Runs a coroutine and adds the CPU time of its steps (not its waits) to ``totals[0]``."""
 
@@ -564,6 +588,8 @@ def crawl_child(config: dict[str, Any]) -> None:
 
     window: dict[str, float] = {}
     middleware = [0.0, 0]  # CPU seconds in the robots.txt middleware's process_request, calls
+    collector = _GcClock()
+    gc.callbacks.append(collector)
     memory: dict[str, int] = {}
 
     class BenchSpider(scrapy.Spider):
@@ -594,10 +620,12 @@ def crawl_child(config: dict[str, Any]) -> None:
         if config.get("time_middleware") and not time_robots_middleware(crawler, middleware):
             raise RuntimeError("no robots.txt middleware in the downloader")
         window["wall0"], window["cpu0"] = time.perf_counter(), _cpu_seconds()
+        collector.on = True
 
     def idle(spider: scrapy.Spider) -> None:
         if "wall1" not in window:
             window["wall1"], window["cpu1"] = time.perf_counter(), _cpu_seconds()
+            collector.on = False
 
     def closed(spider: scrapy.Spider) -> None:
         # After the window: the size of the robots.txt cache the crawl built.
@@ -635,6 +663,8 @@ def crawl_child(config: dict[str, Any]) -> None:
         "robots_requests": stats.get("robotstxt/request_count", 0),
         "wall": window["wall1"] - window["wall0"],
         "cpu": window["cpu1"] - window["cpu0"],
+        "gc_cpu": collector.seconds,
+        "gc_collections": collector.collections,
         "cache_origins": memory.get("origins"),
         "cache_bytes": memory.get("bytes"),
         "middleware_cpu": middleware[0],
@@ -885,6 +915,15 @@ class WayResult:
     def cpu_per_1000(self) -> float:
         return statistics.median(1000 * run["cpu"] / run["requests"] for run in self.runs)
 
+    @property
+    def gc_cpu_per_1000(self) -> float:
+        return statistics.median(1000 * run["gc_cpu"] / run["requests"] for run in self.runs)
+
+    @property
+    def gc_collections(self) -> list[float]:
+        """Collections per generation (young, middle, old), medians."""
+        return [statistics.median(run["gc_collections"][g] for run in self.runs) for g in range(3)]
+
     def same(self, key: str) -> int | None:
         """The value of ``key`` when every run agrees, else None."""
         values = {run[key] for run in self.runs}
@@ -1067,6 +1106,8 @@ def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, A
             "pages_per_cpu_second": r.pages_per_cpu_second,
             "cpu_share": r.cpu_share,
             "cpu_per_1000_requests": r.cpu_per_1000,
+            "gc_cpu_per_1000_requests": r.gc_cpu_per_1000,
+            "gc_collections": r.gc_collections,
             "wall_seconds": r.median("wall"),
             "requests": r.same("requests"),
             "pages": r.same("pages"),
@@ -1113,6 +1154,9 @@ def summary(results: dict[str, WayResult], extra: dict[str, Any]) -> dict[str, A
                 ]
                 paired[f"cpu_throughput_vs_{base}"] = [
                     (x["pages"] / x["cpu"]) / (y["pages"] / y["cpu"]) for x, y in pairs
+                ]
+                paired[f"cpu_vs_{base}"] = [
+                    (x["cpu"] / x["requests"]) / (y["cpu"] / y["requests"]) for x, y in pairs
                 ]
     return {**extra, "ways": ways, "ratios": ratios, "paired_ratios": paired}
 
@@ -1180,6 +1224,23 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
             f"| {WAYS[way]} | {_fmt(w['requests'])} | {_fmt(w['pages'])} | {_fmt(w['blocked'])} "
             f"| {w['disallowed_pages_fetched']:,} | {_fmt(w['robots_downloads'])} "
             f"| {w['connections']:,.0f} | {w['errors']} |"
+        )
+    out.append("")
+    out.append(
+        "The garbage collector in the window (CPU time of its runs, timed by gc.callbacks, and "
+        "its collections per generation; medians):"
+    )
+    out.append("")
+    out.append(
+        "| way | GC CPU s / 1,000 requests | share of the CPU | collections (gen 0 / 1 / 2) |"
+    )
+    out.append("|---|--:|--:|--:|")
+    for way, w in ways.items():
+        gc_share = w["gc_cpu_per_1000_requests"] / w["cpu_per_1000_requests"]
+        collections = " / ".join(f"{n:,.0f}" for n in w["gc_collections"])
+        out.append(
+            f"| {WAYS[way]} | {w['gc_cpu_per_1000_requests']:.3f} | {100 * gc_share:.1f}% "
+            f"| {collections} |"
         )
     timed = [way for way in ways if ways[way]["middleware_us_per_request"] is not None]
     if timed:
@@ -1257,7 +1318,11 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
             )
             pairs = [
                 (name, data["paired_ratios"][f"{key}_vs_{base}"])
-                for name, key in (("pages/s", "throughput"), ("pages per CPU s", "cpu_throughput"))
+                for name, key in (
+                    ("pages/s", "throughput"),
+                    ("pages per CPU s", "cpu_throughput"),
+                    ("CPU per request", "cpu"),
+                )
             ]
             out.append(
                 "  - per repeat (the same repeat's runs compared): "

@@ -67,6 +67,8 @@ def test_report_structure(run: tuple[str, str, dict[str, Any]]) -> None:
     assert "goal: throughput >= 0.98x, at most 2% lost" in report
     assert "goal: throughput >= 1x, never slower" in report
     assert "Memory per cached origin" in report
+    assert "| way | GC CPU s / 1,000 requests |" in report
+    assert "CPU per request median " in report  # the goal's ratio, repeat by repeat
 
 
 def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
@@ -80,6 +82,10 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
         assert way["requests"] == QUICK_PAGES
         assert way["errors"] == 0
         assert way["pages_per_second"] > 0 and way["cpu_per_1000_requests"] > 0
+        # The collector ran in the window (a crawl of 500 pages makes ~150 young collections),
+        # and took part of the window's CPU time.
+        assert way["gc_collections"][0] > 0
+        assert 0 < way["gc_cpu_per_1000_requests"] < way["cpu_per_1000_requests"]
     # Without robots.txt every URL is downloaded, the disallowed ones too.
     assert off["pages"] == QUICK_PAGES
     assert off["blocked"] == 0 and off["robots_downloads"] == 0
@@ -103,6 +109,7 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
         assert way["middleware_calls"] >= QUICK_PAGES
         assert all(run["middleware_calls"] == 0 for run in way["runs"])
     assert set(data["ratios"]) >= {"throughput_vs_off", "throughput_vs_scrapy", "cpu_vs_off"}
+    assert len(data["paired_ratios"]["cpu_vs_off"]) == len(rerp["runs"])
 
 
 def test_plan_labels_agree_with_both_parsers() -> None:
