@@ -1,5 +1,5 @@
-"""A local Scrapy crawl run four ways: robots.txt off, Scrapy's own middleware, scrapy_rerp, and
-scrapy_rerp without its page directives.
+"""A local Scrapy crawl run five ways: robots.txt off, Scrapy's own middleware, scrapy_rerp,
+scrapy_rerp without its page directives, and an idle downloader middleware (the floor).
 
 One run starts ``--origins`` HTTP servers on loopback addresses (127.0.0.1, 127.0.0.2, ...,
 each on its own port, so distinct origins and, as Scrapy keys download slots by host, distinct
@@ -20,7 +20,10 @@ robots.txt handling:
 * ``scrapy_rerp``: ``ADDONS = {"scrapy_rerp.Addon": 100}``;
 * ``scrapy_rerp_robots``: the same with ``RERP_PAGE_HEADER`` and ``RERP_PAGE_META`` off, the
   robots.txt layer alone (the page directives middleware reads every response's headers and
-  HTML head).
+  HTML head);
+* ``idle``: ``ROBOTSTXT_OBEY = False`` and, where the robots.txt middleware would be, a
+  downloader middleware whose ``process_request`` returns None: the floor under any robots.txt
+  middleware.
 
 The crawl window runs from ``spider_opened`` to the first ``spider_idle`` (start-up and shutdown
 left out). Per way the report gives the median over ``--repeats`` runs (each repeat starts with
@@ -96,8 +99,12 @@ WAYS: dict[str, str] = {
     # The robots.txt layer alone: the Addon without its page directives middleware (X-Robots-Tag
     # and robots meta tags read on every response), whose cost the difference shows.
     "scrapy_rerp_robots": "scrapy_rerp (Addon), page directives off",
+    # The floor of any robots.txt middleware: a downloader middleware at its place whose
+    # process_request does nothing. What it costs against "off" is Scrapy's price for one
+    # more middleware, and the size of the CPU time's noise.
+    "idle": "an idle downloader middleware",
 }
-OFF, SCRAPY, RERP, RERP_ROBOTS = WAYS
+OFF, SCRAPY, RERP, RERP_ROBOTS, IDLE = WAYS
 DEFAULT_PAGES, DEFAULT_ORIGINS = 10_000, 50
 QUICK_PAGES, QUICK_ORIGINS = 500, 10
 #: Goals for scrapy_rerp (issue 3): at most 2% of throughput lost against no robots.txt at
@@ -469,6 +476,14 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class IdleMiddleware:
+    """The ``idle`` way's downloader middleware: where Scrapy's RobotsTxtMiddleware sits
+    (priority 100), it lets every request through."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        return None
+
+
 class _GcClock:
     """The garbage collector's CPU time and collections per generation while ``on`` (the
     crawl window), from ``gc.callbacks``."""
@@ -577,8 +592,10 @@ def crawl_child(config: dict[str, Any]) -> None:
     urls = [url for url, _ in planned]
     settings = {**CRAWL_SETTINGS, "CONCURRENT_REQUESTS": config["concurrency"]}
     settings["LOG_LEVEL"] = config["log_level"]
-    if way == OFF:
+    if way in (OFF, IDLE):
         settings["ROBOTSTXT_OBEY"] = False
+        if way == IDLE:  # this script is the child's __main__
+            settings["DOWNLOADER_MIDDLEWARES"] = {f"{__name__}.IdleMiddleware": 100}
     elif way == SCRAPY:
         settings["ROBOTSTXT_OBEY"] = True
     else:
@@ -590,6 +607,7 @@ def crawl_child(config: dict[str, Any]) -> None:
     middleware = [0.0, 0]  # CPU seconds in the robots.txt middleware's process_request, calls
     collector = _GcClock()
     gc.callbacks.append(collector)
+    downloader_middlewares: list[str] = []  # their class names, for the facts
     memory: dict[str, int] = {}
 
     class BenchSpider(scrapy.Spider):
@@ -630,6 +648,9 @@ def crawl_child(config: dict[str, Any]) -> None:
     def closed(spider: scrapy.Spider) -> None:
         # After the window: the size of the robots.txt cache the crawl built.
         assert crawler.engine is not None
+        downloader_middlewares.extend(
+            type(mw).__name__ for mw in crawler.engine.downloader.middleware.middlewares
+        )
         for mw in crawler.engine.downloader.middleware.middlewares:
             # scrapy_rerp: a MemoryOriginCache behind the origin service's FailoverCache.
             origins = getattr(mw, "origins", None)
@@ -665,6 +686,7 @@ def crawl_child(config: dict[str, Any]) -> None:
         "cpu": window["cpu1"] - window["cpu0"],
         "gc_cpu": collector.seconds,
         "gc_collections": collector.collections,
+        "downloader_middlewares": downloader_middlewares,
         "cache_origins": memory.get("origins"),
         "cache_bytes": memory.get("bytes"),
         "middleware_cpu": middleware[0],
@@ -955,7 +977,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
                     flush=True,
                 )
         for way in ways:
-            if way == OFF:
+            if way in (OFF, IDLE):
                 continue
             # The middleware's own CPU time, from one more run that times it (timing costs).
             print(f"{way}, its middleware timed ...", flush=True)

@@ -60,6 +60,7 @@ def test_report_structure(run: tuple[str, str, dict[str, Any]]) -> None:
         "Scrapy's RobotsTxtMiddleware + Protego",
         "scrapy_rerp (Addon)",
         "scrapy_rerp (Addon), page directives off",
+        "an idle downloader middleware",
     ):
         # Speed, facts, every run, and memory for the two robots-aware ways.
         assert sum(line.startswith(f"| {name} | ") for line in report.splitlines()) >= 2
@@ -78,7 +79,8 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
     assert expected > 0
     off, scrapy, rerp = ways["off"], ways["scrapy"], ways["scrapy_rerp"]
     robots_only = ways["scrapy_rerp_robots"]  # the Addon without page directives
-    for way in (off, scrapy, rerp, robots_only):
+    idle = ways["idle"]
+    for way in (off, scrapy, rerp, robots_only, idle):
         assert way["requests"] == QUICK_PAGES
         assert way["errors"] == 0
         assert way["pages_per_second"] > 0 and way["cpu_per_1000_requests"] > 0
@@ -86,10 +88,14 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
         # and took part of the window's CPU time.
         assert way["gc_collections"][0] > 0
         assert 0 < way["gc_cpu_per_1000_requests"] < way["cpu_per_1000_requests"]
-    # Without robots.txt every URL is downloaded, the disallowed ones too.
-    assert off["pages"] == QUICK_PAGES
-    assert off["blocked"] == 0 and off["robots_downloads"] == 0
-    assert off["disallowed_pages_fetched"] == expected
+    # Without robots.txt every URL is downloaded, the disallowed ones too; so with the idle
+    # middleware (the floor), which sees every request and lets it through.
+    assert "IdleMiddleware" in idle["runs"][0]["downloader_middlewares"]
+    assert "IdleMiddleware" not in off["runs"][0]["downloader_middlewares"]
+    for way in (off, idle):
+        assert way["pages"] == QUICK_PAGES
+        assert way["blocked"] == 0 and way["robots_downloads"] == 0
+        assert way["disallowed_pages_fetched"] == expected
     # Both robots-aware ways block the same URLs, and only those; the rest are all fetched.
     for way in (scrapy, rerp, robots_only):
         assert way["blocked"] == way["ignored"] == expected
