@@ -105,6 +105,8 @@ WAYS: dict[str, str] = {
     "idle": "an idle downloader middleware",
 }
 OFF, SCRAPY, RERP, RERP_ROBOTS, IDLE = WAYS
+#: The ways without a robots.txt middleware (nothing of it to time).
+WITHOUT_ROBOTS = (OFF, IDLE)
 DEFAULT_PAGES, DEFAULT_ORIGINS = 10_000, 50
 QUICK_PAGES, QUICK_ORIGINS = 500, 10
 #: Goals for scrapy_rerp (issue 3): at most 2% of throughput lost against no robots.txt at
@@ -592,7 +594,7 @@ def crawl_child(config: dict[str, Any]) -> None:
     urls = [url for url, _ in planned]
     settings = {**CRAWL_SETTINGS, "CONCURRENT_REQUESTS": config["concurrency"]}
     settings["LOG_LEVEL"] = config["log_level"]
-    if way in (OFF, IDLE):
+    if way in WITHOUT_ROBOTS:
         settings["ROBOTSTXT_OBEY"] = False
         if way == IDLE:  # this script is the child's __main__
             settings["DOWNLOADER_MIDDLEWARES"] = {f"{__name__}.IdleMiddleware": 100}
@@ -648,10 +650,8 @@ def crawl_child(config: dict[str, Any]) -> None:
     def closed(spider: scrapy.Spider) -> None:
         # After the window: the size of the robots.txt cache the crawl built.
         assert crawler.engine is not None
-        downloader_middlewares.extend(
-            type(mw).__name__ for mw in crawler.engine.downloader.middleware.middlewares
-        )
         for mw in crawler.engine.downloader.middleware.middlewares:
+            downloader_middlewares.append(type(mw).__name__)
             # scrapy_rerp: a MemoryOriginCache behind the origin service's FailoverCache.
             origins = getattr(mw, "origins", None)
             cache = getattr(getattr(origins, "cache", None), "backend", None)
@@ -977,7 +977,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
                     flush=True,
                 )
         for way in ways:
-            if way in (OFF, IDLE):
+            if way in WITHOUT_ROBOTS:
                 continue
             # The middleware's own CPU time, from one more run that times it (timing costs).
             print(f"{way}, its middleware timed ...", flush=True)
