@@ -70,7 +70,6 @@ __all__ = [
     "header_key",
     "header_value",
     "header_values",
-    "user_agent_header",
     "new_slot_delay",
     "no_jitter",
     "open_spider",
@@ -80,6 +79,7 @@ __all__ = [
     "sleep",
     "slot_clock",
     "slot_jitter",
+    "user_agent_header",
 ]
 
 #: (major, minor) of the installed Scrapy, for what no attribute tells apart.
