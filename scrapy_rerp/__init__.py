@@ -1,8 +1,8 @@
 """scrapy_rerp: a fast, standards-correct robots.txt engine, and its Scrapy integration.
 
 ``import scrapy_rerp`` loads only the engine (standard library only). The Scrapy-facing names,
-``RerpRobotParser``, ``RobotsTxtMiddleware``, ``PageDirectivesMiddleware`` and ``Addon``, are
-imported on first access.
+``RerpRobotParser``, ``RobotsTxtMiddleware``, ``AnswersMiddleware``, ``PageDirectivesMiddleware``
+and ``Addon``, are imported on first access.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .engine import (
 if TYPE_CHECKING:
     from ._page_policy import PageDirectivesMiddleware
     from .addon import Addon
-    from .middleware import RobotsTxtMiddleware
+    from .middleware import AnswersMiddleware, RobotsTxtMiddleware
     from .robotparser import RerpRobotParser
 
 __version__ = "0.1.0"
@@ -54,6 +54,7 @@ __all__ = [
     "RFC9309",
     "SEVEN_DAYS",
     "Addon",
+    "AnswersMiddleware",
     "Decision",
     "PageDirectives",
     "PageDirectivesMiddleware",
@@ -81,6 +82,7 @@ __all__ = [
 _LAZY = {
     "RerpRobotParser": "scrapy_rerp.robotparser",
     "RobotsTxtMiddleware": "scrapy_rerp.middleware",
+    "AnswersMiddleware": "scrapy_rerp.middleware",
     "PageDirectivesMiddleware": "scrapy_rerp._page_policy",
     "Addon": "scrapy_rerp.addon",
 }

@@ -7,6 +7,7 @@ The equivalent manual settings::
     DOWNLOADER_MIDDLEWARES = {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rerp.RobotsTxtMiddleware": 100,
+        "scrapy_rerp.AnswersMiddleware": 950,
     }
     SPIDER_MIDDLEWARES = {"scrapy_rerp.PageDirectivesMiddleware": 950}
 """
@@ -57,7 +58,11 @@ class Addon:
         settings.set("ROBOTSTXT_OBEY", True, priority="addon")
         settings.set("ROBOTSTXT_PARSER", _PARSER, priority="addon")
 
-        from scrapy_rerp.middleware import RobotsTxtMiddleware
+        from scrapy_rerp.middleware import (
+            ANSWERS_MIDDLEWARE_PRIORITY,
+            AnswersMiddleware,
+            RobotsTxtMiddleware,
+        )
 
         # Take Scrapy's place in the chain: its priority (100 unless the project moved it).
         priority = component_priorities(settings, _SETTING).get(_scrapy_key(settings), None)
@@ -66,6 +71,10 @@ class Addon:
         # setdefault: if the project already lists ours (under any import path), keep it.
         settings.setdefault_in_component_priority_dict(_SETTING, RobotsTxtMiddleware, priority)
         disable_component(settings, _SETTING, ScrapyRobotsTxtMiddleware)
+        # Its companion, which hears every answer first; setdefault: a project may move it.
+        settings.setdefault_in_component_priority_dict(
+            _SETTING, AnswersMiddleware, ANSWERS_MIDDLEWARE_PRIORITY
+        )
 
         from scrapy_rerp._page_policy import PAGE_MIDDLEWARE_PRIORITY, PageDirectivesMiddleware
 

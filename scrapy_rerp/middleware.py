@@ -11,10 +11,12 @@ out. Its collaborators are built, and stopped when the crawl closes, by
   alone (as Scrapy's middleware leaves them);
 * every other request goes through the gate: it goes on, is parked until its origin's rules
   come, or is refused;
-* every response is told to the gate in a ``response_downloaded`` handler, which Scrapy calls
-  before any downloader middleware's ``process_response``: a 429 or 503 is heard there even
-  when ``RetryMiddleware`` (550) turns it into a retry, which then comes back through
-  ``process_request`` and waits out the cool-down;
+* every answer a site gives is told to the gate by :class:`AnswersMiddleware`, a companion
+  whose ``process_response`` runs before any other's (``ANSWERS_MIDDLEWARE_PRIORITY``): a 429
+  or 503 is heard there even when ``RetryMiddleware`` (550) turns it into a retry, which then
+  comes back through ``process_request`` and waits out the cool-down. Without the companion
+  (``RobotsTxtMiddleware`` enabled by hand), a ``response_downloaded`` handler hears them, which
+  Scrapy also calls before any ``process_response``, at about twice the cost per response;
 * with ``RERP_USAGE``, ``process_response`` checks the page's ``Content-Usage`` header;
   without it the middleware has no ``process_response``.
 
@@ -49,7 +51,13 @@ if TYPE_CHECKING:
     from scrapy_rerp.cache import OriginCache, SharedOriginCache
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["RobotsTxtMiddleware"]
+__all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddleware"]
+
+#: The answers middleware's place: its ``process_response`` runs before any other downloader
+#: middleware's (higher runs first on the way back), as Scrapy's ``response_downloaded`` signal
+#: does: before ``HttpCacheMiddleware`` (900) stores an answer and ``RetryMiddleware`` (550)
+#: turns a 429 or 503 into a retry.
+ANSWERS_MIDDLEWARE_PRIORITY = 950
 
 #: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
 _OBEYED_SCHEMES = ("http:", "https:", "ftp:")
@@ -88,11 +96,9 @@ class RobotsTxtMiddleware:
             # each even when it returns at once (docs/benchmarks.rst).
             self.process_response = self._check_usage
         if self.fleet is not None or self.politeness.slowdown:
-            # Scrapy sends it before any process_response (a retry included). Held strongly
-            # until the crawl closes: a weakly held bound method is dereferenced in Python on
-            # every send, about 6,500 instructions per response (callgrind).
-            crawler.signals.connect(self.gate.heard, signal=signals.response_downloaded, weak=False)
-            crawler.signals.connect(self._stop_hearing, signal=signals.spider_closed)
+            # Told by AnswersMiddleware, or by a signal without it: which one is known once the
+            # engine has built the downloader middlewares.
+            crawler.signals.connect(self._hear_answers, signal=signals.spider_opened)
         crawler.signals.connect(parts.for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
 
@@ -135,6 +141,19 @@ class RobotsTxtMiddleware:
             self._usage.check_response(request, response)  # type: ignore[union-attr]
         return response
 
+    def _hear_answers(self) -> None:
+        answers = self.crawler.get_downloader_middleware(AnswersMiddleware)
+        if answers is not None:
+            answers.tell(self.gate.heard)
+            return
+        # Scrapy sends it before any process_response (a retry included). Held strongly until
+        # the crawl closes: a weakly held bound method is dereferenced in Python on every send,
+        # about 6,500 instructions per response (callgrind).
+        self.crawler.signals.connect(
+            self.gate.heard, signal=signals.response_downloaded, weak=False
+        )
+        self.crawler.signals.connect(self._stop_hearing, signal=signals.spider_closed)
+
     def _stop_hearing(self) -> None:
         # A receiver held strongly would keep the crawler alive after its crawl.
         self.crawler.signals.disconnect(
@@ -154,3 +173,45 @@ class RobotsTxtMiddleware:
     def user_agent_for(self, request: Request) -> str:
         """The user agent robots.txt is matched against for ``request``."""
         return crawler_user_agent(self.settings, user_agent_header(request))
+
+
+class AnswersMiddleware:
+    """Tells :class:`RobotsTxtMiddleware` of every answer a site gives, before any other
+    downloader middleware sees it: a 429 or 503 slows its origin down (``RERP_SLOWDOWN``), and
+    a fleet worker's turn ends (docs/status-policy.rst, docs/fleet.rst).
+
+    ``scrapy_rerp.Addon`` enables it at ``ANSWERS_MIDDLEWARE_PRIORITY``. It costs each response
+    about half of what Scrapy's ``response_downloaded`` signal costs, which
+    ``RobotsTxtMiddleware`` listens to without it (docs/benchmarks.rst). Responses that a
+    middleware made up rather than downloaded are not the site's answers, and are not told:
+    those of Scrapy's HTTP cache (flagged ``cached``), and the spider's own robots.txt served
+    from the rules' download (flagged ``robots.txt``). With ``RERP_SLOWDOWN = False`` and no
+    fleet it is told nothing, and passes every response on.
+    """
+
+    def __init__(self) -> None:
+        self._heard: Callable[[Request, Response], None] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = settings_for(crawler, close_when_opened)
+        if settings is None or not settings.obey:
+            # A bad setting is RobotsTxtMiddleware's to report; off, there is nothing to hear.
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        return cls()
+
+    def tell(self, heard: Callable[[Request, Response], None]) -> None:
+        """Call ``heard(request, response)`` with every answer from now on (the gate's)."""
+        self._heard = heard
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        heard = self._heard
+        if heard is not None and not _MADE_UP.intersection(response.flags):
+            heard(request, response)
+        return response
+
+
+#: The flags of responses no site sent just now (see AnswersMiddleware).
+_MADE_UP = frozenset(("cached", "robots.txt"))

@@ -14,7 +14,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as Scrapy
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp import Addon, PageDirectivesMiddleware, RobotsTxtMiddleware
+from scrapy_rerp import Addon, AnswersMiddleware, PageDirectivesMiddleware, RobotsTxtMiddleware
 from scrapy_rerp._compat import component_priorities
 from scrapy_rerp._settings import RerpSettingsError
 from tests.support.servers import Server, crawl, stopped_by_settings
@@ -62,6 +62,9 @@ async def test_addon_alone_turns_everything_on(server: Server) -> None:
     assert resolved[RobotsTxtMiddleware] == 100
     assert RobotsTxtMiddleware in active(crawler) and ScrapyMiddleware not in active(crawler)
     assert crawler.get_downloader_middleware(RobotsTxtMiddleware) is not None
+    # Its companion hears every answer before any other process_response.
+    assert resolved[AnswersMiddleware] == 950 == max(resolved.values())
+    assert active(crawler)[-1] is AnswersMiddleware
     assert crawler.stats is not None
     assert crawler.stats.get_value("robotstxt/forbidden") == 1
     # Page directives too, close to the spider.
@@ -80,6 +83,11 @@ def test_settings_at_addon_priority() -> None:
     merged = component_priorities(settings, "DOWNLOADER_MIDDLEWARES")
     resolved = {load_object(k): v for k, v in merged.items() if v is not None}
     assert ScrapyMiddleware not in resolved and resolved[RobotsTxtMiddleware] == 100
+    # Its process_response runs first: before HttpCacheMiddleware stores an answer and
+    # RetryMiddleware turns a 429 into a retry.
+    priorities = {cls.__name__: v for cls, v in resolved.items()}
+    assert resolved[AnswersMiddleware] > priorities["HttpCacheMiddleware"]
+    assert resolved[AnswersMiddleware] > priorities["RetryMiddleware"]
     spider_side = component_priorities(settings, "SPIDER_MIDDLEWARES")
     resolved = {load_object(k): v for k, v in spider_side.items() if v is not None}
     assert resolved[PageDirectivesMiddleware] == 950
@@ -96,6 +104,7 @@ def test_applied_twice_no_duplicates() -> None:
     Addon().update_settings(settings)
     keys = [load_object(k) for k in settings.getdict("DOWNLOADER_MIDDLEWARES")]
     assert keys.count(RobotsTxtMiddleware) == 1 and keys.count(ScrapyMiddleware) == 1
+    assert keys.count(AnswersMiddleware) == 1
     keys = [load_object(k) for k in settings.getdict("SPIDER_MIDDLEWARES")]
     assert keys.count(PageDirectivesMiddleware) == 1
 

@@ -12,9 +12,11 @@ import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.test import get_crawler
 
 from scrapy_rerp._compat import sleep
+from scrapy_rerp.middleware import AnswersMiddleware
 from scrapy_rerp.cache import RobotsEntry
 from scrapy_rerp.robotparser import RerpRobotParser
 from tests.support.crawls import (
@@ -28,6 +30,7 @@ from tests.support.crawls import (
     timed_crawl,
 )
 from tests.support.servers import (
+    BASE_SETTINGS,
     ListSpider,
     Reply,
     Server,
@@ -557,3 +560,23 @@ async def test_unusable_redirect_means_unavailable(
     assert server.paths() == ["/robots.txt", "/a"]
     assert stat(crawler, stat_name) == 1
     assert stat(crawler, "robotstxt/allow_all") == 1
+
+
+def test_the_companion_tells_every_answer_but_those_made_up() -> None:
+    answers = AnswersMiddleware()
+    told: list[list[str]] = []
+    request = scrapy.Request("http://a.test/p")
+    response = scrapy.http.Response(request.url, status=429, request=request)
+    assert answers.process_response(request, response) is response  # told nothing yet
+    answers.tell(lambda request, response: told.append(response.flags))
+    for flags in ([], ["cached"], ["robots.txt"], ["download_latency"]):
+        response = scrapy.http.Response(request.url, status=429, flags=flags, request=request)
+        assert answers.process_response(request, response) is response
+    # Scrapy's HTTP cache and the spider's robots.txt served from the rules' download.
+    assert told == [[], ["download_latency"]]
+
+
+def test_the_companion_is_off_when_robots_txt_is() -> None:
+    crawler = get_crawler(settings_dict={**BASE_SETTINGS, "ROBOTSTXT_OBEY": False})
+    with pytest.raises(NotConfigured):
+        AnswersMiddleware.from_crawler(crawler)

@@ -20,6 +20,7 @@ PUBLIC = [
     "RFC9309",
     "SEVEN_DAYS",
     "Addon",
+    "AnswersMiddleware",
     "Decision",
     "PageDirectives",
     "PageDirectivesMiddleware",
@@ -178,7 +179,14 @@ def test_engine_does_not_import_scrapy_or_twisted() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["RerpRobotParser", "RobotsTxtMiddleware", "PageDirectivesMiddleware", "Addon"]
+    "name",
+    [
+        "RerpRobotParser",
+        "RobotsTxtMiddleware",
+        "AnswersMiddleware",
+        "PageDirectivesMiddleware",
+        "Addon",
+    ],
 )
 def test_scrapy_names_import_scrapy_on_access(name: str) -> None:
     code = CHECK_MODULES + (

@@ -34,6 +34,9 @@ pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.
 
 #: Retry-After 1 on a page's first request, then the page.
 SLOW_ONCE = [Reply(status=429, headers={"Retry-After": "1"}), Reply(body="ok")]
+#: The add-on's companion turned off, as in a project that enables RobotsTxtMiddleware by hand:
+#: the answers are heard through Scrapy's response_downloaded signal instead.
+WITHOUT_COMPANION = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rerp.AnswersMiddleware": None}}
 
 
 def slowdown(**settings: Any) -> dict[str, Any]:
@@ -88,12 +91,16 @@ def stats(crawler: Any) -> dict[str, Any]:
     return crawler.stats.get_stats()
 
 
+@pytest.mark.parametrize("heard_by", ["companion", "signal"])
 @pytest_twisted.ensureDeferred
-async def test_retry_after_in_seconds_holds_the_origin_until_then(site: Server) -> None:
+async def test_retry_after_in_seconds_holds_the_origin_until_then(
+    site: Server, heard_by: str
+) -> None:
     site.route("/p0", SLOW_ONCE)
     site.route("/p1", SLOW_ONCE)
     urls = [site.url(f"/p{i}") for i in range(10)]
-    crawler = await crawl(MetaSpider, slowdown(), urls=urls)
+    settings = slowdown() if heard_by == "companion" else slowdown(**WITHOUT_COMPANION)
+    crawler = await crawl(MetaSpider, settings, urls=urls)
     slow = [h for h in site.hits() if h.status == 429]
     assert len(slow) == 2
     for hit in slow:  # nothing at all reached the site during its cool-down
@@ -283,8 +290,42 @@ def answer_handlers(crawler: Any) -> list[Any]:
 
 @pytest_twisted.ensureDeferred
 async def test_the_answer_handler_is_let_go_when_the_crawl_closes(site: Server) -> None:
-    # Held strongly while the crawl runs (a weak reference costs every response), it would
-    # keep the crawler alive after it.
-    crawler = await crawl(HandlerSpider, slowdown(), urls=[site.url("/p0"), site.url("/p1")])
+    # Without the companion: held strongly while the crawl runs (a weak reference costs every
+    # response), it would keep the crawler alive after it.
+    settings = slowdown(**WITHOUT_COMPANION)
+    crawler = await crawl(HandlerSpider, settings, urls=[site.url("/p0"), site.url("/p1")])
     assert crawler.spider.handlers == [1, 1]
     assert answer_handlers(crawler) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_the_companion_no_signal_handler_is_connected(site: Server) -> None:
+    site.route("/p0", SLOW_ONCE)
+    crawler = await crawl(HandlerSpider, slowdown(), urls=[site.url("/p0"), site.url("/p1")])
+    assert crawler.spider.handlers == [0, 0]
+    assert stats(crawler)["robotstxt/slowdown/cooldowns"] == 1  # heard all the same
+
+
+@pytest.mark.parametrize("heard_by", ["companion", "signal"])
+@pytest_twisted.ensureDeferred
+async def test_answers_from_scrapys_http_cache_are_not_heard(
+    site: Server, heard_by: str, tmp_path: Any
+) -> None:
+    # The first crawl stores the 429 in the cache, the second is answered from it: the site
+    # said nothing to the second crawl, which goes on at once.
+    site.route("/p0", [Reply(status=429, headers={"Retry-After": "1"})] * 2 + [Reply(body="ok")])
+    settings = slowdown(
+        HTTPCACHE_ENABLED=True,
+        HTTPCACHE_DIR=str(tmp_path / "cache"),
+        RETRY_ENABLED=False,
+        HTTPERROR_ALLOWED_CODES=[429],  # the spider sees the answer and its decision
+        **({} if heard_by == "companion" else WITHOUT_COMPANION),
+    )
+    first = await crawl(MetaSpider, settings, urls=[site.url("/p0")])
+    assert stats(first)["robotstxt/slowdown/cooldowns"] == 1
+    asked = len(site.hits("/p0"))
+    second = await crawl(MetaSpider, settings, urls=[site.url("/p0")])
+    assert len(site.hits("/p0")) == asked  # answered from the cache
+    assert stats(second)["httpcache/hit"] >= 1
+    assert not [k for k in stats(second) if k.startswith("robotstxt/slowdown/")]
+    assert second.spider.decisions[site.url("/p0")] is None
