@@ -16,8 +16,8 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.test import get_crawler
 
 from scrapy_rerp._compat import sleep
-from scrapy_rerp.middleware import AnswersMiddleware
 from scrapy_rerp.cache import RobotsEntry
+from scrapy_rerp.middleware import AnswersMiddleware
 from scrapy_rerp.robotparser import RerpRobotParser
 from tests.support.crawls import (
     FAST_OUTAGE,
