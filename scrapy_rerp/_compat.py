@@ -305,7 +305,8 @@ _USER_AGENT = header_key("User-Agent")
 
 def user_agent_header(request: Request) -> bytes | None:
     """The request's ``User-Agent`` header, as ``Headers.get`` gives it."""
-    return header_value(request.headers, _USER_AGENT)
+    values = header_values(request.headers, _USER_AGENT)  # read twice per page: no more calls
+    return values[-1] if values else None
 
 
 def slot_clock() -> float:

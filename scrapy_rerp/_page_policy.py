@@ -242,9 +242,10 @@ class PageDirectivesMiddleware:
         facts = _content_facts(header_value(headers, _CONTENT_TYPE))
         named: list[tuple[bytes, bytes]] = []
         if self.settings.page_header:
-            named = [
-                (name, value) for name in _PAGE_HEADERS for value in header_values(headers, name)
-            ]
+            for name in _PAGE_HEADERS:  # mostly absent: no list built for them
+                values = header_values(headers, name)
+                if values:
+                    named.extend((name, value) for value in values)
         user_agent = self._user_agent_for(request)
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):

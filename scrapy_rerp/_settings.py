@@ -485,5 +485,5 @@ def crawler_user_agent(settings: RerpSettings, header: bytes | None) -> str:
     if settings.user_agent:
         return settings.user_agent
     if header:
-        return header.decode("utf-8", errors="replace")
+        return header.decode("utf-8", "replace")
     return settings.default_user_agent
