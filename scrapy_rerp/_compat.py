@@ -273,12 +273,8 @@ def header_key(name: str) -> bytes:
     return bytes(Headers().normkey(name))
 
 
-def _values_in_dict(headers: Headers, key: bytes) -> list[bytes]:
-    return dict.get(headers, key) or []
-
-
-def _values_by_getlist(headers: Headers, key: bytes) -> list[bytes]:
-    return list(headers.getlist(key))
+def _values_by_getlist(headers: Headers, key: bytes) -> list[bytes] | None:
+    return list(headers.getlist(key)) or None
 
 
 def _headers_are_a_dict() -> bool:
@@ -290,8 +286,13 @@ def _headers_are_a_dict() -> bool:
     )
 
 
-#: The values of a header (*key* from :func:`header_key`), as ``Headers.getlist`` gives them.
-header_values = _values_in_dict if _headers_are_a_dict() else _values_by_getlist
+#: The values of a header (*key* from :func:`header_key`) as ``Headers.getlist`` gives them, or
+#: None (or an empty list) when it has none. Where ``Headers`` is the dict it is, this is
+#: ``dict.get`` itself: no Python function in between, which costs about 1,000 instructions a
+#: read (callgrind).
+header_values: Callable[[Headers, bytes], list[bytes] | None] = (
+    dict.get if _headers_are_a_dict() else _values_by_getlist  # type: ignore[assignment]
+)
 
 
 def header_value(headers: Headers, key: bytes) -> bytes | None:
