@@ -95,10 +95,9 @@ class RobotsTxtMiddleware:
             # middleware's process_response on every response, about 15,000 instructions
             # each even when it returns at once (docs/benchmarks.rst).
             self.process_response = self._check_usage
-        if self.fleet is not None or self.politeness.slowdown:
-            # Told by AnswersMiddleware, or by a signal without it: which one is known once the
-            # engine has built the downloader middlewares.
-            crawler.signals.connect(self._hear_answers, signal=signals.spider_opened)
+        # Told by AnswersMiddleware, or by a signal without it: which one is known once the
+        # engine has built the downloader middlewares.
+        crawler.signals.connect(self._hear_answers, signal=signals.spider_opened)
         crawler.signals.connect(parts.for_spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
 
@@ -142,7 +141,14 @@ class RobotsTxtMiddleware:
         return response
 
     def _hear_answers(self) -> None:
-        answers = self.crawler.get_downloader_middleware(AnswersMiddleware)
+        self._hear_answers_from(self.crawler.get_downloader_middleware(AnswersMiddleware))
+
+    def _hear_answers_from(self, answers: AnswersMiddleware | None) -> None:
+        """Have every answer told to the gate by ``answers``, the companion, or without it by
+        Scrapy's ``response_downloaded`` signal; with neither ``RERP_SLOWDOWN`` nor a fleet,
+        nothing needs to hear them."""
+        if self.fleet is None and not self.politeness.slowdown:
+            return
         if answers is not None:
             answers.tell(self.gate.heard)
             return
