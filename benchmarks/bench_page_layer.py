@@ -10,8 +10,9 @@ nor the crawler, as most pages; the callback yields nothing). Under valgrind's c
 way scrapes ``--responses`` responses and twice as many; the difference divided by the extra
 responses leaves start-up out. The page layer's cost is the difference between the two ways.
 
-No network and no event loop timing: the count is the same from run to run, which the crawl
-benchmark's (benchmarks/bench_crawl.py) is not to within a few tenths of a percent.
+No network, no event loop timing and one hash seed: the count is the same from run to run,
+which the crawl benchmark's (benchmarks/bench_crawl.py) is not to within a few tenths of a
+percent.
 
 Usage::
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -95,7 +97,9 @@ def instructions(way: str, responses: int, tmp: str) -> int:
         *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
         *(sys.executable, str(Path(__file__).resolve()), "--child", way, str(responses)),
     ]
-    subprocess.run(command, check=True, capture_output=True)
+    # One hash seed, so that dict and set orders are the same in every run.
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run(command, check=True, capture_output=True, env=env)
     return callgrind_total(out)
 
 
