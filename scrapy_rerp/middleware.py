@@ -201,8 +201,10 @@ class AnswersMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = settings_for(crawler, close_when_opened)
-        if settings is None or not settings.obey:
-            # A bad setting is RobotsTxtMiddleware's to report; off, there is nothing to hear.
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens.
+            raise NotConfigured("a setting is bad")
+        if not settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         return cls()
 
