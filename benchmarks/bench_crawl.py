@@ -1035,6 +1035,19 @@ def rotated(ways: Sequence[str], repeat: int) -> list[str]:
     return [*ways[shift:], *ways[:shift]]
 
 
+def child_instructions(script: str, child_args: Sequence[str], out: Path) -> int:
+    """The instructions callgrind counts in ``python script --child *child_args*`` (written to
+    *out*): the deterministic benchmarks' children (bench_page_layer.py, bench_request_path.py).
+    One hash seed, so that dict and set orders are the same in every run."""
+    command = [
+        *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
+        *(sys.executable, str(Path(script).resolve()), "--child", *child_args),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run(command, check=True, capture_output=True, env=env)
+    return callgrind_total(out)
+
+
 def callgrind_total(path: Path) -> int:
     """The instructions a callgrind output file counted (benchmarks/bench_page_layer.py too)."""
     for line in path.read_text().splitlines():

@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -33,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import callgrind_total, page  # noqa: E402
+from bench_crawl import child_instructions, page  # noqa: E402
 
 WAYS = ("page directives off", "page directives on")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -93,14 +91,7 @@ def scrape(way: str, responses: int) -> dict[str, Any]:
 
 def instructions(way: str, responses: int, tmp: str) -> int:
     out = Path(tmp, f"callgrind.{responses}.{WAYS.index(way)}")
-    command = [
-        *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
-        *(sys.executable, str(Path(__file__).resolve()), "--child", way, str(responses)),
-    ]
-    # One hash seed, so that dict and set orders are the same in every run.
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    subprocess.run(command, check=True, capture_output=True, env=env)
-    return callgrind_total(out)
+    return child_instructions(__file__, [way, str(responses)], out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

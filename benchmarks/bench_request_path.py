@@ -37,8 +37,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import callgrind_total, plan, robots_txt  # noqa: E402
+from bench_crawl import child_instructions, plan, robots_txt  # noqa: E402
 
 WAYS = ("off", "idle", "signal", "addon", "quiet")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -77,6 +75,9 @@ def send(way: str, requests: int) -> dict[str, Any]:
     import scrapy
     from scrapy import signals
     from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
+
+    if not hasattr(DownloaderMiddlewareManager, "download_async"):
+        raise SystemExit("bench_request_path.py needs Scrapy 2.14 or later (download_async)")
     from scrapy.http import HtmlResponse
     from scrapy.utils.reactor import install_reactor
     from scrapy.utils.test import get_crawler
@@ -134,14 +135,7 @@ def send(way: str, requests: int) -> dict[str, Any]:
 
 def instructions(way: str, requests: int, tmp: str) -> int:
     out = Path(tmp, f"callgrind.{requests}.{WAYS.index(way)}")
-    command = [
-        *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
-        *(sys.executable, str(Path(__file__).resolve()), "--child", way, str(requests)),
-    ]
-    # One hash seed, so that dict and set orders are the same in every run.
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    subprocess.run(command, check=True, capture_output=True, env=env)
-    return callgrind_total(out)
+    return child_instructions(__file__, [way, str(requests)], out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

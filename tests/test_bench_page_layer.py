@@ -3,14 +3,10 @@ through the page directives middleware when it is on, and past it when it is off
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from scrapy.core.spidermw import SpiderMiddlewareManager
 
-from tests.support.scripts import BENCHMARKS, load_script
+from tests.support.scripts import child_result, load_script
 
 pytestmark = [
     pytest.mark.scrapy,  # Scrapy's API (markers: pyproject.toml)
@@ -22,10 +18,7 @@ pytestmark = [
 
 
 def child(way: str, responses: int) -> dict[str, int]:
-    script = BENCHMARKS / "bench_page_layer.py"
-    command = [sys.executable, str(script), "--child", way, str(responses)]
-    done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
-    result: dict[str, int] = json.loads(done.stdout)
+    result: dict[str, int] = child_result("bench_page_layer", way, str(responses))
     return result
 
 

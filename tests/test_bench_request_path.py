@@ -3,22 +3,22 @@ answered, and each way has the middlewares it names."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 
-from tests.support.scripts import BENCHMARKS
+from tests.support.scripts import child_result
 
-pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+pytestmark = [
+    pytest.mark.scrapy,  # Scrapy's API (markers: pyproject.toml)
+    pytest.mark.skipif(
+        not hasattr(DownloaderMiddlewareManager, "download_async"),
+        reason="the benchmark sends requests with download_async (Scrapy 2.14 and later)",
+    ),
+]
 
 
 def child(way: str, requests: int) -> dict[str, object]:
-    script = BENCHMARKS / "bench_request_path.py"
-    command = [sys.executable, str(script), "--child", way, str(requests)]
-    done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
-    result: dict[str, object] = json.loads(done.stdout)
+    result: dict[str, object] = child_result("bench_request_path", way, str(requests))
     return result
 
 

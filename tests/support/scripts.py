@@ -1,11 +1,15 @@
-"""Loading the benchmark scripts (files under ``benchmarks/``, not a package) as modules."""
+"""Loading the benchmark scripts (files under ``benchmarks/``, not a package) as modules, and
+running their children."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -18,3 +22,10 @@ def load_script(name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def child_result(name: str, *args: str) -> Any:
+    """What ``benchmarks/<name>.py --child *args*`` prints (JSON), run without valgrind."""
+    command = [sys.executable, str(BENCHMARKS / f"{name}.py"), "--child", *args]
+    done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
+    return json.loads(done.stdout)
