@@ -1035,6 +1035,27 @@ def rotated(ways: Sequence[str], repeat: int) -> list[str]:
     return [*ways[shift:], *ways[:shift]]
 
 
+def engineless_crawler(name: str, settings: dict[str, Any]) -> Any:
+    """A crawler and its spider (named *name*) without an engine, for the deterministic
+    benchmarks' children, which drive Scrapy's middleware managers directly; Scrapy's warnings
+    and log lines below ERROR are silenced ("Disabled ..." when a middleware is off)."""
+    import logging
+    import warnings
+
+    import scrapy
+    from scrapy.utils.reactor import install_reactor
+    from scrapy.utils.test import get_crawler
+
+    # Some Scrapy versions build no crawler without an installed reactor; none runs here.
+    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+    logging.disable(logging.WARNING)
+    warnings.simplefilter("ignore")
+    spider_class = type("Spider", (scrapy.Spider,), {"name": name})
+    crawler = get_crawler(spider_class, settings)
+    crawler.spider = spider_class()
+    return crawler
+
+
 def child_instructions(script: str, child_args: Sequence[str], out: Path) -> int:
     """The instructions callgrind counts in ``python script --child *child_args*`` (written to
     *out*): the deterministic benchmarks' children (bench_page_layer.py, bench_request_path.py).

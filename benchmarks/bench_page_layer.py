@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import child_instructions, page  # noqa: E402
+from bench_crawl import child_instructions, engineless_crawler, page  # noqa: E402
 
 WAYS = ("page directives off", "page directives on")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -39,32 +39,17 @@ USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
 
 def scrape(way: str, responses: int) -> dict[str, Any]:
     """Scrape *responses* responses through the spider middlewares; how many the layer read."""
-    import logging
-    import warnings
-
     import scrapy
     from scrapy.core.spidermw import SpiderMiddlewareManager
 
     if not hasattr(SpiderMiddlewareManager, "scrape_response_async"):
         raise SystemExit("bench_page_layer.py needs Scrapy 2.14 or later (scrape_response_async)")
     from scrapy.http import HtmlResponse
-    from scrapy.utils.reactor import install_reactor
-    from scrapy.utils.test import get_crawler
 
-    # Some Scrapy versions build no crawler without an installed reactor; none runs here.
-    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
-
-    logging.disable(logging.WARNING)  # "Disabled PageDirectivesMiddleware" when off
-    warnings.simplefilter("ignore")
     settings: dict[str, Any] = {"ADDONS": {"scrapy_rerp.Addon": 100}}
     if way == WAYS[0]:
         settings.update(RERP_PAGE_HEADER=False, RERP_PAGE_META=False)
-
-    class Spider(scrapy.Spider):
-        name = "page_layer"
-
-    crawler = get_crawler(Spider, settings)
-    crawler.spider = Spider()
+    crawler = engineless_crawler("page_layer", settings)
     manager = SpiderMiddlewareManager.from_crawler(crawler)
     headers = {"Content-Type": "text/html; charset=utf-8"}
 

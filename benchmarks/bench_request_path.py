@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import child_instructions, plan, robots_txt  # noqa: E402
+from bench_crawl import child_instructions, engineless_crawler, plan, robots_txt  # noqa: E402
 
 WAYS = ("off", "idle", "signal", "addon", "quiet")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -69,9 +69,6 @@ _SETTINGS: dict[str, dict[str, Any]] = {
 
 def send(way: str, requests: int) -> dict[str, Any]:
     """Send *requests* requests through the downloader middlewares; what came back."""
-    import logging
-    import warnings
-
     import scrapy
     from scrapy import signals
     from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
@@ -79,19 +76,8 @@ def send(way: str, requests: int) -> dict[str, Any]:
     if not hasattr(DownloaderMiddlewareManager, "download_async"):
         raise SystemExit("bench_request_path.py needs Scrapy 2.14 or later (download_async)")
     from scrapy.http import HtmlResponse
-    from scrapy.utils.reactor import install_reactor
-    from scrapy.utils.test import get_crawler
 
-    # Some Scrapy versions build no crawler without an installed reactor; none runs here.
-    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
-    logging.disable(logging.WARNING)
-    warnings.simplefilter("ignore")
-
-    class Spider(scrapy.Spider):
-        name = "request_path"
-
-    crawler = get_crawler(Spider, _SETTINGS[way])
-    crawler.spider = Spider()
+    crawler = engineless_crawler("request_path", _SETTINGS[way])
     manager = DownloaderMiddlewareManager.from_crawler(crawler)
     names = [type(middleware).__name__ for middleware in manager.middlewares]
     if "RobotsTxtMiddleware" in names:
