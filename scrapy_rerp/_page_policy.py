@@ -43,7 +43,6 @@ from w3lib.url import safe_url_string
 from scrapy_rerp._compat import (
     close_when_opened,
     header_key,
-    header_value,
     header_values,
     user_agent_header,
 )
@@ -239,19 +238,21 @@ class PageDirectivesMiddleware:
         """What the page's directives mean for its callback's output: None when the page says
         nothing that could drop or mark any of it."""
         headers = response.headers
-        facts = _content_facts(header_value(headers, _CONTENT_TYPE))
+        content_type = header_values(headers, _CONTENT_TYPE)  # the last value, as Headers.get
+        facts = _content_facts(content_type[-1] if content_type else None)
         named: list[tuple[bytes, bytes]] = []
         if self.settings.page_header:
             for name in _PAGE_HEADERS:  # mostly absent: no list built for them
                 values = header_values(headers, name)
                 if values:
                     named.extend((name, value) for value in values)
-        user_agent = self._user_agent_for(request)
+        # The user agent robots.txt is matched against (RobotsTxtMiddleware.user_agent_for).
+        user_agent = crawler_user_agent(self.settings, user_agent_header(request))
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
             meta = head_meta_tags(response.body, facts.encoding, _names_of(user_agent))
         if not named and not meta:
-            self._said_nothing(response, facts.image)
+            self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
                 return None
             return _Page(response.url, None, _NOTHING_REFUSED, facts.image)
@@ -275,18 +276,15 @@ class PageDirectivesMiddleware:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
         return _Page(response.url, nofollow, refused, facts.image)
 
-    def _said_nothing(self, response: Response, image_response: bool) -> None:
-        """What ``_read`` records of a page without any page directive, as it would read them."""
-        response.meta[PAGE_META] = self._silent
+    def _said_nothing(self, meta: dict[str, Any], image_response: bool) -> None:
+        """What ``_read`` records in the ``meta`` of a page without any page directive, as it
+        would read them."""
+        meta[PAGE_META] = self._silent
         if self.purposes:
-            response.meta[PAGE_USAGE_META] = dict(self._silent_usage[image_response])
+            meta[PAGE_USAGE_META] = dict(self._silent_usage[image_response])
         self._silent_pages += 1
         if self._silent_pages == _SILENT_BATCH:
             self._count_silent_pages()
-
-    def _user_agent_for(self, request: Request) -> str:
-        """The user agent robots.txt is matched against (``RobotsTxtMiddleware.user_agent_for``)."""
-        return crawler_user_agent(self.settings, user_agent_header(request))
 
     def _rel_nofollow_only(self, response: Response) -> frozenset[str]:
         """URLs (without fragment) that *response* links to with rel="nofollow", and with no
