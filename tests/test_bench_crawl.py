@@ -70,6 +70,9 @@ def test_report_structure(run: tuple[str, str, dict[str, Any]]) -> None:
     assert "Memory per cached origin" in report
     assert "| way | GC CPU s / 1,000 requests |" in report
     assert "CPU per request median " in report  # the goal's ratio, repeat by repeat
+    # The robots.txt layer alone is compared too, under a heading of its own.
+    assert "scrapy_rerp against the others (ratios of the medians):" in report
+    assert "The robots.txt layer alone (the Addon, page directives off) (ratios" in report
 
 
 def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
@@ -116,6 +119,9 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
         assert all(run["middleware_calls"] == 0 for run in way["runs"])
     assert set(data["ratios"]) >= {"throughput_vs_off", "throughput_vs_scrapy", "cpu_vs_off"}
     assert len(data["paired_ratios"]["cpu_vs_off"]) == len(rerp["runs"])
+    assert set(data["ratios"]) >= {"robots_throughput_vs_off", "robots_cpu_vs_off"}
+    assert data["ratios"]["robots_cpu_vs_off"] != data["ratios"]["cpu_vs_off"]
+    assert len(data["paired_ratios"]["robots_cpu_vs_off"]) == len(robots_only["runs"])
 
 
 def test_plan_labels_agree_with_both_parsers() -> None:
