@@ -306,9 +306,7 @@ _USER_AGENT = header_key("User-Agent")
 
 def user_agent_header(request: Request) -> bytes | None:
     """The request's ``User-Agent`` header, as ``Headers.get`` gives it."""
-    # Read for the gate and the page layer: the lookup itself, not through header_value.
-    values = header_values(request.headers, _USER_AGENT)
-    return values[-1] if values else None
+    return header_value(request.headers, _USER_AGENT)
 
 
 def slot_clock() -> float:

@@ -43,6 +43,7 @@ from w3lib.url import safe_url_string
 from scrapy_rerp._compat import (
     close_when_opened,
     header_key,
+    header_value,
     header_values,
     user_agent_header,
 )
@@ -238,8 +239,7 @@ class PageDirectivesMiddleware:
         """What the page's directives mean for its callback's output: None when the page says
         nothing that could drop or mark any of it."""
         headers = response.headers
-        content_type = header_values(headers, _CONTENT_TYPE)  # the last value, as Headers.get
-        facts = _content_facts(content_type[-1] if content_type else None)
+        facts = _content_facts(header_value(headers, _CONTENT_TYPE))
         named: list[tuple[bytes, bytes]] = []
         if self.settings.page_header:
             for name in _PAGE_HEADERS:  # mostly absent: no list built for them
