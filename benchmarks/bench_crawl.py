@@ -1069,6 +1069,18 @@ def child_instructions(script: str, child_args: Sequence[str], out: Path) -> int
     return callgrind_total(out)
 
 
+def child_instructions_per_unit(script: str, way: str, units: int) -> float:
+    """Instructions per unit of work (a request, a response) of *script*'s child for *way*:
+    counted for *units* and twice as many, the difference divided by *units*, which leaves the
+    child's start-up out."""
+    counts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (units, 2 * units):
+            out = Path(tmp, f"callgrind.{n}")
+            counts.append(child_instructions(script, [way, str(n)], out))
+    return (counts[1] - counts[0]) / units
+
+
 def callgrind_total(path: Path) -> int:
     """The instructions a callgrind output file counted (benchmarks/bench_page_layer.py too)."""
     for line in path.read_text().splitlines():

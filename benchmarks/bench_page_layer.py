@@ -25,13 +25,12 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import child_instructions, engineless_crawler, page  # noqa: E402
+from bench_crawl import child_instructions_per_unit, engineless_crawler, page  # noqa: E402
 
 WAYS = ("page directives off", "page directives on")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -74,11 +73,6 @@ def scrape(way: str, responses: int) -> dict[str, Any]:
     return {"read": read}
 
 
-def instructions(way: str, responses: int, tmp: str) -> int:
-    out = Path(tmp, f"callgrind.{responses}.{WAYS.index(way)}")
-    return child_instructions(__file__, [way, str(responses)], out)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--responses", type=int, default=2000, help="responses (default 2000)")
@@ -89,11 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     small = args.responses
     per: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for way in WAYS:
-            counts = [instructions(way, n, tmp) for n in (small, 2 * small)]
-            per[way] = (counts[1] - counts[0]) / small
-            print(f"{way}: {per[way]:,.0f} instructions per response", flush=True)
+    for way in WAYS:
+        per[way] = child_instructions_per_unit(__file__, way, small)
+        print(f"{way}: {per[way]:,.0f} instructions per response", flush=True)
     print(f"page directives layer: {per[WAYS[1]] - per[WAYS[0]]:,.0f} instructions per response")
     return 0
 

@@ -38,14 +38,13 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_crawl import child_instructions, engineless_crawler, plan, robots_txt  # noqa: E402
+from bench_crawl import child_instructions_per_unit, engineless_crawler, plan, robots_txt  # noqa: E402
 
 WAYS = ("off", "idle", "signal", "addon", "quiet")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
@@ -119,11 +118,6 @@ def send(way: str, requests: int) -> dict[str, Any]:
     return {"answered": answered, "middlewares": names}
 
 
-def instructions(way: str, requests: int, tmp: str) -> int:
-    out = Path(tmp, f"callgrind.{requests}.{WAYS.index(way)}")
-    return child_instructions(__file__, [way, str(requests)], out)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=1000, help="requests (default 1000)")
@@ -135,14 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     small = args.requests
     per: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for way in args.way or WAYS:
-            counts = [instructions(way, n, tmp) for n in (small, 2 * small)]
-            per[way] = (counts[1] - counts[0]) / small
-            line = f"{way}: {per[way]:,.0f} instructions per request"
-            if "off" in per and way != "off":
-                line += f" ({per[way] - per['off']:+,.0f} against off)"
-            print(line, flush=True)
+    for way in args.way or WAYS:
+        per[way] = child_instructions_per_unit(__file__, way, small)
+        line = f"{way}: {per[way]:,.0f} instructions per request"
+        if "off" in per and way != "off":
+            line += f" ({per[way] - per['off']:+,.0f} against off)"
+        print(line, flush=True)
     return 0
 
 
