@@ -79,6 +79,7 @@ __all__ = [
     "sleep",
     "slot_clock",
     "slot_jitter",
+    "slot_latercall",
     "user_agent_header",
 ]
 
@@ -312,6 +313,12 @@ def user_agent_header(request: Request) -> bytes | None:
 def slot_clock() -> float:
     """Now, on the clock of ``Slot.lastseen``."""
     return _slot_clock()
+
+
+def slot_latercall(slot: Slot) -> bool:
+    """Whether the slot waits for a timer of its own before it looks at its queue again
+    (Scrapy sets one when a request came before the slot's delay had passed)."""
+    return getattr(slot, "latercall", None) is not None
 
 
 def slot_jitter(slot: Slot) -> float:

@@ -33,7 +33,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rerp._origins import WAIT, Refused
-from scrapy_rerp._politeness import PARKED
+from scrapy_rerp._politeness import GO, Admission, Verdict
 from scrapy_rerp._slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp._urls import crawl_decision, origin_of_parts, robots_url_of
 
@@ -87,13 +87,15 @@ class RobotsGate:
             raise IgnoreRequest(rules.message)
         self._decide(rules, request)  # type: ignore[arg-type]
         admitted = self.politeness.admit(origin, request)
-        if admitted is None:
+        if admitted is GO:
             return None
-        if admitted is PARKED or isinstance(admitted, str):
+        if isinstance(admitted, Admission):
             return _admission(request, admitted)
-        return self._once_admitted(request, admitted)  # type: ignore[arg-type]
+        return self._once_admitted(request, admitted)
 
-    async def _once_admitted(self, request: Request, waiting: Awaitable[Any]) -> Request | None:
+    async def _once_admitted(
+        self, request: Request, waiting: Awaitable[Admission]
+    ) -> Request | None:
         """The request waited in place for its admission (a fleet's turn, Redis's answer):
         it goes on (None), was parked meanwhile (returned), or is refused."""
         return _admission(request, await waiting)
@@ -167,10 +169,11 @@ class RobotsGate:
         politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 
 
-def _admission(request: Request, admitted: Any) -> Request | None:
-    """What ``process_request`` returns for an admission that is not an awaitable."""
-    if admitted is None:
+def _admission(request: Request, admitted: Admission) -> Request | None:
+    """What ``process_request`` returns for an admission: None (go on), the request (parked),
+    or ``IgnoreRequest`` (refused)."""
+    if admitted.verdict is Verdict.GO:
         return None
-    if admitted is PARKED:
+    if admitted.verdict is Verdict.PARKED:
         return request
-    raise IgnoreRequest(admitted)
+    raise IgnoreRequest(admitted.reason)

@@ -15,18 +15,24 @@ In one place, per origin:
   ``request.meta["rerp_slowdown"]``;
 * the **outage backoff**: when an unreachable robots.txt is tried again (exponential, never
   sooner than its ``Retry-After``: :func:`scrapy_rerp._policy.backoff`);
-* in a fleet, the floor held by all workers together, each download of a floored origin taking
-  the origin's turn on Redis's clock first, and cool-downs and raised floors shared:
-  ``scrapy_rerp.fleet.delay.FleetPoliteness``, the same interface.
+* in a fleet, what the workers share: a :class:`Coordination` given to the controller
+  (``scrapy_rerp.fleet.delay.FleetCoordination``: each download of a floored origin takes the
+  origin's turn on Redis's clock, cool-downs and raised floors are shared). The controller
+  calls it at each step below, and it calls back through the controller's public methods.
 
-:class:`Politeness` is the single-process controller. Standard library only: the throttle, the
-parking of waiting requests and the runtime are given by the middleware.
+Every request decided allowed gets one :class:`Admission`: go on (:data:`GO`), parked
+(:data:`PARKED`), or refused with a reason; or an awaitable of one when it must wait in place
+(a fleet's turn, Redis's answer).
+
+:class:`Politeness` is the controller. Standard library only: the throttle, the parking of
+waiting requests and the runtime are given by the middleware.
 Stats: ``robotstxt/crawl_delay/floor_applied``, ``floor_capped``, ``floor_cleared`` and
 ``max_floor``; ``robotstxt/slowdown/*`` (docs/stats.rst).
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -49,12 +55,17 @@ if TYPE_CHECKING:
     from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
+    "GO",
     "PARKED",
     "TURN_META",
     "Admission",
+    "Admitting",
+    "Coordination",
     "Parking",
     "Politeness",
     "Throttle",
+    "Verdict",
+    "refused",
     "wanted_delay",
 ]
 
@@ -83,18 +94,31 @@ TURN_META = "_rerp_turn"
 _COOLING_META = "_rerp_cooling_since"
 
 
-class _Parked:
-    def __repr__(self) -> str:
-        return "PARKED"
+class Verdict(enum.Enum):
+    GO = "go"  # it goes on to its download slot
+    PARKED = "parked"  # kept outside the downloader until it may go: return it
+    REFUSED = "refused"  # dropped with IgnoreRequest(reason)
 
 
-#: :meth:`Politeness.admit`: the request was parked; return it from ``process_request``.
-PARKED = _Parked()
+@dataclass(frozen=True)
+class Admission:
+    """What the politeness controller says of a request robots.txt allows."""
 
-#: What :meth:`Politeness.admit` answers: None (go on), :data:`PARKED`, the message of a
-#: refusal, or an awaitable that ends with one of those three when the request may go (or
-#: was parked, or refused) meanwhile.
-Admission = None | _Parked | str | Awaitable[None | _Parked | str]
+    verdict: Verdict
+    reason: str = ""  # a refusal's message
+
+
+GO = Admission(Verdict.GO)
+PARKED = Admission(Verdict.PARKED)
+
+
+def refused(reason: str) -> Admission:
+    return Admission(Verdict.REFUSED, reason)
+
+
+#: What :meth:`Politeness.admit` answers: an admission now, or an awaitable of one when the
+#: request waits in place (a fleet's turn, Redis's answer).
+Admitting = Admission | Awaitable[Admission]
 
 
 class Throttle(Protocol):
@@ -112,6 +136,10 @@ class Throttle(Protocol):
         """Offer each request of ``origin`` queued in a download slot (admitted, not sent yet)
         to ``keep``; those it keeps leave the downloader. Returns how many left."""
 
+    def ready_in(self, origin: str) -> float:
+        """Seconds until a request of ``origin`` admitted now would leave its slot (0: at
+        once; an estimate, to look again then, while the slot sends or holds one already)."""
+
 
 class Parking(Protocol):
     """Requests kept out of the downloader under a key (the middleware's parking lot)."""
@@ -123,6 +151,32 @@ class Parking(Protocol):
     def release_one(self, key: str) -> bool: ...
 
     def count(self, key: str) -> int: ...
+
+
+class Coordination(Protocol):
+    """What a fleet adds to one worker's controller (``scrapy_rerp.fleet.delay``): each
+    method is called by :class:`Politeness` at the step of the same name."""
+
+    async def before_sharing(self, origin: str, floor: float | None) -> None:
+        """New rules of ``origin``, asking for ``floor``, are about to be shared."""
+
+    def admit(self, origin: str, request: Any) -> Admitting:
+        """A request that nothing known here holds back: may it go?"""
+
+    def floor_began(self, origin: str) -> None:
+        """``origin`` has a floor now, where it had none."""
+
+    def slow_answer(self, origin: str, meta: dict[str, Any]) -> None:
+        """A slow-down answered a request (its ``meta``, with the decision taken here)."""
+
+    def good_answer(self, origin: str, meta: dict[str, Any]) -> bool:
+        """A good answer from an origin with a raised floor: True when it is counted by the
+        fleet (else here)."""
+
+    def answered(self, meta: dict[str, Any]) -> None:
+        """A request (its ``meta``) was answered, or taken back unsent."""
+
+    def stop(self) -> None: ...
 
 
 @dataclass(eq=False)
@@ -188,6 +242,11 @@ class Politeness:
         # request's meta: its wait, a retry.
         self._heard = False
         self._stopped = False  # the crawl is closing: no more timers
+        self.coordination: Coordination | None = None  # a fleet's: coordinate_with()
+
+    def coordinate_with(self, coordination: Coordination) -> None:
+        """Share this worker's politeness with a fleet through ``coordination``."""
+        self.coordination = coordination
 
     # -- robots.txt ----------------------------------------------------------------------------
     def floor_for(self, robots: RobotsTxt, user_agent: str) -> float | None:
@@ -236,7 +295,7 @@ class Politeness:
         """The floor applied to ``origin`` now, if any (robots.txt's or a raised one)."""
         return None if self.throttle is None else self.throttle.floor_of(origin)
 
-    def _own_floor(self, origin: str) -> float:
+    def own_floor(self, origin: str) -> float:
         """The floor ``origin`` has without slow-downs: robots.txt's, else DOWNLOAD_DELAY."""
         return self._robots_floor.get(origin, self.download_delay)
 
@@ -244,11 +303,25 @@ class Politeness:
         """Apply the larger of ``origin``'s robots.txt floor and its raised floor, or none."""
         if self.throttle is None:
             return
+        had_floor = self.throttle.floor_of(origin) is not None
         floor = max(self._robots_floor.get(origin, 0.0), self.backoff.floor(origin) or 0.0)
         if floor > 0:
             self.throttle.apply_floor(origin, max(floor, self.download_delay))
+            if not had_floor and self.coordination is not None:
+                self.coordination.floor_began(origin)
         else:
             self.throttle.clear_floor(origin)
+
+    def sync_floor(self, origin: str, floor: float, version: int, newer_only: bool) -> None:
+        """Make the fleet's raised floor of ``origin`` (0: none) this worker's (a read gives
+        way to a change this worker has just made and not heard back about: same version)."""
+        if self.backoff.sync(origin, floor, version, time.monotonic(), newer_only):
+            self._apply_floor(origin)
+
+    @property
+    def stopped(self) -> bool:
+        """The crawl is closing."""
+        return self._stopped
 
     def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
         """Seconds before an unreachable robots.txt is tried again, after ``failures`` failures
@@ -257,20 +330,33 @@ class Politeness:
 
     async def before_sharing(self, origin: str, robots: RobotsTxt | None, user_agent: str) -> None:
         """A fleet worker is about to share new rules (nothing to do alone)."""
+        if self.coordination is not None:
+            floor = None if robots is None else self.floor_for(robots, user_agent)
+            await self.coordination.before_sharing(origin, floor)
 
     # -- every request -------------------------------------------------------------------------
-    def admit(self, origin: str, request: Any) -> Admission:
-        """May ``request`` (decided allowed) go on now? None: yes; :data:`PARKED`: it waits
-        for the end of its origin's cool-down; or the message of a refusal. A fleet worker may
-        answer with an awaitable (its turn, what Redis says)."""
+    def admit(self, origin: str, request: Any) -> Admitting:
+        """May ``request`` (decided allowed) go on now? :data:`GO`, :data:`PARKED` (it waits
+        for the end of its origin's cool-down), a refusal, or in a fleet an awaitable of one
+        (its turn, what Redis says)."""
         if self._heard:
             self._looked_at(request)
-        if not self._cooling or origin not in self._cooling:
-            return None
-        return self._park_cooling(origin, request)
+        if self._cooling and origin in self._cooling:
+            return self._park_cooling(origin, request)
+        if self.coordination is None:
+            return GO
+        return self.coordination.admit(origin, request)
+
+    def admit_cooling(self, origin: str, request: Any) -> Admission | None:
+        """:data:`PARKED` (or a refusal) when ``origin`` is in a cool-down known here now."""
+        if self._cooling and origin in self._cooling:
+            return self._park_cooling(origin, request)
+        return None
 
     def answered(self, meta: dict[str, Any]) -> None:
-        """A response to a request arrived (its ``meta``)."""
+        """A response to a request arrived (its ``meta``), or it was taken back unsent."""
+        if self.coordination is not None:
+            self.coordination.answered(meta)
 
     # -- slow-downs ----------------------------------------------------------------------------
     @staticmethod
@@ -314,7 +400,7 @@ class Politeness:
             decision.update(decision=COOL_DOWN, until=time.time() + wait, wait=wait)
         else:
             now = time.monotonic()
-            floor = self.backoff.raised(origin, _sent_at(meta, now), now, self._own_floor(origin))
+            floor = self.backoff.raised(origin, _sent_at(meta, now), now, self.own_floor(origin))
             if floor is not None:
                 self._floor_raised(origin, floor, answer)
             decision.update(
@@ -322,13 +408,20 @@ class Politeness:
                 floor=self.floor_of(origin),
             )
         _record(meta, decision)
+        if self.coordination is not None:
+            self.coordination.slow_answer(origin, meta)
 
     def good_answer(self, origin: str, meta: dict[str, Any]) -> None:
         """A request of ``origin`` with a raised floor was answered with no slow-down."""
+        if self.coordination is None or not self.coordination.good_answer(origin, meta):
+            self.count_good_answer(origin, meta)
+
+    def count_good_answer(self, origin: str, meta: dict[str, Any]) -> None:
+        """Count a good answer here (alone, or while the fleet cannot be told)."""
         now = time.monotonic()
-        floor = self.backoff.good_answer(origin, _sent_at(meta, now), now, self._own_floor(origin))
+        floor = self.backoff.good_answer(origin, _sent_at(meta, now), now, self.own_floor(origin))
         if floor is not None:
-            self._floor_decayed(origin, floor)
+            self.floor_decayed(origin, floor)
 
     def cool_down(self, origin: str, seconds: float) -> bool:
         """Send nothing more to ``origin`` for ``seconds`` (a cool-down never ends sooner than
@@ -394,7 +487,8 @@ class Politeness:
             extra={"spider": self._spider()},
         )
 
-    def _floor_decayed(self, origin: str, floor: float) -> None:
+    def floor_decayed(self, origin: str, floor: float) -> None:
+        """``origin``'s raised floor was halved (or dropped: 0) after good answers."""
         self._apply_floor(origin)
         self.stats.inc_value(STAT_DECAYED if floor > 0 else STAT_DROPPED)
         logger.debug(
@@ -411,7 +505,7 @@ class Politeness:
     def _park_cooling(self, origin: str, request: Any) -> Admission:
         assert self.parking is not None
         if self.parking.park(self.cool_key(origin), request) is not None:
-            return f"too many requests wait for the cool-down of {origin}"
+            return refused(f"too many requests wait for the cool-down of {origin}")
         request.meta[_COOLING_META] = time.time()
         self._heard = True
         self.stats.inc_value(STAT_PARKED)
@@ -481,6 +575,8 @@ class Politeness:
             if cool.task is not None:
                 cool.task.cancel()
                 cool.task = None
+        if self.coordination is not None:
+            self.coordination.stop()
 
 
 def _sent_at(meta: dict[str, Any], now: float) -> float:

@@ -49,6 +49,7 @@ from scrapy_rerp._compat import (
     set_slot_jitter,
     slot_clock,
     slot_jitter,
+    slot_latercall,
 )
 from scrapy_rerp._urls import origin_of, origin_of_parts
 
@@ -175,6 +176,26 @@ class SlotFloors:
         for request, download in taken:
             download.callback(request)
         return len(taken)
+
+    def ready_in(self, origin: str) -> float:
+        """Seconds until a request of *origin* put in its slot now would leave it: 0 when at
+        once (the slot is idle and its delay has passed since the last request left or was
+        answered). While the slot still holds or sends a request the answer is its delay, an
+        estimate after which to look again."""
+        if engine_of(self.crawler) is None:
+            return 0.0
+        slots = self._downloader().slots
+        now = slot_clock()
+        wait = 0.0
+        for key in self._origin_keys.get(origin) or (_default_slot_key(origin),):
+            slot = slots.get(key)
+            if slot is None:
+                continue  # a new slot sends at once (its delay counts from its first request)
+            if slot.queue or slot.transferring or slot_latercall(slot):
+                wait = max(wait, slot.delay, 0.01)
+            else:
+                wait = max(wait, slot.lastseen + slot.delay - now)
+        return wait
 
     def slot_delay(self, request: Request) -> tuple[float, float] | None:
         """``(delay, jitter)`` of the live slot that served *request*, or None if it is gone.

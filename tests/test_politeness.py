@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scrapy_rerp._politeness import (
+    GO,
     PARKED,
     STAT_APPLIED,
     STAT_CAPPED,
@@ -121,13 +122,13 @@ async def test_a_cool_down_parks_the_origin_s_requests_and_its_end_releases_them
     assert p.throttle.queued == [(B, queued_b)]  # type: ignore[union-attr]
     later = Request("later")
     assert p.admit(A, later) is PARKED
-    assert p.admit(B, Request("other origin")) is None
+    assert p.admit(B, Request("other origin")) is GO
     assert 0.1 < (p.cooling(A) or 0) <= 0.2 and p.cooling(B) is None
     assert set(p.cool_downs()) == {A}
     await asyncio.sleep(0.3)
     assert parking.released == [queued_a, later] and p.cooling(A) is None
     # Back from the cool-down: admitted, with the wait counted once in meta and stats.
-    assert p.admit(A, later) is None
+    assert p.admit(A, later) is GO
     assert 0.2 <= later.meta[META]["waited"] < 0.5
     stats = p.stats.values
     assert stats["robotstxt/slowdown/cooldowns"] == 1
@@ -223,8 +224,8 @@ async def test_a_retry_of_a_slow_down_answer_is_counted_once() -> None:
     p.slow_answer(A, answer(429), original.meta)
     retry = Request("its retry")
     retry.meta = dict(original.meta, retry_times=1)  # as RetryMiddleware copies it
-    assert p.admit(A, retry) is None
-    assert p.admit(A, retry) is None  # seen again (parked and released, say)
+    assert p.admit(A, retry) is GO
+    assert p.admit(A, retry) is GO  # seen again (parked and released, say)
     assert p.stats.values[STAT_RETRIES] == 1
     assert retry.meta[META]["retried"] and not original.meta[META].get("retried")
 
@@ -232,7 +233,7 @@ async def test_a_retry_of_a_slow_down_answer_is_counted_once() -> None:
 def test_slowdown_off() -> None:
     p, parking, _ = slowing(RERP_SLOWDOWN=False)
     assert not p.slowdown and not p.cool_down(A, 10)
-    assert p.admit(A, Request("r")) is None and parking.parked == {}
+    assert p.admit(A, Request("r")) is GO and parking.parked == {}
     # Without a parking lot and a runtime, there is no slow-down either.
     bare = politeness()
     assert not bare.slowdown

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp.fleet.delay import FleetPoliteness, SharedDelay
+from scrapy_rerp._politeness import Politeness
+from scrapy_rerp.fleet.delay import FleetCoordination, SharedDelay
 from scrapy_rerp.fleet.guard import RedisGuard
 from scrapy_rerp.fleet.sharing import SharedRules
 
@@ -41,13 +42,14 @@ def join(
     throttle: Throttle | None,
     download_delay: float,
     spider: Callable[[], Any] = lambda: None,
-) -> tuple[SharedRules, FleetPoliteness]:
-    """One worker's side of the fleet: its shared robots.txt and its politeness, on one store
-    and one account of Redis's health."""
+) -> tuple[SharedRules, Politeness]:
+    """One worker's side of the fleet: its shared robots.txt and its politeness (the local
+    controller, coordinated with the fleet), on one store and one account of Redis's health."""
     guard = RedisGuard(store.url, stats, spider)
     rules = SharedRules(store, guard, settings, stats, runtime.sleep)
     turns = SharedDelay(store, guard, stats, runtime.sleep)
-    politeness = FleetPoliteness(
-        settings, download_delay, throttle, stats, parking, runtime, turns, spider
+    politeness = Politeness(settings, download_delay, throttle, stats, parking, runtime, spider)
+    politeness.coordinate_with(
+        FleetCoordination(politeness, turns, parking, runtime, settings, stats, spider)
     )
     return rules, politeness

@@ -23,30 +23,55 @@ worker reaches the others' requests already admitted and waiting in their downlo
 no read before sending could stop. Good answers are counted on Redis for the origins with a
 raised floor only.
 
+The invariant (docs/fleet.rst): **no request reaches a floored origin sooner than its floor
+after the previous request of any worker.** It holds by construction, whatever path a request
+took to the downloader (the scheduler, ``redis_key`` start URLs, a retry, a media download, a
+request taken back from a slot), because every request of a floored origin passes one gate,
+:meth:`FleetCoordination.admit`, and that gate lets one request at a time go, holding the turn,
+at the moment it can leave:
+
+* per origin and worker, one request (the head) waits in ``process_request``; the others are
+  parked (no concurrency held), and released one by one as the head goes;
+* the head waits first until its own download slot would send it at once (the slot's delay,
+  AutoThrottle's included, and the request before it answered), then takes the turn: a turn
+  is never taken for a request that then sits in a slot, where the turn could end before it
+  leaves; should the slot be busy again once the turn is had, the turn is given back unused;
+* so a worker's slot holds at most one request of a floored origin, and what it holds has its
+  turn: when Redis comes back after an outage there is nothing queued to take back;
+* the requests a worker admitted before the origin had a floor are taken back from its slots
+  when the floor begins (:meth:`FleetCoordination.floor_began`), and take turns like the rest.
+
+Nothing read from Redis is trusted: a turn or lock key without a TTL (or a longer one) is cut
+to one turn's (or the lock timeout's) length by the script that finds it
+(:mod:`scrapy_rerp.fleet.store`); a cool-down or raised floor read or heard is capped to
+``RERP_SLOWDOWN_MAX_WAIT`` / ``RERP_SLOWDOWN_MAX_FLOOR``, as the worker's own would be; no wait
+polls Redis more often than every :data:`TURN_POLL` seconds while a turn is held.
+
 Redis down: no turn is taken, the worker's local floor, cool-downs and raised floors alone
-apply (:mod:`scrapy_rerp.fleet.guard`). Stats: ``robotstxt/redis/turns`` (turns taken),
+apply (:mod:`scrapy_rerp.fleet.guard`), Redis being tried again every second. Stats:
+``robotstxt/redis/turns`` (turns taken), ``robotstxt/redis/turns_given_back``,
+``robotstxt/redis/capped`` (values from Redis beyond the caps),
 ``robotstxt/slowdown/fleet_cooldowns`` (cool-downs a worker learned from the fleet).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp._politeness import PARKED, TURN_META, Admission, Parking, Politeness, Throttle
-from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_GONE, META, SlowAnswer
-from scrapy_rerp.fleet.store import RedisUnavailable
+from scrapy_rerp._politeness import GO, PARKED, TURN_META, Admission, Admitting, refused
+from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_GONE, META
+from scrapy_rerp.fleet.store import RedisFailure
 
 if TYPE_CHECKING:
+    from scrapy_rerp._politeness import Parking, Politeness, Throttle
     from scrapy_rerp._runtime import Runtime, Task
     from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.cache import SharedOriginCache
-    from scrapy_rerp.engine import RobotsTxt
     from scrapy_rerp.fleet.guard import RedisGuard
 
-__all__ = ["TURN_HOLD", "FleetPoliteness", "SharedDelay"]
+__all__ = ["TURN_HOLD", "TURN_POLL", "FleetCoordination", "SharedDelay"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -58,6 +83,13 @@ LISTEN_RETRY = 1.0
 #: A turn lasts until its request is answered, then the floor: at most this many floors if the
 #: answer never comes (a failed download), so that a lost worker blocks no origin for long.
 TURN_HOLD = 2.0
+
+#: Seconds between two looks at a turn whose request is not answered yet (the turn's end is
+#: then unknown): Redis is asked at most this often per waiting origin.
+TURN_POLL = 0.1
+
+STAT_GIVEN_BACK = "robotstxt/redis/turns_given_back"
+STAT_CAPPED = "robotstxt/redis/capped"
 
 
 class SharedDelay:
@@ -91,13 +123,18 @@ class SharedDelay:
                 return turn
             if wait > delay:
                 # The holder's request is not answered yet; once it is, the turn ends a floor
-                # later: look again soon rather than at the longest the turn may last.
-                wait = min(wait - delay, max(0.02, delay / 10))
+                # later: look again soon rather than at the longest the turn may last (a wait
+                # of at most a floor is the turn's exact end, slept at once).
+                wait = min(wait - delay, max(TURN_POLL, delay / 4))
             await self._sleep(wait)
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
         await self.guard.call(lambda: self.store.turn_done(origin, delay, turn))
+
+    async def give_back(self, origin: str, turn: bytes) -> None:
+        """``turn`` was not used (nothing was sent): the next may be taken at once."""
+        await self.guard.call(lambda: self.store.turn_done(origin, 0.0, turn))
 
     # -- slow-downs ----------------------------------------------------------------------------
     async def hear(self, heard: Callable[[str, str, float, int], None]) -> None:
@@ -107,7 +144,7 @@ class SharedDelay:
         while True:
             try:
                 await self.store.listen(heard)
-            except RedisUnavailable:
+            except RedisFailure:
                 await self._sleep(LISTEN_RETRY)
 
     async def read(self, origin: str) -> tuple[float, float, int] | None:
@@ -145,14 +182,13 @@ class SharedDelay:
         await self.guard.call(lambda: self.store.take_turn(origin, delay, delay))
 
 
-class FleetPoliteness(Politeness):
-    """A fleet worker's politeness: its local floors and cool-downs, and the fleet's on top.
+class FleetCoordination:
+    """A fleet worker's side of politeness, given to its local controller
+    (:class:`~scrapy_rerp._politeness.Politeness`, which keeps its own floors and cool-downs):
+    the origin's turn for each request of a floored origin, and the slow-downs shared.
 
-    Per floored origin, one request (the head) waits in ``process_request`` until it gets the
-    origin's turn, holding one of the worker's ``CONCURRENT_REQUESTS`` meanwhile; the others are
-    parked (no concurrency held) and released one by one as the head goes. The worker's local
-    floor on its slot still applies on top, and alone while Redis is down. With slow-downs on,
-    every request first reads the origin's slow-down hash (one Redis call).
+    With slow-downs on, every request first reads the origin's slow-down hash (one Redis
+    call). See the module's docstring for how the turn is taken.
     """
 
     #: Seconds between looks for parked requests whose origin has no request waiting for its
@@ -161,78 +197,113 @@ class FleetPoliteness(Politeness):
 
     def __init__(
         self,
-        settings: RerpSettings,
-        download_delay: float,
-        throttle: Throttle | None,
-        stats: Any,
+        local: Politeness,
+        shared: SharedDelay,
         parking: Parking,
         runtime: Runtime,
-        shared: SharedDelay,
+        settings: RerpSettings,
+        stats: Any,
         spider: Callable[[], Any] = lambda: None,
     ) -> None:
-        super().__init__(settings, download_delay, throttle, stats, parking, runtime, spider)
+        self.local = local
         self.shared = shared
-        self._busy: set[str] = set()
+        self.parking = parking
+        self.runtime = runtime
+        self.settings = settings
+        self.stats = stats
+        self._spider = spider
+        self._busy: set[str] = set()  # origins whose head waits here
         self._parked: set[str] = set()  # origins with requests parked here
         self._kicker: Task | None = None
         self._listener: Task | None = None
+
+    @property
+    def throttle(self) -> Throttle | None:
+        return self.local.throttle
 
     @staticmethod
     def key(origin: str) -> str:
         """The parking key of requests waiting for ``origin``'s turn."""
         return f"{origin} (Crawl-delay)"
 
-    async def before_sharing(self, origin: str, robots: RobotsTxt | None, user_agent: str) -> None:
-        floor = None if robots is None else self.floor_for(robots, user_agent)
+    async def before_sharing(self, origin: str, floor: float | None) -> None:
         if floor is not None:
             # The robots.txt answer takes a turn on the fleet's clock, so that no worker's
             # first page follows it sooner than the floor.
             await self.shared.first_turn(origin, floor)
 
-    def admit(self, origin: str, request: Any) -> Admission:
-        admitted = super().admit(origin, request)  # a cool-down known here
-        if admitted is not None:
-            return admitted
-        if self.slowdown:
-            if self._listener is None and not self._stopped:
+    # -- every request -------------------------------------------------------------------------
+    def admit(self, origin: str, request: Any) -> Admitting:
+        if self.local.slowdown:
+            if self._listener is None and not self.local.stopped:
                 # Started with the crawl's first request: the event loop runs by then.
                 self._listener = self.runtime.spawn(self.shared.hear(self._fleet_said), _report)
             return self._admit_shared(origin, request)
         return self._take_turn(origin, request)
 
-    async def _admit_shared(self, origin: str, request: Any) -> None | object | str:
+    async def _admit_shared(self, origin: str, request: Any) -> Admission:
         """Read what the fleet knows of ``origin``'s slow-down, then the turn, if any."""
         await self._read(origin)
-        admitted = super().admit(origin, request)  # the fleet's cool-down, known here now
-        if admitted is not None:
-            return admitted  # type: ignore[return-value]
+        cooling = self.local.admit_cooling(origin, request)  # the fleet's, known here now
+        if cooling is not None:
+            return cooling
         turn = self._take_turn(origin, request)
-        if turn is None or turn is PARKED or isinstance(turn, str):
-            return turn
-        return await turn  # type: ignore[misc]
+        return turn if isinstance(turn, Admission) else await turn
 
-    def _take_turn(self, origin: str, request: Any) -> Admission:
-        floor = self.floor_of(origin)
-        if floor is None:
-            return None
+    def _take_turn(self, origin: str, request: Any) -> Admitting:
+        if self.local.floor_of(origin) is None:
+            return GO
         if origin in self._busy:
             if self.parking.park(self.key(origin), request) is not None:
-                return f"too many requests wait for the Crawl-delay of {origin}"
+                return refused(f"too many requests wait for the Crawl-delay of {origin}")
             self._parked.add(origin)
             if self._kicker is None:
                 self._kicker = self.runtime.every(self.KICK_INTERVAL, self._kick)
             return PARKED
         self._busy.add(origin)
-        return self._wait_turn(origin, request, floor)
+        return self._wait_turn(origin, request)
 
-    async def _wait_turn(self, origin: str, request: Any, floor: float) -> None:
+    async def _wait_turn(self, origin: str, request: Any) -> Admission:
         try:
-            turn = await self.shared.wait_for_turn(origin, floor)
-            if turn is not None:
-                request.meta[TURN_META] = (origin, floor, turn)
+            while True:
+                await self._until_ready(origin)
+                floor = self.local.floor_of(origin)
+                if floor is None:
+                    return GO  # the floor went meanwhile
+                if self.local.stopped:
+                    return refused("crawl closing")
+                turn = await self.shared.wait_for_turn(origin, floor)
+                if turn is None:
+                    return GO  # Redis down: the local floor alone
+                if self._ready_in(origin) <= 0:
+                    request.meta[TURN_META] = (origin, floor, turn)
+                    return GO
+                # The slot got busy while the turn was awaited (another origin of its host, a
+                # delay raised): the turn would end before the request left. Given back unused.
+                self.stats.inc_value(STAT_GIVEN_BACK)
+                await self.shared.give_back(origin, turn)
         finally:
             self._busy.discard(origin)
             self.parking.release_one(self.key(origin))
+
+    def _ready_in(self, origin: str) -> float:
+        throttle = self.throttle
+        return 0.0 if throttle is None else throttle.ready_in(origin)
+
+    async def _until_ready(self, origin: str) -> None:
+        """Wait until a request of ``origin`` admitted now would leave its slot at once."""
+        while (wait := self._ready_in(origin)) > 0 and not self.local.stopped:
+            await self.runtime.sleep(wait)
+
+    def floor_began(self, origin: str) -> None:
+        # From now on each request of the origin takes the fleet's turn. Those this worker
+        # admitted without one, waiting in its download slots, would go at its own pace: they
+        # are taken back and sent through the scheduler again, to take their turns.
+        throttle = self.throttle
+        assert throttle is not None
+        key = f"{origin} (turns begin)"
+        if throttle.take_back(origin, lambda request: self.parking.park(key, request) is None):
+            self.parking.release(key)
 
     # -- slow-downs shared ----------------------------------------------------------------------
     async def _read(self, origin: str) -> None:
@@ -244,24 +315,12 @@ class FleetPoliteness(Politeness):
             self._fleet_said("cool", origin, left, 0)
         self._take_floor(origin, floor, version, newer_only=True)
 
-    def _apply_floor(self, origin: str) -> None:
-        had_floor = self.floor_of(origin) is not None
-        super()._apply_floor(origin)
-        if had_floor or self.floor_of(origin) is None:
-            return
-        # From now on each request of the origin takes the fleet's turn. Those this worker
-        # admitted without one, waiting in its download slots, would go at its own pace: they
-        # are taken back and sent through the scheduler again, to take their turns.
-        assert self.throttle is not None
-        key = f"{origin} (turns begin)"
-        if self.throttle.take_back(origin, lambda request: self.parking.park(key, request) is None):
-            self.parking.release(key)
-
     def _fleet_said(self, kind: str, origin: str, seconds: float, version: int) -> None:
-        """Another worker wrote a slow-down of ``origin``."""
+        """Another worker wrote a slow-down of ``origin`` (read, or heard on the channel)."""
         if kind == "cool":
-            running = self.cooling(origin)
-            if self.cool_down(origin, seconds) and running is None:
+            seconds = self._capped(seconds, self.settings.slowdown_max_wait)
+            running = self.local.cooling(origin)
+            if self.local.cool_down(origin, seconds) and running is None:
                 self.stats.inc_value(STAT_FLEET_COOLDOWNS)
                 logger.debug(
                     "Slow down: the fleet keeps %(origin)s in a cool-down for %(left).3g s",
@@ -272,27 +331,30 @@ class FleetPoliteness(Politeness):
             self._take_floor(origin, seconds, version, newer_only=True)
 
     def _take_floor(self, origin: str, floor: float, version: int, newer_only: bool) -> None:
-        """Make the fleet's raised floor of ``origin`` this worker's (a read gives way to a
-        change this worker has just made and not heard back about: same version)."""
-        if self.backoff.sync(origin, floor, version, time.monotonic(), newer_only):
-            self._apply_floor(origin)
+        floor = self._capped(floor, self.settings.slowdown_max_floor)
+        self.local.sync_floor(origin, floor, version, newer_only)
 
-    def slow_answer(self, origin: str, answer: SlowAnswer, meta: dict[str, Any]) -> None:
-        # At once here (nothing more leaves this worker meanwhile), then for the fleet.
-        super().slow_answer(origin, answer, meta)
+    def _capped(self, seconds: float, cap: float) -> float:
+        """A duration read from Redis, within this worker's own cap (counted when beyond)."""
+        if not seconds <= cap:  # NaN too
+            self.stats.inc_value(STAT_CAPPED)
+            return cap
+        return max(0.0, seconds)
+
+    def slow_answer(self, origin: str, meta: dict[str, Any]) -> None:
+        # Applied here at once (nothing more leaves this worker meanwhile); now for the fleet.
         decision = meta[META]
         if decision["decision"] == COOL_DOWN:
             self.runtime.spawn(self._share_cool_down(origin, decision["wait"]), _report)
         else:
-            sent_ago = _latency(meta)
-            self.runtime.spawn(self._share_raise(origin, sent_ago), _report)
+            self.runtime.spawn(self._share_raise(origin, _latency(meta)), _report)
 
     async def _share_cool_down(self, origin: str, seconds: float) -> None:
         left = await self.shared.cool_down(origin, seconds)
         if left is not None:
             # Ends here no sooner than on Redis's clock (or than a longer one another worker
             # heard), so this worker never finds it running still when its own ends.
-            self.cool_down(origin, left)
+            self.local.cool_down(origin, self._capped(left, self.settings.slowdown_max_wait))
 
     async def _share_raise(self, origin: str, sent_ago: float) -> None:
         settings = self.settings
@@ -301,29 +363,29 @@ class FleetPoliteness(Politeness):
             sent_ago,
             settings.slowdown_start_floor,
             settings.slowdown_max_floor,
-            self._own_floor(origin),
+            self.local.own_floor(origin),
         )
         if shared is not None:
             floor, version, _ = shared
             self._take_floor(origin, floor, version, newer_only=False)
 
-    def good_answer(self, origin: str, meta: dict[str, Any]) -> None:
+    def good_answer(self, origin: str, meta: dict[str, Any]) -> bool:
         if self.shared.guard.down:
-            super().good_answer(origin, meta)
-            return
+            return False  # counted here
         self.runtime.spawn(self._share_good(origin, meta, _latency(meta)), _report)
+        return True
 
     async def _share_good(self, origin: str, meta: dict[str, Any], sent_ago: float) -> None:
         shared = await self.shared.good_answer(
-            origin, sent_ago, self.settings.slowdown_decay_after, self._own_floor(origin)
+            origin, sent_ago, self.settings.slowdown_decay_after, self.local.own_floor(origin)
         )
         if shared is None:
-            Politeness.good_answer(self, origin, meta)  # Redis failed: counted here alone
+            self.local.count_good_answer(origin, meta)  # Redis failed: counted here alone
             return
         floor, version, changed = shared
         self._take_floor(origin, floor, version, newer_only=False)
         if changed:
-            self._floor_decayed(origin, floor)
+            self.local.floor_decayed(origin, floor)
 
     # -- turns ---------------------------------------------------------------------------------
     def answered(self, meta: dict[str, Any]) -> None:
@@ -332,7 +394,7 @@ class FleetPoliteness(Politeness):
             origin, floor, turn_id = turn
             # The next turn comes a floor after this answer: the floor now, if it was raised
             # meanwhile (by this very answer, say).
-            floor = max(floor, self.floor_of(origin) or 0.0)
+            floor = max(floor, self.local.floor_of(origin) or 0.0)
             self.runtime.spawn(self.shared.turn_done(origin, floor, turn_id), _report)
 
     def _kick(self) -> None:
@@ -347,7 +409,6 @@ class FleetPoliteness(Politeness):
                 self.parking.release_one(self.key(origin))
 
     def stop(self) -> None:
-        super().stop()
         for task in (self._kicker, self._listener):
             if task is not None:
                 task.cancel()

@@ -1,51 +1,96 @@
-"""Redis calls that may fail: one WARNING when Redis goes away and one when it is back, a count
-of each failure, and the caller carries on alone meanwhile (its own downloads, local cache and
-local Crawl-delay floors). Stats: ``robotstxt/redis/errors`` (failed calls),
-``robotstxt/redis/fallback`` (decisions taken alone)."""
+"""Redis calls that may fail, and what a failure means.
+
+* **An outage** (:class:`~scrapy_rerp.fleet.store.RedisUnavailable`: no connection, no answer in
+  ``RERP_REDIS_TIMEOUT``): one WARNING when Redis goes away and one when it is back, each failed
+  call counted, and the caller carries on alone meanwhile (its own downloads, local cache and
+  local Crawl-delay floors). While Redis is down, a call is sent at most once per
+  :data:`PROBE_INTERVAL` (the others fail at once, counted as decisions taken alone): a dead
+  or hung Redis costs a worker no time per request, and a Redis that is back is used again
+  within that interval.
+* **A command error** (:class:`~scrapy_rerp.fleet.store.RedisCommandError`: Redis answered with
+  an error: a full ``maxmemory``, a read-only replica, a value of the wrong type): not an
+  outage. That call's caller goes on alone, the error is counted and logged once per kind, and
+  Redis is used for everything else.
+
+Stats: ``robotstxt/redis/errors`` (failed calls: outages), ``robotstxt/redis/command_errors``,
+``robotstxt/redis/fallback`` (decisions taken alone).
+"""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from scrapy_rerp.fleet.store import RedisUnavailable
+from scrapy_rerp.fleet.store import RedisCommandError, RedisUnavailable
 
-__all__ = ["RedisGuard"]
+__all__ = ["PROBE_INTERVAL", "RedisGuard"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
 _T = TypeVar("_T")
 
+#: Seconds between calls sent to a Redis that is down (to see whether it is back). A worker
+#: that does not know yet that Redis is back sends alone: within this interval, one request
+#: per origin at most when it is below the origin's floor.
+PROBE_INTERVAL = 0.5
+
 
 class RedisGuard:
     """Runs the fleet's Redis calls; shared by the robots.txt sharing and the shared delay."""
 
-    def __init__(self, url: str, stats: Any, spider: Callable[[], Any] = lambda: None) -> None:
+    def __init__(
+        self,
+        url: str,
+        stats: Any,
+        spider: Callable[[], Any] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.url = url
         self.stats = stats
         self._spider = spider
+        self._clock = clock
         self.down = False
+        self._next_probe = 0.0
+        self._command_errors_said: set[str] = set()
 
     async def call(self, call: Callable[[], Awaitable[_T]]) -> tuple[bool, _T | None]:
-        """``(True, result)``, or ``(False, None)`` when Redis failed (logged, counted)."""
+        """``(True, result)``, or ``(False, None)`` when Redis failed or is down (logged,
+        counted): the caller goes on alone."""
+        if self.down:
+            now = self._clock()
+            if now < self._next_probe:
+                self.stats.inc_value("robotstxt/redis/fallback")
+                return False, None
+            self._next_probe = now + PROBE_INTERVAL  # this call is the probe: one at a time
         try:
             result = await call()
         except RedisUnavailable as exc:
             self._failed(exc)
             return False, None
+        except RedisCommandError as exc:
+            self._refused(exc)
+            return False, None
         if self.down:
-            self.down = False
-            logger.warning(
-                "Redis at %(url)s answers again: robots.txt and Crawl-delay are shared again",
-                {"url": self.url},
-                extra={"spider": self._spider()},
-            )
+            self.back()
         return True, result
+
+    def back(self) -> None:
+        """Redis answered again (a call, or the slow-down listener's subscription)."""
+        if not self.down:
+            return
+        self.down = False
+        logger.warning(
+            "Redis at %(url)s answers again: robots.txt and Crawl-delay are shared again",
+            {"url": self.url},
+            extra={"spider": self._spider()},
+        )
 
     def _failed(self, exc: RedisUnavailable) -> None:
         self.stats.inc_value("robotstxt/redis/errors")
         self.stats.inc_value("robotstxt/redis/fallback")
+        self._next_probe = self._clock() + PROBE_INTERVAL
         if not self.down:
             self.down = True
             logger.warning(
@@ -54,3 +99,24 @@ class RedisGuard:
                 {"url": self.url, "exc": exc},
                 extra={"spider": self._spider()},
             )
+
+    def _refused(self, exc: RedisCommandError) -> None:
+        self.stats.inc_value("robotstxt/redis/command_errors")
+        self.stats.inc_value("robotstxt/redis/fallback")
+        kind = _error_kind(exc)
+        if kind not in self._command_errors_said:
+            self._command_errors_said.add(kind)
+            logger.warning(
+                "Redis at %(url)s refused a command (%(exc)s): that decision is taken alone; "
+                "Redis is still used for the rest (said once per kind of error)",
+                {"url": self.url, "exc": exc},
+                extra={"spider": self._spider()},
+            )
+
+
+def _error_kind(exc: RedisCommandError) -> str:
+    """The kind of a command error: its exception class and Redis's error code (``OOM``,
+    ``WRONGTYPE``, ``READONLY``, ...)."""
+    name, _, message = str(exc).partition(": ")
+    code = message.split(" ", 1)[0] if message[:1].isupper() else ""
+    return f"{name} {code}".strip()

@@ -67,6 +67,8 @@ class SharedRules:
         """Take the fleet's entry for ``origin``, or the right to download it."""
         poll = POLL_FIRST
         waited = False
+        # Bounded by the lock's key, which expires within the lock timeout (a key found
+        # without a TTL, or a longer one, is cut to it: fleet/store.py).
         while True:
             ok, found = await self.guard.call(lambda: self._look(origin))
             if not ok:
@@ -129,4 +131,7 @@ class SharedRules:
 
     async def close(self) -> None:
         self.stats.set_value("robotstxt/redis/round_trips", self.store.round_trips)
+        repaired = getattr(self.store, "repaired", 0)
+        if repaired:
+            self.stats.set_value("robotstxt/redis/repaired", repaired)
         await self.store.close()

@@ -46,7 +46,13 @@ if TYPE_CHECKING:
 
     from scrapy_rerp._settings import RerpSettings
 
-__all__ = ["SLOWDOWN_KEEP", "RedisOriginCache", "RedisUnavailable"]
+__all__ = [
+    "SLOWDOWN_KEEP",
+    "RedisCommandError",
+    "RedisFailure",
+    "RedisOriginCache",
+    "RedisUnavailable",
+]
 
 _T = TypeVar("_T")
 
@@ -54,10 +60,24 @@ _T = TypeVar("_T")
 #: starts again later does not inherit it for ever.
 SLOWDOWN_KEEP = 3600.0
 
-# Redis's clock in ms, in every slow-down script.
+# Redis's clock in ms, in every slow-down script (KEYS[1]: the slow-down hash), and how they
+# read a number from it: a value that is not a finite number of ms (written by hand, or by
+# something else) reads as absent, never as a script error, and a key of another type in the
+# hash's place is removed; the caller caps what it is given.
 _NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function _number(value)
+  local n = tonumber(value or '')
+  if n == nil or n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return math.floor(n)
+end
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'hash' and kind ~= 'none' then
+  redis.call('DEL', KEYS[1])
+end
 """
 
 # KEYS[1]: the slow-down hash. The ms left of its cool-down (0: none), its floor (ms, 0: none)
@@ -66,11 +86,8 @@ _SLOW_READ = (
     _NOW
     + """
 local v = redis.call('HMGET', KEYS[1], 'until', 'floor', 'version')
-local left = 0
-if v[1] then
-  left = math.max(0, tonumber(v[1]) - now)
-end
-return {left, tonumber(v[2] or '0'), tonumber(v[3] or '0')}
+local left = math.max(0, (_number(v[1]) or now) - now)
+return {left, _number(v[2]) or 0, _number(v[3]) or 0}
 """
 )
 
@@ -81,7 +98,7 @@ _SLOW_COOL_DOWN = (
     _NOW
     + """
 local ends = now + tonumber(ARGV[1])
-local old = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+local old = _number(redis.call('HGET', KEYS[1], 'until')) or 0
 local moved = 0
 if ends > old then
   redis.call('HSET', KEYS[1], 'until', ends)
@@ -103,9 +120,9 @@ return {ends - now, moved}
 # that change (then it says nothing of the floor as it is now).
 _FLOOR_READ = """
 local v = redis.call('HMGET', KEYS[1], 'floor', 'changed', 'version')
-local floor = tonumber(v[1] or '0')
-local changed = tonumber(v[2] or '0')
-local version = tonumber(v[3] or '0')
+local floor = math.max(0, _number(v[1]) or 0)
+local changed = _number(v[2]) or 0
+local version = _number(v[3]) or 0
 local sent_before_change = now - tonumber(ARGV[1]) < changed
 """
 
@@ -156,7 +173,9 @@ _SLOW_GOOD = (
 if floor <= 0 or sent_before_change then
   return {floor, version, 0}
 end
-if redis.call('HINCRBY', KEYS[1], 'good', 1) < tonumber(ARGV[2]) then
+local good = (_number(redis.call('HGET', KEYS[1], 'good')) or 0) + 1
+redis.call('HSET', KEYS[1], 'good', good)
+if good < tonumber(ARGV[2]) then
   return {floor, version, 0}
 end
 floor = math.floor(floor / 2)
@@ -167,24 +186,54 @@ end
     + _FLOOR_WRITE
 )
 
+# What the turn and the lock scripts share: the ms the key KEYS[1] has left, cut to ``most``
+# (and returned negative) when it has no TTL or a longer one.
+_TIMED_KEY = """
+local function bounded(most)
+  local left = redis.call('PTTL', KEYS[1])
+  if left == -2 then
+    return 1
+  end
+  if left == -1 or left > most then
+    redis.call('PEXPIRE', KEYS[1], most)
+    return -most
+  end
+  return math.max(1, left)
+end
+"""
+
 # KEYS[1]: the delay key. ARGV[1]: how long the turn may last at most, in ms; ARGV[2]: the
 # turn's id. 0 when the caller has the turn (nobody had it); else the ms until the current
-# turn ends, to wait and ask again.
-_TURN = """
+# turn ends, to wait and ask again. A key that would outlast any turn (no TTL: written by
+# hand or by something else; or a longer TTL than a turn may have) is cut to one turn's
+# length, so that it blocks its origin for one turn at most: then -ms.
+_TURN = (
+    _TIMED_KEY
+    + """
 if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
   return 0
 end
-local left = redis.call('PTTL', KEYS[1])
-if left < 1 then
-  return 1
-end
-return left
+return bounded(tonumber(ARGV[1]))
 """
+)
+
+# KEYS[1]: the lock key. ARGV[1]: the lock's timeout in ms; ARGV[2]: this worker's token. 0
+# when this worker now holds the lock; else the ms until it expires, negative when it had to
+# be cut to the timeout (a lock without a TTL would stop every worker for good).
+_LOCK = (
+    _TIMED_KEY
+    + """
+if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
+  return 0
+end
+return bounded(tonumber(ARGV[1]))
+"""
+)
 
 # KEYS[1]: the delay key. ARGV[1]: the delay in ms; ARGV[2]: the turn's id. The request of that
 # turn has been answered: the next turn starts the delay from now (if the turn is still its).
 _TURN_DONE = """
-if redis.call('GET', KEYS[1]) == ARGV[2] then
+if redis.call('TYPE', KEYS[1]).ok == 'string' and redis.call('GET', KEYS[1]) == ARGV[2] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[1])
 end
 return 0
@@ -220,15 +269,24 @@ return 1
 
 # KEYS[1]: the lock key. ARGV[1]: the token of the worker releasing it.
 _UNLOCK = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.call('TYPE', KEYS[1]).ok == 'string' and redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
 """
 
 
-class RedisUnavailable(Exception):
-    """Redis did not answer in time, or answered with an error."""
+class RedisFailure(Exception):
+    """A Redis call failed: :class:`RedisUnavailable` or :class:`RedisCommandError`."""
+
+
+class RedisUnavailable(RedisFailure):
+    """Redis did not answer in time, or the connection failed: an outage."""
+
+
+class RedisCommandError(RedisFailure):
+    """Redis answered, with an error (a full ``maxmemory``, a read-only replica, a value of the
+    wrong type): not an outage, Redis is used for everything else."""
 
 
 class RedisOriginCache:
@@ -247,6 +305,7 @@ class RedisOriginCache:
     ) -> None:
         try:
             from redis import asyncio as redis_asyncio
+            from redis.exceptions import ResponseError
         except ImportError as exc:  # pragma: no cover - the [redis] extra
             raise ImportError(
                 'RedisOriginCache needs redis-py: pip install "scrapy-rerp[redis]"'
@@ -258,6 +317,7 @@ class RedisOriginCache:
         self.stale_window = stale_window
         # One token per process: a lock is released only by the worker that holds it.
         self.token = f"{os.getpid()}-{uuid.uuid4().hex}".encode()
+        self._command_error: type[Exception] = ResponseError
         self._client = redis_asyncio.Redis.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
@@ -265,12 +325,14 @@ class RedisOriginCache:
         self._store = self._client.register_script(_STORE)
         self._turn = self._client.register_script(_TURN)
         self._turn_done = self._client.register_script(_TURN_DONE)
+        self._lock = self._client.register_script(_LOCK)
         self._slow_read = self._client.register_script(_SLOW_READ)
         self._slow_cool_down = self._client.register_script(_SLOW_COOL_DOWN)
         self._slow_raise = self._client.register_script(_SLOW_RAISE)
         self._slow_good = self._client.register_script(_SLOW_GOOD)
         self._turns = 0
         self.round_trips = 0  # calls sent to Redis (a pipeline is one)
+        self.repaired = 0  # turn and lock keys found without a TTL, or a longer one, and cut
         self._unlock = self._client.register_script(_UNLOCK)
 
     @classmethod
@@ -307,8 +369,20 @@ class RedisOriginCache:
             return await asyncio.wait_for(awaitable, self.timeout)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # redis.RedisError, OSError, TimeoutError
+        except self._command_error as exc:
+            raise RedisCommandError(f"{type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # redis.ConnectionError, OSError, TimeoutError
+            # The pool's idle connections are as dead as this one: without this, each would
+            # fail once more after Redis is back ("Connection closed by server"), and each
+            # failure would be taken for a new outage.
+            await self._drop_idle_connections()
             raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    async def _drop_idle_connections(self) -> None:
+        try:
+            await self._client.connection_pool.disconnect(inuse_connections=False)
+        except Exception:  # closing broken connections: nothing left to do
+            pass
 
     # -- entries -------------------------------------------------------------------------------
     async def load(self, origin: str) -> dict[bytes, bytes] | None:
@@ -347,16 +421,17 @@ class RedisOriginCache:
 
     # -- one download for the fleet ------------------------------------------------------------
     async def lock(self, origin: str) -> bool:
-        """Take the download lock of ``origin``: True if this worker now holds it."""
-        taken = await self._call(
-            self._client.set(
-                self.key("lock", origin),
-                self.token,
-                nx=True,
-                px=max(1, int(self.lock_timeout * 1000)),
+        """Take the download lock of ``origin``: True if this worker now holds it. A lock key
+        that would outlast the lock timeout (no TTL, a longer one) is cut to it."""
+        left = await self._call(
+            self._lock(
+                keys=[self.key("lock", origin)],
+                args=[max(1, int(self.lock_timeout * 1000)), self.token],
             )
         )
-        return bool(taken)
+        if int(left) < 0:
+            self.repaired += 1
+        return int(left) == 0
 
     async def unlock(self, origin: str) -> None:
         await self._call(self._unlock(keys=[self.key("lock", origin)], args=[self.token]))
@@ -367,13 +442,14 @@ class RedisOriginCache:
         when taken, else ``(seconds until the current turn ends, id)``; see :meth:`turn_done`."""
         self._turns += 1
         turn = self.token + b"-%d" % self._turns
-        left = await self._call(
-            self._turn(
-                keys=[self.key("delay", origin)],
-                args=[max(1, int(hold * 1000)), turn],
+        left = int(
+            await self._call(
+                self._turn(keys=[self.key("delay", origin)], args=[max(1, int(hold * 1000)), turn])
             )
         )
-        return int(left) / 1000, turn
+        if left < 0:
+            self.repaired += 1
+        return abs(left) / 1000, turn
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
@@ -463,15 +539,9 @@ class RedisOriginCache:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 if message is None or message.get("type") != "message":
                     continue
-                fields = message["data"].split(b" ", 4)
-                if len(fields) != 5 or fields[1] == self.token:
-                    continue  # not one of ours, or this worker's own
-                kind, _, value, version, origin = fields
-                try:
-                    seconds, number = int(value) / 1000, int(version)
-                except ValueError:
-                    continue
-                heard(kind.decode("ascii", "replace"), origin.decode("utf-8"), seconds, number)
+                said = _slowdown_message(message.get("data"), self.token)
+                if said is not None:
+                    heard(*said)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # redis.RedisError, OSError, TimeoutError
@@ -493,6 +563,26 @@ class RedisOriginCache:
 
     def __repr__(self) -> str:
         return f"RedisOriginCache({self.url!r}, prefix={self.prefix!r})"
+
+
+def _slowdown_message(data: object, own_token: bytes) -> tuple[str, str, float, int] | None:
+    """``(kind, origin, seconds, version)`` of a message on the slow-down channel, or None for
+    one that is not a well-formed message of another worker (anyone may publish there: the
+    listener caps what it hears)."""
+    if not isinstance(data, bytes):
+        return None
+    fields = data.split(b" ", 4)
+    if len(fields) != 5 or fields[1] == own_token or fields[0] not in (b"cool", b"floor"):
+        return None
+    kind, _, value, version, origin = fields
+    try:
+        seconds, number = int(value) / 1000, int(version)
+        name = origin.decode("utf-8")
+    except (ValueError, OverflowError, UnicodeDecodeError):
+        return None
+    if seconds < 0 or not name:
+        return None
+    return kind.decode("ascii"), name, seconds, number
 
 
 def _ms(seconds: float) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from scrapy_rerp.fleet.guard import PROBE_INTERVAL
 from tests.support.redis import RedisServer, finish, kill, start_worker
 from tests.support.servers import Hit, Reply, Server, gaps, rate_limited
 
@@ -158,6 +159,65 @@ def test_two_redis_spiders_fed_through_their_redis_keys_share_robots_txt(
     assert min(gaps(polite.hits())) >= floor - 0.02, gaps(polite.hits())
 
 
+def short_gaps(hits: list[Hit], floor: float) -> list[tuple[float, str, str]]:
+    """Each gap under ``floor`` between two requests the server received (10 ms of slack for
+    the server's own clock): its length and the two workers (``X-Worker``) that sent them."""
+    return [
+        (round(b.time - a.time, 3), a.header("X-Worker") or "?", b.header("X-Worker") or "?")
+        for a, b in zip(hits, hits[1:], strict=False)
+        if b.time - a.time < floor - 0.01
+    ]
+
+
+@pytest.mark.parametrize("autothrottle", [False, True], ids=["plain", "autothrottle"])
+def test_redis_spiders_sharing_one_redis_key_hold_the_crawl_delay_together(
+    redis_server: RedisServer, hosts: list[Server], autothrottle: bool
+) -> None:
+    """scrapy-redis as its users run it: three ``RedisSpider`` workers, idle, fed through one
+    ``redis_key`` and one shared scheduler queue, so that a request one worker parks may leave
+    from another. AutoThrottle's delay (5 s on a new slot) once held a request in its slot
+    after it had taken the fleet's turn, until the turn was over: two workers then sent side
+    by side."""
+    site = hosts[0]
+    floor = 0.5
+    site.robots(f"User-agent: *\nCrawl-delay: {floor}\n")
+    client = redis_server.client()
+    client.delete("fleet:opened", "fleet:start_urls")
+    workers = [
+        start_worker(
+            {
+                **fleet_config(
+                    redis_server,
+                    REDIS_START_URLS_BATCH_SIZE=3,
+                    CONCURRENT_REQUESTS=8,
+                    AUTOTHROTTLE_ENABLED=autothrottle,
+                    DEFAULT_REQUEST_HEADERS={"X-Worker": f"w{w}"},
+                ),
+                "fed_when_idle": True,
+                "barrier": 3,
+                "max_idle": 4,
+            }
+        )
+        for w in range(3)
+    ]
+    deadline = time.monotonic() + 60
+    while client.llen("fleet:opened") < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    urls = [site.url(f"/p{i}") for i in range(15)]
+    client.rpush("fleet:start_urls", *[json.dumps({"url": u}) for u in urls])
+    reports = [finish(w, timeout=120) for w in workers]
+    assert sorted(pages(site)) == sorted(f"/p{i}" for i in range(15))
+    assert sorted(u for r in reports for u in r["received"]) == sorted(urls)
+    assert site.count("/robots.txt") == 1
+    hits = site.hits()
+    assert short_gaps(hits, floor) == []
+    # Several workers took part: the floor was the fleet's, not one worker's.
+    assert len({h.header("X-Worker") for h in hits if h.path != "/robots.txt"}) >= 2
+    if not autothrottle:
+        # The first page follows robots.txt as soon as the floor allows (no turn lost).
+        assert hits[1].time - hits[0].time < floor + 0.5, [h.time - hits[0].time for h in hits]
+
+
 def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
     redis_server: RedisServer, hosts: list[Server]
 ) -> None:
@@ -206,16 +266,22 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
         + [fast.url(f"/w{w}/p{i}") for i in range(12)]
         for w in (0, 1)
     ]
+    settings = {"RERP_REDIS_TIMEOUT": 0.5}
     workers = [
         start_worker(
-            {"redis": redis_server.url, "urls": urls, "settings": {"RERP_REDIS_TIMEOUT": 0.5}}
+            {
+                "redis": redis_server.url,
+                "urls": urls,
+                "settings": {**settings, "DEFAULT_REQUEST_HEADERS": {"X-Worker": f"w{w}"}},
+            }
         )
-        for urls in halves
+        for w, urls in enumerate(halves)
     ]
     time.sleep(3)
     redis_server.stop()
-    time.sleep(5)
+    time.sleep(4)
     redis_server.start()
+    back = time.monotonic()
     reports = [finish(w, timeout=120) for w in workers]
     # Nothing lost.
     for w, report in enumerate(reports):
@@ -229,6 +295,19 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     # At most one robots.txt per worker and origin: the local caches kept the rules meanwhile
     # (a worker that reached an origin first while Redis was down fetched it alone).
     assert polite.count("/robots.txt") <= 2 and fast.count("/robots.txt") <= 2
+    # Once Redis is back, each worker takes turns again from its next look at Redis (one per
+    # PROBE_INTERVAL at most while it was down): until then it may send alone, once per floor.
+    # After that window, the floor holds for the fleet.
+    floor = 0.4
+    after = [h for h in polite.hits() if h.time > back]
+    assert len(after) >= 6, "the crawl ended before Redis was back"
+    window = back + PROBE_INTERVAL + floor + 0.3
+    late_short = [g for g in short_gaps([h for h in after if h.time > window], floor)]
+    assert late_short == [], [(round(h.time - back, 3), h.header("X-Worker")) for h in after]
+    assert len(short_gaps(after, floor)) <= 2
+    assert all(r["stats"].get("robotstxt/redis/turns", 0) >= 1 for r in reports)
+    gone_and_back = [w for r in reports for w in r["warnings"] if "Redis at" in w]
+    assert len(gone_and_back) == 4, "\n".join(gone_and_back)  # one line each way, per worker
 
 
 @pytest.mark.scrapy

@@ -1,6 +1,7 @@
-"""A fleet worker's politeness (fleet/delay.py's ``FleetPoliteness``) alone: the origin's
-turns and the slow-downs the workers share, with fakes for the slots, the parking lot and Redis
-(no crawl). A fleet of worker processes on a real Redis: test_crawls.py."""
+"""A fleet worker's politeness (its local controller given fleet/delay.py's
+``FleetCoordination``) alone: the origin's turns and the slow-downs the workers share, with
+fakes for the slots, the parking lot and Redis (no crawl). A fleet of worker processes on a
+real Redis: test_crawls.py."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from scrapy_rerp._politeness import PARKED, TURN_META
+from scrapy_rerp._politeness import GO, PARKED, TURN_META, Admission, Politeness, refused
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp.engine import parse
-from scrapy_rerp.fleet.delay import FleetPoliteness
+from scrapy_rerp.fleet.delay import FleetCoordination
 from tests.support import AsyncioRuntime, Stats
 from tests.support.politeness import A, B, C, Parking, Request, Throttle, answer, sent
 from tests.support.scenarios import scenario
@@ -25,6 +26,7 @@ class Turns:
         self.holder: Any = None
         self.done: list[bytes] = []
         self.first: list[tuple[str, float]] = []
+        self.given_back: list[bytes] = []
         self.taken = 0
 
     async def wait_for_turn(self, origin: str, delay: float) -> bytes | None:
@@ -41,15 +43,29 @@ class Turns:
     async def first_turn(self, origin: str, delay: float) -> None:
         self.first.append((origin, delay))
 
+    async def give_back(self, origin: str, turn: bytes) -> None:
+        self.given_back.append(turn)
+        self.holder = None
 
-def fleet(
-    parking: Parking, turns: Turns, **settings: Any
-) -> tuple[FleetPoliteness, AsyncioRuntime]:
+
+def fleet(parking: Parking, turns: Turns, **settings: Any) -> tuple[Politeness, AsyncioRuntime]:
     """A fleet worker's politeness; its turns alone unless ``RERP_SLOWDOWN`` is given."""
     runtime = AsyncioRuntime()
     rerp = RerpSettings.from_settings({"RERP_SLOWDOWN": False, **settings}, require_obey=False)
-    p = FleetPoliteness(rerp, 0.0, Throttle(), Stats(), parking, runtime, turns)  # type: ignore[arg-type]
+    stats = Stats()
+    p = Politeness(rerp, 0.0, Throttle(), stats, parking, runtime)  # type: ignore[arg-type]
+    p.coordinate_with(FleetCoordination(p, turns, parking, runtime, rerp, stats))  # type: ignore[arg-type]
     return p, runtime
+
+
+def coordination(p: Politeness) -> FleetCoordination:
+    assert isinstance(p.coordination, FleetCoordination)
+    return p.coordination
+
+
+def waits(admitted: Any) -> bool:
+    """The admission is an awaitable: the request waits in place."""
+    return not isinstance(admitted, Admission)
 
 
 @scenario
@@ -59,13 +75,13 @@ async def test_fleet_requests_take_the_origin_s_turn_one_at_a_time() -> None:
     robots = parse("User-agent: *\nCrawl-delay: 0.5\n")
     await p.before_sharing(A, robots, "Bot")  # the robots.txt answer takes the first turn
     assert turns.first == [(A, 0.5)]
-    assert p.admit(B, Request("no floor")) is None  # an origin without a floor goes on
+    assert p.admit(B, Request("no floor")) is GO  # an origin without a floor goes on
     p.rules_known(A, robots, "Bot")
     first, second, third = Request("1"), Request("2"), Request("3")
     waiting = p.admit(A, first)
-    assert waiting is not None and waiting is not PARKED and not isinstance(waiting, str)
+    assert waits(waiting)
     assert p.admit(A, second) is PARKED and p.admit(A, third) is PARKED
-    await waiting  # type: ignore[misc]
+    assert await waiting is GO  # type: ignore[misc]
     assert first.meta[TURN_META] == (A, 0.5, b"turn-1")
     assert parking.released == [second]  # the next one goes back to take its turn
     p.answered(first.meta)  # its response: the turn ends
@@ -78,21 +94,83 @@ async def test_fleet_requests_take_the_origin_s_turn_one_at_a_time() -> None:
 async def test_fleet_parking_is_bounded_and_kicked() -> None:
     parking, turns = Parking(limit=1), Turns()
     p, runtime = fleet(parking, turns)
-    p.KICK_INTERVAL = 0.01  # type: ignore[misc]
+    coordination(p).KICK_INTERVAL = 0.01  # type: ignore[misc]
     p.rules_known(A, parse("User-agent: *\nCrawl-delay: 0.5\n"), "Bot")
     turns.holder = b"another worker's"
     head = p.admit(A, Request("head"))
     assert p.admit(A, Request("parked")) is PARKED
-    assert p.admit(A, Request("too many")) == f"too many requests wait for the Crawl-delay of {A}"
+    too_many = refused(f"too many requests wait for the Crawl-delay of {A}")
+    assert p.admit(A, Request("too many")) == too_many
     turns.holder = None
     await head  # type: ignore[misc]
     assert [r.name for r in parking.released] == ["parked"]
     # A parked request whose origin has no head here (the head went to another worker) is
     # released by the kick.
-    parking.park(p.key(A), Request("orphan"))
+    parking.park(coordination(p).key(A), Request("orphan"))
     await asyncio.sleep(0.05)
     assert [r.name for r in parking.released] == ["parked", "orphan"]
     p.stop()
+
+
+@scenario
+async def test_the_turn_is_taken_only_when_the_slot_would_send_at_once() -> None:
+    """A turn taken for a request that then waits in its slot (AutoThrottle's delay, the
+    request before it still on the wire) could end before the request leaves: another worker
+    would then send right before it."""
+    parking, turns = Parking(), Turns()
+    p, runtime = fleet(parking, turns)
+    throttle: Any = p.throttle
+    p.rules_known(A, parse("User-agent: *\nCrawl-delay: 0.5\n"), "Bot")
+    throttle.busy[A] = 0.05  # the slot sends something else for 50 ms more
+    head = Request("head")
+    waiting = p.admit(A, head)
+    assert waits(waiting)
+    await asyncio.sleep(0.03)
+    assert turns.taken == 0  # no turn while the slot could not send it
+    throttle.busy[A] = 0.0
+    assert await waiting is GO  # type: ignore[misc]
+    assert turns.taken == 1 and head.meta[TURN_META] == (A, 0.5, b"turn-1")
+    p.answered(head.meta)
+    await runtime.settle()
+    # The slot busy again once the turn is had: the turn goes back unused, and is taken again
+    # when the slot is free.
+    again = Request("again")
+
+    async def busy_once(origin: str, delay: float) -> bytes | None:
+        turn = await Turns.wait_for_turn(turns, origin, delay)
+        if turns.taken == 2:
+            throttle.busy[A] = 0.02
+            runtime.spawn(free_later(), lambda error: None)
+        return turn
+
+    async def free_later() -> None:
+        await asyncio.sleep(0.02)
+        throttle.busy[A] = 0.0
+
+    turns.wait_for_turn = busy_once  # type: ignore[method-assign]
+    assert await p.admit(A, again) is GO  # type: ignore[misc]
+    assert turns.given_back == [b"turn-2"]
+    assert again.meta[TURN_META] == (A, 0.5, b"turn-3")
+    assert p.stats.values["robotstxt/redis/turns_given_back"] == 1  # type: ignore[attr-defined]
+    p.stop()
+
+
+@scenario
+async def test_slow_downs_read_from_the_fleet_are_capped_as_the_worker_s_own() -> None:
+    parking, turns = Parking(), Turns()
+    p, runtime = fleet(
+        parking, turns, RERP_SLOWDOWN=True, RERP_SLOWDOWN_MAX_WAIT=5, RERP_SLOWDOWN_MAX_FLOOR=8
+    )
+    said = coordination(p)._fleet_said
+    said("cool", A, 10.0**9, 0)  # what a hash or a message held: now + 30 years
+    assert 4.9 < (p.cooling(A) or 0) <= 5.0
+    said("floor", B, float("inf"), 7)
+    assert p.floor_of(B) == 8.0
+    said("floor", C, 3.0, 8)  # within the cap: as it is
+    assert p.floor_of(C) == 3.0
+    assert p.stats.values["robotstxt/redis/capped"] == 2  # type: ignore[attr-defined]
+    p.stop()
+    await runtime.settle()
 
 
 # -- slow-downs in a fleet ----------------------------------------------------------------------
@@ -158,8 +236,8 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     two, two_runtime = fleet(Parking(), store, RERP_SLOWDOWN=True, RERP_SLOWDOWN_DECAY_AFTER=2)
     # Every request reads the fleet's slow-down first: nothing yet.
     admitted = two.admit(A, Request("first"))
-    assert admitted is not None and not isinstance(admitted, str) and admitted is not PARKED
-    assert await admitted is None  # type: ignore[misc]
+    assert waits(admitted)
+    assert await admitted is GO  # type: ignore[misc]
     assert store.reads == 1
     # One worker hears a cool-down: the other's next request, and what waits in its slot, wait.
     waiting = Request("queued in two's slot")
@@ -178,7 +256,7 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     await asyncio.sleep(0.02)  # told to the fleet
     assert one.floor_of(B) == 0.5
     taking = two.admit(B, Request("on B"))
-    assert await taking is None  # type: ignore[misc]
+    assert await taking is GO  # type: ignore[misc]
     assert two.floor_of(B) == 0.5 and store.taken == 1  # it took B's turn
     # Good answers are counted on Redis: two of them, from either worker, halve it.
     one.good_answer(B, sent())
@@ -188,8 +266,8 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     # What another worker publishes: heard at once (requests queued in a slot come out).
     queued = Request("queued for C")
     two.throttle.queued = [(C, queued)]  # type: ignore[union-attr]
-    two._fleet_said("cool", C, 0.3, 0)
-    two._fleet_said("floor", B, 2.0, store.version + 1)
+    coordination(two)._fleet_said("cool", C, 0.3, 0)
+    coordination(two)._fleet_said("floor", B, 2.0, store.version + 1)
     assert two.parking.parked[two.cool_key(C)] == [queued]  # type: ignore[attr-defined]
     assert two.admit(C, Request("later")) is PARKED and two.floor_of(B) == 2.0
     one.stop()
@@ -203,7 +281,7 @@ async def test_fleet_worker_alone_while_redis_is_down() -> None:
     store = FleetStore()
     store.guard.down = True
     p, runtime = fleet(Parking(), store, RERP_SLOWDOWN=True, RERP_SLOWDOWN_DECAY_AFTER=1)
-    assert await p.admit(A, Request("r")) is None  # type: ignore[misc]
+    assert await p.admit(A, Request("r")) is GO  # type: ignore[misc]
     p.slow_answer(A, answer(429, 0.2), sent())
     p.slow_answer(B, answer(429), sent())
     await asyncio.sleep(0.01)  # the fleet could not be told

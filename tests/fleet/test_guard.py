@@ -6,6 +6,7 @@ the callers then do alone: test_sharing.py (robots.txt), test_delay.py (Crawl-de
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import signal
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scrapy_rerp.fleet.guard import RedisGuard
+from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
 from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
 from tests.support import Stats
 from tests.support.redis import RedisServer, free_port
@@ -41,6 +42,20 @@ def counts(stats: Stats) -> tuple[int, int]:
     )
 
 
+def always_probe() -> Callable[[], float]:
+    """A guard's clock on which every call is a probe interval after the last: each call is
+    sent to Redis, as before the guard held calls back during an outage."""
+    return itertools.count(0.0, PROBE_INTERVAL).__next__
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def failing() -> None:
     raise RedisUnavailable("TimeoutError: ")
 
@@ -59,7 +74,7 @@ async def test_a_call_that_succeeds_gives_its_result_and_says_nothing(
     caplog.set_level(logging.INFO, "scrapy_rerp")
     store = RedisOriginCache(redis_server.url, "g")
     stats = Stats()
-    guard = RedisGuard(store.url, stats)
+    guard = RedisGuard(store.url, stats, clock=always_probe())
     assert await guard.call(lambda: store.lock("http://a.test:80")) == (True, True)
     assert await guard.call(lambda: store.lock("http://a.test:80")) == (True, False)
     assert await guard.call(lambda: store.load("http://a.test:80")) == (True, None)
@@ -76,7 +91,7 @@ async def test_a_redis_that_was_never_there_is_counted_and_said_once(
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     store = RedisOriginCache(url, "g", timeout=0.5)
     stats = Stats()
-    guard = RedisGuard(store.url, stats)
+    guard = RedisGuard(store.url, stats, clock=always_probe())
     assert await guard.call(lambda: store.lock("http://a.test:80")) == (False, None)
     assert guard.down is True and counts(stats) == (1, 1)
     [warning] = said(caplog)
@@ -96,7 +111,7 @@ async def test_redis_stopped_then_started_again_is_said_each_way_once(
     caplog.set_level(logging.INFO, "scrapy_rerp")
     store = RedisOriginCache(redis_server.url, "g", timeout=0.5)
     stats = Stats()
-    guard = RedisGuard(store.url, stats)
+    guard = RedisGuard(store.url, stats, clock=always_probe())
     origin = "http://a.test:80"
     assert await guard.call(lambda: store.lock(origin)) == (True, True)
     redis_server.stop()
@@ -128,7 +143,7 @@ async def test_a_redis_that_does_not_answer_in_time_is_a_failure_too(
     caplog.set_level(logging.INFO, "scrapy_rerp")
     store = RedisOriginCache(redis_server.url, "g", timeout=0.3)
     stats = Stats()
-    guard = RedisGuard(store.url, stats)
+    guard = RedisGuard(store.url, stats, clock=always_probe())
     assert await guard.call(store.ping) == (True, None)
     assert redis_server.process is not None
     pid = redis_server.process.pid
@@ -151,7 +166,7 @@ async def test_the_warnings_name_the_spider_of_the_moment(
 ) -> None:
     caplog.set_level(logging.INFO, "scrapy_rerp")
     spiders = iter(["first spider", "second spider"])
-    guard = RedisGuard("redis://r.test:6379/0", Stats(), lambda: next(spiders))
+    guard = RedisGuard("redis://r.test:6379/0", Stats(), lambda: next(spiders), always_probe())
     assert await guard.call(failing) == (False, None)
     assert await guard.call(failing) == (False, None)  # said nothing: asked no spider
     assert await guard.call(returning("x")) == (True, "x")
@@ -165,7 +180,7 @@ async def test_an_error_that_is_not_redis_s_is_not_taken_for_an_outage(
 ) -> None:
     caplog.set_level(logging.INFO, "scrapy_rerp")
     stats = Stats()
-    guard = RedisGuard("redis://r.test:6379/0", stats)
+    guard = RedisGuard("redis://r.test:6379/0", stats, clock=always_probe())
 
     async def bug() -> None:
         raise KeyError("a bug in the caller")
@@ -183,7 +198,7 @@ async def test_an_error_that_is_not_redis_s_is_not_taken_for_an_outage(
 @scenario
 async def test_a_cancelled_call_is_cancelled_not_counted() -> None:
     stats = Stats()
-    guard = RedisGuard("redis://r.test:6379/0", stats)
+    guard = RedisGuard("redis://r.test:6379/0", stats, clock=always_probe())
     started = asyncio.Event()
 
     async def forever() -> None:
@@ -196,3 +211,58 @@ async def test_a_cancelled_call_is_cancelled_not_counted() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert guard.down is False and stats.values == {}
+
+
+@scenario
+async def test_while_redis_is_down_a_call_is_sent_once_per_probe_interval(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "scrapy_rerp")
+    store = RedisOriginCache(redis_server.url, "g", timeout=0.5)
+    stats = Stats()
+    clock = ManualClock()
+    guard = RedisGuard(store.url, stats, clock=clock)
+    redis_server.stop()
+    assert await guard.call(store.ping) == (False, None)
+    sent = store.round_trips
+    # Within the interval: not sent, the caller goes on alone at once.
+    for _ in range(5):
+        assert await guard.call(store.ping) == (False, None)
+    assert store.round_trips == sent and counts(stats) == (1, 6)
+    redis_server.start()
+    clock.now += PROBE_INTERVAL - 0.01
+    assert await guard.call(store.ping) == (False, None)  # not yet tried: still down here
+    assert store.round_trips == sent
+    clock.now += 0.01
+    assert await guard.call(store.ping) == (True, None)  # the probe finds it back
+    assert store.round_trips == sent + 1 and guard.down is False
+    assert [GONE in m for m in said(caplog)] == [True, False]
+    await store.close()
+
+
+@scenario
+async def test_a_command_error_is_counted_and_said_once_not_taken_for_an_outage(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "scrapy_rerp")
+    store = RedisOriginCache(redis_server.url, "g", timeout=0.5)
+    stats = Stats()
+    guard = RedisGuard(store.url, stats, clock=ManualClock())
+    client = redis_server.client()
+    # A Redis that refuses every write: full, and evicting nothing.
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", 1)
+    for origin in ("http://a.test:80", "http://b.test:80", "http://c.test:80"):
+        assert await guard.call(lambda o=origin: store.lock(o)) == (False, None)
+    assert guard.down is False
+    assert stats.get_value("robotstxt/redis/command_errors") == 3
+    assert stats.get_value("robotstxt/redis/fallback") == 3
+    assert stats.get_value("robotstxt/redis/errors", 0) == 0
+    [warning] = said(caplog)  # once for this kind of error
+    assert "refused a command" in warning and "OutOfMemoryError" in warning
+    # Reads still work, and are still sent: Redis is used for the rest.
+    assert await guard.call(lambda: store.load("http://a.test:80")) == (True, None)
+    client.config_set("maxmemory", 0)
+    assert await guard.call(lambda: store.lock("http://a.test:80")) == (True, True)
+    assert len(said(caplog)) == 1
+    await store.close()

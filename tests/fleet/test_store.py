@@ -132,3 +132,93 @@ def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:
         {"REDIS_URL": "redis://h:1/2", "RERP_REDIS_URL": "redis://mine:3/0"}, require_obey=False
     )
     assert settings.redis_url == "redis://mine:3/0"
+
+
+# -- what Redis holds is input ----------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_turn_and_lock_keys_without_a_ttl_are_cut_to_one_turn_and_the_lock_timeout(
+    redis_server: RedisServer,
+) -> None:
+    async def scenario() -> None:
+        cache = RedisOriginCache(redis_server.url, "t", lock_timeout=3)
+        client = redis_server.client()
+        origin = "http://a.test:80"
+        client.set(f"t:delay:{origin}", "stuck")  # no TTL: it would block the origin for good
+        client.set(f"t:lock:{origin}", "stuck")
+        wait, _ = await cache.take_turn(origin, 0.3, 0.6)
+        assert wait == 0.6  # one turn's length at most
+        assert 500 < client.pttl(f"t:delay:{origin}") <= 600
+        assert await cache.lock(origin) is False
+        assert 2900 < client.pttl(f"t:lock:{origin}") <= 3000
+        # A TTL longer than a turn (a day) is cut too; a fair one is left alone.
+        client.set(f"t:delay:{origin}", "long", px=86_400_000)
+        assert (await cache.take_turn(origin, 0.3, 0.6))[0] == 0.6
+        client.set(f"t:delay:{origin}", "fair", px=400)
+        assert 0.3 < (await cache.take_turn(origin, 0.3, 0.6))[0] <= 0.4
+        assert client.get(f"t:delay:{origin}") == b"fair"
+        assert cache.repaired == 3
+        # A turn key of another type is neither an error nor ended by a stranger's answer.
+        client.delete(f"t:delay:{origin}")
+        client.hset(f"t:delay:{origin}", "not", "a string")
+        assert (await cache.take_turn(origin, 0.3, 0.6))[0] == 0.6
+        await cache.turn_done(origin, 0.3, b"anyone")
+        await cache.unlock(origin)
+        await cache.close()
+
+    await run(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_slow_down_hash_of_garbage_reads_as_absent_never_as_an_error(
+    redis_server: RedisServer,
+) -> None:
+    async def scenario() -> None:
+        cache = RedisOriginCache(redis_server.url, "t")
+        client = redis_server.client()
+        origin = "http://a.test:80"
+        key = f"t:slow:{origin}"
+        client.hset(key, mapping={"until": "soon", "floor": "inf", "version": "x", "good": "?"})
+        assert await cache.slowdown(origin) == (0.0, 0.0, 0)
+        floor, version, changed = await cache.raise_floor(origin, 0.0, 0.5, 4.0, 0.0)
+        assert (floor, changed) == (0.5, True) and version > 0
+        assert (await cache.good_answer(origin, 0.0, 2, 0.0, 0.01))[2] is False
+        left, moved = await cache.cool_down(origin, 0.5)
+        assert moved and 0.4 < left <= 0.5
+        # A key of another type where the hash belongs is removed, not an error.
+        client.delete(key)
+        client.set(key, "a string")
+        assert await cache.slowdown(origin) == (0.0, 0.0, 0)
+        assert client.exists(key) == 0
+        # What it holds is handed on as it is: the worker caps it (test_delay.py).
+        client.hset(key, "until", str(10**15))
+        left, _, _ = await cache.slowdown(origin)
+        assert left > 10**9
+        await cache.close()
+
+    await run(scenario())
+
+
+def test_slow_down_messages_that_are_not_well_formed_are_not_heard() -> None:
+    from scrapy_rerp.fleet.store import _slowdown_message
+
+    mine = b"me"
+    assert _slowdown_message(b"cool other 1500 0 http://a.test:80", mine) == (
+        "cool",
+        "http://a.test:80",
+        1.5,
+        0,
+    )
+    for data in (
+        b"cool me 1500 0 http://a.test:80",  # this worker's own
+        b"warm other 1500 0 http://a.test:80",  # no such kind
+        b"cool other -5 0 http://a.test:80",
+        b"cool other soon 0 http://a.test:80",
+        b"cool other 1500 0 \xff\xfe",
+        b"cool other " + b"9" * 400 + b" 0 http://a.test:80",  # beyond a float
+        b"cool other 1500",
+        "not bytes",
+        None,
+    ):
+        assert _slowdown_message(data, mine) is None, data

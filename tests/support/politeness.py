@@ -21,6 +21,10 @@ class Throttle:
     def __init__(self) -> None:
         self.floors: dict[str, float] = {}
         self.queued: list[tuple[str, Any]] = []  # (origin, request) waiting in a slot
+        self.busy: dict[str, float] = {}  # origin -> seconds before its slot would send
+
+    def ready_in(self, origin: str) -> float:
+        return self.busy.get(origin, 0.0)
 
     def take_back(self, origin: str, keep: Callable[[Any], bool]) -> int:
         taken = [(o, r) for o, r in self.queued if o == origin and keep(r)]
