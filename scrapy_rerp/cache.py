@@ -89,8 +89,11 @@ class SharedOriginCache(Protocol):
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
 
-    async def slowdown(self, origin: str) -> tuple[float, float, int]:
-        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none."""
+    async def slowdown(
+        self, origin: str, max_wait: float, max_floor: float
+    ) -> tuple[float, float, int]:
+        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none;
+        values beyond ``max_wait`` and ``max_floor`` cut to them."""
 
     async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
         """``(seconds left, whether this call moved its end)``: a cool-down never shortens."""

@@ -147,10 +147,12 @@ class SharedDelay:
             except RedisFailure:
                 await self._sleep(LISTEN_RETRY)
 
-    async def read(self, origin: str) -> tuple[float, float, int] | None:
+    async def read(
+        self, origin: str, max_wait: float, max_floor: float
+    ) -> tuple[float, float, int] | None:
         """The fleet's cool-down (seconds left) and raised floor (and its version) of
-        ``origin``; None when Redis is down."""
-        ok, answer = await self.guard.call(lambda: self.store.slowdown(origin))
+        ``origin``, within ``max_wait`` and ``max_floor``; None when Redis is down."""
+        ok, answer = await self.guard.call(lambda: self.store.slowdown(origin, max_wait, max_floor))
         return answer if ok else None
 
     async def cool_down(self, origin: str, seconds: float) -> float | None:
@@ -307,7 +309,10 @@ class FleetCoordination:
 
     # -- slow-downs shared ----------------------------------------------------------------------
     async def _read(self, origin: str) -> None:
-        shared = await self.shared.read(origin)
+        settings = self.settings
+        shared = await self.shared.read(
+            origin, settings.slowdown_max_wait, settings.slowdown_max_floor
+        )
         if shared is None:
             return  # Redis down: this worker's own knowledge
         left, floor, version = shared

@@ -80,14 +80,28 @@ if kind ~= 'hash' and kind ~= 'none' then
 end
 """
 
-# KEYS[1]: the slow-down hash. The ms left of its cool-down (0: none), its floor (ms, 0: none)
-# and the floor's version.
+# KEYS[1]: the slow-down hash; ARGV[1], ARGV[2]: the longest cool-down and the highest floor a
+# worker applies (ms). The ms left of its cool-down (0: none), its floor (ms, 0: none), the
+# floor's version, and 1 if a value beyond those caps (which no worker writes) was cut to them
+# in the hash, so that it holds the origin back once, not at every read.
 _SLOW_READ = (
     _NOW
     + """
 local v = redis.call('HMGET', KEYS[1], 'until', 'floor', 'version')
 local left = math.max(0, (_number(v[1]) or now) - now)
-return {left, _number(v[2]) or 0, _number(v[3]) or 0}
+local floor = math.max(0, _number(v[2]) or 0)
+local cut = 0
+if left > tonumber(ARGV[1]) then
+  left = tonumber(ARGV[1])
+  redis.call('HSET', KEYS[1], 'until', now + left)
+  cut = 1
+end
+if floor > tonumber(ARGV[2]) then
+  floor = tonumber(ARGV[2])
+  redis.call('HSET', KEYS[1], 'floor', floor)
+  cut = 1
+end
+return {left, floor, _number(v[3]) or 0, cut}
 """
 )
 
@@ -460,10 +474,17 @@ class RedisOriginCache:
         )
 
     # -- slow-downs for the fleet ---------------------------------------------------------------
-    async def slowdown(self, origin: str) -> tuple[float, float, int]:
+    async def slowdown(
+        self, origin: str, max_wait: float = SLOWDOWN_KEEP, max_floor: float = SLOWDOWN_KEEP
+    ) -> tuple[float, float, int]:
         """What the fleet knows of ``origin``'s slow-down: the seconds left in its cool-down
-        (0: none), its raised floor (0: none) and that floor's version."""
-        left, floor, version = await self._call(self._slow_read(keys=[self.key("slow", origin)]))
+        (0: none), its raised floor (0: none) and that floor's version; a cool-down longer
+        than ``max_wait`` or a floor above ``max_floor`` is cut to it, in Redis too."""
+        left, floor, version, cut = await self._call(
+            self._slow_read(keys=[self.key("slow", origin)], args=[_ms(max_wait), _ms(max_floor)])
+        )
+        if cut:
+            self.repaired += 1
         return int(left) / 1000, int(floor) / 1000, int(version)
 
     async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:

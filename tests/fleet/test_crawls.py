@@ -441,6 +441,68 @@ def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[
     assert all(h.time >= flushed for h in short)
 
 
+def test_turn_and_lock_keys_left_without_a_ttl_hold_the_fleet_back_for_their_bound_only(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    """A turn key or a lock key without a TTL (written by hand, a buggy tool, a restore)
+    once blocked its origin for good, the workers polling Redis a thousand times a second."""
+    site = hosts[0]
+    floor = 0.3
+    site.robots(f"User-agent: *\nCrawl-delay: {floor}\n")
+    client = redis_server.client()
+    client.set(f"rerp:delay:{site.origin}", "stuck")
+    client.set(f"rerp:lock:{site.origin}", "stuck")
+    config = {"redis": redis_server.url, "settings": {"RERP_REDIS_LOCK_TIMEOUT": 2}}
+    workers = [
+        start_worker({**config, "urls": [site.url(f"/w{w}/p{i}") for i in range(4)]})
+        for w in (0, 1)
+    ]
+    deadline = time.monotonic() + 30
+    while client.pttl(f"rerp:lock:{site.origin}") == -1 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    cut = time.monotonic()  # the first worker to look cut the lock to its timeout
+    reports = [finish(w, timeout=60) for w in workers]
+    assert sorted(pages(site)) == sorted(f"/w{w}/p{i}" for w in (0, 1) for i in range(4))
+    assert all(r["finish_reason"] == "finished" for r in reports)
+    hits = site.hits()
+    # The lock was cut to RERP_REDIS_LOCK_TIMEOUT at the first look, then taken.
+    assert hits[0].path == "/robots.txt" and site.count("/robots.txt") == 1
+    assert hits[0].time - cut < 2 + 1.0, hits[0].time - cut
+    assert short_gaps(hits, floor) == []
+    stats = [r["stats"] for r in reports]
+    assert sum(s.get("robotstxt/redis/repaired", 0) for s in stats) >= 1
+    # No tight polling: a handful of Redis calls per page.
+    round_trips = sum(s.get("robotstxt/redis/round_trips", 0) for s in stats)
+    assert round_trips < 20 * 9, round_trips
+
+
+def test_a_slow_down_hash_holding_an_absurd_cool_down_holds_its_origin_for_the_cap_only(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    site = hosts[0]
+    site.robots("User-agent: *\nAllow: /\n")
+    client = redis_server.client()
+    seconds, _ = client.time()
+    client.hset(f"rerp:slow:{site.origin}", "until", (seconds + 10**9) * 1000)
+    max_wait = 1.5
+    config = {"redis": redis_server.url, "settings": {"RERP_SLOWDOWN_MAX_WAIT": max_wait}}
+    workers = [
+        start_worker({**config, "urls": [site.url(f"/w{w}/p{i}") for i in range(3)]})
+        for w in (0, 1)
+    ]
+    reports = [finish(w, timeout=60) for w in workers]
+    assert sorted(pages(site)) == sorted(f"/w{w}/p{i}" for w in (0, 1) for i in range(3))
+    hits = site.hits()
+    first_page = next(h for h in hits if h.path != "/robots.txt")
+    waited = first_page.time - hits[0].time
+    assert max_wait - 0.3 <= waited <= max_wait + 2.0, waited
+    assert all(r["finish_reason"] == "finished" for r in reports)
+    # Cut in Redis at the first read: not a cool-down of RERP_SLOWDOWN_MAX_WAIT per read.
+    assert all(h.time - hits[0].time <= 2 * max_wait + 2.0 for h in hits), [
+        round(h.time - hits[0].time, 2) for h in hits
+    ]
+
+
 # -- slow-downs -----------------------------------------------------------------------------------
 
 

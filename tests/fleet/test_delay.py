@@ -196,7 +196,9 @@ class FleetStore(Turns):
     async def hear(self, heard: Callable[[str, str, float, int], None]) -> None:
         await asyncio.Event().wait()  # what the others write is read here, or told by tests
 
-    async def read(self, origin: str) -> tuple[float, float, int] | None:
+    async def read(
+        self, origin: str, max_wait: float, max_floor: float
+    ) -> tuple[float, float, int] | None:
         self.reads += 1
         if self.guard.down:
             return None

@@ -191,10 +191,13 @@ async def test_a_slow_down_hash_of_garbage_reads_as_absent_never_as_an_error(
         client.set(key, "a string")
         assert await cache.slowdown(origin) == (0.0, 0.0, 0)
         assert client.exists(key) == 0
-        # What it holds is handed on as it is: the worker caps it (test_delay.py).
-        client.hset(key, "until", str(10**15))
-        left, _, _ = await cache.slowdown(origin)
-        assert left > 10**9
+        # Values beyond the caps the reader gives are cut to them, in Redis too: read once,
+        # they no longer hold the origin back at every read.
+        client.hset(key, mapping={"until": str(10**15), "floor": str(10**15)})
+        assert await cache.slowdown(origin, 5.0, 60.0) == (5.0, 60.0, 0)
+        left, floor, _ = await cache.slowdown(origin, 3600.0, 3600.0)
+        assert 4.9 < left <= 5.0 and floor == 60.0
+        assert cache.repaired == 1
         await cache.close()
 
     await run(scenario())
