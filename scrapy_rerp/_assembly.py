@@ -90,6 +90,9 @@ class Parts:
         """The engine has started to close: parked requests are kept for a resumed crawl or
         dropped, retries end."""
         if not self.lot.closed:
+            # What waits in slots behind a floor joins the parked requests first, and is kept
+            # or dropped with them: a closing crawl does not send it a floor apart.
+            self.politeness.take_back_queued()
             self.lot.close(keep=self.resume.persists)
         self.origins.stop()
         self.politeness.stop()

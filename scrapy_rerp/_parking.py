@@ -47,6 +47,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from scrapy_rerp._compat import create_looping_call, engine_closing, engine_of
+from scrapy_rerp._politeness import WAITING_FOR, origin_and_purpose
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -70,7 +71,8 @@ CRAWL_CLOSING = "crawl_closing"  # the crawl closed first
 PARK_LIMIT = "park_limit"  # RERP_MAX_PARKED_PER_ORIGIN requests of its origin wait already
 ERROR = "error"  # robots.txt handling failed unexpectedly (logged at ERROR)
 
-#: Seconds between checks for a closing engine while requests are parked.
+#: Seconds between checks for a closing engine while requests are parked (or wait in slots
+#: behind a floor: :meth:`ParkingLot.watch_closing`).
 CLOSING_CHECK_INTERVAL = 0.2
 
 _DROP_META = "_rerp_drop"  # the IgnoreRequest message of a request handed back to be dropped
@@ -299,18 +301,28 @@ class ParkingLot:
         return kept
 
     def _log_dropped(self, dropped: list[tuple[str, Request]]) -> None:
-        held: dict[str, int] = {}
-        for origin, _ in dropped:
+        """One WARNING per thing the dropped requests waited for, with their origins."""
+        waiting: dict[str, dict[str, int]] = {}
+        for key, _ in dropped:
+            origin, purpose = origin_and_purpose(key)
+            held = waiting.setdefault(WAITING_FOR[purpose], {})
             held[origin] = held.get(origin, 0) + 1
-        shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
-        more = f" and {len(held) - 10} more" if len(held) > 10 else ""
         spider = self.crawler.spider
-        logger.warning(
-            "Crawl closing: dropped %(n)d request(s) still waiting for robots.txt of "
-            "%(origins)d origin(s): %(shown)s%(more)s",
-            {"n": len(dropped), "origins": len(held), "shown": shown, "more": more},
-            extra={"spider": spider},
-        )
+        for what, held in waiting.items():
+            shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
+            more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+            logger.warning(
+                "Crawl closing: dropped %(n)d request(s) still waiting for %(what)s of "
+                "%(origins)d origin(s): %(shown)s%(more)s",
+                {
+                    "n": sum(held.values()),
+                    "what": what,
+                    "origins": len(held),
+                    "shown": shown,
+                    "more": more,
+                },
+                extra={"spider": spider},
+            )
         if logger.isEnabledFor(logging.DEBUG):
             for _, request in dropped:
                 logger.debug(
@@ -372,9 +384,15 @@ class ParkingLot:
             raise DontCloseSpider
 
     # -- noticing that the crawl is closing ----------------------------------------------------
+    def watch_closing(self) -> None:
+        """Notice when the engine starts to close from now on, though nothing is parked:
+        requests wait in download slots behind a floor, to be taken back then."""
+        self._watch_closing()
+
     def _watch_closing(self) -> None:
-        # Started with the first parked request and kept until the lot closes: starting and
-        # stopping it as the lot empties and fills would make a task each time.
+        # Started with the first parked request (or the first floor) and kept until the lot
+        # closes: starting and stopping it as the lot empties and fills would make a task each
+        # time.
         if self._watch is None and not self._closed:
             self._watch = create_looping_call(self._check_closing)
             self._watch.start(CLOSING_CHECK_INTERVAL, now=False)
@@ -386,5 +404,5 @@ class ParkingLot:
             self._watch = None
 
     def _check_closing(self) -> None:
-        if self._spots and engine_closing(self.crawler) and self._on_closing is not None:
+        if engine_closing(self.crawler) and self._on_closing is not None:
             self._on_closing()

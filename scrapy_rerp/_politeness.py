@@ -58,6 +58,7 @@ __all__ = [
     "GO",
     "PARKED",
     "TURN_META",
+    "WAITING_FOR",
     "Admission",
     "Admitting",
     "Coordination",
@@ -65,6 +66,8 @@ __all__ = [
     "Politeness",
     "Throttle",
     "Verdict",
+    "origin_and_purpose",
+    "parking_key",
     "refused",
     "wanted_delay",
 ]
@@ -87,6 +90,32 @@ STAT_DECAYED = "robotstxt/slowdown/floor_decayed"
 STAT_DROPPED = "robotstxt/slowdown/floor_dropped"
 STAT_MAX_FLOOR = "robotstxt/slowdown/max_floor"
 STAT_RETRIES = "robotstxt/slowdown/retries"
+STAT_TAKEN_BACK_CLOSING = "robotstxt/crawl_delay/taken_back_at_close"
+
+#: What a request parked under a key of each purpose waits for (the closing summary says it).
+#: A key without a purpose is its origin's: the request waits for its robots.txt.
+WAITING_FOR = {
+    "": "robots.txt",
+    "cool-down": "the end of a cool-down",
+    "Crawl-delay": "a Crawl-delay turn",
+    "turns begin": "a Crawl-delay turn",
+    "closing": "a Crawl-delay or raised floor in a download slot",
+}
+
+
+def parking_key(origin: str, purpose: str = "") -> str:
+    """The key under which requests of ``origin`` wait for ``purpose`` (one of
+    :data:`WAITING_FOR`)."""
+    return f"{origin} ({purpose})" if purpose else origin
+
+
+def origin_and_purpose(key: str) -> tuple[str, str]:
+    """The origin and the purpose of a parking key (:func:`parking_key`)."""
+    origin, _, purpose = key.rpartition(" (")
+    if origin and purpose.endswith(")") and purpose[:-1] in WAITING_FOR:
+        return origin, purpose[:-1]
+    return key, ""
+
 
 #: ``request.meta`` key of a request that holds its origin's fleet turn: (origin, floor, id).
 TURN_META = "_rerp_turn"
@@ -151,6 +180,9 @@ class Parking(Protocol):
     def release_one(self, key: str) -> bool: ...
 
     def count(self, key: str) -> int: ...
+
+    def watch_closing(self) -> None:
+        """Tell the controller when the crawl starts to close (:meth:`Politeness.closing`)."""
 
 
 class Coordination(Protocol):
@@ -307,8 +339,11 @@ class Politeness:
         floor = max(self._robots_floor.get(origin, 0.0), self.backoff.floor(origin) or 0.0)
         if floor > 0:
             self.throttle.apply_floor(origin, max(floor, self.download_delay))
-            if not had_floor and self.coordination is not None:
-                self.coordination.floor_began(origin)
+            if not had_floor:
+                if self.parking is not None:
+                    self.parking.watch_closing()  # to take back what its slots hold then
+                if self.coordination is not None:
+                    self.coordination.floor_began(origin)
         else:
             self.throttle.clear_floor(origin)
 
@@ -362,7 +397,7 @@ class Politeness:
     @staticmethod
     def cool_key(origin: str) -> str:
         """The parking key of requests waiting for the end of ``origin``'s cool-down."""
-        return f"{origin} (cool-down)"
+        return parking_key(origin, "cool-down")
 
     @property
     def slowed(self) -> bool:
@@ -566,6 +601,29 @@ class Politeness:
                 self.forget(origin)
         for origin in self.backoff.origins():
             self.forget(origin)
+
+    def take_back_queued(self) -> int:
+        """The crawl is closing: the requests waiting in the download slots of floored origins
+        (a Crawl-delay, a raised floor) come out into the parking lot, to be kept for a resumed
+        crawl or dropped with what is parked there, rather than sent a floor apart while the
+        crawl waits to close. Call it before the lot closes. Returns how many came out."""
+        if self.throttle is None or self.parking is None:
+            return 0
+        parking = self.parking
+        taken = 0
+        for origin in self.throttle.floored_origins():
+            key = parking_key(origin, "closing")
+
+            def keep(request: Any, key: str = key) -> bool:
+                if parking.park(key, request) is not None:
+                    return False  # the lot is full: it goes as it would have
+                self.answered(request.meta)  # not sent: a fleet turn it held ends
+                return True
+
+            taken += self.throttle.take_back(origin, keep)
+        if taken:
+            self.stats.inc_value(STAT_TAKEN_BACK_CLOSING, taken)
+        return taken
 
     def stop(self) -> None:
         """The crawl is closing: cool-down timers end (their requests are kept or dropped with

@@ -329,3 +329,55 @@ async def test_answers_from_scrapys_http_cache_are_not_heard(
     assert stats(second)["httpcache/hit"] >= 1
     assert not [k for k in stats(second) if k.startswith("robotstxt/slowdown/")]
     assert second.spider.decisions[site.url("/p0")] is None
+
+
+# -- a closing crawl --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jobdir", [False, True], ids=["dropped", "kept"])
+@pytest_twisted.ensureDeferred
+async def test_a_closing_crawl_takes_back_what_waits_behind_a_raised_floor(
+    caplog: pytest.LogCaptureFixture, tmp_path: Any, jobdir: bool
+) -> None:
+    """A site that answers 429 to everything, without Retry-After: its floor rises towards
+    60 s. Scrapy alone would send the requests already queued in its slot, a floor apart, to
+    the end (about 14 minutes for 15); the closing crawl takes them back and stops at once."""
+    import logging
+
+    with Server(host="127.0.0.2") as site:
+        site.robots("User-agent: *\nCrawl-delay: 0.5\n")  # one request at a time, queued
+        site.default = lambda hit: Reply(status=429)
+        urls = [site.url(f"/p{i}") for i in range(15)]
+        settings = slowdown(
+            RETRY_ENABLED=False,
+            CONCURRENT_REQUESTS_PER_DOMAIN=8,
+            DOWNLOAD_DELAY=0,
+            RERP_SLOWDOWN_START_FLOOR=4,
+            CLOSESPIDER_TIMEOUT=3,
+        )
+        if jobdir:
+            settings["JOBDIR"] = str(tmp_path / "job")
+        caplog.set_level(logging.INFO)
+        started = time.monotonic()
+        crawler = await crawl(ListSpider, settings, urls=urls)
+        took = time.monotonic() - started
+    sent = [h for h in site.hits() if h.path != "/robots.txt"]
+    # The first page's 429 raised the floor to 4 s (then 8): one or two pages in the 3 s,
+    # then nothing: the crawl closed within a moment of CLOSESPIDER_TIMEOUT.
+    assert 1 <= len(sent) <= 3, [round(h.time - started, 2) for h in sent]
+    assert took < 3 + 2.5, took
+    counts = ledger(crawler)
+    taken = crawler.stats.get_value("robotstxt/crawl_delay/taken_back_at_close", 0)
+    assert taken >= 1
+    if jobdir:
+        assert counts.get("persisted", 0) >= taken
+    else:
+        assert counts["dropped/crawl_closing"] >= taken
+        summary = [
+            r.getMessage()
+            for r in caplog.records
+            if r.getMessage().startswith("Crawl closing: dropped")
+        ]
+        assert len(summary) == 1
+        assert "still waiting for a Crawl-delay or raised floor in a download slot" in summary[0]
+    assert crawler.stats.get_value("finish_reason") == "closespider_timeout"

@@ -60,7 +60,15 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp._politeness import GO, PARKED, TURN_META, Admission, Admitting, refused
+from scrapy_rerp._politeness import (
+    GO,
+    PARKED,
+    TURN_META,
+    Admission,
+    Admitting,
+    parking_key,
+    refused,
+)
 from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_GONE, META
 from scrapy_rerp.fleet.store import RedisFailure
 
@@ -226,7 +234,7 @@ class FleetCoordination:
     @staticmethod
     def key(origin: str) -> str:
         """The parking key of requests waiting for ``origin``'s turn."""
-        return f"{origin} (Crawl-delay)"
+        return parking_key(origin, "Crawl-delay")
 
     async def before_sharing(self, origin: str, floor: float | None) -> None:
         if floor is not None:
@@ -303,7 +311,7 @@ class FleetCoordination:
         # are taken back and sent through the scheduler again, to take their turns.
         throttle = self.throttle
         assert throttle is not None
-        key = f"{origin} (turns begin)"
+        key = parking_key(origin, "turns begin")
         if throttle.take_back(origin, lambda request: self.parking.park(key, request) is None):
             self.parking.release(key)
 

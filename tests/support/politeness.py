@@ -74,6 +74,9 @@ class Parking:
     def count(self, key: str) -> int:
         return len(self.parked.get(key, ()))
 
+    def watch_closing(self) -> None:
+        self.watching = True
+
 
 class Request:
     """A request as the controller sees it: its meta (and a name for the asserts)."""
