@@ -4,21 +4,33 @@ Worker processes (``tests/support/fleet_worker.py``) are paused as a user pauses
 while their requests wait for robots.txt (or for a site's cool-down), then started again on the same
 job: every page is crawled exactly once across the two runs, with ``JOBDIR`` and with
 scrapy-redis's persistent queue, and a cool-down still holds in the resumed job.
+
+What a ``JOBDIR`` holds is input: crawls (in this process, through Scrapy's API) resume from job
+directories written by hand, damaged or odd, and the tests assert on what the servers received,
+the stats, the log and what became of the files.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import pickle
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_twisted
+import scrapy
+from scrapy.crawler import Crawler
 
+from scrapy_rerp._resume import COOL_DOWN_FILE, DAMAGED_SUFFIX, JOB_FILE, STAT_SKIPPED
+from tests.support.parts import build
 from tests.support.redis import RedisServer, finish, start_worker
-from tests.support.servers import Hit, Reply, Server
+from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, own
 
 PAGES = [f"/p{i}" for i in range(5)]
 
@@ -170,3 +182,273 @@ def test_a_paused_job_keeps_its_requests_waiting_for_a_cool_down_and_the_cool_do
     assert pages(site) == sorted([*PAGES, answered.path])
     assert sorted(second["received"]) == sorted(site.url(p) for p in PAGES)
     assert not (tmp_path / "job" / "robotstxt-cooldowns.json").exists()
+
+
+# -- what a JOBDIR holds is input --------------------------------------------------------------
+
+#: Ample for a crawl of a few pages; a crawl that a stored cool-down holds is closed by then
+#: ("closespider_timeout"), so that a test of it fails rather than hangs.
+TIMEOUT = 10
+
+
+def resume_settings(job: Path, **settings: Any) -> dict[str, Any]:
+    return {
+        "ADDONS": {"scrapy_rerp.Addon": 100},
+        "JOBDIR": str(job),
+        "CLOSESPIDER_TIMEOUT": TIMEOUT,
+        **settings,
+    }
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """scrapy_rerp's WARNING lines, after checking that nothing was logged with a traceback
+    (an exception escaping a signal handler is logged with one, by Scrapy)."""
+    tracebacks = [r.getMessage() for r in caplog.records if r.exc_info]
+    assert tracebacks == []
+    return [r.getMessage() for r in own(caplog.records) if r.levelno >= logging.WARNING]
+
+
+def set_aside(path: Path) -> Path:
+    return path.with_name(path.name + DAMAGED_SUFFIX)
+
+
+def crawled_at_once(crawler: Crawler, site: Server, urls: list[str]) -> None:
+    """Every page crawled, and none held by a cool-down."""
+    assert crawler.stats is not None and crawler.spider is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert sorted(crawler.spider.responses) == sorted(urls)
+    assert pages(site) == sorted(PAGES)
+    assert crawler.stats.get_value("robotstxt/slowdown/parked") is None
+
+
+def with_origin(text: str) -> Callable[[str], str]:
+    return lambda origin: text.replace("ORIGIN", origin)
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        # Python's json reads these as floats, which no cool-down can last.
+        pytest.param(with_origin('{"ORIGIN": Infinity}'), id="infinity"),
+        pytest.param(with_origin('{"ORIGIN": NaN}'), id="nan"),
+        pytest.param(with_origin('{"ORIGIN": 1e400}'), id="overflow"),
+        pytest.param(with_origin('{"ORIGIN": -1000000000.0}'), id="negative"),
+        pytest.param(with_origin('{"ORIGIN": "9999999999"}'), id="string"),
+        pytest.param(with_origin('{"ORIGIN": true}'), id="boolean"),
+        pytest.param(with_origin('{"ORIGIN": null}'), id="null"),
+        pytest.param(with_origin('{"ORIGIN/p0": 9999999999}'), id="not-an-origin"),
+        pytest.param(with_origin('[["ORIGIN", 9999999999]]'), id="array"),
+        pytest.param(with_origin('"ORIGIN"'), id="string-document"),
+        pytest.param(with_origin('{"ORIGIN": 9999999999'), id="cut-short"),
+        pytest.param(lambda origin: "\udcff{}", id="not-utf-8"),
+    ],
+)
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_stored_cool_down_that_cannot_be_one_is_skipped(
+    site: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, stored: Callable[[str], str]
+) -> None:
+    site.robots("User-agent: *\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    cool_downs = job / COOL_DOWN_FILE
+    cool_downs.write_text(stored(site.origin), encoding="utf-8", errors="surrogateescape")
+    urls = [site.url(p) for p in PAGES]
+
+    crawler = await crawl(ListSpider, resume_settings(job), urls=urls)
+
+    crawled_at_once(crawler, site, urls)
+    assert crawler.stats is not None
+    assert crawler.stats.get_value(STAT_SKIPPED) == 1
+    [warning] = warnings_of(caplog)
+    assert str(cool_downs) in warning
+    assert "0 cool-down(s) restored, 1 entry(ies) skipped" in warning
+    assert f"renamed to {set_aside(cool_downs)}" in warning
+    # Set aside as it was, out of the next resume's way.
+    assert not cool_downs.exists()
+    assert set_aside(cool_downs).read_text(encoding="utf-8", errors="surrogateescape") == stored(
+        site.origin
+    )
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_stored_cool_down_waits_no_longer_than_the_crawl_allows_now(
+    site: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    site.robots("User-agent: *\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    cool_downs = job / COOL_DOWN_FILE
+    # Written by a job paused under RERP_SLOWDOWN_MAX_WAIT = 1e9, or by hand.
+    cool_downs.write_text(json.dumps({site.origin: time.time() + 1e9}), encoding="utf-8")
+    urls = [site.url(p) for p in PAGES]
+    started = time.monotonic()
+
+    with caplog.at_level(logging.INFO, logger="scrapy_rerp"):
+        crawler = await crawl(ListSpider, resume_settings(job, RERP_SLOWDOWN_MAX_WAIT=1), urls=urls)
+
+    assert crawler.stats is not None and crawler.spider is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert sorted(crawler.spider.responses) == sorted(urls)
+    # The cool-down held, for the one second the crawl allows now.
+    first = min(h.time for h in site.hits() if h.path != "/robots.txt")
+    assert first >= started + 1.0
+    assert crawler.stats.get_value("robotstxt/slowdown/parked") == len(PAGES)
+    assert (
+        f"Resumed the cool-down of {site.origin}: nothing is sent to it for 1 s "
+        "(cut to RERP_SLOWDOWN_MAX_WAIT)"
+    ) in caplog.text
+    # An end too far away is no damage (the setting may have changed): nothing skipped, and
+    # the file read is removed.
+    assert crawler.stats.get_value(STAT_SKIPPED) is None
+    assert warnings_of(caplog) == []
+    assert not cool_downs.exists() and not set_aside(cool_downs).exists()
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_pause_writes_back_no_cool_down_beyond_the_cap(
+    site: Server, tmp_path: Path
+) -> None:
+    site.robots("User-agent: *\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    cool_downs = job / COOL_DOWN_FILE
+    cool_downs.write_text(json.dumps({site.origin: time.time() + 1e9}), encoding="utf-8")
+    urls = [site.url(p) for p in PAGES]
+
+    # Paused (here: closed by CLOSESPIDER_TIMEOUT) while the restored cool-down still holds.
+    crawler = await crawl(
+        ListSpider,
+        resume_settings(job, RERP_SLOWDOWN_MAX_WAIT=30, CLOSESPIDER_TIMEOUT=1),
+        urls=urls,
+    )
+
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "closespider_timeout"
+    assert pages(site) == []
+    assert crawler.stats.get_value("robotstxt/persisted") == len(PAGES)
+    [(origin, until)] = json.loads(cool_downs.read_text(encoding="utf-8")).items()
+    assert origin == site.origin
+    assert time.time() + 25 < until <= time.time() + 30
+
+
+def request_entry(url: str, **fields: Any) -> dict[str, Any]:
+    """A request as the pause writes it (Scrapy's serialization)."""
+    return {**scrapy.Request(url).to_dict(), **fields}
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_the_good_entries_of_a_damaged_parked_file_are_crawled(
+    site: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    site.robots("User-agent: *\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    parked = job / JOB_FILE
+    good = ["/p0", "/p2", "/p4"]
+    entries: list[Any] = [
+        request_entry(site.url("/p0")),
+        "junk",
+        42,
+        None,
+        ["url", site.url("/p1")],
+        {"url": "no scheme"},
+        {"method": "GET"},  # no URL
+        request_entry(site.url("/p2")),
+        request_entry(site.url("/p3"), callback="no_such_method"),
+        request_entry(site.url("/p4")),
+    ]
+    parked.write_bytes(pickle.dumps(entries, protocol=4))
+
+    crawler = await crawl(ListSpider, resume_settings(job), urls=[])
+
+    assert crawler.stats is not None and crawler.spider is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert pages(site) == good
+    assert sorted(crawler.spider.responses) == sorted(site.url(p) for p in good)
+    assert crawler.stats.get_value("robotstxt/resumed") == 3
+    assert crawler.stats.get_value(STAT_SKIPPED) == 7
+    [warning] = warnings_of(caplog)
+    assert str(parked) in warning
+    assert "3 request(s) restored, 7 entry(ies) skipped" in warning
+    assert "entry 1 is no dict (str)" in warning
+    assert not parked.exists() and set_aside(parked).exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"garbage, not a pickle", id="garbage"),
+        pytest.param(
+            pickle.dumps([request_entry("http://a.test/")], protocol=4)[:-20], id="cut-short"
+        ),
+        pytest.param(pickle.dumps(request_entry("http://a.test/"), protocol=4), id="not-a-list"),
+        pytest.param(b"", id="empty"),
+    ],
+)
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_an_unreadable_parked_file_is_set_aside(
+    site: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, content: bytes
+) -> None:
+    site.robots("User-agent: *\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    parked = job / JOB_FILE
+    parked.write_bytes(content)
+    urls = [site.url(p) for p in PAGES]
+
+    crawler = await crawl(ListSpider, resume_settings(job), urls=urls)
+
+    crawled_at_once(crawler, site, urls)
+    assert crawler.stats is not None
+    assert crawler.stats.get_value(STAT_SKIPPED) == 1
+    assert crawler.stats.get_value("robotstxt/resumed") is None
+    [warning] = warnings_of(caplog)
+    assert str(parked) in warning and "0 request(s) restored, 1 entry(ies) skipped" in warning
+    assert not parked.exists() and set_aside(parked).read_bytes() == content
+
+
+@pytest.mark.parametrize("name", [JOB_FILE, COOL_DOWN_FILE])
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_directory_in_place_of_a_job_file_is_moved_aside(
+    site: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str
+) -> None:
+    site.robots("User-agent: *\n")
+    job = tmp_path / "job"
+    (job / name).mkdir(parents=True)
+    (job / name / "inside").write_text("kept", encoding="utf-8")
+    urls = [site.url(p) for p in PAGES]
+
+    crawler = await crawl(ListSpider, resume_settings(job), urls=urls)
+
+    crawled_at_once(crawler, site, urls)
+    assert crawler.stats is not None
+    assert crawler.stats.get_value(STAT_SKIPPED) == 1
+    [warning] = warnings_of(caplog)
+    assert str(job / name) in warning and "IsADirectoryError" in warning
+    # Out of the way of the next pause, which writes its file there; nothing in it lost.
+    assert not (job / name).exists()
+    assert (set_aside(job / name) / "inside").read_text(encoding="utf-8") == "kept"
+
+
+@pytest.mark.scrapy
+def test_a_pause_writes_only_finite_cool_downs_within_the_cap(tmp_path: Path) -> None:
+    crawler, parts = build({"JOBDIR": str(tmp_path), "RERP_SLOWDOWN_MAX_WAIT": 60})
+    now = time.time()
+    parts.resume.keep_cool_downs(
+        {
+            "http://a.test:80": now + 30,
+            "http://b.test:80": now + 1e9,  # e.g. learned from a fleet with another cap
+            "http://c.test:80": float("inf"),
+            "http://d.test:80": float("nan"),
+        }
+    )
+    written = json.loads((tmp_path / COOL_DOWN_FILE).read_text(encoding="utf-8"))
+    assert sorted(written) == ["http://a.test:80", "http://b.test:80"]
+    assert written["http://a.test:80"] == now + 30
+    assert now + 59 < written["http://b.test:80"] <= time.time() + 60
