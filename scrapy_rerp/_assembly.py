@@ -108,6 +108,7 @@ class Parts:
         self.origins.cancel_all()  # background refetches end with the crawl
         self.for_spider.clear()
         if self.fleet is not None:
+            await self.politeness.finish()  # the last turns' ends reach Redis first
             await self.fleet.close()
 
 

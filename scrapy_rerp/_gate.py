@@ -168,6 +168,11 @@ class RobotsGate:
                     politeness.good_answer(origin, meta)
         politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 
+    def failed(self, request: Request) -> None:
+        """A download ended without an answer (a timeout, a connection error, or a request
+        refused on its way): a fleet's turn it held ends a floor from now."""
+        self.politeness.answered(request.meta)
+
 
 def _admission(request: Request, admitted: Admission) -> Request | None:
     """What ``process_request`` returns for an admission: None (go on), the request (parked),

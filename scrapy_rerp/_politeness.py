@@ -210,6 +210,9 @@ class Coordination(Protocol):
 
     def stop(self) -> None: ...
 
+    async def finish(self) -> None:
+        """The crawl is over: wait (briefly) for what is still being told to the fleet."""
+
 
 @dataclass(eq=False)
 class _CoolDown:
@@ -635,6 +638,11 @@ class Politeness:
                 cool.task = None
         if self.coordination is not None:
             self.coordination.stop()
+
+    async def finish(self) -> None:
+        """The crawl is over: what is still being told to a fleet gets there first."""
+        if self.coordination is not None:
+            await self.coordination.finish()
 
 
 def _sent_at(meta: dict[str, Any], now: float) -> float:

@@ -150,7 +150,7 @@ class RobotsTxtMiddleware:
         if self.fleet is None and not self.politeness.slowdown:
             return
         if answers is not None:
-            answers.tell(self.gate.heard)
+            answers.tell(self.gate.heard, self.gate.failed if self.fleet is not None else None)
             return
         # Scrapy sends it before any process_response (a retry included). Held strongly until
         # the crawl closes: a weakly held bound method is dereferenced in Python on every send,
@@ -197,6 +197,7 @@ class AnswersMiddleware:
 
     def __init__(self) -> None:
         self._heard: Callable[[Request, Response], None] | None = None
+        self._failed: Callable[[Request], None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -208,9 +209,16 @@ class AnswersMiddleware:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         return cls()
 
-    def tell(self, heard: Callable[[Request, Response], None]) -> None:
-        """Call ``heard(request, response)`` with every answer from now on (the gate's)."""
+    def tell(
+        self,
+        heard: Callable[[Request, Response], None],
+        failed: Callable[[Request], None] | None = None,
+    ) -> None:
+        """Call ``heard(request, response)`` with every answer from now on (the gate's), and
+        ``failed(request)`` with every download that ended without one (a fleet's turn ends
+        then too, a floor later, rather than when it times out)."""
         self._heard = heard
+        self._failed = failed
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
@@ -219,6 +227,13 @@ class AnswersMiddleware:
         if heard is not None and not _MADE_UP.intersection(response.flags):
             heard(request, response)
         return response
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
+        failed = self._failed
+        if failed is not None:
+            failed(request)
 
 
 #: The flags of responses no site sent just now (see AnswersMiddleware).

@@ -576,6 +576,16 @@ def test_the_companion_tells_every_answer_but_those_made_up() -> None:
     assert told == [[], ["download_latency"]]
 
 
+def test_the_companion_tells_every_download_that_ended_without_an_answer() -> None:
+    answers = AnswersMiddleware()
+    request = scrapy.Request("http://a.test/p")
+    assert answers.process_exception(request, TimeoutError()) is None  # told nothing yet
+    failed: list[scrapy.Request] = []
+    answers.tell(lambda request, response: None, failed.append)
+    assert answers.process_exception(request, TimeoutError()) is None  # others handle it
+    assert failed == [request]
+
+
 def test_the_companion_is_off_when_robots_txt_is() -> None:
     crawler = get_crawler(settings_dict={**BASE_SETTINGS, "ROBOTSTXT_OBEY": False})
     with pytest.raises(NotConfigured):

@@ -57,6 +57,7 @@ apply (:mod:`scrapy_rerp.fleet.guard`), Redis being tried again every second. St
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -88,13 +89,17 @@ STAT_FLEET_COOLDOWNS = "robotstxt/slowdown/fleet_cooldowns"
 #: Seconds before listening again for the fleet's slow-downs after the connection failed.
 LISTEN_RETRY = 1.0
 
-#: A turn lasts until its request is answered, then the floor: at most this many floors if the
-#: answer never comes (a failed download), so that a lost worker blocks no origin for long.
+#: A turn lasts until its request is answered (or its download fails), then the floor: at most
+#: this many floors if neither is heard (a worker killed, a download that outlasts it), so that
+#: a lost worker blocks no origin for long.
 TURN_HOLD = 2.0
 
 #: Seconds between two looks at a turn whose request is not answered yet (the turn's end is
 #: then unknown): Redis is asked at most this often per waiting origin.
 TURN_POLL = 0.1
+
+#: Seconds a closing worker waits, at most, for the ends of its last turns to reach Redis.
+FINISH_WITHIN = 3.0
 
 STAT_GIVEN_BACK = "robotstxt/redis/turns_given_back"
 STAT_CAPPED = "robotstxt/redis/capped"
@@ -226,6 +231,7 @@ class FleetCoordination:
         self._parked: set[str] = set()  # origins with requests parked here
         self._kicker: Task | None = None
         self._listener: Task | None = None
+        self._ending = 0  # turns whose end is being told to Redis
 
     @property
     def throttle(self) -> Throttle | None:
@@ -264,14 +270,20 @@ class FleetCoordination:
         if self.local.floor_of(origin) is None:
             return GO
         if origin in self._busy:
-            if self.parking.park(self.key(origin), request) is not None:
-                return refused(f"too many requests wait for the Crawl-delay of {origin}")
-            self._parked.add(origin)
-            if self._kicker is None:
-                self._kicker = self.runtime.every(self.KICK_INTERVAL, self._kick)
-            return PARKED
+            return self._park(origin, request)
         self._busy.add(origin)
         return self._wait_turn(origin, request)
+
+    def _park(self, origin: str, request: Any) -> Admission:
+        """Park ``request`` until the head of ``origin`` has gone."""
+        if self.parking.park(self.key(origin), request) is not None:
+            if self.local.stopped:
+                return refused("crawl closing")
+            return refused(f"too many requests wait for the Crawl-delay of {origin}")
+        self._parked.add(origin)
+        if self._kicker is None and not self.local.stopped:
+            self._kicker = self.runtime.every(self.KICK_INTERVAL, self._kick)
+        return PARKED
 
     async def _wait_turn(self, origin: str, request: Any) -> Admission:
         try:
@@ -281,7 +293,8 @@ class FleetCoordination:
                 if floor is None:
                     return GO  # the floor went meanwhile
                 if self.local.stopped:
-                    return refused("crawl closing")
+                    # Parked as the crawl closes: kept or dropped, and counted, with the rest.
+                    return self._park(origin, request)
                 turn = await self.shared.wait_for_turn(origin, floor)
                 if turn is None:
                     return GO  # Redis down: the local floor alone
@@ -408,7 +421,22 @@ class FleetCoordination:
             # The next turn comes a floor after this answer: the floor now, if it was raised
             # meanwhile (by this very answer, say).
             floor = max(floor, self.local.floor_of(origin) or 0.0)
-            self.runtime.spawn(self.shared.turn_done(origin, floor, turn_id), _report)
+            self._ending += 1
+            self.runtime.spawn(self._end_turn(origin, floor, turn_id), _report)
+
+    async def _end_turn(self, origin: str, floor: float, turn: bytes) -> None:
+        try:
+            await self.shared.turn_done(origin, floor, turn)
+        finally:
+            self._ending -= 1
+
+    async def finish(self) -> None:
+        # A worker that closes right after its last answer (or failure) would otherwise close
+        # its connection before the turn's end reached Redis: the others would wait for the
+        # turn's longest (two floors) instead of one floor.
+        deadline = time.monotonic() + FINISH_WITHIN
+        while self._ending and time.monotonic() < deadline:
+            await self.runtime.sleep(0.01)
 
     def _kick(self) -> None:
         """Release one parked request of each origin that has no request waiting for its turn

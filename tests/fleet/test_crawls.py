@@ -441,6 +441,76 @@ def test_what_a_flushall_costs_the_fleet(redis_server: RedisServer, hosts: list[
     assert all(h.time >= flushed for h in short)
 
 
+def test_a_worker_killed_holding_a_turn_delays_the_others_by_two_floors_at_most(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    site = hosts[0]
+    floor = 0.5
+    site.robots(f"User-agent: *\nCrawl-delay: {floor}\n")
+    lock = threading.Lock()
+    answering: list[Hit] = []
+
+    def slow_for_the_doomed(hit: Hit) -> Reply:
+        # The doomed worker's second page is answered slowly: it holds the turn meanwhile.
+        with lock:
+            doomed = [h for h in site.hits() if h.header("X-Worker") == "doomed"]
+            if hit.header("X-Worker") == "doomed" and len(doomed) == 3:
+                answering.append(hit)
+                return Reply(body="late", delay=10)
+        return Reply(body="ok")
+
+    site.default = slow_for_the_doomed
+
+    def config(name: str, urls: list[str]) -> dict[str, Any]:
+        settings = {"DEFAULT_REQUEST_HEADERS": {"X-Worker": name}, "DOWNLOAD_TIMEOUT": 30}
+        return {"redis": redis_server.url, "urls": urls, "settings": settings}
+
+    doomed = start_worker(config("doomed", [site.url(f"/d{i}") for i in range(6)]))
+    survivor = start_worker(config("survivor", [site.url(f"/s{i}") for i in range(10)]))
+    deadline = time.monotonic() + 30
+    while not answering and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert answering, "the doomed worker never sent its slow page"
+    kill(doomed)  # holding the turn of its unanswered request
+    report = finish(survivor)
+    assert sorted(report["received"]) == sorted(site.url(f"/s{i}") for i in range(10))
+    held = answering[0]
+    after = next(h for h in site.hits() if h.time > held.time)
+    assert after.header("X-Worker") == "survivor"
+    # The killed worker's turn lasted two floors from when it was taken (its request left at
+    # once), no more: the survivor, waiting for it, went then.
+    assert 2 * floor - 0.02 <= after.time - held.time <= 2 * floor + 0.4, after.time - held.time
+    assert short_gaps(site.hits(), floor) == []
+
+
+def test_a_download_that_fails_ends_its_turn_a_floor_after_the_failure(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    """A turn lasts until its request's answer; a download that times out has none, and its
+    turn ends a floor after the failure, not at the turn's longest (two floors)."""
+    site = hosts[0]
+    floor = 2.0
+    site.robots(f"User-agent: *\nCrawl-delay: {floor}\n")
+    site.route("/slow", Reply(body="too late", delay=6))
+    settings = {"DOWNLOAD_TIMEOUT": 1}
+    slow = start_worker(
+        {"redis": redis_server.url, "urls": [site.url("/slow")], "settings": settings}
+    )
+    deadline = time.monotonic() + 30
+    while not site.count("/slow") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    other = start_worker(
+        {"redis": redis_server.url, "urls": [site.url("/next")], "settings": settings}
+    )
+    reports = [finish(slow), finish(other)]
+    assert [h.path for h in site.hits()] == ["/robots.txt", "/slow", "/next"]
+    assert site.count("/robots.txt") == 1
+    _, sent, after = site.hits()
+    # Failed after 1 s (DOWNLOAD_TIMEOUT): the next turn a floor later, 3 s after it was sent.
+    assert 1 + floor - 0.05 <= after.time - sent.time <= 1 + floor + 0.6, after.time - sent.time
+    assert reports[1]["received"] == [site.url("/next")]
+
+
 def test_turn_and_lock_keys_left_without_a_ttl_hold_the_fleet_back_for_their_bound_only(
     redis_server: RedisServer, hosts: list[Server]
 ) -> None:
