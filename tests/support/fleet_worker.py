@@ -4,7 +4,8 @@ Config keys: ``redis`` (URL; without it, the worker keeps robots.txt to itself),
 (extra Scrapy settings), ``scrapy_redis`` (true: the scrapy-redis scheduler and dupefilter;
 false: Scrapy's own), ``urls`` (the worker's start URLs; without them, a scrapy-redis
 ``RedisSpider`` pops start URLs from the Redis list ``redis_key``, default ``fleet:start_urls``;
-``fed_when_idle``: one with docs/fleet.rst's ``start()``, which yields nothing), ``dont_filter`` (of
+``fed_when_idle``: one with docs/fleet.rst's ``start()``, which yields nothing;
+``redis_batch_size``: the URLs it pops at a time), ``dont_filter`` (of
 the start requests, default true), ``clock_skew`` (seconds the worker's wall clock is off),
 ``barrier`` (the number of workers to wait for, as the spider opens, before crawling). The
 worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
@@ -122,6 +123,9 @@ def main() -> None:
     else:
         spider_class = redis_worker_class(config.get("fed_when_idle", False))
         kwargs["redis_key"] = config.get("redis_key", "fleet:start_urls")
+        if "redis_batch_size" in config:
+            # URLs popped at a time (scrapy-redis takes CONCURRENT_REQUESTS otherwise).
+            kwargs["redis_batch_size"] = config["redis_batch_size"]
         # The RedisSpider's own connection, and how long it waits for URLs before closing.
         settings["REDIS_URL"] = config["redis"]
         settings["MAX_IDLE_TIME_BEFORE_CLOSE"] = config.get("max_idle", 3)
