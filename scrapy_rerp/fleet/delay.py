@@ -298,6 +298,11 @@ class FleetCoordination:
                 turn = await self.shared.wait_for_turn(origin, floor)
                 if turn is None:
                     return GO  # Redis down: the local floor alone
+                if self.local.stopped:
+                    # The crawl began to close while the turn was awaited: a request let go
+                    # now may never leave, and its turn would hold the fleet for two floors.
+                    await self.shared.give_back(origin, turn)
+                    return self._park(origin, request)
                 if self._ready_in(origin) <= 0:
                     request.meta[TURN_META] = (origin, floor, turn)
                     return GO
