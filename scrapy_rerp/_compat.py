@@ -317,8 +317,13 @@ def slot_clock() -> float:
 
 def slot_latercall(slot: Slot) -> bool:
     """Whether the slot waits for a timer of its own before it looks at its queue again
-    (Scrapy sets one when a request came before the slot's delay had passed)."""
-    return getattr(slot, "latercall", None) is not None
+    (Scrapy sets one when a request came before the slot's delay had passed). Older Scrapy
+    releases (2.13) leave the timer on the slot once it has fired: only an active one counts."""
+    call = getattr(slot, "latercall", None)
+    if call is None:
+        return False
+    active = getattr(call, "active", None)
+    return bool(active()) if callable(active) else True
 
 
 def slot_jitter(slot: Slot) -> float:

@@ -64,3 +64,22 @@ def test_a_crawler_without_an_engine_is_closing_and_has_no_scheduler() -> None:
     assert engine_of(crawler) is None
     assert engine_closing(crawler) is True
     assert scheduler_of(crawler) is None
+
+
+def test_a_slot_s_timer_counts_while_it_is_active() -> None:
+    from types import SimpleNamespace
+
+    from scrapy_rerp._compat import slot_latercall
+
+    class Timer:
+        def __init__(self, active: bool) -> None:
+            self._active = active
+
+        def active(self) -> bool:
+            return self._active
+
+    assert slot_latercall(SimpleNamespace(latercall=None)) is False  # type: ignore[arg-type]
+    # Scrapy 2.13 leaves a fired timer on the slot; later releases set None once it fires.
+    assert slot_latercall(SimpleNamespace(latercall=Timer(False))) is False  # type: ignore[arg-type]
+    assert slot_latercall(SimpleNamespace(latercall=Timer(True))) is True  # type: ignore[arg-type]
+    assert slot_latercall(SimpleNamespace(latercall=object())) is True  # type: ignore[arg-type]
