@@ -195,7 +195,7 @@ def test_redis_spiders_sharing_one_redis_key_hold_the_crawl_delay_together(
                 "fed_when_idle": True,
                 "redis_batch_size": 3,
                 "barrier": 3,
-                "max_idle": 4,
+                "max_idle": 2,
             }
         )
         for w in range(3)
@@ -203,10 +203,10 @@ def test_redis_spiders_sharing_one_redis_key_hold_the_crawl_delay_together(
     deadline = time.monotonic() + 60
     while client.llen("fleet:opened") < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
-    urls = [site.url(f"/p{i}") for i in range(15)]
+    urls = [site.url(f"/p{i}") for i in range(12)]
     client.rpush("fleet:start_urls", *[json.dumps({"url": u}) for u in urls])
     reports = [finish(w, timeout=120) for w in workers]
-    assert sorted(pages(site)) == sorted(f"/p{i}" for i in range(15))
+    assert sorted(pages(site)) == sorted(f"/p{i}" for i in range(12))
     assert sorted(u for r in reports for u in r["received"]) == sorted(urls)
     assert site.count("/robots.txt") == 1
     hits = site.hits()
