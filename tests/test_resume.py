@@ -111,6 +111,9 @@ def test_a_paused_scrapy_redis_worker_puts_its_parked_requests_back_in_the_queue
         # Another worker of the fleet (no start URLs of its own) takes them from the queue.
         second = finish(start_worker({**config, "urls": []}), timeout=60)
         assert second["finish_reason"] == "finished"
+        # The paused worker released the fleet's lock on robots.txt it had not stored: the
+        # other did not wait RERP_REDIS_LOCK_TIMEOUT (30 s) for it.
+        assert "robotstxt/redis/lock_waits" not in second["stats"]
         assert pages(site) == sorted(PAGES)
         assert sorted(second["received"]) == sorted(site.url(p) for p in PAGES)
     finally:

@@ -62,9 +62,16 @@ class SharedRules:
         self.settings = settings
         self.stats = stats
         self._sleep = sleep
+        self._locked: set[str] = set()  # origins whose download lock this worker holds
 
     async def claim(self, origin: str) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it."""
+        claim = await self._claim(origin)
+        if claim.locked:
+            self._locked.add(origin)
+        return claim
+
+    async def _claim(self, origin: str) -> Claim:
         poll = POLL_FIRST
         waited = False
         # Bounded by the lock's key, which expires within the lock timeout (a key found
@@ -128,8 +135,16 @@ class SharedRules:
                 await self.store.unlock(origin)
 
         await self.guard.call(store)
+        if locked:
+            self._locked.discard(origin)
 
     async def close(self) -> None:
+        # A download that the closing crawl left unfinished (paused while robots.txt was on the
+        # wire) published nothing: its lock is released, or every other worker would wait for
+        # RERP_REDIS_LOCK_TIMEOUT before downloading it.
+        for origin in sorted(self._locked):
+            await self.guard.call(lambda origin=origin: self.store.unlock(origin))
+        self._locked.clear()
         self.stats.set_value("robotstxt/redis/round_trips", self.store.round_trips)
         repaired = getattr(self.store, "repaired", 0)
         if repaired:
