@@ -224,6 +224,25 @@ def crawled_at_once(crawler: Crawler, site: Server, urls: list[str]) -> None:
     assert crawler.stats.get_value("robotstxt/slowdown/parked") is None
 
 
+def cool_downs_set_aside(
+    crawler: Crawler,
+    caplog: pytest.LogCaptureFixture,
+    cool_downs: Path,
+    stored: str,
+    skipped: int,
+) -> None:
+    """None of the stored cool-downs was restored, ``skipped`` entries were counted and named
+    in one WARNING, and the file is set aside as it was, out of the next resume's way."""
+    assert crawler.stats is not None
+    assert crawler.stats.get_value(STAT_SKIPPED) == skipped
+    [warning] = warnings_of(caplog)
+    assert str(cool_downs) in warning
+    assert f"0 cool-down(s) restored, {skipped} entry(ies) skipped" in warning
+    assert f"renamed to {set_aside(cool_downs)}" in warning
+    assert not cool_downs.exists()
+    assert set_aside(cool_downs).read_text(encoding="utf-8", errors="surrogateescape") == stored
+
+
 def with_origin(text: str) -> Callable[[str], str]:
     return lambda origin: text.replace("ORIGIN", origin)
 
@@ -262,16 +281,7 @@ async def test_stored_cool_downs_that_cannot_be_ones_are_skipped(
     crawler = await crawl(ListSpider, resume_settings(job), urls=urls)
 
     crawled_at_once(crawler, site, urls)
-    assert crawler.stats is not None
-    skipped = len(BAD_END_TIMES) + 1
-    assert crawler.stats.get_value(STAT_SKIPPED) == skipped
-    [warning] = warnings_of(caplog)
-    assert str(cool_downs) in warning
-    assert f"0 cool-down(s) restored, {skipped} entry(ies) skipped" in warning
-    assert f"renamed to {set_aside(cool_downs)}" in warning
-    # Set aside as it was, out of the next resume's way.
-    assert not cool_downs.exists()
-    assert set_aside(cool_downs).read_text(encoding="utf-8") == stored
+    cool_downs_set_aside(crawler, caplog, cool_downs, stored, len(BAD_END_TIMES) + 1)
 
 
 @pytest.mark.parametrize(
@@ -298,16 +308,7 @@ async def test_a_stored_cool_down_file_that_holds_no_object_is_skipped(
     crawler = await crawl(ListSpider, resume_settings(job), urls=urls)
 
     crawled_at_once(crawler, site, urls)
-    assert crawler.stats is not None
-    assert crawler.stats.get_value(STAT_SKIPPED) == 1
-    [warning] = warnings_of(caplog)
-    assert str(cool_downs) in warning
-    assert "0 cool-down(s) restored, 1 entry(ies) skipped" in warning
-    assert f"renamed to {set_aside(cool_downs)}" in warning
-    assert not cool_downs.exists()
-    assert set_aside(cool_downs).read_text(encoding="utf-8", errors="surrogateescape") == stored(
-        site.origin
-    )
+    cool_downs_set_aside(crawler, caplog, cool_downs, stored(site.origin), 1)
 
 
 @pytest.mark.crawl
