@@ -48,7 +48,8 @@ to one turn's (or the lock timeout's) length by the script that finds it
 polls Redis more often than every :data:`TURN_POLL` seconds while a turn is held.
 
 Redis down: no turn is taken, the worker's local floor, cool-downs and raised floors alone
-apply (:mod:`scrapy_rerp.fleet.guard`), Redis being tried again every second. Stats:
+apply (:mod:`scrapy_rerp.fleet.guard`); each turn still tries Redis, so that every worker
+takes turns again from its first request after Redis is back. Stats:
 ``robotstxt/redis/turns`` (turns taken), ``robotstxt/redis/turns_given_back``,
 ``robotstxt/redis/capped`` (values from Redis beyond the caps),
 ``robotstxt/slowdown/fleet_cooldowns`` (cool-downs a worker learned from the fleet).
@@ -125,8 +126,12 @@ class SharedDelay:
         ended with :meth:`turn_done` when the request is answered, or None when Redis is down
         (the local floor alone applies)."""
         while True:
+            # Tried even while Redis is down: a worker that sent alone after Redis came back
+            # would send beside the fleet's turns (one gap under the floor per restart, not
+            # one per worker).
             ok, answer = await self.guard.call(
-                lambda: self.store.take_turn(origin, delay, TURN_HOLD * delay)
+                lambda: self.store.take_turn(origin, delay, TURN_HOLD * delay),
+                even_when_down=True,
             )
             if not ok or answer is None:
                 return None

@@ -6,7 +6,9 @@
   local Crawl-delay floors). While Redis is down, a call is sent at most once per
   :data:`PROBE_INTERVAL` (the others fail at once, counted as decisions taken alone): a dead
   or hung Redis costs a worker no time per request, and a Redis that is back is used again
-  within that interval.
+  within that interval. The one exception is a Crawl-delay turn (``even_when_down``): it is
+  always tried, so that no worker sends beside the fleet's turns once Redis is back (the
+  request waits for its floor anyway; a hung Redis costs it ``RERP_REDIS_TIMEOUT``).
 * **A command error** (:class:`~scrapy_rerp.fleet.store.RedisCommandError`: Redis answered with
   an error: a full ``maxmemory``, a read-only replica, a value of the wrong type): not an
   outage. That call's caller goes on alone, the error is counted and logged once per kind, and
@@ -31,9 +33,8 @@ logger = logging.getLogger("scrapy_rerp.middleware")
 
 _T = TypeVar("_T")
 
-#: Seconds between calls sent to a Redis that is down (to see whether it is back). A worker
-#: that does not know yet that Redis is back sends alone: within this interval, one request
-#: per origin at most when it is below the origin's floor.
+#: Seconds between calls sent to a Redis that is down (to see whether it is back). Crawl-delay
+#: turns are tried whatever this says (:meth:`RedisGuard.call`'s ``even_when_down``).
 PROBE_INTERVAL = 0.5
 
 
@@ -55,10 +56,13 @@ class RedisGuard:
         self._next_probe = 0.0
         self._command_errors_said: set[str] = set()
 
-    async def call(self, call: Callable[[], Awaitable[_T]]) -> tuple[bool, _T | None]:
+    async def call(
+        self, call: Callable[[], Awaitable[_T]], even_when_down: bool = False
+    ) -> tuple[bool, _T | None]:
         """``(True, result)``, or ``(False, None)`` when Redis failed or is down (logged,
-        counted): the caller goes on alone."""
-        if self.down:
+        counted): the caller goes on alone. While Redis is down the call is sent only as a
+        probe (once per :data:`PROBE_INTERVAL`), unless ``even_when_down``."""
+        if self.down and not even_when_down:
             now = self._clock()
             if now < self._next_probe:
                 self.stats.inc_value("robotstxt/redis/fallback")

@@ -241,6 +241,29 @@ async def test_while_redis_is_down_a_call_is_sent_once_per_probe_interval(
 
 
 @scenario
+async def test_a_turn_is_sent_to_a_redis_that_is_down_whatever_the_probe_interval(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "scrapy_rerp")
+    store = RedisOriginCache(redis_server.url, "g", timeout=0.5)
+    stats = Stats()
+    guard = RedisGuard(store.url, stats, clock=ManualClock())  # time stands still
+    redis_server.stop()
+    assert await guard.call(store.ping) == (False, None)
+    sent = store.round_trips
+    assert await guard.call(store.ping, even_when_down=True) == (False, None)
+    assert store.round_trips == sent + 1 and counts(stats) == (2, 2)  # tried, failed, counted
+    assert await guard.call(store.ping) == (False, None)  # the others still wait for a probe
+    assert store.round_trips == sent + 1
+    redis_server.start()
+    # Within the same probe interval: a turn finds Redis back at once.
+    assert await guard.call(store.ping, even_when_down=True) == (True, None)
+    assert guard.down is False
+    assert [GONE in m for m in said(caplog)] == [True, False]
+    await store.close()
+
+
+@scenario
 async def test_a_command_error_is_counted_and_said_once_not_taken_for_an_outage(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
