@@ -148,11 +148,14 @@ class SharedDelay:
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
-        await self.guard.call(lambda: self.store.turn_done(origin, delay, turn))
+        # Told even while the guard holds calls back: a lost end holds the fleet two floors.
+        await self.guard.call(
+            lambda: self.store.turn_done(origin, delay, turn), even_when_down=True
+        )
 
     async def give_back(self, origin: str, turn: bytes) -> None:
         """``turn`` was not used (nothing was sent): the next may be taken at once."""
-        await self.guard.call(lambda: self.store.turn_done(origin, 0.0, turn))
+        await self.guard.call(lambda: self.store.turn_done(origin, 0.0, turn), even_when_down=True)
 
     # -- slow-downs ----------------------------------------------------------------------------
     async def hear(self, heard: Callable[[str, str, float, int], None]) -> None:

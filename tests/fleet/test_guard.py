@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from scrapy_rerp.fleet.delay import SharedDelay
 from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
 from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
 from tests.support import Stats
@@ -260,6 +261,26 @@ async def test_a_turn_is_sent_to_a_redis_that_is_down_whatever_the_probe_interva
     assert await guard.call(store.ping, even_when_down=True) == (True, None)
     assert guard.down is False
     assert [GONE in m for m in said(caplog)] == [True, False]
+    await store.close()
+
+
+@scenario
+async def test_a_fleet_turn_and_its_end_reach_a_redis_back_within_the_probe_interval(
+    redis_server: RedisServer,
+) -> None:
+    store = RedisOriginCache(redis_server.url, "g", timeout=0.5)
+    guard = RedisGuard(store.url, Stats(), clock=ManualClock())  # time stands still
+    delay = SharedDelay(store, guard, Stats(), asyncio.sleep)
+    redis_server.stop()
+    assert await delay.wait_for_turn("http://a", 0.3) is None  # down: the local floor alone
+    redis_server.start()
+    turn = await delay.wait_for_turn("http://a", 0.3)  # no probe is due: tried all the same
+    assert turn is not None and guard.down is False
+    guard.down = True  # as after a failure another call met just now
+    await delay.turn_done("http://a", 0.3, turn)
+    # Its end reached Redis: the next turn is a floor away, not the turn's longest (2 floors).
+    wait, _ = await store.take_turn("http://a", 0.3, 0.6)
+    assert 0 < wait <= 0.3
     await store.close()
 
 
