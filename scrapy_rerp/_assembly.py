@@ -104,7 +104,7 @@ class Parts:
         kept = self.lot.take_kept()
         if kept:
             self.resume.keep(kept)
-        self.resume.keep_cool_downs(self.politeness.cool_downs())
+        self.resume.keep_cool_downs(self.politeness.cool_down_ends())
         self.origins.cancel_all()  # background refetches end with the crawl
         self.for_spider.clear()
         if self.fleet is not None:

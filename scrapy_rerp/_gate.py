@@ -32,8 +32,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rerp._admission import GO, Admission, Verdict
 from scrapy_rerp._origins import WAIT, Refused
-from scrapy_rerp._politeness import GO, Admission, Verdict
 from scrapy_rerp._slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp._urls import crawl_decision, origin_of_parts, robots_url_of
 
@@ -164,7 +164,7 @@ class RobotsGate:
                     politeness.slow_answer(origin, answer, meta)
             elif politeness.slowed:
                 origin = origin_of_parts(urlparse_cached(request))
-                if origin in politeness.backoff:
+                if politeness.floors.is_raised(origin):
                     politeness.good_answer(origin, meta)
         politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 

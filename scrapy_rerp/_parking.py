@@ -46,8 +46,8 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from scrapy_rerp._admission import WAITING_FOR, origin_and_purpose
 from scrapy_rerp._compat import create_looping_call, engine_closing, engine_of
-from scrapy_rerp._politeness import WAITING_FOR, origin_and_purpose
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -1,4 +1,5 @@
-"""The politeness controller alone: floors, backoff, cool-downs and raised floors, with fakes
+"""The politeness controller alone, with its parts (_floors.py: floors and raised floors;
+_cool_downs.py: cool-downs) and the robots.txt backoff, with fakes
 for the slots and the parking lot (tests/support/politeness.py; no crawl). A fleet worker's
 (turns, shared slow-downs): fleet/test_delay.py. Gaps measured at a server are in
 test_throttle.py; slow-downs in real crawls in test_slowdown_crawl.py."""
@@ -12,17 +13,10 @@ from typing import Any
 
 import pytest
 
-from scrapy_rerp._politeness import (
-    GO,
-    PARKED,
-    STAT_APPLIED,
-    STAT_CAPPED,
-    STAT_CLEARED,
-    STAT_MAX,
-    STAT_RETRIES,
-    Politeness,
-    wanted_delay,
-)
+from scrapy_rerp._admission import GO, PARKED
+from scrapy_rerp._cool_downs import CoolDowns
+from scrapy_rerp._floors import STAT_APPLIED, STAT_CAPPED, STAT_CLEARED, STAT_MAX, wanted_delay
+from scrapy_rerp._politeness import STAT_RETRIES, Politeness
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_KEPT, FLOOR_RAISED, META
 from scrapy_rerp.engine import parse
@@ -73,7 +67,9 @@ def test_floors_are_capped_raised_to_download_delay_and_applied(
     assert p.rules_known(A, parse("User-agent: *\nDisallow: /x\n"), "Bot") is None
     p.forget(B)
     assert throttle.floors == {} and stats.get_value(STAT_CLEARED) == 2
-    assert p.floor_for(parse("User-agent: *\nCrawl-delay: 3\n"), "Bot") == 3.0  # no side effect
+    assert (
+        p.floors.floor_for(parse("User-agent: *\nCrawl-delay: 3\n"), "Bot") == 3.0
+    )  # no side effect
     assert throttle.floors == {}
 
 
@@ -82,7 +78,7 @@ def test_floors_off(settings: dict[str, Any]) -> None:
     p = politeness(**settings)
     robots = parse("User-agent: *\nCrawl-delay: 3\n")
     assert p.throttle is None
-    assert p.rules_known(A, robots, "Bot") is None and p.floor_for(robots, "Bot") is None
+    assert p.rules_known(A, robots, "Bot") is None and p.floors.floor_for(robots, "Bot") is None
 
 
 def test_robots_txt_retries_back_off_and_honour_retry_after() -> None:
@@ -118,13 +114,13 @@ async def test_a_cool_down_parks_the_origin_s_requests_and_its_end_releases_them
     assert decision["retry_after"] == "0.2" and decision["wait"] == 0.2
     assert before + 0.2 <= decision["until"] <= time.time() + 0.2
     # What waited in A's slot left it, parked; B's did not.
-    assert parking.parked[p.cool_key(A)] == [queued_a]
+    assert parking.parked[CoolDowns.key(A)] == [queued_a]
     assert p.throttle.queued == [(B, queued_b)]  # type: ignore[union-attr]
     later = Request("later")
     assert p.admit(A, later) is PARKED
     assert p.admit(B, Request("other origin")) is GO
     assert 0.1 < (p.cooling(A) or 0) <= 0.2 and p.cooling(B) is None
-    assert set(p.cool_downs()) == {A}
+    assert set(p.cool_down_ends()) == {A}
     await asyncio.sleep(0.3)
     assert parking.released == [queued_a, later] and p.cooling(A) is None
     # Back from the cool-down: admitted, with the wait counted once in meta and stats.
@@ -160,7 +156,7 @@ async def test_a_cool_down_only_ends_later_and_is_capped(caplog: pytest.LogCaptu
     assert infos[0].startswith(f"Slow down: {A} answered 503 with Retry-After: 0.2; nothing more")
     assert "until 20" in infos[0]
     p.stop()  # the timer ends with the crawl; the cool-down is still known (kept at a pause)
-    assert set(p.cool_downs()) == {A}
+    assert set(p.cool_down_ends()) == {A}
     await runtime.settle()
 
 
@@ -213,7 +209,7 @@ async def test_a_raised_floor_never_goes_below_crawl_delay_or_download_delay() -
     p.rules_known(A, parse("User-agent: *\nDisallow: /x\n"), "Bot")
     assert throttle.floors[A] == 4.0
     p.forget(A)  # the origin left the cache: its floors go
-    assert A not in throttle.floors and A not in p.backoff
+    assert A not in throttle.floors and not p.floors.is_raised(A)
 
 
 @scenario

@@ -22,7 +22,8 @@ import scrapy
 from scrapy.http import Response
 
 from scrapy_rerp._compat import sleep, slot_jitter
-from scrapy_rerp._politeness import STAT_APPLIED, STAT_CAPPED, STAT_MAX, Politeness
+from scrapy_rerp._floors import STAT_APPLIED, STAT_CAPPED, STAT_MAX
+from scrapy_rerp._politeness import Politeness
 from scrapy_rerp._throttle import STAT_RECLAMPED, SlotFloors
 from scrapy_rerp._urls import origin_of
 from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, gaps

@@ -25,7 +25,7 @@ from scrapy_rerp.fleet.guard import RedisGuard
 from scrapy_rerp.fleet.sharing import SharedRules
 
 if TYPE_CHECKING:
-    from scrapy_rerp._politeness import Parking, Throttle
+    from scrapy_rerp._admission import Parking, Throttle
     from scrapy_rerp._runtime import Runtime
     from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.cache import SharedOriginCache

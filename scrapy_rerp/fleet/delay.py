@@ -62,26 +62,19 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp._politeness import (
-    GO,
-    PARKED,
-    TURN_META,
-    Admission,
-    Admitting,
-    parking_key,
-    refused,
-)
+from scrapy_rerp._admission import GO, PARKED, Admission, Admitting, parking_key, refused
 from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_GONE, META
 from scrapy_rerp.fleet.store import RedisFailure
 
 if TYPE_CHECKING:
-    from scrapy_rerp._politeness import Parking, Politeness, Throttle
+    from scrapy_rerp._admission import Parking, Throttle
+    from scrapy_rerp._politeness import Politeness
     from scrapy_rerp._runtime import Runtime, Task
     from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.cache import SharedOriginCache
     from scrapy_rerp.fleet.guard import RedisGuard
 
-__all__ = ["TURN_HOLD", "TURN_POLL", "FleetCoordination", "SharedDelay"]
+__all__ = ["TURN_HOLD", "TURN_META", "TURN_POLL", "FleetCoordination", "SharedDelay"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -101,6 +94,9 @@ TURN_POLL = 0.1
 
 #: Seconds a closing worker waits, at most, for the ends of its last turns to reach Redis.
 FINISH_WITHIN = 3.0
+
+#: ``request.meta`` key of a request that holds its origin's turn: (origin, floor, turn id).
+TURN_META = "_rerp_turn"
 
 STAT_GIVEN_BACK = "robotstxt/redis/turns_given_back"
 STAT_CAPPED = "robotstxt/redis/capped"
@@ -207,7 +203,7 @@ class SharedDelay:
 
 class FleetCoordination:
     """A fleet worker's side of politeness, given to its local controller
-    (:class:`~scrapy_rerp._politeness.Politeness`, which keeps its own floors and cool-downs):
+    (:class:`~scrapy_rerp._politeness.Politeness`, whose parts keep its floors and cool-downs):
     the origin's turn for each request of a floored origin, and the slow-downs shared.
 
     With slow-downs on, every request first reads the origin's slow-down hash (one Redis
@@ -275,7 +271,7 @@ class FleetCoordination:
         return turn if isinstance(turn, Admission) else await turn
 
     def _take_turn(self, origin: str, request: Any) -> Admitting:
-        if self.local.floor_of(origin) is None:
+        if self.local.floors.floor_of(origin) is None:
             return GO
         if origin in self._busy:
             return self._park(origin, request)
@@ -297,7 +293,7 @@ class FleetCoordination:
         try:
             while True:
                 await self._until_ready(origin)
-                floor = self.local.floor_of(origin)
+                floor = self.local.floors.floor_of(origin)
                 if floor is None:
                     return GO  # the floor went meanwhile
                 if self.local.stopped:
@@ -371,7 +367,7 @@ class FleetCoordination:
 
     def _take_floor(self, origin: str, floor: float, version: int, newer_only: bool) -> None:
         floor = self._capped(floor, self.settings.slowdown_max_floor)
-        self.local.sync_floor(origin, floor, version, newer_only)
+        self.local.floors.sync(origin, floor, version, newer_only)
 
     def _capped(self, seconds: float, cap: float) -> float:
         """A duration read from Redis, within this worker's own cap (counted when beyond)."""
@@ -402,7 +398,7 @@ class FleetCoordination:
             sent_ago,
             settings.slowdown_start_floor,
             settings.slowdown_max_floor,
-            self.local.own_floor(origin),
+            self.local.floors.own_floor(origin),
         )
         if shared is not None:
             floor, version, _ = shared
@@ -416,15 +412,18 @@ class FleetCoordination:
 
     async def _share_good(self, origin: str, meta: dict[str, Any], sent_ago: float) -> None:
         shared = await self.shared.good_answer(
-            origin, sent_ago, self.settings.slowdown_decay_after, self.local.own_floor(origin)
+            origin,
+            sent_ago,
+            self.settings.slowdown_decay_after,
+            self.local.floors.own_floor(origin),
         )
         if shared is None:
-            self.local.count_good_answer(origin, meta)  # Redis failed: counted here alone
+            self.local.floors.good_answer(origin, meta)  # Redis failed: counted here alone
             return
         floor, version, changed = shared
         self._take_floor(origin, floor, version, newer_only=False)
         if changed:
-            self.local.floor_decayed(origin, floor)
+            self.local.floors.decayed(origin, floor)
 
     # -- turns ---------------------------------------------------------------------------------
     def answered(self, meta: dict[str, Any]) -> None:
@@ -433,7 +432,7 @@ class FleetCoordination:
             origin, floor, turn_id = turn
             # The next turn comes a floor after this answer: the floor now, if it was raised
             # meanwhile (by this very answer, say).
-            floor = max(floor, self.local.floor_of(origin) or 0.0)
+            floor = max(floor, self.local.floors.floor_of(origin) or 0.0)
             self._ending += 1
             self.runtime.spawn(self._end_turn(origin, floor, turn_id), _report)
 

@@ -10,10 +10,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from scrapy_rerp._politeness import GO, PARKED, TURN_META, Admission, Politeness, refused
+from scrapy_rerp._admission import GO, PARKED, Admission, refused
+from scrapy_rerp._cool_downs import CoolDowns
+from scrapy_rerp._politeness import Politeness
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp.engine import parse
-from scrapy_rerp.fleet.delay import FleetCoordination
+from scrapy_rerp.fleet.delay import TURN_META, FleetCoordination
 from tests.support import AsyncioRuntime, Stats
 from tests.support.politeness import A, B, C, Parking, Request, Throttle, answer, sent
 from tests.support.scenarios import scenario
@@ -165,9 +167,9 @@ async def test_slow_downs_read_from_the_fleet_are_capped_as_the_worker_s_own() -
     said("cool", A, 10.0**9, 0)  # what a hash or a message held: now + 30 years
     assert 4.9 < (p.cooling(A) or 0) <= 5.0
     said("floor", B, float("inf"), 7)
-    assert p.floor_of(B) == 8.0
+    assert p.floors.floor_of(B) == 8.0
     said("floor", C, 3.0, 8)  # within the cap: as it is
-    assert p.floor_of(C) == 3.0
+    assert p.floors.floor_of(C) == 3.0
     assert p.stats.values["robotstxt/redis/capped"] == 2  # type: ignore[attr-defined]
     p.stop()
     await runtime.settle()
@@ -248,7 +250,7 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     await asyncio.sleep(0.01)  # written to the fleet (its own timer runs on)
     later = Request("later")
     assert await two.admit(A, later) is PARKED  # type: ignore[misc]
-    assert two.parking.parked[two.cool_key(A)] == [waiting, later]  # type: ignore[attr-defined]
+    assert two.parking.parked[CoolDowns.key(A)] == [waiting, later]  # type: ignore[attr-defined]
     assert two.stats.values["robotstxt/slowdown/fleet_cooldowns"] == 1
     assert 0.2 < (two.cooling(A) or 0) <= 0.3
     # A raised floor: one worker's raise becomes the other's floor, and its turns apply it.
@@ -256,22 +258,22 @@ async def test_fleet_workers_share_cool_downs_and_raised_floors() -> None:
     await asyncio.sleep(0.3)
     one.slow_answer(B, answer(429), sent())
     await asyncio.sleep(0.02)  # told to the fleet
-    assert one.floor_of(B) == 0.5
+    assert one.floors.floor_of(B) == 0.5
     taking = two.admit(B, Request("on B"))
     assert await taking is GO  # type: ignore[misc]
-    assert two.floor_of(B) == 0.5 and store.taken == 1  # it took B's turn
+    assert two.floors.floor_of(B) == 0.5 and store.taken == 1  # it took B's turn
     # Good answers are counted on Redis: two of them, from either worker, halve it.
     one.good_answer(B, sent())
     two.good_answer(B, sent())
     await asyncio.sleep(0.02)  # counted on the fleet (the listener runs on: no settle)
-    assert store.floor == 0.25 and two.floor_of(B) == 0.25
+    assert store.floor == 0.25 and two.floors.floor_of(B) == 0.25
     # What another worker publishes: heard at once (requests queued in a slot come out).
     queued = Request("queued for C")
     two.throttle.queued = [(C, queued)]  # type: ignore[union-attr]
     coordination(two)._fleet_said("cool", C, 0.3, 0)
     coordination(two)._fleet_said("floor", B, 2.0, store.version + 1)
-    assert two.parking.parked[two.cool_key(C)] == [queued]  # type: ignore[attr-defined]
-    assert two.admit(C, Request("later")) is PARKED and two.floor_of(B) == 2.0
+    assert two.parking.parked[CoolDowns.key(C)] == [queued]  # type: ignore[attr-defined]
+    assert two.admit(C, Request("later")) is PARKED and two.floors.floor_of(B) == 2.0
     one.stop()
     two.stop()
     await one_runtime.settle()
@@ -288,8 +290,8 @@ async def test_fleet_worker_alone_while_redis_is_down() -> None:
     p.slow_answer(B, answer(429), sent())
     await asyncio.sleep(0.01)  # the fleet could not be told
     assert p.admit(A, Request("waits")) is PARKED  # its own cool-down, known at once
-    assert p.floor_of(B) == 0.5
+    assert p.floors.floor_of(B) == 0.5
     p.good_answer(B, sent())  # counted here: Redis is down
-    assert p.floor_of(B) == 0.25
+    assert p.floors.floor_of(B) == 0.25
     p.stop()
     await runtime.settle()

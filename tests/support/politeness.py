@@ -15,7 +15,7 @@ A, B, C = "http://a.test:80", "http://b.test:80", "http://c.test:80"
 
 
 class Throttle:
-    """The download slots' side (``scrapy_rerp._politeness.Throttle``): each origin's floor,
+    """The download slots' side (``scrapy_rerp._admission.Throttle``): each origin's floor,
     and the requests ``queued`` in a slot."""
 
     def __init__(self) -> None:
