@@ -13,18 +13,21 @@ from __future__ import annotations
 import logging
 import statistics
 from collections.abc import AsyncIterator, Iterable
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import pytest_twisted
 import scrapy
+from scrapy.core.downloader import Slot
 from scrapy.http import Response
+from scrapy.utils.test import get_crawler
 
-from scrapy_rerp._compat import sleep, slot_jitter
+from scrapy_rerp._compat import sleep, slot_clock, slot_jitter
 from scrapy_rerp._floors import STAT_APPLIED, STAT_CAPPED, STAT_MAX
 from scrapy_rerp._politeness import Politeness
-from scrapy_rerp._throttle import STAT_RECLAMPED, SlotFloors
+from scrapy_rerp._throttle import LOOK_AGAIN, STAT_RECLAMPED, SlotFloors
 from scrapy_rerp._urls import origin_of
 from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, gaps
 from tests.support.slots import (
@@ -441,3 +444,45 @@ async def test_a_crawl_delay_added_on_refetch_applies_to_the_next_requests(serve
     assert len(later) == 4
     assert_gaps_at_least([hits[refetch], *later], FLOOR)
     assert crawler.stats.get_value(STAT_APPLIED) == 1
+
+
+# -- when a slot would send: what a fleet's head waits for ------------------------------------
+
+
+def test_ready_in_is_the_time_left_of_the_slot_s_delay_even_while_its_timer_runs_late() -> None:
+    try:
+        slot = Slot(concurrency=1, delay=1.0)
+    except TypeError:  # Scrapy < 2.19: randomize_delay is required
+        slot = Slot(1, 1.0, False)  # type: ignore[call-arg]
+    crawler = get_crawler()
+    # The downloader's slots are all ready_in reads; the slot is Scrapy's own.
+    crawler.engine = SimpleNamespace(downloader=SimpleNamespace(slots={"h.test": slot}))  # type: ignore[assignment]
+    floors = SlotFloors(crawler)
+    origin = "http://h.test:80"
+    now = slot_clock()
+
+    slot.lastseen = now - 2.0  # idle, its delay long passed
+    assert floors.ready_in(origin) == 0.0
+    slot.lastseen = now - 0.3  # idle, 0.7 s of its delay left
+    assert 0.69 < floors.ready_in(origin) <= 0.7
+    slot.latercall = PendingTimer()  # type: ignore[assignment]  # due when the delay has passed
+    slot.lastseen = now - 0.9
+    assert 0.09 < floors.ready_in(origin) <= 0.1  # the time left, not a whole delay
+    slot.lastseen = now - 1.2  # the timer is late (a busy event loop): look again soon
+    assert floors.ready_in(origin) == LOOK_AGAIN
+    slot.latercall = None
+    slot.transferring.add("a request")  # type: ignore[arg-type]
+    assert floors.ready_in(origin) == LOOK_AGAIN  # its answer awaited
+    slot.transferring.clear()
+    slot.queue.append(("a request", None))  # type: ignore[arg-type]
+    assert floors.ready_in(origin) == 1.0  # a request of its own waits in it already
+
+
+class PendingTimer:
+    """A slot's timer that has not fired (no reactor needed: the cells without one run this)."""
+
+    def active(self) -> bool:
+        return True
+
+    def cancel(self) -> None:
+        pass
