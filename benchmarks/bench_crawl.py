@@ -725,8 +725,18 @@ def run_child(
     prefix: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run this script with ``flag`` in a fresh process (under ``prefix``, e.g. valgrind), at
-    most ``timeout`` s; its RESULT."""
-    command = [*prefix, sys.executable, str(Path(__file__).resolve()), flag, json.dumps(config)]
+    most ``timeout`` s; its RESULT. The child reads ``config`` from a file: with thousands of
+    origins it is too long for a command line (``OSError: [Errno 7] Argument list too long``)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-crawl-") as file:
+        json.dump(config, file)
+        file.flush()
+        return _run_child(flag, file.name, what, timeout, prefix)
+
+
+def _run_child(
+    flag: str, config_path: str, what: str, timeout: float, prefix: Sequence[str]
+) -> dict[str, Any]:
+    command = [*prefix, sys.executable, str(Path(__file__).resolve()), flag, config_path]
     # Under valgrind (counting instructions): one hash seed for every run, so that set and
     # dict orders, and with them the crawl's order, are the same in each; counts otherwise
     # move by a few tenths of a percent between runs of the same crawl.
@@ -1835,13 +1845,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_arg_parser().parse_args(argv)
     if args.crawl_child:
-        crawl_child(json.loads(args.crawl_child))
+        crawl_child(json.loads(Path(args.crawl_child).read_text()))
         return 0
     if args.memory_child:
-        memory_child(json.loads(args.memory_child))
+        memory_child(json.loads(Path(args.memory_child).read_text()))
         return 0
     if args.troubled_child:
-        troubled_child(json.loads(args.troubled_child))
+        troubled_child(json.loads(Path(args.troubled_child).read_text()))
         return 0
 
     quick = args.quick

@@ -251,3 +251,16 @@ def test_each_repeat_starts_with_the_next_way() -> None:
         ["off", "scrapy", "scrapy_rerp"],
     ]
     assert bench.rotated([], 2) == []
+
+
+def test_a_child_gets_a_config_too_long_for_a_command_line() -> None:
+    # 10,000 origins failed with "OSError: [Errno 7] Argument list too long": one argument of
+    # a command line may hold 128 KiB on Linux. The memory child reads robots.txt bodies it
+    # makes itself, so nothing is served here.
+    harness = load_script("bench_crawl")
+    netlocs = [f"origin-{i:05d}.a-rather-long-host-name.test:8000" for i in range(3000)]
+    assert len(json.dumps(netlocs)) > 128 * 1024
+    result = harness.run_child(
+        "--memory-child", {"netlocs": netlocs}, "the memory measurement", TIMEOUT
+    )
+    assert len(result) == 3 and all(value > 0 for value in result.values()), result
