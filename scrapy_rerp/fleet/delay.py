@@ -74,7 +74,15 @@ if TYPE_CHECKING:
     from scrapy_rerp.cache import SharedOriginCache
     from scrapy_rerp.fleet.guard import RedisGuard
 
-__all__ = ["TURN_HOLD", "TURN_META", "TURN_POLL", "FleetCoordination", "SharedDelay"]
+__all__ = [
+    "STOP_LOOK",
+    "TURN_HOLD",
+    "TURN_META",
+    "TURN_POLL",
+    "FleetCoordination",
+    "SharedDelay",
+    "sleep_while",
+]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -91,6 +99,9 @@ TURN_HOLD = 2.0
 #: Seconds between two looks at a turn whose request is not answered yet (the turn's end is
 #: then unknown): Redis is asked at most this often per waiting origin.
 TURN_POLL = 0.1
+
+#: Seconds between looks, while a turn is awaited, at whether the crawl closes.
+STOP_LOOK = 0.25
 
 #: Seconds a closing worker waits, at most, for the ends of its last turns to reach Redis.
 FINISH_WITHIN = 3.0
@@ -117,11 +128,13 @@ class SharedDelay:
         self.stats = stats
         self._sleep = sleep
 
-    async def wait_for_turn(self, origin: str, delay: float) -> bytes | None:
+    async def wait_for_turn(
+        self, origin: str, delay: float, wanted: Callable[[], bool] = lambda: True
+    ) -> bytes | None:
         """Wait until this worker holds the turn of ``origin``: returns the turn's id, to be
         ended with :meth:`turn_done` when the request is answered, or None when Redis is down
-        (the local floor alone applies)."""
-        while True:
+        (the local floor alone applies) or once ``wanted()`` is false (the crawl closes)."""
+        while wanted():
             # Tried even while Redis is down: a worker that sent alone after Redis came back
             # would send beside the fleet's turns (one gap under the floor per restart, not
             # one per worker).
@@ -140,7 +153,8 @@ class SharedDelay:
                 # later: look again soon rather than at the longest the turn may last (a wait
                 # of at most a floor is the turn's exact end, slept at once).
                 wait = min(wait - delay, max(TURN_POLL, delay / 4))
-            await self._sleep(wait)
+            await sleep_while(self._sleep, wait, wanted)
+        return None
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
@@ -299,14 +313,17 @@ class FleetCoordination:
                 if self.local.stopped:
                     # Parked as the crawl closes: kept or dropped, and counted, with the rest.
                     return self._park(origin, request)
-                turn = await self.shared.wait_for_turn(origin, floor)
-                if turn is None:
-                    return GO  # Redis down: the local floor alone
+                turn = await self.shared.wait_for_turn(
+                    origin, floor, lambda: not self.local.stopped
+                )
                 if self.local.stopped:
                     # The crawl began to close while the turn was awaited: a request let go
                     # now may never leave, and its turn would hold the fleet for two floors.
-                    await self.shared.give_back(origin, turn)
+                    if turn is not None:
+                        await self.shared.give_back(origin, turn)
                     return self._park(origin, request)
+                if turn is None:
+                    return GO  # Redis down: the local floor alone
                 if self._ready_in(origin) <= 0:
                     request.meta[TURN_META] = (origin, floor, turn)
                     return GO
@@ -325,7 +342,7 @@ class FleetCoordination:
     async def _until_ready(self, origin: str) -> None:
         """Wait until a request of ``origin`` admitted now would leave its slot at once."""
         while (wait := self._ready_in(origin)) > 0 and not self.local.stopped:
-            await self.runtime.sleep(wait)
+            await sleep_while(self.runtime.sleep, wait, lambda: not self.local.stopped)
 
     def floor_began(self, origin: str) -> None:
         # From now on each request of the origin takes the fleet's turn. Those this worker
@@ -466,6 +483,16 @@ class FleetCoordination:
             if task is not None:
                 task.cancel()
         self._kicker = self._listener = None
+
+
+async def sleep_while(
+    sleep: Callable[[float], Awaitable[Any]], seconds: float, wanted: Callable[[], bool]
+) -> None:
+    """Sleep ``seconds``, or less once ``wanted()`` is false (looked at every
+    :data:`STOP_LOOK` seconds): a closing crawl does not wait out a long floor."""
+    deadline = time.monotonic() + seconds
+    while wanted() and (left := deadline - time.monotonic()) > 0:
+        await sleep(min(left, STOP_LOOK))
 
 
 def _latency(meta: dict[str, Any]) -> float:

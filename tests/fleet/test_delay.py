@@ -15,9 +15,12 @@ from scrapy_rerp._cool_downs import CoolDowns
 from scrapy_rerp._politeness import Politeness
 from scrapy_rerp._settings import RerpSettings
 from scrapy_rerp.engine import parse
-from scrapy_rerp.fleet.delay import TURN_META, FleetCoordination
+from scrapy_rerp.fleet.delay import STOP_LOOK, TURN_META, FleetCoordination, SharedDelay
+from scrapy_rerp.fleet.guard import RedisGuard
+from scrapy_rerp.fleet.store import RedisOriginCache
 from tests.support import AsyncioRuntime, Stats
 from tests.support.politeness import A, B, C, Parking, Request, Throttle, answer, sent
+from tests.support.redis import RedisServer
 from tests.support.scenarios import scenario
 
 
@@ -31,8 +34,12 @@ class Turns:
         self.given_back: list[bytes] = []
         self.taken = 0
 
-    async def wait_for_turn(self, origin: str, delay: float) -> bytes | None:
+    async def wait_for_turn(
+        self, origin: str, delay: float, wanted: Callable[[], bool] = lambda: True
+    ) -> bytes | None:
         while self.holder is not None:
+            if not wanted():
+                return None
             await asyncio.sleep(0.001)
         self.taken += 1
         self.holder = b"turn-%d" % self.taken
@@ -138,8 +145,8 @@ async def test_the_turn_is_taken_only_when_the_slot_would_send_at_once() -> None
     # when the slot is free.
     again = Request("again")
 
-    async def busy_once(origin: str, delay: float) -> bytes | None:
-        turn = await Turns.wait_for_turn(turns, origin, delay)
+    async def busy_once(origin: str, delay: float, wanted: Callable[[], bool]) -> bytes | None:
+        turn = await Turns.wait_for_turn(turns, origin, delay, wanted)
         if turns.taken == 2:
             throttle.busy[A] = 0.02
             runtime.spawn(free_later(), lambda error: None)
@@ -295,3 +302,25 @@ async def test_fleet_worker_alone_while_redis_is_down() -> None:
     assert p.floors.floor_of(B) == 0.25
     p.stop()
     await runtime.settle()
+
+
+@scenario
+async def test_a_turn_awaited_behind_a_long_floor_is_given_up_as_the_crawl_closes(
+    redis_server: RedisServer,
+) -> None:
+    store = RedisOriginCache(redis_server.url, "d", timeout=0.5)
+    shared = SharedDelay(store, RedisGuard(store.url, Stats()), Stats(), asyncio.sleep)
+    assert (await store.take_turn(A, 30.0, 30.0))[0] == 0  # another worker's, for 30 s
+    closing = False
+
+    async def close_soon() -> None:
+        nonlocal closing
+        await asyncio.sleep(0.3)
+        closing = True
+
+    started = time.monotonic()
+    closer = asyncio.ensure_future(close_soon())
+    assert await shared.wait_for_turn(A, 30.0, lambda: not closing) is None
+    assert time.monotonic() - started < 0.3 + STOP_LOOK + 0.2  # not the 30 s floor
+    await closer
+    await store.close()
