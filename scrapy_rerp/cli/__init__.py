@@ -9,23 +9,28 @@ Commands::
                                         all three syntaxes
     scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
     scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows
-    scrapy-rerp page    URL             a page's own directives (X-Robots-Tag, meta robots) and
-                                        what a crawl with each purpose does with the page
+    scrapy-rerp page    URL             the site's robots.txt verdict for a page, its own
+                                        directives (X-Robots-Tag, meta robots) and what a
+                                        crawl with each purpose does with the page
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
 downloaded as the middleware downloads it (status policy, redirects, size cap, charset), within
-one ``--timeout`` for the whole download. A file or standard input is read up to the size cap
-(500 KiB) and one byte more, never whole, and a note says when the rest is ignored. The
-verdicts are the ones a crawl gets: URLs are read as a Scrapy request writes them (non-ASCII
-characters %-encoded), through the same code as the middleware. Every command takes
-``--format json``: one JSON document on standard output, whose keys are documented.
+one ``--timeout`` for the whole download; a site's URL (``http://host/``) means its robots.txt.
+Only a robots.txt gets a verdict: an HTML or XML page or binary data is said to be none (status
+2; ``check`` and ``explain`` read it with ``--read-anyway``), and a URL to check that is neither
+an absolute path nor an absolute URL is an error with a hint, never a guess. A file or
+standard input is read up to the size cap (500 KiB) and one byte more, never whole, and a note
+says when the rest is ignored. The verdicts are the ones a crawl gets: URLs are read as a Scrapy
+request writes them (non-ASCII characters %-encoded), through the same code as the middleware.
+Every command takes ``--format json`` (before or after its name): one JSON document on standard
+output, whose keys are documented.
 
-Exit status: 0 allowed / no problem; 1 disallowed / problems found; 2 usage error or input that
-cannot be read (a missing file, an invalid URL). ``check --usage CATEGORY`` keeps 0 and 1 for the
-crawl verdict and adds one case to 1: a URL that may be crawled but whose usage is
-``disallowed`` for a category asked about ("not for this purpose"). A usage that is ``unknown``
-(nothing stated, or a URL that may not be crawled) changes nothing.
+Exit status: 0 allowed / no problem; 1 disallowed / problems found; 2 usage error, input that
+cannot be read (a missing file, an invalid URL), or a robots.txt that is none. ``check --usage
+CATEGORY`` keeps 0 and 1 for the crawl verdict and adds one case to 1: a URL that may be crawled
+but whose usage is ``disallowed`` for a category asked about ("not for this purpose"). A usage
+that is ``unknown`` (nothing stated, or a URL that may not be crawled) changes nothing.
 
 No input makes it print a traceback, and a closed output pipe (``| head``) ends it quietly with
 the status it would have had.
@@ -39,7 +44,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from scrapy_rerp.cli._check import CheckReport
+from scrapy_rerp.cli._check import CheckReport, check_url_argument
 from scrapy_rerp.cli._demo import DemoReport
 from scrapy_rerp.cli._explain import ExplainReport
 from scrapy_rerp.cli._fetch import FetchReport
@@ -81,6 +86,10 @@ def _report(args: argparse.Namespace) -> Report:
         return PageReport.fetch(args.url, args.agent, args.timeout)
     if args.command == "demo":
         return DemoReport.run(args.pages, args.blog_robots, args.verbose)
+    if args.command in ("check", "explain"):
+        # The URLs before ROBOTS: nothing is downloaded for arguments given in the wrong order.
+        for url in args.urls if args.command == "check" else [args.url]:
+            check_url_argument(url, args.command)
     # The others read a robots.txt: ROBOTS, or fetch's URL.
     if args.command == "fetch":
         source = load_url(args.url, args.syntax, args.agent, args.timeout)
@@ -90,9 +99,11 @@ def _report(args: argparse.Namespace) -> Report:
         for line in source.notes:  # before the command's own output, or its error
             note(line)
     if args.command == "check":
-        return CheckReport.build(source, args.urls, args.syntax, args.agent, args.usage)
+        return CheckReport.build(
+            source, args.urls, args.syntax, args.agent, args.usage, args.read_anyway
+        )
     if args.command == "explain":
-        return ExplainReport.build(source, args.url, args.syntax, args.agent)
+        return ExplainReport.build(source, args.url, args.syntax, args.agent, args.read_anyway)
     if args.command == "lint":
         return LintReport.build(source, args.syntax)
     return FetchReport.build(source, args.syntax, args.agent)

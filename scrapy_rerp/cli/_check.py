@@ -1,8 +1,14 @@
 """``scrapy-rerp check ROBOTS URL...``: the verdict a crawl gets for each URL and the line that
 decided; with ``--usage CATEGORY``, the site's usage preference for it too.
 
+Only a robots.txt gets a verdict: ROBOTS that is an HTML or XML page or binary data is an
+error unless ``--read-anyway`` asks for the verdict a crawler reading it gets (and each verdict
+then says what it rests on); a URL that is neither an absolute path nor an absolute URL is an
+error with a hint, never a guess.
+
 Exit status 0 when every URL may be crawled (and no usage asked about is disallowed), 1 when
-one may not (or a usage is disallowed), 2 when a URL is not one a crawler can request."""
+one may not (or a usage is disallowed), 2 when a URL is not one a crawler can request, or ROBOTS
+is no robots.txt."""
 
 from __future__ import annotations
 
@@ -13,9 +19,39 @@ from typing import Any
 from scrapy_rerp._policy import ALLOW_ALL
 from scrapy_rerp._settings import syntax_name
 from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url
-from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK
+from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError
+from scrapy_rerp.cli._problems import ABSOLUTE_URL
 from scrapy_rerp.cli._source import Source, is_url, outcome_reason
 from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
+
+
+def check_url_argument(url: str, command: str) -> None:
+    """A URL to check or explain is an absolute path (``/x``) or an absolute URL
+    (``https://host/x``): anything else is a CliError with a hint, before anything is read."""
+    if url.startswith("/") or ABSOLUTE_URL.match(url):
+        return
+    if url == "-" or url.lower().endswith("robots.txt"):
+        urls = "URL..." if command == "check" else "URL"
+        hint = (
+            "it looks like a robots.txt: the robots.txt comes first "
+            f"(scrapy-rerp {command} ROBOTS {urls})"
+        )
+    else:
+        hint = f"write /{url} for a path, or the URL with its scheme"
+    raise CliError(
+        f"{url!r} is neither an absolute path (/...) nor an absolute URL (https://...): {hint}"
+    )
+
+
+def refuse_unless_read_anyway(source: Source, read_anyway: bool) -> str | None:
+    """For ROBOTS that is no robots.txt, a CliError, or with *read_anyway* what a verdict
+    read from it rests on ("an HTML (or XML) page, not a robots.txt"); None for a robots.txt."""
+    found = source.not_robots_txt
+    if found is None:
+        return None
+    if not read_anyway:
+        raise CliError(f"{source.what_it_is()}; no verdict on it without --read-anyway")
+    return found.summary
 
 
 @dataclass(frozen=True)
@@ -119,6 +155,7 @@ class CheckReport:
     categories: list[str]  # the usage categories asked about, in order, each once
     results: list[Verdict]
     notes: list[str] = field(default_factory=list)
+    read_from: str | None = None  # --read-anyway: what ROBOTS is, when it is no robots.txt
 
     @classmethod
     def build(
@@ -128,11 +165,16 @@ class CheckReport:
         syntax: int,
         agent: str,
         categories: Sequence[str] = (),
+        read_anyway: bool = False,
     ) -> CheckReport:
+        """The verdict for each of *urls*; CliError for ROBOTS that is no robots.txt, unless
+        *read_anyway*."""
+        read_from = refuse_unless_read_anyway(source, read_anyway)
         robots = source.rules(syntax)
         asked = list(dict.fromkeys(categories))
         results = [Verdict.of(robots, source, url, agent, asked) for url in urls]
-        notes = [f"error: {r.url!r}: {r.reason}" for r in results if r.allowed is None]
+        notes = [f"{source.what_it_is()}; read anyway (--read-anyway)"] if read_from else []
+        notes += [f"error: {r.url!r}: {r.reason}" for r in results if r.allowed is None]
         if source.fetched is not None:
             origin = origin_of(source.fetched.url)
             for url in urls:
@@ -145,7 +187,7 @@ class CheckReport:
                         f"{url}: not on {origin}, so this robots.txt does not apply to it "
                         "(RFC 9309 section 2.3)"
                     )
-        return cls(source, syntax, agent, asked, results, notes)
+        return cls(source, syntax, agent, asked, results, notes, read_from)
 
     @property
     def status(self) -> int:
@@ -166,12 +208,14 @@ class CheckReport:
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
+        read_from = f"read from {self.read_from}" if self.read_from else None
         for result in self.results:
             verdict = {True: "ALLOWED", False: "DISALLOWED", None: "INVALID"}[result.allowed]
             if result.line is not None:
                 why = f"line {result.line}: {result.rule}"
+                why += f" ({read_from})" if read_from else ""
             else:
-                why = f"({result.reason})"
+                why = f"({result.reason}; {read_from})" if read_from else f"({result.reason})"
             out(f"{verdict:<10}  {result.url}  {why}")
             for line in usage_lines(result.usage):
                 out(f"  {line}")

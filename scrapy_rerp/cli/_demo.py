@@ -25,7 +25,7 @@ class DemoReport:
             from scrapy_rerp import demo
         except ImportError as error:
             raise CliError(
-                f"the demo needs Scrapy ({error}): pip install 'scrapy-rerp[scrapy]'"
+                f"the demo needs Scrapy ({error}): pip install -e './scrapy-rerp[scrapy]'"
             ) from error
         try:
             outcome = demo.run(pages, blog_robots, verbose)

@@ -18,6 +18,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
@@ -31,7 +32,7 @@ from scrapy_rerp._slowdown import retry_after_wait
 from scrapy_rerp._urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["Download", "InvalidUrl", "check_url", "download", "network_reason"]
+__all__ = ["Download", "Headers", "InvalidUrl", "check_url", "download", "network_reason"]
 
 
 class InvalidUrl(ValueError):
@@ -107,11 +108,19 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
-class _Headers:
+class Headers:
     """urllib's headers as Scrapy's ``Headers.get`` reads them (bytes keys and values)."""
 
     def __init__(self, message: Message) -> None:
         self._message = message
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> Headers:
+        """Headers kept as (name, value) pairs, read the same way."""
+        message = Message()
+        for name, value in pairs:
+            message[name] = value
+        return cls(message)
 
     def get(self, key: bytes, def_val: bytes | None = None) -> bytes | None:
         value = self._message.get(key.decode("latin-1"))
@@ -249,7 +258,7 @@ def _follow(
             return result  # unreachable
         with response:
             status = response.status if response.status is not None else 0
-            headers = _Headers(response.headers)
+            headers = Headers(response.headers)
             result.final_url = current
             result.status = status
             result.reason = f"HTTP {status}"

@@ -1,6 +1,8 @@
 """``scrapy-rerp explain ROBOTS URL``: why a URL is allowed or not, in all three syntaxes: the
 group chosen, the rules that match, the one that decides, the values and usage preferences
-that apply. Exit status 0 when the URL may be crawled in the syntax selected, 1 when not.
+that apply. Exit status 0 when the URL may be crawled in the syntax selected, 1 when not, 2
+when ROBOTS is no robots.txt (an HTML or XML page, binary data) and ``--read-anyway`` does not
+ask for the verdict a crawler reading it gets.
 
 Everything here is asked of the engine through its public API (``parse``, ``groups``,
 ``allowed``, ``decide``, ``usage``), never re-implemented: whether a ``User-agent`` value names
@@ -17,7 +19,13 @@ from typing import Any
 
 from scrapy_rerp._settings import syntax_name
 from scrapy_rerp._urls import crawl_decision, request_url, rules_url
-from scrapy_rerp.cli._check import Usage, Verdict, not_a_request, usage_lines
+from scrapy_rerp.cli._check import (
+    Usage,
+    Verdict,
+    not_a_request,
+    refuse_unless_read_anyway,
+    usage_lines,
+)
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._source import Source
 from scrapy_rerp.cli._summary import group_values, render_values
@@ -169,13 +177,19 @@ class ExplainReport:
     # Each syntax's answer, in ALL_SYNTAXES' order; a Verdict when no rules were parsed (the
     # download's outcome decides, in every syntax alike).
     syntaxes: dict[int, Explanation | Verdict]
+    read_from: str | None = None  # --read-anyway: what ROBOTS is, when it is no robots.txt
 
     @classmethod
-    def build(cls, source: Source, url: str, syntax: int, agent: str) -> ExplainReport:
+    def build(
+        cls, source: Source, url: str, syntax: int, agent: str, read_anyway: bool = False
+    ) -> ExplainReport:
+        """The explanation for *url*; CliError for a URL no request can be made of, and for
+        ROBOTS that is no robots.txt, unless *read_anyway*."""
         try:
             request_url(url)
         except ValueError as error:
             raise CliError(f"{url!r}: {not_a_request(error)}") from error
+        read_from = refuse_unless_read_anyway(source, read_anyway)
         syntaxes: dict[int, Explanation | Verdict] = {}
         for each in ALL_SYNTAXES:
             robots = source.rules(each)
@@ -183,7 +197,7 @@ class ExplainReport:
                 syntaxes[each] = explain(robots, url, agent)
             else:
                 syntaxes[each] = Verdict.of(robots, source, url, agent, USAGE_CATEGORIES)
-        return cls(source, url, agent, syntax, syntaxes)
+        return cls(source, url, agent, syntax, syntaxes, read_from)
 
     @property
     def allowed(self) -> bool | None:
@@ -195,7 +209,9 @@ class ExplainReport:
 
     @property
     def notes(self) -> list[str]:
-        return []
+        if self.read_from is None:
+            return []
+        return [f"{self.source.what_it_is()}; read anyway (--read-anyway)"]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -212,6 +228,8 @@ class ExplainReport:
     def render_text(self, out: Callable[[str], None]) -> None:
         out(f"URL         {self.url}")
         out(f"User agent  {self.agent}")
+        if self.read_from is not None:
+            out(f"Read from   {self.source.label}: {self.read_from} (--read-anyway)")
         for each, found in self.syntaxes.items():
             out("")
             selected = " (selected)" if each == self.syntax else ""

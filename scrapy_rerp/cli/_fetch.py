@@ -1,18 +1,22 @@
 """``scrapy-rerp fetch URL``: a robots.txt downloaded as a crawl downloads it (status policy,
-redirects, size cap, charset), what a crawler concludes, when it expires, and what it holds.
+redirects, size cap, charset), what a crawler concludes, when it expires, and what it holds. A
+site's URL (``http://host/``) stands for its robots.txt; a body that is no robots.txt (an HTML
+or XML page, binary data) is said to be none, never "rules parsed".
+
 Exit status 1 when a crawler may download nothing from the site (robots.txt forbidden or
-unreachable), else 0."""
+unreachable), 2 when what was downloaded is no robots.txt, else 0."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_rerp._policy import DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import syntax_name
 from scrapy_rerp.cli._download import Download
-from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK
+from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK
+from scrapy_rerp.cli._problems import NotRobotsTxt
 from scrapy_rerp.cli._source import Source, outcome_reason
 from scrapy_rerp.cli._summary import Summary
 from scrapy_rerp.engine import RobotsTxt
@@ -25,6 +29,8 @@ class FetchReport:
     agent: str
     crawl_delay: float | None  # for the agent; None without rules too
     summary: Summary  # of the rules, or of "allow all" when the download gave none
+    not_robots_txt: NotRobotsTxt | None = None  # what the body is, when it is no robots.txt
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, source: Source, syntax: int, agent: str) -> FetchReport:
@@ -35,21 +41,24 @@ class FetchReport:
             crawl_delay = robots.crawl_delay(agent)
         else:
             robots, crawl_delay = RobotsTxt.allow_all(syntax), None
-        return cls(fetched, syntax, agent, crawl_delay, Summary.of(robots, source.robots_url))
+        found = source.not_robots_txt
+        notes = [f"error: {source.what_it_is()}"] if found is not None else []
+        summary = Summary.of(robots, source.robots_url)
+        return cls(fetched, syntax, agent, crawl_delay, summary, found, notes)
 
     @property
     def conclusion(self) -> str:
+        if self.not_robots_txt is not None:
+            return self.not_robots_txt.message
         parsed = self.fetched.outcome == PARSED
         return "rules parsed" if parsed else outcome_reason(self.fetched)
 
     @property
     def status(self) -> int:
+        if self.not_robots_txt is not None:
+            return EXIT_ERROR
         blocked = self.fetched.outcome in (DISALLOW_ALL, UNREACHABLE)
         return EXIT_FLAGGED if blocked else EXIT_OK
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +67,7 @@ class FetchReport:
             "agent": self.agent,
             "fetch": self.fetched.as_dict(),
             "conclusion": self.conclusion,
+            "not_robots_txt": self.not_robots_txt and self.not_robots_txt.as_dict(),
             "crawl_delay": self.crawl_delay,
             **self.summary.as_dict(),
         }

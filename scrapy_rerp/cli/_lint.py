@@ -57,8 +57,7 @@ class LintReport:
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
-        name = "<stdin>" if self.source.name == "-" else self.source.name
-        out(f"{name} (syntax {syntax_name(self.syntax)})")
+        out(f"{self.source.label} (syntax {syntax_name(self.syntax)})")
         found = self.found
         out(f"problems: {len(found.problems)}")
         if found.skipped_comparisons:

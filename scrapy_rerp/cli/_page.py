@@ -1,13 +1,20 @@
 """``scrapy-rerp page URL``: a page's own robots directives, where each was stated, and what a
 crawl with each purpose does with the page.
 
-The page is downloaded once with urllib (redirects followed, a timeout, the first
-``MAX_HTML_BYTES`` read after undoing a Content-Encoding), its ``X-Robots-Tag`` and
-``Robots-Tag`` headers and, for HTML, its head's meta tags (the engine's ``robots_meta_tags``:
-no Scrapy needed) are combined for the user agent by ``page_directives``, and each purpose is
-asked of ``PageDirectives.usage`` for the page's content and for its images, as
-``PageDirectivesMiddleware`` asks in a crawl. Exit status 0 when every purpose may use the page,
-1 when one may not, 2 when the page cannot be downloaded (a :class:`CliError`).
+As in a crawl, the site's robots.txt comes first: it is downloaded as the middleware downloads
+it and its verdict for the page is shown. The page is downloaded once with urllib (redirects
+followed, a timeout, the first ``MAX_HTML_BYTES`` read after undoing a Content-Encoding), its
+``X-Robots-Tag`` and ``Robots-Tag`` headers and, for HTML, its head's meta tags (the engine's
+``robots_meta_tags``: no Scrapy needed) are combined for the user agent by ``page_directives``,
+and each purpose is asked of ``PageDirectives.usage`` for the page's content and for its images,
+as ``PageDirectivesMiddleware`` asks in a crawl.
+
+What a crawl does follows from both: a page robots.txt disallows (or whose robots.txt is
+unreachable) is never downloaded; a 429 or 503 answer makes the crawl wait (its
+``Retry-After``, else a raised delay floor) and ask again; another answer outside 2xx never
+reaches the spider. Only a page the spider gets has its links followed and its content used, as
+its directives say. Exit status 0 when every purpose may use the page, 1 when one may not, 2 when
+the page cannot be downloaded (a :class:`CliError`).
 """
 
 from __future__ import annotations
@@ -22,10 +29,14 @@ from typing import Any
 
 from scrapy_rerp._body import charset_from_content_type
 from scrapy_rerp._decompress import decode
-from scrapy_rerp.cli._download import InvalidUrl, check_url, network_reason
+from scrapy_rerp._slowdown import SlowAnswer, slow_answer
+from scrapy_rerp._urls import robots_url_of
+from scrapy_rerp.cli._check import Verdict
+from scrapy_rerp.cli._download import Headers, InvalidUrl, check_url, network_reason
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
-from scrapy_rerp.cli._source import user_agent_header
+from scrapy_rerp.cli._source import Source, load, user_agent_header
 from scrapy_rerp.engine import (
+    RFC9309,
     USAGE_CATEGORIES,
     PageDirectives,
     PageStatement,
@@ -147,6 +158,86 @@ def _value(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime.datetime) else value
 
 
+@dataclass(frozen=True)
+class RobotsTxtVerdict:
+    """The site's robots.txt, as a crawl downloads it, and its verdict for the page."""
+
+    source: Source
+    verdict: Verdict
+
+    @classmethod
+    def of(cls, url: str, agent: str, timeout: float) -> RobotsTxtVerdict:
+        source = load(robots_url_of(url), RFC9309, agent, timeout, None)
+        verdict = Verdict.of(source.rules(RFC9309), source, url, agent, ())
+        return cls(source, verdict)
+
+    @property
+    def why(self) -> str:
+        """``DISALLOWED by line 2: Disallow: /private/``, ``ALLOWED (no rule matched)``."""
+        verdict = self.verdict
+        word = "ALLOWED" if verdict.allowed else "DISALLOWED"
+        found = self.source.not_robots_txt
+        read_from = f"; read from {found.summary}" if found else ""
+        if verdict.line is not None:
+            return f"{word} by line {verdict.line}: {verdict.rule}{read_from}"
+        return f"{word} ({verdict.reason}{read_from})"
+
+    def as_dict(self) -> dict[str, Any]:
+        fetched = self.source.fetched
+        assert fetched is not None
+        found = self.source.not_robots_txt
+        verdict = self.verdict.as_dict()
+        return {
+            "url": fetched.url,
+            "fetch": fetched.as_dict(),
+            "not_robots_txt": found and found.as_dict(),
+            **{key: verdict[key] for key in ("allowed", "line", "rule", "reason")},
+        }
+
+
+@dataclass(frozen=True)
+class CrawlDecision:
+    """Whether a crawl's spider gets the page: robots.txt first, then the page's answer."""
+
+    gets_page: bool
+    decision: str  # "given to the spider", "not downloaded", "not now", "not given to the spider"
+    reason: str | None  # why not
+
+    @classmethod
+    def of(cls, robots: Verdict, status: int, slow: SlowAnswer | None) -> CrawlDecision:
+        if not robots.allowed:
+            if robots.line is not None:
+                why = f"robots.txt disallows it (line {robots.line}: {robots.rule})"
+            else:  # no rules: the download's outcome decides
+                why = robots.reason
+            return cls(False, "not downloaded", why)
+        if slow is not None:
+            if slow.wait is not None:
+                waits = (
+                    f"asks for {slow.wait:g} s (Retry-After): nothing more is sent to this "
+                    "site until then,"
+                )
+            else:
+                waits = "without a usable Retry-After: the site's delay floor is raised,"
+            again = "and the page is asked for again (RetryMiddleware)"
+            return cls(False, "not now", f"HTTP {slow.status} {waits} {again}")
+        if not 200 <= status < 300:
+            return cls(
+                False,
+                "not given to the spider",
+                f"HTTP {status}: Scrapy's HttpErrorMiddleware keeps it from the spider's "
+                "callbacks, so none of its directives apply",
+            )
+        return cls(True, "given to the spider", None)
+
+    def refuses(self) -> Answer:
+        """The answer for each link and use of a page the spider does not get."""
+        return Answer(False, None, None, f"{self.decision}: {self.reason}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"gets_page": self.gets_page, "decision": self.decision, "reason": self.reason}
+
+
 @dataclass
 class PageReport:
     page: Page
@@ -155,10 +246,19 @@ class PageReport:
     now: datetime.datetime  # when the report was made: unavailable_after is read against it
     follow: Answer
     usage: dict[str, tuple[Answer, Answer]]  # purpose -> (the page, its images)
+    robots: RobotsTxtVerdict
+    slow: SlowAnswer | None  # a 429 or 503 answer, and its Retry-After
+    crawl: CrawlDecision
 
     @classmethod
     def fetch(cls, url: str, agent: str, timeout: float) -> PageReport:
-        """Download *url* as *agent* and read its directives (CliError: no page)."""
+        """Download the site's robots.txt, then *url*, as *agent*, and read the page's
+        directives (CliError: no page)."""
+        try:
+            check_url(url)
+        except InvalidUrl as error:
+            raise CliError(str(error)) from error
+        robots = RobotsTxtVerdict.of(url, agent, timeout)
         page = fetch_page(url, agent, timeout)
         meta = None
         if page.is_html:
@@ -166,15 +266,23 @@ class PageReport:
             meta = robots_meta_tags(page.body, charset)
         directives = page_directives(page.headers, meta, agent)
         now = datetime.datetime.now(datetime.timezone.utc)
-        usage = {
-            purpose: (
-                Answer.of(directives.usage(purpose, image=page.is_image, now=now)),
-                Answer.of(directives.usage(purpose, image=True, now=now)),
-            )
-            for purpose in USAGE_CATEGORIES
-        }
-        nofollow = next((s for s in directives.statements if "nofollow" in s.rule.restricts), None)
-        return cls(page, agent, directives, now, Answer.follow(nofollow), usage)
+        slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
+        crawl = CrawlDecision.of(robots.verdict, page.status, slow)
+        if crawl.gets_page:
+            usage = {
+                purpose: (
+                    Answer.of(directives.usage(purpose, image=page.is_image, now=now)),
+                    Answer.of(directives.usage(purpose, image=True, now=now)),
+                )
+                for purpose in USAGE_CATEGORIES
+            }
+            statements = directives.statements
+            nofollow = next((s for s in statements if "nofollow" in s.rule.restricts), None)
+            follow = Answer.follow(nofollow)
+        else:
+            follow = crawl.refuses()
+            usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
+        return cls(page, agent, directives, now, follow, usage, robots, slow, crawl)
 
     @property
     def status(self) -> int:
@@ -187,11 +295,6 @@ class PageReport:
         notes = []
         if page.final_url != page.url:
             notes.append(f"{page.url}: redirected to {page.final_url}")
-        if not 200 <= page.status < 300:
-            notes.append(
-                f"HTTP {page.status}: a crawl's callbacks do not get this response (Scrapy's "
-                "HttpErrorMiddleware), so a crawl applies none of its directives"
-            )
         if not page.is_html:
             kind = page.content_type or "no Content-Type"
             notes.append(f"not HTML ({kind}): only its headers are read, no meta tags")
@@ -232,6 +335,11 @@ class PageReport:
                 for s in directives.statements
             ],
             "warnings": [w._asdict() for w in directives.warnings],
+            "robots_txt": self.robots.as_dict(),
+            "retry_after": None
+            if self.slow is None or self.slow.retry_after is None
+            else {"value": self.slow.retry_after, "seconds": self.slow.wait},
+            "crawl": self.crawl.as_dict(),
             "follow": self.follow.as_dict(),
             "usage": {
                 purpose: {"page": page_answer.as_dict(), "images": images.as_dict()}
@@ -245,9 +353,16 @@ class PageReport:
         out(f"page        {page.url}")
         if page.final_url != page.url:
             out(f"final URL   {page.final_url}")
+        fetched = self.robots.source.fetched
+        assert fetched is not None
+        out(f"robots.txt  {fetched.url} ({fetched.reason}): {self.robots.why}")
         content_type = page.header("Content-Type") or "no Content-Type"
         cut = ", cut" if page.truncated else ""
         out(f"status      {page.status}, {content_type}, {len(page.body):,} bytes read{cut}")
+        slow = self.slow
+        if slow is not None and slow.retry_after is not None:
+            asks = "nothing a crawl can hold to" if slow.wait is None else f"{slow.wait:g} s"
+            out(f"retry-after {slow.retry_after} ({asks})")
         matched = directives.agent
         whose = f"statements for {matched} and" if matched else "statements"
         out(f"user agent  {self.agent} ({whose} for every crawler apply)")
@@ -262,18 +377,25 @@ class PageReport:
             out(f"warnings: {len(directives.warnings)}")
             for warning in directives.warnings:
                 out(f"  {warning.source}: {warning.message}")
-        out("in a crawl:")
-        out(_verdict_line("links", self.follow, "FOLLOWED", "NOT FOLLOWED"))
+        crawl = self.crawl
+        if crawl.gets_page:
+            out("in a crawl:")
+            no_use, why = "DISALLOWED", None
+        else:  # nothing of the page reaches the spider, whatever its directives say
+            out(f"in a crawl: {crawl.decision}: {crawl.reason}")
+            no_use, why = "NOT USED", f"({crawl.decision})"
+        out(_verdict_line("links", self.follow, "FOLLOWED", "NOT FOLLOWED", why))
         for purpose, (page_answer, images) in self.usage.items():
             if not page.is_image:
-                out(_verdict_line(purpose, page_answer, "ALLOWED", "DISALLOWED"))
-            out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", "DISALLOWED"))
+                out(_verdict_line(purpose, page_answer, "ALLOWED", no_use, why))
+            out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
 
 
 _ROW = max(map(len, USAGE_CATEGORIES)) + len(" (images)")
 
 
-def _verdict_line(label: str, found: Answer, yes: str, no: str) -> str:
+def _verdict_line(label: str, found: Answer, yes: str, no: str, why: str | None = None) -> str:
     verdict = yes if found.allowed else no
-    why = f"{found.source}: {found.statement}" if found.source else f"({found.reason})"
+    if why is None:
+        why = f"{found.source}: {found.statement}" if found.source else f"({found.reason})"
     return f"  {label:<{_ROW}}  {verdict:<12}  {why}"

@@ -14,6 +14,8 @@ from scrapy_rerp.cli._output import EXIT_ERROR
 from scrapy_rerp.cli._source import DEFAULT_AGENT, DEFAULT_TIMEOUT
 from scrapy_rerp.engine import RFC9309, usage_category
 
+FORMATS = ("text", "json")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
@@ -59,17 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
         "lint a file, fetch one as a crawl would, read a page's own directives, or run a demo "
         "crawl.",
         epilog="Exit status: 0 allowed / no problem; 1 disallowed (or, with check --usage, "
-        "a usage disallowed) / problems found; 2 usage error or input that cannot be read.",
+        "a usage disallowed) / problems found; 2 usage error, input that cannot be read, or a "
+        "robots.txt that is not one (an HTML page, binary data).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    format_help = "text (default) or json: one JSON document on standard output"
+    parser.add_argument("--format", choices=FORMATS, default="text", help=format_help)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     output = _Parser(add_help=False)
-    output.add_argument(
-        "--format",
-        choices=["text", "json"],
-        default="text",
-        help="text (default) or json: one JSON document on standard output",
+    # Also after the command's name; there, no default, or it would undo one given before it.
+    output.add_argument("--format", choices=FORMATS, default=argparse.SUPPRESS, help=format_help)
+    not_robots = _Parser(add_help=False)
+    not_robots.add_argument(
+        "--read-anyway",
+        action="store_true",
+        help="give the verdict even when ROBOTS is no robots.txt (an HTML or XML page, binary "
+        "data), reading it as a crawler would; without it such input is an error (status 2)",
     )
     reading = _Parser(add_help=False)
     reading.add_argument(
@@ -94,19 +102,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     robots = _Parser(add_help=False)
     robots.add_argument(
-        "robots", metavar="ROBOTS", help="robots.txt file, - for standard input, or http(s) URL"
+        "robots",
+        metavar="ROBOTS",
+        help="robots.txt file, - for standard input, or http(s) URL (a site's, http://host/, "
+        "means its robots.txt)",
     )
 
     check = commands.add_parser(
         "check",
-        parents=[robots, reading, output],
+        parents=[robots, reading, not_robots, output],
         help="say whether URLs may be crawled, and which line decided",
         description="Print ALLOWED or DISALLOWED for each URL, with the line that decided: the "
         "verdict a crawl gets. With --usage, also the site's AI usage preference for each "
         "category (allowed, disallowed or unknown) and the Content-Usage or Content-Signal "
-        "line that states it; a usage disallowed makes the exit status 1.",
+        "line that states it; a usage disallowed makes the exit status 1. A ROBOTS that is no "
+        "robots.txt (an HTML or XML page, binary data) gets no verdict (status 2) unless "
+        "--read-anyway; a URL that is neither an absolute URL nor a path is an error.",
     )
-    check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or path")
+    check.add_argument(
+        "urls", metavar="URL", nargs="+", help="absolute URL (https://host/x) or path (/x)"
+    )
     check.add_argument(
         "--usage",
         metavar="CATEGORY",
@@ -119,12 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain_ = commands.add_parser(
         "explain",
-        parents=[robots, reading, output],
+        parents=[robots, reading, not_robots, output],
         help="why a URL is allowed or not, in all three syntaxes",
         description="The group chosen for the user agent and why, every rule that matches the "
-        "URL, the one that decides, and the verdict in RFC 9309, GYM2008 and MK1996.",
+        "URL, the one that decides, and the verdict in RFC 9309, GYM2008 and MK1996. A ROBOTS "
+        "that is no robots.txt (an HTML or XML page, binary data) gets no verdict (status 2) "
+        "unless --read-anyway.",
     )
-    explain_.add_argument("url", metavar="URL", help="absolute URL or path")
+    explain_.add_argument("url", metavar="URL", help="absolute URL (https://host/x) or path (/x)")
 
     commands.add_parser(
         "lint",
@@ -132,9 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="problems in a robots.txt, with line numbers",
         description="Problems with line numbers and a severity: rules outside groups, unknown "
         "and misspelled directives, lines without a colon, empty User-agent, invalid values, "
-        "relative sitemaps, a file too large, UTF-16 or HTML, and every rule whose outcome "
-        "differs between MK1996, GYM2008 and RFC 9309 (with a URL that shows it); then the "
-        "groups and sitemaps.",
+        "relative sitemaps, a file too large, UTF-16, HTML or binary, and every rule whose "
+        "outcome differs between MK1996, GYM2008 and RFC 9309 (with a URL that shows it); then "
+        "the groups and sitemaps.",
     )
 
     fetch = commands.add_parser(
@@ -143,18 +160,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="download robots.txt as a crawl would, and say what a crawler concludes",
         description="Download a robots.txt URL with the middleware's status policy, redirects, "
         "size cap and charset; print the status, the outcome (parsed, allow all, disallow all, "
-        "unreachable), when it expires, the groups, sitemaps and crawl delay.",
+        "unreachable), when it expires, the groups, sitemaps and crawl delay. A body that is no "
+        "robots.txt (an HTML or XML page, binary data) is said to be none, with status 2.",
     )
-    fetch.add_argument("url", metavar="URL", help="the robots.txt URL (http or https)")
+    fetch.add_argument(
+        "url", metavar="URL", help="the robots.txt URL (http or https), or the site's"
+    )
 
     page = commands.add_parser(
         "page",
         parents=[output],
         help="a page's own robots directives, and what a crawl does with the page",
         description="Download a page and show its X-Robots-Tag, Robots-Tag and robots meta tags "
-        "for the user agent, where each was stated, whether a crawl follows its links, and "
-        "whether a crawl may use it (and its images) for search, train-ai and ai-input. Exit "
-        "status 1 when a purpose may not.",
+        "for the user agent, where each was stated, the site's robots.txt verdict for it, a "
+        "Retry-After, whether a crawl follows its links, and whether a crawl may use it (and "
+        "its images) for search, train-ai and ai-input. Exit status 1 when a purpose may not.",
     )
     page.add_argument("url", metavar="URL", help="the page (http or https)")
     page.add_argument(
@@ -168,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for the page (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds to wait for the site's robots.txt, and then for the page (default "
+        f"{DEFAULT_TIMEOUT:g} each)",
     )
 
     demo = commands.add_parser(

@@ -1,11 +1,14 @@
 """Problems in a robots.txt, with line numbers and a severity, across the three syntaxes.
 
-What a reader does with a line is asked of the engine (one-line probes, as in
-:mod:`scrapy_rerp.cli._explain`): "applied by RFC 9309 readers, ignored by the others" is the
-engine's answer for that line, not a table kept here. The checks of the file as a whole (size,
-UTF-16, HTML) look at the bytes. What is wrong with a ``Content-Usage`` or ``Content-Signal``
-value is the engine's parse warning for it, given a code here; whether a path a Content-Usage
-rule grants a usage for may be crawled at all is the engine's verdict for that path.
+What a reader does with a line is asked of the engine: "applied by RFC 9309 readers, ignored by
+the others" is whether each syntax's parse of the file holds that line as a rule of a group, not
+a table kept here, and a misspelled rule outside a group gets the problem the engine gives the
+right spelling there. The checks of the file as a whole (size, UTF-16, an HTML or XML page,
+binary data) look at the bytes; :func:`not_robots_txt` is the one test of bytes that are no
+robots.txt at all, which the other commands give no verdict on. What is wrong with a
+``Content-Usage`` or ``Content-Signal`` value is the engine's parse warning for it, given a code
+here; whether a path a Content-Usage rule grants a usage for may be crawled at all is the
+engine's verdict for that path.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, Decision, ParseWarning,
 from scrapy_rerp.engine._directives import CONTENT_USAGE, DIRECTIVES, UsageStatement
 from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS
 
-__all__ = ["ERROR", "WARNING", "Problem", "lint"]
+__all__ = ["ERROR", "WARNING", "NotRobotsTxt", "Problem", "lint", "not_robots_txt"]
 
 ERROR = "error"
 WARNING = "warning"
@@ -51,7 +54,11 @@ _DIRECTIVES = tuple(directive.name.lower() for directive in DIRECTIVES)
 _RULE_KEYS = ("allow", "disallow")
 _KEY = re.compile(r"\s*([A-Za-z][A-Za-z_ -]*?)\s*(:|\s+(?=\S))")
 _HTML = re.compile(rb"\A\s*(?:<!doctype\s+html|<html|<head|<body|<\?xml)|<html[\s>]", re.I)
-_ABSOLUTE = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
+#: A URL with its scheme (``https://...``): what a Sitemap must be, and a URL to check may be.
+ABSOLUTE_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
+# The control characters text does not hold: all but tab, line feed, vertical tab, form feed
+# and carriage return.
+_CONTROLS = bytes(range(0x20)).translate(None, b"\t\n\v\f\r") + b"\x7f"
 
 _USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
 _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
@@ -133,12 +140,92 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _applied(line: str) -> dict[int, bool]:
-    """Whether each syntax reads ``line`` as a rule, in a group for every crawler."""
-    return {
-        syntax: any(g.rules for g in parse(f"User-agent: *\n{line}\n", syntax).groups)
-        for syntax in _SYNTAXES
-    }
+class _RuleLines:
+    """Whether each syntax reads a line as a rule of a group, in the file as it is: a rule
+    before any User-agent is applied by no reader, however it is spelled. Found on first use
+    (most files have no line to ask about)."""
+
+    def __init__(self, parsed: dict[int, RobotsTxt]) -> None:
+        self._parsed = parsed
+        self._lines: dict[int, set[int]] | None = None
+
+    def applied(self, number: int) -> dict[int, bool]:
+        if self._lines is None:
+            self._lines = {
+                syntax: {line for group in robots.groups for *_, line in group.rules}
+                for syntax, robots in self._parsed.items()
+            }
+        return {syntax: number in self._lines[syntax] for syntax in _SYNTAXES}
+
+
+@dataclass(frozen=True)
+class NotRobotsTxt:
+    """Bytes that are no robots.txt at all, and what they are instead."""
+
+    code: str  # lint's problem code: "html" or "binary"
+    what: str  # "an HTML (or XML) page", "binary data"
+
+    @property
+    def summary(self) -> str:
+        """``an HTML (or XML) page, not a robots.txt``"""
+        return f"{self.what}, not a robots.txt"
+
+    @property
+    def message(self) -> str:
+        hint = " (a page served for a missing robots.txt?)" if self.code == "html" else ""
+        return f"{self.summary}: a crawler finds no rules in it{hint}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def _head(raw: bytes) -> bytes:
+    """The bytes the checks of the file as a whole look at."""
+    return raw[:2048]
+
+
+def _utf16(head: bytes) -> bool:
+    """A byte order mark, or text in UTF-16: a NUL in most bytes of one parity (an ASCII
+    character's high byte) and in few of the other. NULs everywhere are binary data."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    if len(head) < 8:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return any(
+        high.count(0) * 3 >= len(high) * 2 and low.count(0) * 3 < len(low)
+        for high, low in ((odd, even), (even, odd))
+    )
+
+
+def _binary(head: bytes) -> bool:
+    """NUL bytes, or control characters in one byte of 20 or more: no text holds them."""
+    controls = len(head) - len(head.translate(None, _CONTROLS))
+    return b"\x00" in head or (controls > 0 and controls * 20 >= len(head))
+
+
+def not_robots_txt(raw: bytes, body: Body) -> NotRobotsTxt | None:
+    """What ``raw`` (``body`` as a crawler reads it) is when it is no robots.txt at all: an HTML
+    or XML page, or binary data, in which no syntax reads a group or a sitemap; None otherwise.
+    The one test of it: lint reports it, and the other commands give no verdict on such bytes.
+
+    Bytes that hold rules are a robots.txt, whatever else they hold (NUL padding after the
+    rules); a UTF-16 robots.txt is one too, in an encoding crawlers read only when its
+    Content-Type says so (lint's ``utf-16``)."""
+    head = _head(raw)
+    if _utf16(head):
+        return None
+    if _HTML.search(head):
+        found = NotRobotsTxt("html", "an HTML (or XML) page")
+    elif _binary(head):
+        found = NotRobotsTxt("binary", "binary data")
+    else:
+        return None
+    for syntax in _SYNTAXES:
+        robots = body.rules(syntax)
+        if robots.groups or robots.sitemaps:
+            return None
+    return found
 
 
 def _file_problems(raw: bytes, body: Body) -> list[Problem]:
@@ -152,10 +239,8 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
                 f"{SIZE_LIMIT // 1024} KiB (RFC 9309 section 2.5) and ignore the rest",
             )
         )
-    head = raw[:2048]
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (
-        len(head) >= 8 and head.count(b"\x00") * 3 >= len(head)
-    ):
+    head = _head(raw)
+    if _utf16(head):
         bom = "with" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "without"
         problems.append(
             Problem(
@@ -165,15 +250,9 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
                 "section 2.3), and read as UTF-8 this file names no directive",
             )
         )
-    elif _HTML.search(head):
-        problems.append(
-            Problem(
-                ERROR,
-                "html",
-                "the file is an HTML (or XML) page, not robots.txt: a crawler finds no rules "
-                "in it (a page served for a missing robots.txt?)",
-            )
-        )
+    found = not_robots_txt(raw, body)
+    if found is not None:
+        problems.append(Problem(ERROR, found.code, found.message))
     return problems
 
 
@@ -186,9 +265,14 @@ def _close_directive(key: str) -> list[str]:
     return difflib.get_close_matches(key.replace(" ", "-"), _DIRECTIVES, n=1, cutoff=0.7)
 
 
-def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
+def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list[Problem]:
+    robots = parsed[syntax]
+    rule_lines = _RuleLines(parsed)
     problems: list[Problem] = []
     flagged: set[int] = set()
+    # Rules spelled wrong (or without a colon), spelled right: where the file puts them is a
+    # problem of its own, the one the right spelling would get.
+    respelled: dict[int, str] = {}
     for number, line in enumerate(text.split("\n"), 1):
         content = line.split("#", 1)[0].strip()
         match = _KEY.match(content)
@@ -201,8 +285,10 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
         if known is None:
             close = _close_directive(key)
             if close:
-                applied = _applied(line) if close[0] in _RULE_KEYS else None
+                applied = rule_lines.applied(number) if close[0] in _RULE_KEYS else None
                 how = _readers(applied) if applied else "ignored by every reader"
+                if applied is not None:
+                    respelled[number] = f"{close[0].title()}: {value}"
                 problems.append(
                     Problem(
                         WARNING,
@@ -216,8 +302,10 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
                 flagged.add(number)
             continue
         if not colon and value:
-            applied = _applied(line) if key in _RULE_KEYS else None
+            applied = rule_lines.applied(number) if key in _RULE_KEYS else None
             how = _readers(applied) if applied else "ignored by every reader"
+            if applied is not None:
+                respelled[number] = f"{key.title()}: {value}"
             problems.append(
                 Problem(
                     WARNING,
@@ -257,7 +345,7 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
                 )
                 flagged.add(number)
                 continue
-            if _ABSOLUTE.match(value):
+            if ABSOLUTE_URL.match(value):
                 continue
             problems.append(
                 Problem(
@@ -271,6 +359,14 @@ def _line_problems(text: str, robots: RobotsTxt) -> list[Problem]:
             )
             flagged.add(number)
     lines = text.split("\n")
+    if respelled:
+        right = [respelled.get(number, line) for number, line in enumerate(lines, 1)]
+        for warning in parse("\n".join(right), syntax).warnings:
+            if warning.line in respelled and warning.code == "rule-outside-group":
+                written = lines[warning.line - 1].strip()
+                problems.append(
+                    Problem(ERROR, warning.code, warning.message, warning.line, written)
+                )
     for warning in robots.warnings:
         if warning.line in flagged:
             continue
@@ -466,7 +562,7 @@ def lint(raw: bytes, body: Body, syntax: int) -> Lint:
     text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
     budget = _Budget(MIN_COMPARISONS + COMPARISONS_PER_BYTE * len(body.data))
     result = Lint(_file_problems(raw, body), budget=budget.limit)
-    result.problems += _line_problems(text, robots)
+    result.problems += _line_problems(text, parsed, syntax)
     result.problems += _usage_grant_problems(robots, text, budget)
     differences, result.checked_urls, result.checked_agents = _syntax_problems(parsed, budget)
     result.problems += differences

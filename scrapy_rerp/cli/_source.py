@@ -1,19 +1,24 @@
 """``ROBOTS`` read as a crawler reads it: a file or standard input read up to the size cap and
 one byte more (never whole), or an ``http://`` / ``https://`` URL downloaded as the middleware
-downloads it (:mod:`scrapy_rerp.cli._download`); and what a crawler concludes when a download
-gives no rules."""
+downloads it (:mod:`scrapy_rerp.cli._download`), a site's URL (``http://host/``) standing for
+its robots.txt; what a crawler concludes when a download gives no rules; and whether what was
+read is a robots.txt at all."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 from scrapy_rerp import __version__
 from scrapy_rerp._body import MAX_SIZE, Body, read_body
 from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp._urls import robots_url_of
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
 from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.cli._problems import NotRobotsTxt, not_robots_txt
 from scrapy_rerp.engine import RobotsTxt
 
 #: The crawler a command answers for unless ``--agent`` names one: a crawler no group names.
@@ -29,6 +34,7 @@ class Source:
     raw: bytes  # as read, or as downloaded (decoded and capped)
     body: Body  # as the middleware reads it: capped, with its charset
     fetched: Download | None = None
+    site: str | None = None  # the site's URL given, when its robots.txt was read for it
 
     @classmethod
     def given(cls, name: str, raw: bytes) -> Source:
@@ -42,6 +48,31 @@ class Source:
     @property
     def parsed(self) -> bool:
         return self.fetched is None or self.fetched.outcome == PARSED
+
+    @functools.cached_property
+    def not_robots_txt(self) -> NotRobotsTxt | None:
+        """What the bytes read are when they are no robots.txt at all (an HTML or XML page,
+        binary data, without a rule), as lint finds it; None for a robots.txt, and for a
+        download that gave no body."""
+        if not self.parsed:
+            return None
+        return not_robots_txt(self.raw, self.body)
+
+    @property
+    def label(self) -> str:
+        """The name a reader is shown: ``<stdin>`` for ``-``."""
+        return "<stdin>" if self.name == "-" else self.name
+
+    def what_it_is(self) -> str:
+        """``ROBOTS: an HTML (or XML) page, not a robots.txt: ...``, and for a URL asked for
+        that is not a site's robots.txt, where that is."""
+        found = self.not_robots_txt
+        assert found is not None
+        text = f"{self.label}: {found.message}"
+        asked = self.fetched.url if self.fetched is not None else None
+        if asked is not None and urlsplit(asked).path != "/robots.txt":
+            text += f"; the site's robots.txt is {robots_url_of(asked)}"
+        return text
 
     @property
     def robots_url(self) -> str | None:
@@ -59,9 +90,11 @@ class Source:
             "are read, as a crawler reads them (RFC 9309 section 2.5); the rest is ignored"
         )
         if fetched is None:
-            name = "<stdin>" if self.name == "-" else self.name
-            return [f"{name}: {cut}"] if self.body.truncated else []
-        notes = [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
+            return [f"{self.label}: {cut}"] if self.body.truncated else []
+        notes = []
+        if self.site is not None:
+            notes.append(f"{self.site} is a site: reading its robots.txt, {fetched.url}")
+        notes += [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
         if fetched.outcome != PARSED:
             notes.append(f"{fetched.url}: {outcome_reason(fetched)}")
         elif self.body.truncated:
@@ -69,16 +102,30 @@ class Source:
         return notes
 
     def as_dict(self) -> dict[str, Any]:
+        found = self.not_robots_txt
         return {
             "source": self.name,
             "bytes": len(self.body.data),
             "truncated": self.body.truncated,
             "fetch": None if self.fetched is None else self.fetched.as_dict(),
+            "not_robots_txt": found and found.as_dict(),
         }
 
 
 def is_url(source: str) -> bool:
     return source.lower().startswith(("http://", "https://"))
+
+
+def robots_txt_url(url: str) -> str:
+    """*url*, or for a site named by its origin alone (``http://host``, ``http://host/``) its
+    robots.txt, where a crawler looks: a home page is no robots.txt."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url  # the download says what is wrong with it
+    if parts.path in ("", "/") and not parts.query and not parts.fragment and parts.netloc:
+        return robots_url_of(url)
+    return url
 
 
 def user_agent_header(agent: str) -> str:
@@ -101,13 +148,14 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
         except OSError as error:
             raise CliError(f"cannot read standard input: {error.strerror or error}") from error
     if is_url(source):
+        url = robots_txt_url(source)
         settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
         try:
-            fetched = download(source, settings, user_agent_header(agent), timeout)
+            fetched = download(url, settings, user_agent_header(agent), timeout)
         except InvalidUrl as error:
             raise CliError(str(error)) from error
         body = fetched.body if fetched.body is not None else Body(b"", None, False)
-        return Source(source, body.data, body, fetched)
+        return Source(url, body.data, body, fetched, source if url != source else None)
     try:
         with open(source, "rb") as file:
             return Source.given(source, _read_capped(file))

@@ -4,6 +4,7 @@ files, standard input and robots.txt URLs; and ``--usage``: the site's AI usage 
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
@@ -434,3 +435,117 @@ def test_check_usage_without_rules_is_unknown(server: Server) -> None:
     usage = doc["results"][0]["usage"]["train-ai"]
     assert usage["preference"] == "unknown" and usage["line"] is None
     assert "no rules were parsed" in usage["reason"] and "HTTP 404" in usage["reason"]
+
+
+# --- only a robots.txt gets a verdict --------------------------------------------------------
+
+#: A site's robots.txt; its other pages are HTML (the test server's default page).
+SITE_ROBOTS = "User-agent: *\nDisallow: /private/\n"
+
+
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_check_of_a_site_reads_its_robots_txt(server: Server, slash: str) -> None:
+    server.robots(SITE_ROBOTS)
+    site = server.origin + slash
+    done = run("check", site, "/private/x", "/public")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "DISALLOWED  /private/x  line 2: Disallow: /private/",
+        "ALLOWED     /public  (no rule matched)",
+    ]
+    robots = server.url("/robots.txt")
+    assert done.stderr == f"scrapy-rerp: {site} is a site: reading its robots.txt, {robots}\n"
+    assert server.paths() == ["/robots.txt"]  # never the home page
+    status, doc = run_json("check", site, "/private/x")
+    assert status == 1 and doc["robots"]["source"] == robots
+
+
+def test_check_of_a_page_is_not_a_robots_txt_and_gives_no_verdict(server: Server) -> None:
+    server.robots(SITE_ROBOTS)
+    page = server.url("/products/1")
+    done = run("check", page, "/private/x")
+    assert (done.returncode, done.stdout) == (2, "")
+    why = (
+        f"{page}: an HTML (or XML) page, not a robots.txt: a crawler finds no rules in it (a "
+        f"page served for a missing robots.txt?); the site's robots.txt is "
+        f"{server.url('/robots.txt')}"
+    )
+    assert done.stderr == f"scrapy-rerp: error: {why}; no verdict on it without --read-anyway\n"
+    status, doc = run_json("check", page, "/private/x")
+    assert status == 2 and doc == {
+        "command": "check",
+        "error": f"{why}; no verdict on it without --read-anyway",
+    }
+
+
+def test_check_read_anyway_says_what_the_verdict_rests_on(server: Server) -> None:
+    page = server.url("/products/1")
+    done = run("check", page, "/private/x", "--read-anyway")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "ALLOWED     /private/x  (no group applies to this user agent; read from an HTML (or "
+        "XML) page, not a robots.txt)\n"
+    )
+    assert done.stderr.startswith(f"scrapy-rerp: {page}: an HTML (or XML) page, not a robots.txt")
+    assert done.stderr.endswith("; read anyway (--read-anyway)\n")
+    status, doc = run_json("check", page, "/private/x", "--read-anyway")
+    assert status == 0 and doc["results"][0]["allowed"] is True
+    assert doc["robots"]["not_robots_txt"]["code"] == "html"
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (
+            b'<?xml version="1.0"?>\n<urlset><url><loc>/a</loc></url></urlset>\n',
+            "an HTML (or XML) page",
+        ),
+        (gzip.compress(b"User-agent: *\nDisallow: /private/\n"), "binary data"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary data"),
+    ],
+    ids=["xml", "gzip", "png"],
+)
+def test_check_of_a_file_that_is_no_robots_txt(tmp_path: Path, content: bytes, what: str) -> None:
+    robots = write(tmp_path, content)
+    done = run("check", robots, "/private/x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"scrapy-rerp: error: {robots}: {what}, not a robots.txt: ")
+    assert run("check", robots, "/private/x", "--read-anyway").returncode == 0
+
+
+def test_a_robots_txt_in_utf16_that_a_crawler_reads_still_gets_a_verdict(server: Server) -> None:
+    server.robots(SITE_ROBOTS.encode("utf-16"), content_type="text/plain; charset=utf-16")
+    done = run("check", server.url("/robots.txt"), "/private/x")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "DISALLOWED  /private/x  line 2: Disallow: /private/\n"
+
+
+def test_check_with_swapped_arguments_is_an_error_with_a_hint(server: Server) -> None:
+    server.robots(SITE_ROBOTS)
+    done = run("check", server.url("/products/1"), "robots.txt")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "scrapy-rerp: error: 'robots.txt' is neither an absolute path (/...) nor an absolute "
+        "URL (https://...): it looks like a robots.txt: the robots.txt comes first "
+        "(scrapy-rerp check ROBOTS URL...)\n"
+    )
+    assert server.hits() == []  # nothing is downloaded on a guess
+
+
+@pytest.mark.parametrize("url", ["private/x", "example.com/private/x", "robots.txt"])
+def test_check_url_neither_a_path_nor_a_url_is_an_error(tmp_path: Path, url: str) -> None:
+    robots = write(tmp_path, SITE_ROBOTS)
+    done = run("check", robots, "/private/y", url)
+    assert (done.returncode, done.stdout) == (2, "")
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        f"scrapy-rerp: error: {url!r} is neither an absolute path (/...) nor an absolute URL "
+        "(https://...): "
+    )
+    if url == "robots.txt":
+        assert line.endswith(
+            "it looks like a robots.txt: the robots.txt comes first "
+            "(scrapy-rerp check ROBOTS URL...)"
+        )
+    else:
+        assert line.endswith(f"write /{url} for a path, or the URL with its scheme")

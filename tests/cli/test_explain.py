@@ -83,3 +83,40 @@ def test_explain_usage_when_robots_txt_gives_no_rules(server: Server) -> None:
     status, doc = run_json("explain", server.url("/robots.txt"), "/page")
     assert status == 0
     assert doc["syntaxes"]["rfc9309"]["usage"]["search"]["preference"] == "unknown"
+
+
+# --- only a robots.txt gets a verdict --------------------------------------------------------
+
+
+def test_explain_of_a_site_reads_its_robots_txt(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    done = run("explain", server.origin, "/private/x")
+    assert done.returncode == 1, done.stderr
+    assert "RFC9309 (selected): DISALLOWED by line 2: Disallow: /private/" in done.stdout
+    assert server.paths() == ["/robots.txt"]
+
+
+def test_explain_of_a_page_gives_no_verdict_unless_read_anyway(server: Server) -> None:
+    page = server.url("/products/1")
+    done = run("explain", page, "/private/x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(
+        f"scrapy-rerp: error: {page}: an HTML (or XML) page, not a robots.txt: "
+    )
+    assert done.stderr.endswith("; no verdict on it without --read-anyway\n")
+    anyway = run("explain", page, "/private/x", "--read-anyway")
+    assert anyway.returncode == 0, anyway.stderr
+    assert anyway.stdout.splitlines()[:3] == [
+        "URL         /private/x",
+        "User agent  *",
+        f"Read from   {page}: an HTML (or XML) page, not a robots.txt (--read-anyway)",
+    ]
+
+
+def test_explain_url_neither_a_path_nor_a_url_is_an_error(tmp_path: Path) -> None:
+    done = run("explain", write(tmp_path, EXPLAINED), "private/x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "scrapy-rerp: error: 'private/x' is neither an absolute path (/...) nor an absolute URL "
+        "(https://...): write /private/x for a path, or the URL with its scheme\n"
+    )

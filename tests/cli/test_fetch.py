@@ -89,3 +89,49 @@ def test_fetch_resolves_sitemaps_and_skips_a_bad_one(server: Server) -> None:
     assert doc["sitemaps"] == ["https://example.com/one.xml", server.url("/two.xml")]
     assert [s["sitemap"] for s in doc["invalid_sitemaps"]] == ["http://[::1/sitemap.xml", ""]
     assert f"  {server.url('/two.xml')}\n" in run("fetch", server.url("/robots.txt")).stdout
+
+
+# --- only a robots.txt is read as one --------------------------------------------------------
+
+
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_fetch_of_a_site_downloads_its_robots_txt(server: Server, slash: str) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    done = run("fetch", server.origin + slash)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"robots.txt  {server.url('/robots.txt')}"
+    assert "outcome     parsed: rules parsed" in lines
+    assert "  line 1: User-agent: * (1 rule)" in lines
+    assert server.paths() == ["/robots.txt"]
+
+
+def test_fetch_of_a_page_says_it_is_not_a_robots_txt(server: Server) -> None:
+    page = server.url("/products/1")
+    done = run("fetch", page)
+    assert done.returncode == 2
+    assert (
+        "outcome     parsed: an HTML (or XML) page, not a robots.txt: a crawler finds no rules "
+        "in it (a page served for a missing robots.txt?)"
+    ) in done.stdout.splitlines()
+    assert "rules parsed" not in done.stdout
+    assert done.stderr == (
+        f"scrapy-rerp: error: {page}: an HTML (or XML) page, not a robots.txt: a crawler finds "
+        "no rules in it (a page served for a missing robots.txt?); the site's robots.txt is "
+        f"{server.url('/robots.txt')}\n"
+    )
+    status, doc = run_json("fetch", page)
+    assert status == 2 and doc["exit_status"] == 2
+    assert doc["not_robots_txt"]["code"] == "html"
+    assert doc["conclusion"].startswith("an HTML (or XML) page, not a robots.txt")
+
+
+def test_fetch_of_binary_data_says_it_is_not_a_robots_txt(server: Server) -> None:
+    # A gzip body without its Content-Encoding: nothing a crawler can read.
+    server.robots(gzip.compress(b"User-agent: *\nDisallow: /\n"), content_type=None)
+    done = run("fetch", server.url("/robots.txt"))
+    assert done.returncode == 2
+    assert (
+        "outcome     parsed: binary data, not a robots.txt: a crawler finds no rules in it"
+        in done.stdout.splitlines()
+    )

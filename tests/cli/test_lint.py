@@ -114,6 +114,56 @@ def test_lint_misspelled_and_colonless_rules_say_which_readers_apply_them(
     assert "ignored by RFC9309, GYM2008 and MK1996 readers" in by_line[(6, "misspelled-directive")]
 
 
+@pytest.mark.parametrize("syntax", ["rfc9309", "gym2008", "mk1996"])
+@pytest.mark.parametrize("misspelled", ["Dissallow: /x", "Disallow /x", "Alow: /x"])
+def test_lint_a_misspelled_rule_outside_a_group_is_outside_a_group(
+    tmp_path: Path, syntax: str, misspelled: str
+) -> None:
+    """Before any User-agent no reader applies a rule, however it is spelled: the problem a
+    correct spelling gets, and the misspelling, with no reader said to apply it."""
+    correct = "Allow: /x" if misspelled.startswith("Alow") else "Disallow: /x"
+    after = "\nUser-agent: *\nDisallow: /private/\n"
+    _, spelled = lint(tmp_path, correct + after, "--syntax", syntax)
+    status, problems = lint(tmp_path, misspelled + after, "--syntax", syntax)
+    assert status == 1
+    (outside,) = [p for p in spelled if p["code"] == "rule-outside-group"]
+    assert (outside["line"], outside["severity"]) == (1, "error")
+    assert {**outside, "text": misspelled} in problems
+    (note,) = [p for p in problems if p["code"] != "rule-outside-group"]
+    assert note["code"] in ("misspelled-directive", "no-colon") and note["line"] == 1
+    assert "applied by" not in note["message"]
+    assert note["message"].endswith(": ignored by RFC9309, GYM2008 and MK1996 readers")
+    # check agrees: nothing applies it.
+    done = run("check", write(tmp_path, misspelled + after), "/x", "--syntax", syntax)
+    assert (done.returncode, done.stdout.split()[0]) == (0, "ALLOWED")
+
+
+def test_lint_a_site_reads_its_robots_txt_and_a_page_is_html(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    done = run("lint", server.origin + "/")
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.startswith(f"{server.url('/robots.txt')} (syntax rfc9309)\nproblems: 0\n")
+    status, problems = lint_problems_of(server.url("/products/1"))
+    assert status == 1 and problems[0]["code"] == "html"
+    assert problems[0]["message"] == (
+        "an HTML (or XML) page, not a robots.txt: a crawler finds no rules in it (a page "
+        "served for a missing robots.txt?)"
+    )
+
+
+def test_lint_binary_data_is_not_a_robots_txt(tmp_path: Path) -> None:
+    status, problems = lint_problems(tmp_path, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 20)
+    assert status == 1 and (problems[0]["code"], problems[0]["line"]) == ("binary", None)
+    assert problems[0]["message"] == (
+        "binary data, not a robots.txt: a crawler finds no rules in it"
+    )
+
+
+def lint_problems_of(url: str) -> tuple[int, list[dict[str, Any]]]:
+    status, doc = run_json("lint", url)
+    return status, doc["problems"]
+
+
 def test_lint_empty_agent_invalid_values_relative_sitemap_rule_outside_group(
     tmp_path: Path,
 ) -> None:

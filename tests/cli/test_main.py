@@ -34,6 +34,29 @@ def test_usage_errors_exit_two(args: tuple[str, ...]) -> None:
     assert "usage:" in done.stderr
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--format", "json", "check", "ROBOTS", "/private/x"),
+        ("check", "--format", "json", "ROBOTS", "/private/x"),
+        ("check", "ROBOTS", "/private/x", "--format", "json"),
+    ],
+)
+def test_format_before_or_after_the_command(tmp_path: Path, args: tuple[str, ...]) -> None:
+    robots = write(tmp_path, STAR_GROUP)
+    done = run(*(robots if arg == "ROBOTS" else arg for arg in args))
+    assert done.returncode == 1, done.stderr
+    document = json.loads(done.stdout)
+    assert document["command"] == "check" and document["results"][0]["allowed"] is False
+
+
+def test_format_after_the_command_wins(tmp_path: Path) -> None:
+    done = run("--format", "json", "check", write(tmp_path, STAR_GROUP), "/x", "--format", "text")
+    assert (done.returncode, done.stdout) == (0, "ALLOWED     /x  (no rule matched)\n")
+    done = run("--format", "json", "check", write(tmp_path, STAR_GROUP), "/x")
+    assert json.loads(done.stdout)["exit_status"] == 0
+
+
 def test_timeout_must_be_a_positive_number_of_seconds(server: Server) -> None:
     for value in ("0", "-1", "nan", "inf", "soon"):
         done = run("fetch", server.url("/robots.txt"), "--timeout", value)
@@ -68,12 +91,24 @@ def test_errors_in_json_are_a_json_document(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["error"].startswith("cannot read")
 
 
-@pytest.mark.parametrize("command", [("check", "/a", "/b"), ("lint",), ("explain", "/a")])
-def test_binary_files(tmp_path: Path, command: tuple[str, ...]) -> None:
-    junk = random.Random(17).randbytes(300_000)
-    done = run(command[0], write(tmp_path, junk, "junk.bin"), *command[1:])
-    assert done.returncode in (0, 1), done.stderr
-    assert "Traceback" not in done.stderr and done.stderr == ""
+@pytest.mark.parametrize("command", [("check", "/a", "/b"), ("explain", "/a")])
+def test_binary_files_get_no_verdict(tmp_path: Path, command: tuple[str, ...]) -> None:
+    junk = write(tmp_path, random.Random(17).randbytes(300_000), "junk.bin")
+    done = run(command[0], junk, *command[1:])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"scrapy-rerp: error: {junk}: binary data, not a robots.txt: a crawler finds no rules "
+        "in it; no verdict on it without --read-anyway\n"
+    )
+    anyway = run(command[0], junk, *command[1:], "--read-anyway")
+    assert anyway.returncode in (0, 1), anyway.stderr
+    assert "Traceback" not in anyway.stderr
+
+
+def test_binary_files_lint(tmp_path: Path) -> None:
+    done = run("lint", write(tmp_path, random.Random(17).randbytes(300_000), "junk.bin"))
+    assert done.returncode == 1 and done.stderr == ""
+    assert "  file: error: binary data, not a robots.txt" in done.stdout
 
 
 def pipe_into_head(args: list[str], lines: int = 2) -> tuple[int, str]:
@@ -124,7 +159,8 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
     }
     assert set(check["results"][0]) == {"url", "allowed", "line", "rule", "reason", "usage"}
     assert check["usage_categories"] == [] and check["results"][0]["usage"] == {}
-    assert set(check["robots"]) == {"source", "bytes", "truncated", "fetch"}
+    assert set(check["robots"]) == {"source", "bytes", "truncated", "fetch", "not_robots_txt"}
+    assert check["robots"]["not_robots_txt"] is None
     _, explain = run_json("explain", robots, "/a")
     assert set(explain) == {
         "command",
@@ -182,6 +218,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "agent",
         "fetch",
         "conclusion",
+        "not_robots_txt",
         "crawl_delay",
         "groups",
         "sitemaps",

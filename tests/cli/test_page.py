@@ -49,9 +49,12 @@ def test_text_shows_each_directive_where_it_was_stated_and_what_a_crawl_does(
     done = run("page", site.url("/"), "-A", MYBOT)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[:9] == [
+    robots = site.url("/robots.txt")
+    assert lines[:10] == [
         f"page        {site.url('/')}",
-        f"status      200, text/html, {lines[1].split(', ')[2]}",
+        f"robots.txt  {robots} (HTTP 404): ALLOWED (robots.txt unavailable (HTTP 404): every "
+        "URL is allowed)",
+        f"status      200, text/html, {lines[2].split(', ')[2]}",
         f"user agent  {MYBOT} (statements for mybot and for every crawler apply)",
         "directives: 4",
         "  X-Robots-Tag header 1  unavailable_after: 2001-01-01",
@@ -60,9 +63,9 @@ def test_text_shows_each_directive_where_it_was_stated_and_what_a_crawl_does(
         "  meta tag 2 (mybot)     nofollow (for mybot)",
         "restrictions in force: noai, nofollow, noindex",
     ]
-    assert lines[9:11] == ["warnings: 1", "  meta tag 1 (robots): unknown rule 'nope', ignored"]
-    verdicts = {line[:21].strip(): line[21:].strip() for line in lines[12:]}
-    assert lines[11] == "in a crawl:"
+    assert lines[10:12] == ["warnings: 1", "  meta tag 1 (robots): unknown rule 'nope', ignored"]
+    verdicts = {line[:21].strip(): line[21:].strip() for line in lines[13:]}
+    assert lines[12] == "in a crawl:"
     assert verdicts == {
         "links": "NOT FOLLOWED  meta tag 2 (mybot): nofollow",
         "train-ai": "DISALLOWED    meta tag 1 (robots): noai",
@@ -118,11 +121,20 @@ def test_json_document_keys(site: Server) -> None:
         "restrictions",
         "statements",
         "warnings",
+        "robots_txt",
+        "retry_after",
+        "crawl",
         "follow",
         "usage",
         "notes",
         "exit_status",
     }
+    assert document["crawl"] == {
+        "gets_page": True,
+        "decision": "given to the spider",
+        "reason": None,
+    }
+    assert document["retry_after"] is None
     assert document["command"] == "page"
     assert document["directives"]["unavailable_after"] == "2001-01-01T00:00:00+00:00"
     assert document["directives"]["max_snippet"] == 20
@@ -190,7 +202,14 @@ def test_an_image_a_redirect_an_error_page_and_a_compressed_page(server: Server)
 
     status, document = page_json(server.url("/gone"))
     assert status == 1 and document["status"] == 410
-    assert any("HTTP 410" in note and "HttpErrorMiddleware" in note for note in document["notes"])
+    assert document["crawl"] == {
+        "gets_page": False,
+        "decision": "not given to the spider",
+        "reason": "HTTP 410: Scrapy's HttpErrorMiddleware keeps it from the spider's callbacks, "
+        "so none of its directives apply",
+    }
+    assert document["follow"]["allowed"] is False
+    assert document["statements"][0]["text"] == "noindex"  # read, but never applied
 
     status, document = page_json(server.url("/gz"))
     assert status == 0 and document["follow"]["allowed"] is False
@@ -243,3 +262,95 @@ async def test_the_command_says_what_a_crawl_drops(server: Server, tmp_path: Pat
             if usage[purpose]["images" if image else "page"]["allowed"]
         ]
         assert kept(out) == sorted(expected), purpose
+
+
+# -- robots.txt and slow-down answers: what a crawl does before it reads a directive ---------
+
+
+def test_a_page_robots_txt_disallows_is_never_downloaded_in_a_crawl(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    server.route("/private/x", page(robots_meta("robots", "index, follow")))
+    done = run("page", server.url("/private/x"))
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    robots = server.url("/robots.txt")
+    assert lines[1] == f"robots.txt  {robots} (HTTP 200): DISALLOWED by line 2: Disallow: /private/"
+    crawl = lines[lines.index("restrictions in force: none") + 1 :]
+    assert crawl == [
+        "in a crawl: not downloaded: robots.txt disallows it (line 2: Disallow: /private/)",
+        "  links              NOT FOLLOWED  (not downloaded)",
+        "  train-ai           NOT USED      (not downloaded)",
+        "  train-ai (images)  NOT USED      (not downloaded)",
+        "  search             NOT USED      (not downloaded)",
+        "  search (images)    NOT USED      (not downloaded)",
+        "  ai-input           NOT USED      (not downloaded)",
+        "  ai-input (images)  NOT USED      (not downloaded)",
+    ]
+    status, document = page_json(server.url("/private/x"))
+    assert status == 1
+    assert document["robots_txt"] == {
+        "url": robots,
+        "fetch": document["robots_txt"]["fetch"],
+        "allowed": False,
+        "line": 2,
+        "rule": "Disallow: /private/",
+        "reason": "longest match",
+        "not_robots_txt": None,
+    }
+    assert document["crawl"]["gets_page"] is False
+    assert document["follow"]["allowed"] is False
+    assert document["usage"]["search"]["page"]["allowed"] is False
+
+
+def test_a_page_robots_txt_allows_says_so(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    server.route("/open", page(robots_meta("robots", "nofollow")))
+    done = run("page", server.url("/open"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    robots = server.url("/robots.txt")
+    assert lines[1] == f"robots.txt  {robots} (HTTP 200): ALLOWED (no rule matched)"
+    assert "in a crawl:" in lines
+    assert "  links              NOT FOLLOWED  meta tag 1 (robots): nofollow" in lines
+    assert server.paths() == ["/robots.txt", "/open"]  # robots.txt first, as in a crawl
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_slow_down_answer_and_its_retry_after(server: Server, status: int) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    server.route(
+        "/busy",
+        Reply(
+            status=status,
+            body=html_with(""),
+            content_type="text/html",
+            headers={"Retry-After": "120"},
+        ),
+    )
+    done = run("page", server.url("/busy"))
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert "retry-after 120 (120 s)" in lines
+    crawl = lines[lines.index("restrictions in force: none") + 1 :]
+    assert crawl[0] == (
+        f"in a crawl: not now: HTTP {status} asks for 120 s (Retry-After): nothing more is sent "
+        "to this site until then, and the page is asked for again (RetryMiddleware)"
+    )
+    assert crawl[1] == "  links              NOT FOLLOWED  (not now)"
+    assert crawl[2] == "  train-ai           NOT USED      (not now)"
+    _, document = page_json(server.url("/busy"))
+    assert document["retry_after"] == {"value": "120", "seconds": 120.0}
+    assert document["robots_txt"]["allowed"] is True
+    assert document["crawl"]["gets_page"] is False
+
+
+def test_a_slow_down_answer_without_a_usable_retry_after(server: Server) -> None:
+    server.route("/busy", Reply(status=429, body="slow down", headers={"Retry-After": "soon"}))
+    done = run("page", server.url("/busy"))
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert "retry-after soon (nothing a crawl can hold to)" in lines
+    assert (
+        "in a crawl: not now: HTTP 429 without a usable Retry-After: the site's delay floor is "
+        "raised, and the page is asked for again (RetryMiddleware)"
+    ) in lines

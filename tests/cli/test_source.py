@@ -80,14 +80,25 @@ def test_dev_zero_is_read_up_to_the_cap() -> None:
         "bytes": CAP,
         "truncated": True,
         "fetch": None,
+        "not_robots_txt": {
+            "code": "binary",
+            "message": "binary data, not a robots.txt: a crawler finds no rules in it",
+        },
     }
-    assert document["problems"][0]["code"] == "too-large"
+    assert [p["code"] for p in document["problems"] if p["line"] is None] == [
+        "binary",
+        "too-large",
+    ]
+    # NUL bytes are no robots.txt: no verdict, but only once the cap was read.
     done = run_limited("check", "/dev/zero", "/a")
-    assert (done.returncode, done.stdout.split()[0]) == (0, "ALLOWED")
-    assert (
-        done.stderr
-        == f"scrapy-rerp: /dev/zero: {CAPPED} (RFC 9309 section 2.5); the rest is ignored\n"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"scrapy-rerp: /dev/zero: {CAPPED} (RFC 9309 section 2.5); the rest is ignored\n"
+        "scrapy-rerp: error: /dev/zero: binary data, not a robots.txt: a crawler finds no rules "
+        "in it; no verdict on it without --read-anyway\n"
     )
+    done = run_limited("check", "/dev/zero", "/a", "--read-anyway")
+    assert (done.returncode, done.stdout.split()[0]) == (0, "ALLOWED")
 
 
 def test_a_sparse_2_gib_file_is_read_up_to_the_cap(tmp_path: Path) -> None:
