@@ -2,8 +2,8 @@
 settings, and stopped in order when the crawl closes.
 
 * :func:`origin_caches`: the cache requests read (``RERP_CACHE``), and a fleet's shared store
-  behind it, or None when that store cannot run under the crawl's reactor (logged, and the
-  crawl closes as the spider opens);
+  behind it, or None when that store cannot start, or cannot run under the crawl's reactor
+  (logged, and the crawl closes as the spider opens);
 * :func:`assemble`: the :class:`Parts`: the parking lot, the politeness controller (alone, or
   a fleet worker's, joined on the shared store) on Scrapy's download slots, the resume store,
   the listener for new rules and the origin service with its transport and cache;
@@ -31,7 +31,7 @@ from scrapy_rerp._parking import ParkingLot
 from scrapy_rerp._politeness import Politeness
 from scrapy_rerp._resume import ResumeStore
 from scrapy_rerp._rules_applied import RulesApplied
-from scrapy_rerp._settings import CLOSE_REASON
+from scrapy_rerp._settings import CLOSE_REASON, RerpSettingsError
 from scrapy_rerp._sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp._throttle import SlotFloors
 from scrapy_rerp._transport import RobotsTxtDownloader
@@ -55,8 +55,19 @@ def origin_caches(
     crawler: Crawler, settings: RerpSettings
 ) -> tuple[OriginCache, SharedOriginCache | None] | None:
     """The cache the requests read, and the shared store behind it when ``RERP_CACHE`` names
-    one (a fleet); None when that store needs asyncio and the crawl's reactor has none."""
-    backend = build_from_crawler(load_object(settings.cache), crawler)
+    one (a fleet); None when that store cannot start (a setting it needs is bad, its client
+    library is missing) or needs asyncio and the crawl's reactor has none: logged, as one
+    ERROR line, and the crawl closes as the spider opens."""
+    try:
+        backend = build_from_crawler(load_object(settings.cache), crawler)
+    except (RerpSettingsError, ImportError) as error:
+        # e.g. RERP_REDIS_URL missing; the setting is named, as for any bad value.
+        message = str(error)
+        if not isinstance(error, RerpSettingsError):
+            message = f"RERP_CACHE = {settings.cache!r} cannot start: {message}"
+        logger.error("%s; the crawl stops before it starts", message, extra={"crawler": crawler})
+        close_when_opened(crawler, CLOSE_REASON)
+        return None
     if not getattr(backend, "is_shared", False):
         return backend, None
     if not asyncio_available():

@@ -25,8 +25,9 @@ differ, the difference is mended here and nowhere else:
   delay there), the spider's ``download_delay`` attribute before.
 
 Scrapy has no public accessor for the engine's scheduler, nor a signal when the engine starts to
-close; these functions read the engine's private state, and are the only code that does, so that
-a change upstream is mended here. :class:`ScrapyRuntime` runs the Scrapy-free services' tasks.
+close, nor a way to fail a crawl (exit status 1) once its spider has opened; these functions read
+or wrap the engine's private state, and are the only code that does, so that a change upstream is
+mended here. :class:`ScrapyRuntime` runs the Scrapy-free services' tasks.
 """
 
 from __future__ import annotations
@@ -160,10 +161,13 @@ async def download(crawler: Crawler, request: Request) -> Response:
 
 def close_when_opened(crawler: Crawler, reason: str) -> None:
     """Close the crawl with ``reason`` as the spider opens, quietly (whoever asks has logged
-    why). Until the engine closes, the caller must keep requests from being downloaded."""
+    why), as a crawl that could not start: ``scrapy crawl`` and ``scrapy runspider`` then exit
+    with status 1, as they do for a bad Scrapy setting. Until the engine closes, the caller
+    must keep requests from being downloaded."""
     from scrapy.exceptions import CloseSpider
 
     def close_at_open(**kwargs: Any) -> None:
+        _not_started(crawler)
         if SCRAPY_VERSION >= (2, 18):
             raise CloseSpider(reason)  # the spider closes before start() is read
         # The engine is still opening: paused, it sends nothing to the downloader; closed
@@ -173,6 +177,28 @@ def close_when_opened(crawler: Crawler, reason: str) -> None:
         _call_later(0, _close_engine, crawler, reason)
 
     crawler.signals.connect(close_at_open, signal=signals.spider_opened, weak=False)
+
+
+def _not_started(crawler: Crawler) -> None:
+    """Have Scrapy's crawler runner count the crawl as one that could not start.
+
+    A runner sets ``bootstrap_failed`` (what ``scrapy crawl``, ``runspider`` and ``robots``
+    read for their exit status) when a crawl ends without ``crawler.spider``; no public way
+    says so of a spider that opened. So the spider is let go as the engine's last step of
+    closing it (its spider-closed callback, after the ``spider_closed`` handlers and the stats,
+    which some stats collectors read from ``crawler.spider``), before the runner looks.
+    """
+    engine = engine_of(crawler)
+    closed = getattr(engine, "_spider_closed_callback", None)
+    if engine is None or closed is None or getattr(closed, "_rerp_not_started", False):
+        return  # a Scrapy without it: the crawl still stops, with exit status 0
+
+    def let_go(spider: Any) -> Any:
+        crawler.spider = None
+        return closed(spider)
+
+    let_go._rerp_not_started = True  # type: ignore[attr-defined]
+    engine._spider_closed_callback = let_go
 
 
 def _close_engine(crawler: Crawler, reason: str) -> None:

@@ -41,6 +41,11 @@ STAT_INVALID = "robotstxt/sitemaps/invalid"
 
 STAT_SERVED = "robotstxt/served_to_spider"
 
+#: The flags of a robots.txt response served to the spider from the rules' download: Scrapy's
+#: log shows them at the end of its "Crawled" line, which would otherwise read as a second
+#: download (``robots.txt`` is what other middlewares test).
+SERVED_FLAGS = ("robots.txt", "served from the download of the rules")
+
 #: Meta key set on discovered sitemap requests: the robots.txt URL that listed the sitemap.
 META_FROM_ROBOTS = "rerp_sitemap_from_robots"
 
@@ -153,8 +158,8 @@ class SitemapDiscovery:
 class RobotsTxtForTheSpider:
     """robots.txt responses kept for the spider's own requests of them (a SitemapSpider whose
     ``sitemap_urls`` name robots.txt URLs): served once from the middleware's download instead
-    of a second download. Kept only for origins the spider asked for, and forgotten with the
-    origin's cache entry."""
+    of a second download, flagged (:data:`SERVED_FLAGS`) so that the log says so. Kept only for
+    origins the spider asked for, and forgotten with the origin's cache entry."""
 
     def __init__(self, stats: object) -> None:
         self.stats = stats
@@ -186,7 +191,7 @@ class RobotsTxtForTheSpider:
         response = self._kept.pop(origin)
         self._wanted.discard(origin)
         self.stats.inc_value(STAT_SERVED)  # type: ignore[attr-defined]
-        return response.replace(request=request, flags=[*response.flags, "robots.txt"])
+        return response.replace(request=request, flags=[*response.flags, *SERVED_FLAGS])
 
     def forget(self, origin: str) -> None:
         self._kept.pop(origin, None)

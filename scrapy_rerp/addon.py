@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
+from scrapy.utils.misc import load_object
 
 from scrapy_rerp._compat import component_priorities, disable_component
 from scrapy_rerp._settings import RerpSettings
@@ -58,42 +59,54 @@ class Addon:
         settings.set("ROBOTSTXT_OBEY", True, priority="addon")
         settings.set("ROBOTSTXT_PARSER", _PARSER, priority="addon")
 
-        from scrapy_rerp.middleware import (
-            ANSWERS_MIDDLEWARE_PRIORITY,
-            AnswersMiddleware,
-            RobotsTxtMiddleware,
-        )
-
         # Take Scrapy's place in the chain: its priority (100 unless the project moved it).
         priority = component_priorities(settings, _SETTING).get(_scrapy_key(settings), None)
         if not isinstance(priority, int):
             priority = 100
-        # setdefault: if the project already lists ours (under any import path), keep it.
-        settings.setdefault_in_component_priority_dict(_SETTING, RobotsTxtMiddleware, priority)
+        # Each listed under its public name, which Scrapy's log shows; kept as the project
+        # lists it, under any import path (None turns it off).
+        _setdefault(settings, _SETTING, "scrapy_rerp.RobotsTxtMiddleware", priority)
         disable_component(settings, _SETTING, ScrapyRobotsTxtMiddleware)
-        # Its companion, which hears every answer first; setdefault: a project may move it.
-        settings.setdefault_in_component_priority_dict(
-            _SETTING, AnswersMiddleware, ANSWERS_MIDDLEWARE_PRIORITY
+        # Its companion, which hears every answer first.
+        from scrapy_rerp.middleware import ANSWERS_MIDDLEWARE_PRIORITY
+
+        _setdefault(
+            settings, _SETTING, "scrapy_rerp.AnswersMiddleware", ANSWERS_MIDDLEWARE_PRIORITY
         )
 
-        from scrapy_rerp._page_policy import PAGE_MIDDLEWARE_PRIORITY, PageDirectivesMiddleware
+        from scrapy_rerp._page_policy import PAGE_MIDDLEWARE_PRIORITY
 
-        # setdefault again: a project listing it keeps its priority, or None to turn it off.
-        settings.setdefault_in_component_priority_dict(
-            _SPIDER_SETTING, PageDirectivesMiddleware, PAGE_MIDDLEWARE_PRIORITY
+        _setdefault(
+            settings,
+            _SPIDER_SETTING,
+            "scrapy_rerp.PageDirectivesMiddleware",
+            PAGE_MIDDLEWARE_PRIORITY,
         )
+
+
+def _setdefault(settings: BaseSettings, name: str, path: str, priority: int) -> None:
+    """Enable the component ``path`` names in the component priority dictionary ``name``,
+    unless the project lists it already, under any import path or as a class."""
+    cls = load_object(path)
+    components = settings.getdict(name)
+    if any(_loads(key) is cls for key in components):
+        return
+    components[path] = priority
+    settings.set(name, components, settings.getpriority(name) or 0)
+
+
+def _loads(key: object) -> object:
+    try:
+        return load_object(key)
+    except (ImportError, NameError, TypeError, ValueError):
+        return None
 
 
 def _scrapy_key(settings: BaseSettings) -> object:
     """The key under which Scrapy's middleware appears (a class or any import path); the
     last one, the project's, where a Scrapy older than 2.15 keeps the ``_BASE`` one beside."""
-    from scrapy.utils.misc import load_object
-
     found: object = ScrapyRobotsTxtMiddleware
     for key in component_priorities(settings, _SETTING):
-        try:
-            if load_object(key) is ScrapyRobotsTxtMiddleware:
-                found = key
-        except (ImportError, NameError, TypeError, ValueError):
-            continue
+        if _loads(key) is ScrapyRobotsTxtMiddleware:
+            found = key
     return found

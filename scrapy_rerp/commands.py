@@ -26,8 +26,11 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
+from scrapy_rerp._data import Outcome
+from scrapy_rerp._transport import META_KEY as ROBOTS_ORIGIN_META
 from scrapy_rerp._urls import (
     crawl_decision,
+    origin_of,
     request_url,
     robots_url_of,
     rules_url,
@@ -48,12 +51,44 @@ _META = "rerp_robots_command"
 
 
 class _Answer:
-    """The last downloader middleware: answers the command's own requests without a download."""
+    """The last downloader middleware: answers the command's own requests without a download,
+    and notes why a robots.txt download failed (the crawl keeps only that it did)."""
+
+    def __init__(self) -> None:
+        self.causes: dict[str, str] = {}  # origin -> why its robots.txt was not downloaded
 
     def process_request(self, request: Request, spider: Spider | None = None) -> Response | None:
         if request.meta.get(_META):
             return Response(request.url, status=200, request=request)
         return None
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
+        origin = request.meta.get(ROBOTS_ORIGIN_META)
+        if origin:
+            self.causes[origin] = _cause(exception)
+
+
+#: Why a download failed, in the words ``scrapy-rerp fetch`` uses, by exception class name:
+#: Twisted's, Scrapy's own (2.19) and Python's.
+_CAUSES = {
+    "ConnectionRefusedError": "connection refused",
+    "DownloadConnectionRefusedError": "connection refused",
+    "TimeoutError": "timed out",
+    "TCPTimedOutError": "timed out",
+    "DownloadTimeoutError": "timed out",
+    "DNSLookupError": "DNS lookup failed",
+    "CannotResolveHostError": "DNS lookup failed",
+}
+
+
+def _cause(exception: Exception) -> str:
+    for cls in type(exception).__mro__:
+        if cls.__name__ in _CAUSES:
+            return _CAUSES[cls.__name__]
+    text = str(exception)
+    return f"{type(exception).__name__}: {text}" if text else type(exception).__name__
 
 
 class _RobotsSpider(Spider):
@@ -165,7 +200,9 @@ class RobotsCommand(ScrapyCommand):
             self.exitcode = 2
             return
         middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)
-        results = [_result(url, spider, middleware) for url in args]
+        answer = crawler.get_downloader_middleware(_Answer)
+        causes = answer.causes if answer is not None else {}
+        results = [_result(url, spider, middleware, causes) for url in args]
         reason = crawler.stats.get_value("finish_reason") if crawler.stats else None
         if reason == "rerp_settings_error":
             self.exitcode = 2
@@ -187,7 +224,9 @@ def _loads(key: Any) -> Any:
         return None
 
 
-def _result(url: str, spider: _RobotsSpider, middleware: Any) -> dict[str, Any]:
+def _result(
+    url: str, spider: _RobotsSpider, middleware: Any, causes: dict[str, str]
+) -> dict[str, Any]:
     verdict, message = spider.outcomes.get(url, ("error", "no outcome"))
     crawl_url = rules_url(url)
     user_agent = spider.user_agents.get(crawl_url, "")
@@ -212,6 +251,14 @@ def _result(url: str, spider: _RobotsSpider, middleware: Any) -> dict[str, Any]:
     result["status"] = entry.status
     result["outcome"] = entry.outcome
     robots = entry.robots
+    if verdict == "dropped" and robots is None and entry.outcome == Outcome.UNREACHABLE:
+        # The crawl's message says how long it waited (the command does not wait): say why.
+        origin = origin_of(crawl_url)
+        cause = f"HTTP {entry.status}" if entry.status else causes.get(origin, "no answer")
+        result["message"] = (
+            f"robots.txt of {origin} unreachable ({cause}): a crawl downloads nothing from "
+            "this site until it answers"
+        )
     if robots is not None:
         decision = crawl_decision(robots, crawl_url, user_agent)
         result.update(line=decision.line, rule=decision.rule, reason=decision.reason)

@@ -203,8 +203,9 @@ class AnswersMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = settings_for(crawler, close_when_opened)
         if settings is None:
-            # A bad setting, logged once: the crawl closes as the spider opens.
-            raise NotConfigured("a setting is bad")
+            # A bad setting, logged once: the crawl closes as the spider opens. Told nothing,
+            # it passes every response on, and Scrapy logs nothing more of it.
+            return cls()
         if not settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         return cls()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,27 @@ async def test_addon_alone_turns_everything_on(server: Server) -> None:
     assert active_spider_middlewares(crawler).count(PageDirectivesMiddleware) == 1
     assert crawler.get_spider_middleware(PageDirectivesMiddleware) is not None
     assert crawler.stats.get_value("robotstxt/page/responses") == 1
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_the_log_lists_the_middlewares_under_their_public_names(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="scrapy.middleware")
+    await crawl(settings=ADDON, urls=[server.url("/a")])
+    enabled = {
+        r.getMessage().split(":", 1)[0]: r.getMessage()
+        for r in caplog.records
+        if r.getMessage().startswith("Enabled ")
+    }
+    downloader = enabled["Enabled downloader middlewares"]
+    assert "'scrapy_rerp.RobotsTxtMiddleware'" in downloader
+    assert "'scrapy_rerp.AnswersMiddleware'" in downloader
+    assert "'scrapy_rerp.PageDirectivesMiddleware'" in enabled["Enabled spider middlewares"]
+    # The names the docs give, never a private module's.
+    assert "scrapy_rerp._" not in "".join(enabled.values())
+    assert "scrapy_rerp.middleware" not in "".join(enabled.values())
 
 
 def test_settings_at_addon_priority() -> None:
@@ -180,7 +202,11 @@ import scrapy
 
 class OneUrl(scrapy.Spider):
     name = "one"
-    custom_settings = {{"ADDONS": {{"scrapy_rerp.Addon": 100}}, "TELNETCONSOLE_ENABLED": False}}
+    custom_settings = {{
+        "ADDONS": {{"scrapy_rerp.Addon": 100}},
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,  # Scrapy >= 2.19, which warns without asyncio
+    }}
     start_urls = [{url!r}]
 
     def parse(self, response):
@@ -188,27 +214,47 @@ class OneUrl(scrapy.Spider):
 """
 
 
+#: A fleet whose shared store cannot start stops the crawl as a bad value does.
+FLEET = "RERP_CACHE=scrapy_rerp.cache.RedisOriginCache"
+NO_ASYNCIO = "TWISTED_REACTOR=twisted.internet.epollreactor.EPollReactor"
+
+
 @pytest.mark.parametrize(
-    ("setting", "message"),
+    ("settings", "message"),
     [
-        ("RERP_SYNTAX=rfc", "RERP_SYNTAX = 'rfc' is invalid"),
-        ("RERP_CACHE=nope.Cache", "RERP_CACHE = 'nope.Cache' is invalid"),
+        (["RERP_SYNTAX=rfc"], "RERP_SYNTAX = 'rfc' is invalid"),
+        (["RERP_CACHE=nope.Cache"], "RERP_CACHE = 'nope.Cache' is invalid"),
+        ([FLEET], "RERP_REDIS_URL = None is invalid: expected a redis:// URL"),
+        (
+            [FLEET, "RERP_REDIS_URL=redis://127.0.0.1:1/0", NO_ASYNCIO],
+            "RERP_CACHE = 'scrapy_rerp.cache.RedisOriginCache' is shared through asyncio",
+        ),
     ],
 )
-def test_scrapy_command_line_shows_one_message(
-    server: Server, tmp_path: Path, setting: str, message: str
+def test_scrapy_command_line_shows_one_message_and_exits_1(
+    server: Server, tmp_path: Path, settings: list[str], message: str
 ) -> None:
     spider = tmp_path / "spider.py"
     spider.write_text(SPIDER.format(url=server.url("/a")))
+    options = [arg for setting in settings for arg in ("-s", setting)]
     done = subprocess.run(
-        [sys.executable, "-m", "scrapy", "runspider", str(spider), "-s", setting],
+        [sys.executable, "-m", "scrapy", "runspider", str(spider), *options],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=tmp_path,
     )
     log = done.stderr
-    assert log.count(message) == 1, log
+    # As Scrapy's own bad settings: a crawl that did not start is a failure for a script or CI.
+    assert done.returncode == 1, log
+    # The one line that names the setting, and no other warning or error.
+    (line,) = [
+        line
+        for line in log.splitlines()
+        if any(f"] {level}: " in line for level in ("WARNING", "ERROR", "CRITICAL"))
+    ]
+    assert "] ERROR: " in line and message in line and log.count(message) == 1, log
+    assert line.endswith("; the crawl stops before it starts"), line
     assert "Traceback" not in log and "Task exception" not in log, log
     assert "Spider closed (rerp_settings_error)" in log
     assert server.paths() == []

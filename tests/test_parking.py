@@ -7,6 +7,7 @@ are), asserting what the servers received, what the spider saw and the ledger's 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -21,6 +22,7 @@ from twisted.python.failure import Failure
 
 from scrapy_rerp._compat import close_spider, sleep
 from tests.support.crawls import ignored, pages, rerp, timed_crawl
+from tests.support.redis import RedisServer
 from tests.support.servers import ListSpider, Server, crawl, ledger
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
@@ -162,6 +164,42 @@ async def test_closing_drops_parked_requests_at_once(
 def stat_value(crawler: Crawler, name: str) -> Any:
     assert crawler.stats is not None
     return crawler.stats.get_value(name)
+
+
+@pytest.mark.needs_asyncio  # a fleet worker: redis.asyncio
+@pytest_twisted.ensureDeferred
+async def test_a_fleet_worker_closing_names_the_crawl_delay_turn_its_requests_waited_for(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # robots.txt answers at once, and its answer takes the fleet's first turn: every page
+    # waits 30 s for a Crawl-delay turn (the head in place, the others parked), and the crawl
+    # closes before, without waiting for the turn.
+    server.robots("User-agent: *\nCrawl-delay: 30\n")
+    urls = [server.url(f"/p{i}") for i in range(4)]
+    redis_server = RedisServer().start()
+    try:
+        settings = rerp(
+            RERP_CACHE="scrapy_rerp.cache.RedisOriginCache",
+            RERP_REDIS_URL=redis_server.url,
+            CLOSESPIDER_TIMEOUT=0.5,
+        )
+        started = time.monotonic()
+        crawler = await crawl(settings=settings, urls=urls)
+        took = time.monotonic() - started
+    finally:
+        redis_server.stop()
+    assert server.paths() == ["/robots.txt"]
+    assert took < 10, took  # the head gave its turn up as the crawl closed (not 30 s)
+    dropped = [r.getMessage() for r in caplog.records if "Crawl closing: dropped" in r.getMessage()]
+    # What they waited for; not robots.txt, which was known.
+    assert len(dropped) == 1, dropped
+    assert re.fullmatch(
+        r"Crawl closing: dropped (\d) request\(s\) still waiting for a Crawl-delay turn "
+        rf"of 1 origin\(s\): {re.escape(server.origin)} \(\1\)",
+        dropped[0],
+    ), dropped
+    assert stat_value(crawler, "finish_reason") == "closespider_timeout"
+    assert ledger(crawler)["dropped/crawl_closing"] >= 1
 
 
 # -- what the spider, the other middlewares and the stats see ----------------------------------

@@ -76,13 +76,42 @@ def test_robots_command_json(server: Server, project: Path) -> None:
     assert doc["exit_status"] == 0
 
 
-def test_robots_command_unreachable_robots_txt(project: Path) -> None:
+def test_robots_command_unreachable_robots_txt_says_why(project: Path) -> None:
     with Server() as gone:
         url = gone.url("/page")
     done = scrapy(project, url)
     assert done.returncode == 1
-    assert "DROPPED" in done.stdout and "unreachable" in done.stdout
+    assert done.stdout.splitlines()[:3] == [
+        f"DROPPED     {url}",
+        f"  robots.txt   {gone.url('/robots.txt')} (HTTP -, unreachable)",
+        f"  why          robots.txt of {gone.origin} unreachable (connection refused): a crawl "
+        "downloads nothing from this site until it answers",
+    ]
     assert "Traceback" not in done.stderr
+    (result,) = json.loads(scrapy(project, url, "--format", "json").stdout)["results"]
+    assert result["decision"] == "dropped" and result["outcome"] == "unreachable"
+    assert result["message"].startswith(
+        f"robots.txt of {gone.origin} unreachable (connection refused)"
+    )
+
+
+def test_robots_command_unreachable_robots_txt_http_status(server: Server, project: Path) -> None:
+    server.robots("", status=503)
+    done = scrapy(project, server.url("/page"))
+    assert done.returncode == 1
+    assert (
+        f"  why          robots.txt of {server.origin} unreachable (HTTP 503): a crawl "
+        "downloads nothing from this site until it answers"
+    ) in done.stdout.splitlines()
+
+
+def test_robots_command_with_a_bad_setting(server: Server, project: Path) -> None:
+    done = scrapy(project, server.url("/page"), "-s", "RERP_SYNTAX=rfc")
+    assert done.returncode == 2
+    assert done.stdout == ""  # no verdict on a crawl that did not start
+    (line,) = [line for line in done.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert "ERROR: RERP_SYNTAX = 'rfc' is invalid" in line
+    assert server.paths() == []
 
 
 def test_robots_command_usage_error(project: Path) -> None:

@@ -222,6 +222,43 @@ async def test_robots_txt_in_sitemap_urls_with_discovery_downloads_everything_on
     assert crawler.stats.get_value(STAT_SCHEDULED) == 1
 
 
+class RobotsTxtSitemaps(SitemapSpider):
+    """The plain set-up, without discovery: ``sitemap_urls`` names robots.txt."""
+
+    name = "robots-sitemaps"
+
+    def parse(self, response: Response) -> None:
+        pass
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_in_sitemap_urls_is_logged_as_one_download(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(f"User-agent: *\nDisallow: /private\nSitemap: {server.url('/sitemap.xml')}\n")
+    server.route("/sitemap.xml", urlset([server.url("/page")]))
+    caplog.set_level(logging.DEBUG, logger="scrapy.core.engine")
+    await crawl(
+        RobotsTxtSitemaps,
+        settings(ADDON, LOG_LEVEL="DEBUG"),
+        sitemap_urls=[server.url("/robots.txt")],
+    )
+    assert server.count("/robots.txt") == 1
+    robots = f"<GET {server.url('/robots.txt')}>"
+    crawled = [
+        r.getMessage()
+        for r in caplog.records
+        if r.getMessage().startswith(f"Crawled (200) {robots}")
+    ]
+    # The download, logged as any download is; then the spider's request, answered from it,
+    # saying so (Scrapy logs the flags of a response at the end of its line).
+    assert crawled == [
+        f"Crawled (200) {robots} (referer: None)",
+        f"Crawled (200) {robots} (referer: None) "
+        "['robots.txt', 'served from the download of the rules']",
+    ]
+
+
 @pytest_twisted.ensureDeferred
 async def test_an_undecodable_sitemap_line_does_not_stop_the_others(
     server: Server, via: str
