@@ -3,8 +3,9 @@
 A bad value is an error naming the setting and the value, raised when the crawler is built:
 a crawl that silently ignores robots.txt (or hammers a site) because of a typo is worse than
 a crawl that does not start. In a crawl, :func:`settings_for` reports it once, as one log
-line, and closes the spider before anything is downloaded; it also warns about ``RERP_*``
-names that no part of the plugin reads (a misspelled setting would otherwise be ignored).
+line, and closes the spider before anything is downloaded (``scrapy crawl`` exits with 1); it
+also warns about ``RERP_*`` names that no part of the plugin reads (a misspelled setting would
+otherwise be ignored).
 
 Standard library only (Scrapy is imported only when a crawl has to be stopped): the command
 line shares the syntax names.
@@ -428,16 +429,29 @@ def known_settings() -> frozenset[str]:
 
 
 def unknown_settings(settings: Any) -> list[tuple[str, str | None]]:
-    """``RERP_*`` names set in ``settings`` that the plugin does not read, each with the
-    closest known name (or None)."""
+    """``RERP_*`` names set in ``settings`` that the plugin does not read, each with what it
+    may have meant (or None): the closest known name, or the settings a prefix begins
+    (``RERP_PAGE``: ``"one of RERP_PAGE_HEADER, RERP_PAGE_META, ..."``)."""
     known = known_settings()
-    # Compared without the common prefix, which would make any two names look alike.
-    tails = {name.removeprefix("RERP_"): name for name in sorted(known)}
+    # Compared without the common prefix, which would make any two names look alike. Every
+    # known name is a candidate, and so is every word prefix of one, standing for the names it
+    # begins.
+    begun: dict[str, list[str]] = {}
+    for known_name in sorted(known):
+        words = known_name.removeprefix("RERP_").split("_")
+        for count in range(1, len(words) + 1):
+            begun.setdefault("_".join(words[:count]), []).append(known_name)
     found = []
     for name in sorted(n for n in settings if isinstance(n, str) and n.startswith("RERP_")):
         if name not in known:
-            close = difflib.get_close_matches(name.removeprefix("RERP_"), tails, n=1, cutoff=0.6)
-            found.append((name, tails[close[0]] if close else None))
+            tail = name.removeprefix("RERP_").rstrip("_")
+            close = difflib.get_close_matches(tail, begun, n=1, cutoff=0.6)
+            if not close:
+                found.append((name, None))
+                continue
+            meant = f"RERP_{close[0]}"
+            names = [meant] if meant in known else begun[close[0]]
+            found.append((name, names[0] if len(names) == 1 else "one of " + ", ".join(names)))
     return found
 
 
@@ -456,7 +470,8 @@ def settings_for(
     The first call for a crawler logs a WARNING for every unknown ``RERP_*`` name and, for a
     bad value, the error as one ERROR line; the crawl is then closed when the spider opens
     (``close_when_opened(crawler, CLOSE_REASON)``: Scrapy's way differs between versions),
-    before any request is downloaded. Later calls say nothing more. Call it once the settings
+    before any request is downloaded, as a crawl that could not start (``scrapy crawl`` exits
+    with status 1). Later calls say nothing more. Call it once the settings
     are final (from a component's ``from_crawler``).
     """
     checked = _CHECKED.get(crawler)

@@ -1,6 +1,6 @@
 """A polite Scrapy crawl with ``ADDONS = {"scrapy_rerp.Addon": 100}``, offline, in seconds.
 
-Run it with ``scrapy-rerp demo`` (after ``pip install "scrapy-rerp[scrapy]"``), or from the
+Run it with ``scrapy-rerp demo`` (after ``pip install -e "./scrapy-rerp[scrapy]"``), or from the
 repository with ``python examples/polite_crawl.py`` (``--pages 5``, ``--blog-robots missing``,
 ``-v``); it needs no file of the repository and leaves nothing running.
 

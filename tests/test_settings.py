@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -271,6 +272,45 @@ def test_settings_for_warns_once_per_unknown_name(caplog: pytest.LogCaptureFixtu
         "Unknown setting RERP_CRAWL_DELAYS: scrapy_rerp has no such setting, it is ignored; "
         "did you mean RERP_CRAWL_DELAY?"
     ]
+
+
+def setting_families() -> dict[str, list[str]]:
+    """Each word prefix of the known settings that is no setting itself (``RERP_PAGE``), with
+    the settings it begins."""
+    known = known_settings()
+    families: dict[str, list[str]] = {}
+    for name in sorted(known):
+        words = name.split("_")
+        for count in range(2, len(words)):
+            prefix = "_".join(words[:count])
+            if prefix not in known:
+                families.setdefault(prefix, []).append(name)
+    return families
+
+
+def test_a_prefix_suggests_the_settings_it_begins() -> None:
+    families = setting_families()
+    assert "RERP_PAGE" in families and "RERP_REDIS" in families
+    wrong = {}
+    for prefix, members in sorted(families.items()):
+        [(name, suggestion)] = unknown_settings(Settings({prefix: True}))
+        named = set(re.findall(r"RERP_[A-Z_]*[A-Z]", suggestion or ""))
+        if name != prefix or named != set(members):
+            wrong[prefix] = suggestion
+    assert wrong == {}
+
+
+@pytest.mark.parametrize("guess", ["RERP_PAGE", "RERP_PAGE_", "RERP_PAGES"])
+def test_guessing_the_page_settings_suggests_them(
+    guess: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings_for(get_crawler(settings_dict={guess: False}), close_when_opened)
+    [warning] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    page = sorted(name for name in known_settings() if name.startswith("RERP_PAGE_"))
+    assert warning == (
+        f"Unknown setting {guess}: scrapy_rerp has no such setting, it is ignored; "
+        f"did you mean one of {', '.join(page)}?"
+    )
 
 
 def test_settings_for_reports_a_bad_value_once(caplog: pytest.LogCaptureFixture) -> None:

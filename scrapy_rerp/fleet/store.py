@@ -322,7 +322,7 @@ class RedisOriginCache:
             from redis.exceptions import ResponseError
         except ImportError as exc:  # pragma: no cover - the [redis] extra
             raise ImportError(
-                'RedisOriginCache needs redis-py: pip install "scrapy-rerp[redis]"'
+                'RedisOriginCache needs redis-py: pip install -e "./scrapy-rerp[redis]"'
             ) from exc
         self.url = url
         self.prefix = prefix
