@@ -587,3 +587,33 @@ def test_the_benchmarks_page_quotes_the_same_memory() -> None:
     for match, column in ((retained, 0), (deep, 1)):
         assert agrees(match.group(1), measured[WAYS["scrapy_rerp"]][column]), match.group(0)
         assert agrees(match.group(2), measured[WAYS["Scrapy"]][column]), match.group(0)
+
+
+def broad_crawl() -> dict[str, tuple[int, float]]:
+    """Each way's pages/s and CPU per request against Scrapy's, from the newest broad crawl
+    section of CRAWL_RESULTS.md (its first table)."""
+    sections = re.split(r"^# ", read(CRAWL_RESULTS), flags=re.M)
+    section = next(s for s in sections if s.startswith("A broad crawl"))
+    rows = re.findall(
+        r"^\| ([^|]+?) \| ([\d,]+) \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ "
+        r"\| [^|]+ \| ([\d.]+)x \|",
+        section,
+        re.M,
+    )
+    assert rows, "no pages/s table in the broad crawl section"
+    return {way: (int(pages.replace(",", "")), float(vs)) for way, pages, vs in rows}
+
+
+def test_the_readme_s_broad_crawl_is_the_benchmark_s() -> None:
+    row = re.search(
+        r"^broad crawl, ([\d,]+) sites x (\d) pages +(\d+) pages/s +(\d+) pages/s, "
+        r"([\d.]+)x the CPU$",
+        read(README),
+        re.M,
+    )
+    assert row is not None
+    measured = broad_crawl()
+    assert int(row.group(3)) == measured[WAYS["Scrapy"]][0]
+    assert int(row.group(4)) == measured[WAYS["scrapy_rerp"]][0]
+    assert float(row.group(5)) == round(measured[WAYS["scrapy_rerp"]][1], 2)
+    assert f"{row.group(1)} origins, {row.group(2)} pages each" in read(CRAWL_RESULTS)
