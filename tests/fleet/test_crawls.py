@@ -261,9 +261,12 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     polite.robots("User-agent: *\nCrawl-delay: 0.4\n")
     fast.robots("User-agent: *\nAllow: /\n")
     # Two workers with Scrapy's own scheduler (scrapy-redis's needs Redis itself), each with
-    # its half of the URLs of both origins, for about 10 s.
+    # its half of the URLs of both origins. Enough polite pages that the crawl goes on well
+    # after Redis is back: before Redis goes, the fleet sends one every 0.4 s; while it is
+    # away, each worker does (twice the rate); then once every 0.4 s again.
+    polite_pages = 18
     halves = [
-        [polite.url(f"/w{w}/p{i}") for i in range(12)]
+        [polite.url(f"/w{w}/p{i}") for i in range(polite_pages)]
         + [fast.url(f"/w{w}/p{i}") for i in range(12)]
         for w in (0, 1)
     ]
@@ -287,7 +290,7 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     # Nothing lost.
     for w, report in enumerate(reports):
         assert sorted(report["received"]) == sorted(halves[w])
-    expected_polite = sorted(f"/w{w}/p{i}" for w in (0, 1) for i in range(12))
+    expected_polite = sorted(f"/w{w}/p{i}" for w in (0, 1) for i in range(polite_pages))
     assert sorted(pages(polite)) == expected_polite
     logs = "\n".join(r["log"] for r in reports)
     assert "is unavailable" in logs and "answers again" in logs
