@@ -799,7 +799,7 @@ def memory_child(config: dict[str, Any]) -> None:
     from scrapy.settings.default_settings import USER_AGENT
 
     from scrapy_rerp.cache import MemoryOriginCache, RobotsEntry
-    from scrapy_rerp.robotparser import parse_body
+    from scrapy_rerp.core.body import parse_body
 
     netlocs: list[str] = config["netlocs"]
     bodies = [robots_txt(i, netloc).encode() for i, netloc in enumerate(netlocs)]
@@ -871,7 +871,7 @@ def troubled_child(config: dict[str, Any]) -> None:
     from scrapy.crawler import CrawlerProcess
     from scrapy.exceptions import IgnoreRequest
 
-    from scrapy_rerp._compat import close_spider
+    from scrapy_rerp.crawl.compat import close_spider
 
     healthy: list[str] = config["healthy"]
     urls = troubled_urls(healthy, config["troubled"], config["pages"])

@@ -1,7 +1,7 @@
 """What reading a page's robots meta tags costs a crawl, against parsing the page with a selector.
 
-``PageDirectivesMiddleware`` reads meta tags with ``scrapy_rerp._head_meta.head_meta_tags``: the
-head is cut at its first ``<body`` tag, and parsed with a Scrapy selector only when it holds
+``PageDirectivesMiddleware`` reads meta tags with ``scrapy_rerp.crawl.head_meta.head_meta_tags``:
+the head is cut at its first ``<body`` tag, and parsed with a Scrapy selector only when it holds
 ``<meta`` and names ``robots`` or the crawler. The peer is the plain way with Scrapy's
 selectors: the whole page parsed, ``//head//meta[@name]`` selected. The engine's html.parser
 reader (``robots_meta_tags``, the command line's) is measured too.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from scrapy.selector import Selector
 
-from scrapy_rerp._head_meta import head_meta_tags
+from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.engine import robots_meta_tags
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._settings import RerpSettingsError
+from .core.settings import RerpSettingsError
 from .engine import (
     GYM2008,
     MAX_FILESIZE,
@@ -38,10 +38,10 @@ from .engine import (
 )
 
 if TYPE_CHECKING:
-    from ._page_policy import PageDirectivesMiddleware
     from .addon import Addon
-    from .middleware import AnswersMiddleware, RobotsTxtMiddleware
-    from .robotparser import RerpRobotParser
+    from .crawl.middleware import AnswersMiddleware, RobotsTxtMiddleware
+    from .crawl.page_directives import PageDirectivesMiddleware
+    from .crawl.robotparser import RerpRobotParser
 
 __version__ = "0.1.0"
 
@@ -80,10 +80,10 @@ __all__ = [
 
 # Scrapy-facing names, resolved on first use so that the engine never imports scrapy.
 _LAZY = {
-    "RerpRobotParser": "scrapy_rerp.robotparser",
-    "RobotsTxtMiddleware": "scrapy_rerp.middleware",
-    "AnswersMiddleware": "scrapy_rerp.middleware",
-    "PageDirectivesMiddleware": "scrapy_rerp._page_policy",
+    "RerpRobotParser": "scrapy_rerp.crawl.robotparser",
+    "RobotsTxtMiddleware": "scrapy_rerp.crawl.middleware",
+    "AnswersMiddleware": "scrapy_rerp.crawl.middleware",
+    "PageDirectivesMiddleware": "scrapy_rerp.crawl.page_directives",
     "Addon": "scrapy_rerp.addon",
 }
 

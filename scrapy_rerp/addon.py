@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp._compat import component_priorities, disable_component
-from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.crawl.compat import component_priorities, disable_component
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -68,13 +68,13 @@ class Addon:
         _setdefault(settings, _SETTING, "scrapy_rerp.RobotsTxtMiddleware", priority)
         disable_component(settings, _SETTING, ScrapyRobotsTxtMiddleware)
         # Its companion, which hears every answer first.
-        from scrapy_rerp.middleware import ANSWERS_MIDDLEWARE_PRIORITY
+        from scrapy_rerp.crawl.middleware import ANSWERS_MIDDLEWARE_PRIORITY
 
         _setdefault(
             settings, _SETTING, "scrapy_rerp.AnswersMiddleware", ANSWERS_MIDDLEWARE_PRIORITY
         )
 
-        from scrapy_rerp._page_policy import PAGE_MIDDLEWARE_PRIORITY
+        from scrapy_rerp.crawl.page_directives import PAGE_MIDDLEWARE_PRIORITY
 
         _setdefault(
             settings,

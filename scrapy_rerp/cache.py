@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from scrapy_rerp._data import RobotsEntry
+from scrapy_rerp.core.data import RobotsEntry
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -123,7 +123,7 @@ class MemoryOriginCache:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MemoryOriginCache:
-        from scrapy_rerp._settings import RerpSettings
+        from scrapy_rerp.core.settings import RerpSettings
 
         settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
         return cls(settings.cache_max_origins)

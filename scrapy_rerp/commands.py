@@ -26,9 +26,9 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp._data import Outcome
-from scrapy_rerp._transport import META_KEY as ROBOTS_ORIGIN_META
-from scrapy_rerp._urls import (
+from scrapy_rerp.addon import Addon
+from scrapy_rerp.core.data import Outcome
+from scrapy_rerp.core.urls import (
     crawl_decision,
     origin_of,
     request_url,
@@ -36,8 +36,8 @@ from scrapy_rerp._urls import (
     rules_url,
     sitemap_url,
 )
-from scrapy_rerp.addon import Addon
-from scrapy_rerp.middleware import RobotsTxtMiddleware
+from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
+from scrapy_rerp.crawl.transport import META_KEY as ROBOTS_ORIGIN_META
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace

@@ -16,8 +16,8 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from scrapy_rerp import Addon, AnswersMiddleware, PageDirectivesMiddleware, RobotsTxtMiddleware
-from scrapy_rerp._compat import component_priorities
-from scrapy_rerp._settings import RerpSettingsError
+from scrapy_rerp.core.settings import RerpSettingsError
+from scrapy_rerp.crawl.compat import component_priorities
 from tests.support.servers import Server, crawl, stopped_by_settings
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
@@ -135,7 +135,7 @@ def test_applied_twice_no_duplicates() -> None:
 def test_a_project_listing_of_the_page_middleware_is_kept(priority: int | None) -> None:
     for key in (
         "scrapy_rerp.PageDirectivesMiddleware",
-        "scrapy_rerp._page_policy.PageDirectivesMiddleware",
+        "scrapy_rerp.crawl.page_directives.PageDirectivesMiddleware",
     ):
         settings = Settings({"SPIDER_MIDDLEWARES": {key: priority}})
         Addon().update_settings(settings)

@@ -21,12 +21,12 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
-from scrapy_rerp._compat import close_spider, open_spider
-from scrapy_rerp._data import Fetched, Outcome
-from scrapy_rerp._origins import WAIT
+from scrapy_rerp.core.body import parse_body
+from scrapy_rerp.core.data import Fetched, Outcome
+from scrapy_rerp.core.origins import WAIT
+from scrapy_rerp.crawl.compat import close_spider, open_spider
+from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 from scrapy_rerp.engine import RobotsTxt
-from scrapy_rerp.middleware import RobotsTxtMiddleware
-from scrapy_rerp.robotparser import parse_body
 from tests.support.crawls import rerp
 from tests.support.servers import BASE_SETTINGS
 

@@ -140,7 +140,7 @@ def test_a_failing_cell_fails_the_run(ci: CiRun, status: int) -> None:
 def test_a_cell_in_which_no_test_ran_fails_saying_so(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0"]
-        + ["-m", "no_such_marker", str(REPO_ROOT / "tests" / "test_urls.py")],
+        + ["-m", "no_such_marker", str(REPO_ROOT / "tests" / "core" / "test_urls.py")],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
@@ -170,7 +170,7 @@ def test_readme_names_the_command_the_script_runs() -> None:
 
 
 def test_docs_document_every_setting_and_list_their_pages() -> None:
-    from scrapy_rerp._settings import known_settings
+    from scrapy_rerp.core.settings import known_settings
 
     docs = REPO_ROOT / "docs"
     reference = (docs / "settings.rst").read_text(encoding="utf-8")

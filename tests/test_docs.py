@@ -326,9 +326,9 @@ def test_the_stats_are_collected_from_the_code() -> None:
     stats = code_stats()
     # A literal, a constant of a part split out, an f-string with a placeholder, and names
     # built by a helper from its prefix.
-    from scrapy_rerp import _cool_downs, _floors
+    from scrapy_rerp.core import cool_downs, floors
 
-    assert {"robotstxt/forbidden", _floors.STAT_RAISED, _cool_downs.STAT_WAITED} <= stats
+    assert {"robotstxt/forbidden", floors.STAT_RAISED, cool_downs.STAT_WAITED} <= stats
     assert "robotstxt/dropped/<*>" in stats
     assert {"robotstxt/page/header_seen", "robotstxt/page/items_dropped/<*>"} <= stats
     assert "robotstxt/page/<*>" not in stats
@@ -382,17 +382,17 @@ def test_the_stats_page_links_a_page_of_each_family() -> None:
 
 def switches_on_by_default() -> list[str]:
     """The boolean ``RERP_*`` settings whose default is True, as the settings reader asks."""
-    from scrapy_rerp import _settings
+    from scrapy_rerp.core import settings
 
     asked: list[str] = []
 
-    class Recording(_settings._Reader):
+    class Recording(settings._Reader):
         def boolean(self, name: str, default: bool) -> bool:
             if default and name.startswith("RERP_"):
                 asked.append(name)
             return super().boolean(name, default)
 
-    _settings.RerpSettings._read(Recording({}), require_obey=False)
+    settings.RerpSettings._read(Recording({}), require_obey=False)
     return sorted(asked)
 
 
@@ -442,7 +442,7 @@ def middlewares(settings: dict[str, Any]) -> tuple[list[type], list[type]]:
     from scrapy.utils.misc import load_object
     from scrapy.utils.test import get_crawler
 
-    from scrapy_rerp._compat import component_priorities
+    from scrapy_rerp.crawl.compat import component_priorities
 
     crawler = get_crawler(settings_dict=settings)
     spider = [type(mw) for mw in SpiderMiddlewareManager.from_crawler(crawler).middlewares]

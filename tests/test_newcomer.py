@@ -113,7 +113,7 @@ def test_a_crawl_obeys_robots_txt_and_says_so(project: Path, site: Server) -> No
     # The middlewares are listed under the names the docs give.
     assert "'scrapy_rerp.RobotsTxtMiddleware'" in log
     assert "'scrapy_rerp.PageDirectivesMiddleware'" in log
-    assert "_page_policy" not in log
+    assert "scrapy_rerp.crawl.page_directives" not in log
     assert lines(log, "WARNING", "ERROR", "CRITICAL") == []
     assert "'robotstxt/forbidden': 1" in log
     assert "Spider closed (finished)" in log

@@ -1,6 +1,6 @@
 """Sites that say "slow down", in real crawls with the add-on: what the servers received, and
 when. Each site is on its own host (127.0.0.2, .3, ...), so its own download slot. The answers'
-reading and the controller alone are in test_slowdown.py and test_politeness.py."""
+reading and the controller alone are in core/test_slowdown.py and core/test_politeness.py."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from scrapy import signals
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 
-from scrapy_rerp._gate import RobotsGate
-from scrapy_rerp._slowdown import META
+from scrapy_rerp.core.slowdown import META
+from scrapy_rerp.crawl.gate import RobotsGate
 from tests.support.servers import (
     Hit,
     ListSpider,

@@ -16,12 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._policy import ALLOW_ALL
-from scrapy_rerp._settings import syntax_name
-from scrapy_rerp._urls import crawl_decision, origin_of, request_url, rules_url
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._problems import ABSOLUTE_URL
 from scrapy_rerp.cli._source import Source, is_url, outcome_reason
+from scrapy_rerp.core.settings import syntax_name
+from scrapy_rerp.core.status import ALLOW_ALL
+from scrapy_rerp.core.urls import crawl_decision, origin_of, request_url, rules_url
 from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
 
 

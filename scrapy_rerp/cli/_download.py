@@ -1,10 +1,10 @@
 """robots.txt downloaded as a crawl would, without Scrapy: for the command line.
 
-The same rules as the crawl (:mod:`scrapy_rerp._transport`), over urllib: what each status
-means is :func:`scrapy_rerp._policy.status_outcome`; redirects are followed here (up to
+The same rules as the crawl (:mod:`scrapy_rerp.crawl.transport`), over urllib: what each status
+means is :func:`scrapy_rerp.core.status.status_outcome`; redirects are followed here (up to
 ``RERP_MAX_REDIRECTS``, to any host, to http and https URLs only, as
-:func:`scrapy_rerp._urls.redirect_target` says for the crawl); the body is read by
-:func:`scrapy_rerp._body.read_body` (Content-Encoding undone and capped at ``RERP_MAX_SIZE``,
+:func:`scrapy_rerp.core.urls.redirect_target` says for the crawl); the body is read by
+:func:`scrapy_rerp.core.body.read_body` (Content-Encoding undone and capped at ``RERP_MAX_SIZE``,
 charset from Content-Type) and its lifetime comes from the same header readers. One download,
 no retry: an unreachable robots.txt is reported as such (a crawl would park its requests and
 retry).
@@ -24,12 +24,12 @@ from email.message import Message
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy_rerp import _policy
-from scrapy_rerp._body import Body, read_body
-from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
-from scrapy_rerp._settings import RerpSettings
-from scrapy_rerp._slowdown import retry_after_wait
-from scrapy_rerp._urls import redirect_target
+from scrapy_rerp.core import status as ladder
+from scrapy_rerp.core.body import Body, read_body
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.slowdown import retry_after_wait
+from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
+from scrapy_rerp.core.urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = ["Download", "Headers", "InvalidUrl", "check_url", "download", "network_reason"]
@@ -44,7 +44,7 @@ class Download:
     """What one robots.txt download (redirects followed) tells a crawler."""
 
     url: str
-    outcome: str  # _policy.PARSED, ALLOW_ALL, DISALLOW_ALL or UNREACHABLE
+    outcome: str  # ladder.PARSED, ALLOW_ALL, DISALLOW_ALL or UNREACHABLE
     reason: str  # "HTTP 200", "HTTP 503", "connection refused", ...
     final_url: str | None = None
     status: int | None = None
@@ -263,13 +263,13 @@ def _follow(
             result.status = status
             result.reason = f"HTTP {status}"
             retry_after = headers.get(b"Retry-After")
-            if retry_after is not None:  # read as a crawl reads it on a page (_slowdown)
+            if retry_after is not None:  # read as a crawl reads it on a page (core/slowdown.py)
                 result.retry_after = retry_after.decode("latin-1")
                 result.retry_after_seconds = retry_after_wait(
                     retry_after, headers.get(b"Date"), time.time()
                 )
             location = headers.get(b"Location")
-            outcome = _policy.status_outcome(
+            outcome = ladder.status_outcome(
                 status, legacy=settings.legacy, has_location=bool(location)
             )
             if outcome == REDIRECT:
@@ -302,12 +302,12 @@ def _follow(
                     return _ends(result, ALLOW_ALL, body.undecodable, settings)
                 result.body = body
                 result.outcome = PARSED
-                result.lifetime = _policy.entry_lifetime(
-                    PARSED, _policy.lifetime_from_headers(headers), settings
+                result.lifetime = ladder.entry_lifetime(
+                    PARSED, ladder.lifetime_from_headers(headers), settings
                 )
                 return result
             if outcome == UNREACHABLE:
-                retry = _policy.retry_after(headers)
+                retry = ladder.retry_after(headers)
                 if retry is not None:
                     result.reason += f", Retry-After {retry:g}s"
                 return result
@@ -323,7 +323,7 @@ def _ends(result: Download, outcome: str, reason: str, settings: RerpSettings) -
     """ "Allow all" or "disallow all", kept for RERP_ERROR_LIFETIME."""
     result.outcome = outcome
     result.reason = reason
-    result.lifetime = _policy.entry_lifetime(outcome, None, settings)
+    result.lifetime = ladder.entry_lifetime(outcome, None, settings)
     return result
 
 

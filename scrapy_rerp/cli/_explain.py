@@ -17,8 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._settings import syntax_name
-from scrapy_rerp._urls import crawl_decision, request_url, rules_url
 from scrapy_rerp.cli._check import (
     Usage,
     Verdict,
@@ -29,6 +27,8 @@ from scrapy_rerp.cli._check import (
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._source import Source
 from scrapy_rerp.cli._summary import group_values, render_values
+from scrapy_rerp.core.settings import syntax_name
+from scrapy_rerp.core.urls import crawl_decision, request_url, rules_url
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, USAGE_CATEGORIES, Group, RobotsTxt, parse
 
 #: The syntaxes explained, in the order shown.

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._policy import DISALLOW_ALL, PARSED, UNREACHABLE
-from scrapy_rerp._settings import syntax_name
 from scrapy_rerp.cli._download import Download
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK
 from scrapy_rerp.cli._problems import NotRobotsTxt
 from scrapy_rerp.cli._source import Source, outcome_reason
 from scrapy_rerp.cli._summary import Summary
+from scrapy_rerp.core.settings import syntax_name
+from scrapy_rerp.core.status import DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp.engine import RobotsTxt
 
 

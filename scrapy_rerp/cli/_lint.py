@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy_rerp._settings import syntax_name
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._problems import Lint, lint
 from scrapy_rerp.cli._source import Source, outcome_reason
 from scrapy_rerp.cli._summary import Summary
+from scrapy_rerp.core.settings import syntax_name
 
 
 @dataclass

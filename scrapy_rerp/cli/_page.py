@@ -27,14 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from scrapy_rerp._body import charset_from_content_type
-from scrapy_rerp._decompress import decode
-from scrapy_rerp._slowdown import SlowAnswer, slow_answer
-from scrapy_rerp._urls import robots_url_of
 from scrapy_rerp.cli._check import Verdict
 from scrapy_rerp.cli._download import Headers, InvalidUrl, check_url, network_reason
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._source import Source, load, user_agent_header
+from scrapy_rerp.core.body import charset_from_content_type
+from scrapy_rerp.core.decompress import decode
+from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
+from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.engine import (
     RFC9309,
     USAGE_CATEGORIES,

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp._body import MAX_SIZE, Body
-from scrapy_rerp._settings import syntax_name
-from scrapy_rerp._urls import crawl_allowed, crawl_decision, sitemap_url
+from scrapy_rerp.core.body import MAX_SIZE, Body
+from scrapy_rerp.core.settings import syntax_name
+from scrapy_rerp.core.urls import crawl_allowed, crawl_decision, sitemap_url
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, Decision, ParseWarning, RobotsTxt, parse
 from scrapy_rerp.engine._directives import CONTENT_USAGE, DIRECTIVES, UsageStatement
 from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS

@@ -12,13 +12,13 @@ from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 from scrapy_rerp import __version__
-from scrapy_rerp._body import MAX_SIZE, Body, read_body
-from scrapy_rerp._policy import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
-from scrapy_rerp._settings import RerpSettings
-from scrapy_rerp._urls import robots_url_of
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.cli._problems import NotRobotsTxt, not_robots_txt
+from scrapy_rerp.core.body import MAX_SIZE, Body, read_body
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
+from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.engine import RobotsTxt
 
 #: The crawler a command answers for unless ``--agent`` names one: a crawler no group names.

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy_rerp._urls import sitemap_url
+from scrapy_rerp.core.urls import sitemap_url
 from scrapy_rerp.engine import Group, RobotsTxt
 from scrapy_rerp.engine._directives import DIRECTIVES, FILE_KINDS, SITEMAP, VALUE_KINDS
 

@@ -19,16 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp._politeness import Politeness
+from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.fleet.delay import FleetCoordination, SharedDelay
 from scrapy_rerp.fleet.guard import RedisGuard
 from scrapy_rerp.fleet.sharing import SharedRules
 
 if TYPE_CHECKING:
-    from scrapy_rerp._admission import Parking, Throttle
-    from scrapy_rerp._runtime import Runtime
-    from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.cache import SharedOriginCache
+    from scrapy_rerp.core.admission import Parking, Throttle
+    from scrapy_rerp.core.runtime import Runtime
+    from scrapy_rerp.core.settings import RerpSettings
 
 __all__ = ["join"]
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from scrapy_rerp._body import Body
-from scrapy_rerp._data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.body import Body
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [

@@ -62,16 +62,16 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp._admission import GO, PARKED, Admission, Admitting, parking_key, refused
-from scrapy_rerp._slowdown import COOL_DOWN, FLOOR_GONE, META
+from scrapy_rerp.core.admission import GO, PARKED, Admission, Admitting, parking_key, refused
+from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_GONE, META
 from scrapy_rerp.fleet.store import RedisFailure
 
 if TYPE_CHECKING:
-    from scrapy_rerp._admission import Parking, Throttle
-    from scrapy_rerp._politeness import Politeness
-    from scrapy_rerp._runtime import Runtime, Task
-    from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.cache import SharedOriginCache
+    from scrapy_rerp.core.admission import Parking, Throttle
+    from scrapy_rerp.core.politeness import Politeness
+    from scrapy_rerp.core.runtime import Runtime, Task
+    from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
 
 __all__ = [
@@ -217,7 +217,7 @@ class SharedDelay:
 
 class FleetCoordination:
     """A fleet worker's side of politeness, given to its local controller
-    (:class:`~scrapy_rerp._politeness.Politeness`, whose parts keep its floors and cool-downs):
+    (:class:`~scrapy_rerp.core.politeness.Politeness`, whose parts keep its floors and cool-downs):
     the origin's turn for each request of a floored origin, and the slow-downs shared.
 
     With slow-downs on, every request first reads the origin's slow-down hash (one Redis

@@ -19,12 +19,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp._data import Fetched, RobotsEntry
+from scrapy_rerp.core.data import Fetched, RobotsEntry
 from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules
 
 if TYPE_CHECKING:
-    from scrapy_rerp._settings import RerpSettings
     from scrapy_rerp.cache import SharedOriginCache
+    from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
 
 __all__ = ["Claim", "SharedRules"]

@@ -44,7 +44,7 @@ from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp._settings import RerpSettings
+    from scrapy_rerp.core.settings import RerpSettings
 
 __all__ = [
     "SLOWDOWN_KEEP",
@@ -351,14 +351,14 @@ class RedisOriginCache:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisOriginCache:
-        from scrapy_rerp._settings import RerpSettings
+        from scrapy_rerp.core.settings import RerpSettings
 
         settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
         return cls.from_settings(settings)
 
     @classmethod
     def from_settings(cls, settings: RerpSettings) -> RedisOriginCache:
-        from scrapy_rerp._settings import RerpSettingsError
+        from scrapy_rerp.core.settings import RerpSettingsError
 
         if not settings.redis_url:
             raise RerpSettingsError(

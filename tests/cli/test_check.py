@@ -134,7 +134,7 @@ def test_check_verdicts_equal_the_middlewares_on_the_corpus() -> None:
     from scrapy_rerp.cli._check import CheckReport
     from scrapy_rerp.cli._parser import build_parser
     from scrapy_rerp.cli._source import Source
-    from scrapy_rerp.middleware import RobotsTxtMiddleware
+    from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 
     corpus = Path(
         os.environ.get("SCRAPY_RERP_CORPUS") or Path(__file__).parents[3] / "shared" / "corpus"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from scrapy_rerp._body import MAX_SIZE, read_body
 from scrapy_rerp.cli import _problems
+from scrapy_rerp.core.body import MAX_SIZE, read_body
 from scrapy_rerp.engine import RFC9309, RobotsTxt
 from tests.support.scripts import load_script
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from scrapy_rerp._data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, RobotsTxt, parse
 from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION, Unreadable, decode, encode
 from scrapy_rerp.fleet.store import RedisOriginCache

@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from scrapy_rerp._admission import GO, PARKED, Admission, refused
-from scrapy_rerp._cool_downs import CoolDowns
-from scrapy_rerp._politeness import Politeness
-from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp.core.admission import GO, PARKED, Admission, refused
+from scrapy_rerp.core.cool_downs import CoolDowns
+from scrapy_rerp.core.politeness import Politeness
+from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import parse
 from scrapy_rerp.fleet.delay import STOP_LOOK, TURN_META, FleetCoordination, SharedDelay
 from scrapy_rerp.fleet.guard import RedisGuard

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from scrapy_rerp._data import Fetched, Outcome, RobotsEntry
-from scrapy_rerp._settings import RerpSettings
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
 from scrapy_rerp.fleet.codec import FORMAT_VERSION
 from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
@@ -287,7 +287,7 @@ async def test_an_outage_is_shared_until_its_retry_then_retried_by_one(
 
 def kept_through(previous: RobotsEntry, retry_in: float) -> tuple[RobotsEntry, Fetched]:
     """What a worker knows after a failed refetch of ``previous``: its rules, kept (as
-    _origins.py keeps them), with the outage's state; and the failed download."""
+    core/origins.py keeps them), with the outage's state; and the failed download."""
     now = time.time()
     entry = previous.with_(expires_at=now + retry_in, failures=1, outage_since=now)
     return entry, Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")

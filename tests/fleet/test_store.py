@@ -124,7 +124,7 @@ async def test_store_slowdown_cool_downs_and_floors_on_redis_s_clock(
 
 
 def test_store_reads_scrapy_redis_url_when_rerp_redis_url_is_unset() -> None:
-    from scrapy_rerp._settings import RerpSettings
+    from scrapy_rerp.core.settings import RerpSettings
 
     settings = RerpSettings.from_settings({"REDIS_URL": "redis://h:1/2"}, require_obey=False)
     assert settings.redis_url == "redis://h:1/2"

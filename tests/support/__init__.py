@@ -18,7 +18,7 @@ class _Repeating:
 
 
 class AsyncioRuntime:
-    """The Scrapy-free services' :class:`~scrapy_rerp._runtime.Runtime` on a plain asyncio loop,
+    """The Scrapy-free services' :class:`~scrapy_rerp.core.runtime.Runtime` on a plain asyncio loop,
     for unit tests without a crawl. ``tasks`` keeps what was spawned, to be awaited."""
 
     def __init__(self) -> None:

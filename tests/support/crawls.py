@@ -11,7 +11,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
 from twisted.python.failure import Failure
 
-from scrapy_rerp._compat import sleep
+from scrapy_rerp.crawl.compat import sleep
 from tests.support.servers import ListSpider, Server, crawl
 
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"

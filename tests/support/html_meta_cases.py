@@ -10,7 +10,7 @@ HTML parsing algorithm; ``</head>`` does not end it.
 ``MetaReaderContract`` runs every case against a reader: subclass it as ``Test...``, name the
 reader and define ``read``. The engine's ``robots_meta_tags`` (``"engine"``, html.parser) runs it
 in tests/engine/test_html_meta.py; the crawl's reader on Scrapy's selectors (``"selector"``,
-``scrapy_rerp._head_meta``) in tests/test_head_meta.py.
+``scrapy_rerp.crawl.head_meta``) in tests/crawl/test_head_meta.py.
 
 Where a reader answers otherwise, the case says so with a ``Difference``: the reader, its answer,
 and why. A difference is a documented limit of that reader, never a way to let a test pass: each

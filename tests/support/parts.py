@@ -9,9 +9,9 @@ import scrapy
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
-from scrapy_rerp._assembly import Parts, assemble, origin_caches
-from scrapy_rerp._compat import close_when_opened, user_agent_header
-from scrapy_rerp._settings import RerpSettings, crawler_user_agent, settings_for
+from scrapy_rerp.core.settings import RerpSettings, crawler_user_agent, settings_for
+from scrapy_rerp.crawl.assembly import Parts, assemble, origin_caches
+from scrapy_rerp.crawl.compat import close_when_opened, user_agent_header
 
 
 class Sitemaps(scrapy.Spider):

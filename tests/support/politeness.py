@@ -1,4 +1,4 @@
-"""Fakes for the politeness controller's unit tests (tests/test_politeness.py, and a fleet
+"""Fakes for the politeness controller's unit tests (tests/core/test_politeness.py, and a fleet
 worker's in tests/fleet/test_delay.py): the download slots, the parking lot, a request, a
 slow-down answer; the tests run as coroutines on the test's reactor (no crawl)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scrapy_rerp._slowdown import SlowAnswer
+from scrapy_rerp.core.slowdown import SlowAnswer
 
 __all__ = ["A", "B", "C", "Parking", "Request", "Throttle", "answer", "sent"]
 
@@ -15,7 +15,7 @@ A, B, C = "http://a.test:80", "http://b.test:80", "http://c.test:80"
 
 
 class Throttle:
-    """The download slots' side (``scrapy_rerp._admission.Throttle``): each origin's floor,
+    """The download slots' side (``scrapy_rerp.core.admission.Throttle``): each origin's floor,
     and the requests ``queued`` in a slot."""
 
     def __init__(self) -> None:

@@ -1,6 +1,6 @@
 """Crawls for the tests, and the local HTTP servers they crawl.
 
-The servers are :mod:`scrapy_rerp._local_server`'s (``scrapy-rerp demo`` runs on them too),
+The servers are :mod:`scrapy_rerp.demo.local_server`'s (``scrapy-rerp demo`` runs on them too),
 re-exported here: each :class:`Server` listens on ``127.0.0.1`` (or ``127.0.0.N``, another
 host) on its own free port, answers from a background thread, and records every request, which
 is what tests assert on (:meth:`Server.hits`, :meth:`Server.paths`, :func:`gaps`).
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 
-from scrapy_rerp._local_server import Hit, Reply, Route, Server, gaps, servers, urlset
+from scrapy_rerp.demo.local_server import Hit, Reply, Route, Server, gaps, servers, urlset
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -16,11 +16,11 @@ from scrapy.crawler import Crawler
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp._compat import download, no_jitter
-from scrapy_rerp._politeness import Politeness
-from scrapy_rerp._settings import RerpSettings
-from scrapy_rerp._throttle import SlotFloors
-from scrapy_rerp._urls import origin_of, robots_url_of
+from scrapy_rerp.core.politeness import Politeness
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.urls import origin_of, robots_url_of
+from scrapy_rerp.crawl.compat import download, no_jitter
+from scrapy_rerp.crawl.slots import SlotFloors
 from scrapy_rerp.engine import parse
 
 FLOOR = 0.4

@@ -1,0 +1,74 @@
+"""The plain data the layers pass each other (standard library only).
+
+* :class:`Outcome`: what one answer to a robots.txt request leads to (``status`` decides it);
+* :class:`Fetched`: the result of downloading robots.txt once, redirects followed (the crawl's
+  transport and the command line's download both make one);
+* :class:`RobotsEntry`: what is known of one origin's robots.txt, as the caches keep it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scrapy_rerp.engine import RobotsTxt
+
+__all__ = ["Fetched", "Outcome", "RobotsEntry"]
+
+
+class Outcome(str, Enum):
+    """What a robots.txt answer leads to; the values are the words stats, logs, JSON output and
+    the fleet's Redis hashes use."""
+
+    PARSED = "parsed"  # the body is the rules
+    ALLOW_ALL = "allow-all"  # RFC 9309 2.3.1.3: unavailable, crawl freely
+    DISALLOW_ALL = "disallow-all"  # legacy 401/403, as rerp's fetch()
+    UNREACHABLE = "unreachable"  # RFC 9309 2.3.1.4: assume complete disallow, retry later
+    REDIRECT = "redirect"  # follow the Location (never an entry's outcome)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class Fetched:
+    """The result of downloading robots.txt once (following redirects)."""
+
+    outcome: Outcome
+    robots: RobotsTxt | None = None
+    status: int | None = None
+    url: str | None = None
+    lifetime: float | None = None  # from HTTP headers; None = unsaid
+    retry_after: float | None = None
+    response: object | None = None  # the crawl's response (a Scrapy Response), if any
+    reason: str = ""
+    body: bytes | None = None  # what was parsed: decoded, capped (for a fleet's shared cache)
+    charset: str | None = None  # the charset it was parsed with
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsEntry:
+    """What is known about one origin's robots.txt.
+
+    ``robots`` is None while the origin is unreachable and no earlier copy exists; then
+    ``expires_at`` is the time of the next attempt. Times are wall-clock (``time.time()``)
+    so that an entry means the same thing to a backend that outlives the process.
+    """
+
+    robots: RobotsTxt | None
+    fetched_at: float  # last attempt
+    expires_at: float  # refetch (or retry) after this
+    status: int | None = None  # HTTP status of the response the rules came from
+    url: str | None = None  # final robots.txt URL, after redirects
+    outcome: Outcome = Outcome.PARSED  # never REDIRECT
+    failures: int = 0  # consecutive unreachable attempts
+    outage_since: float | None = None  # first failure of the current outage
+
+    def expired(self, now: float | None = None) -> bool:
+        return (time.time() if now is None else now) >= self.expires_at
+
+    def with_(self, **changes: object) -> RobotsEntry:
+        return replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,401 @@
+"""The origin service: what is known of each origin's robots.txt, and how it is got.
+
+Standard library only: downloads go through a :class:`Transport`, waiting requests are counted,
+released and dropped through :class:`Waiters`, what follows new rules is the business of a
+:class:`RulesListener`, and tasks run on a :class:`~scrapy_rerp.core.runtime.Runtime`. The Scrapy
+middleware provides all four; ``tests/core/test_origins.py`` provides fakes, so every path here is
+tested without a crawl.
+
+For each request, :meth:`OriginService.rules` answers with
+
+* the rules (a ``RobotsTxt``): fresh ones, or expired ones while one refetch runs in the
+  background (nothing waits for it);
+* :data:`WAIT`: nothing usable is known yet (robots.txt downloading, or the origin
+  unreachable): the request waits, and :meth:`OriginService.wanted` makes sure the origin's
+  one *flight* runs;
+* a :class:`Refused`: the origin has been unreachable for longer than
+  ``RERP_UNREACHABLE_MAX_WAIT`` and no retry is due yet: the request is dropped at once.
+
+A flight downloads robots.txt (in a fleet, first claiming it from the other workers:
+:mod:`scrapy_rerp.fleet.sharing`) and then either stores new rules, after the listener has
+applied them and before the waiting requests are released; or keeps an earlier copy if a
+refetch failed; or stores the outage and, while requests wait, retries when the politeness
+controller says (backoff, ``Retry-After``), until the outage is older than the maximum wait and
+its requests are dropped. A dead origin with nothing waiting for it is not retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy_rerp.core import status as ladder
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.urls import robots_url_of
+
+if TYPE_CHECKING:
+    from scrapy_rerp.cache import FailoverCache
+    from scrapy_rerp.core.runtime import Runtime, Task
+    from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.engine import RobotsTxt
+    from scrapy_rerp.fleet.sharing import SharedRules
+
+__all__ = [
+    "ERROR",
+    "UNREACHABLE",
+    "WAIT",
+    "OriginService",
+    "Refused",
+    "RulesListener",
+    "Transport",
+    "Waiters",
+]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+# Reasons waiting requests are dropped (stat robotstxt/dropped/<reason>).
+UNREACHABLE = "unreachable"  # the origin stayed unreachable for RERP_UNREACHABLE_MAX_WAIT
+ERROR = "error"  # robots.txt handling failed unexpectedly (logged at ERROR)
+
+
+class _Wait:
+    def __repr__(self) -> str:
+        return "WAIT"
+
+
+#: :meth:`OriginService.rules`: no rules yet; the request waits for the origin's flight.
+WAIT = _Wait()
+
+
+@dataclass(frozen=True)
+class Refused:
+    """:meth:`OriginService.rules`: the request is dropped at once."""
+
+    reason: str  # UNREACHABLE
+    message: str  # for IgnoreRequest
+
+
+class Transport(Protocol):
+    async def fetch(self, robots_url: str, origin: str) -> Fetched:
+        """Download robots.txt once, redirects followed, and say what it means."""
+
+
+class Waiters(Protocol):
+    """The requests that wait for an origin (the middleware's parking lot)."""
+
+    def count(self, origin: str) -> int: ...
+
+    def release(self, origin: str) -> int: ...
+
+    def drop(self, origin: str, reason: str, message: str) -> int: ...
+
+
+class RulesListener(Protocol):
+    """What a crawl does with an origin's new rules (the middleware)."""
+
+    async def before_sharing(self, origin: str, robots: RobotsTxt | None, trigger: Any) -> None:
+        """A fleet worker downloaded new rules, about to store them for the others."""
+
+    async def rules_known(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, trigger: Any
+    ) -> None:
+        """New rules for ``origin`` (``fetched`` is None when they come from another worker),
+        before they are stored and the waiting requests released."""
+
+    def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
+        """Seconds before an unreachable robots.txt is tried again."""
+
+
+@dataclass(eq=False)
+class _Flight:
+    """The robots.txt download of one origin, and its retries while it is unreachable."""
+
+    origin: str
+    robots_url: str
+    trigger: Any  # what caused the download (the listener gets it back)
+    previous: RobotsEntry | None  # what was known before: expired rules, or an outage
+    task: Task | None = None
+    sleeping: bool = False
+
+
+class OriginService:
+    """The origin cache, one flight per origin, and outage deadlines."""
+
+    def __init__(
+        self,
+        settings: RerpSettings,
+        cache: FailoverCache,
+        transport: Transport,
+        waiters: Waiters,
+        listener: RulesListener,
+        runtime: Runtime,
+        stats: Any,
+        shared: SharedRules | None = None,
+        spider: Callable[[], Any] = lambda: None,
+    ) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.transport = transport
+        self.waiters = waiters
+        self.listener = listener
+        self.runtime = runtime
+        self.stats = stats
+        self.shared = shared
+        self._spider = spider
+        self._flights: dict[str, _Flight] = {}
+        self._stopped = False
+
+    # -- per request ---------------------------------------------------------------------------
+    def rules(self, origin: str, url: str, trigger: Any) -> RobotsTxt | _Wait | Refused:
+        """The rules for a request to ``url`` (of ``origin``), :data:`WAIT`, or a refusal.
+
+        After :data:`WAIT` the caller makes the request wait, then calls :meth:`wanted`.
+        """
+        entry = self.cache.get(origin)
+        if entry is not None:
+            robots = entry.robots
+            if robots is not None:
+                if entry.expires_at <= time.time() and origin not in self._flights:
+                    self.stats.inc_value("robotstxt/refresh_count")
+                    self._start(origin, robots_url_of(url), trigger, entry)
+                return robots
+            if not entry.expired() and self._outage_over(entry):
+                # Known dead for longer than the limit, and no retry due yet.
+                return Refused(UNREACHABLE, self._unreachable_message(origin))
+        return WAIT
+
+    def wanted(self, origin: str, url: str, trigger: Any) -> None:
+        """A request waits for the rules of ``origin``: its flight runs (started now unless it
+        runs already; during an outage the next attempt waits for its backoff time). Called
+        once the request waits, so that a flight that ends at once still releases it."""
+        if origin in self._flights:
+            return
+        entry = self.cache.get(origin)
+        delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
+        self._start(origin, robots_url_of(url), trigger, entry, delay)
+
+    def entry(self, origin: str) -> RobotsEntry | None:
+        return self.cache.get(origin)
+
+    def busy(self, origin: str) -> bool:
+        return origin in self._flights
+
+    def __len__(self) -> int:
+        """Flights running."""
+        return len(self._flights)
+
+    # -- closing -------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """The crawl is closing: start nothing more, and end the flights that wait to retry.
+
+        Flights downloading right now finish that download (the engine waits for it anyway)
+        and then end without reporting."""
+        self._stopped = True
+        for flight in list(self._flights.values()):
+            if flight.sleeping and flight.task is not None:
+                flight.task.cancel()
+
+    def cancel_all(self) -> None:
+        self._stopped = True
+        for flight in list(self._flights.values()):
+            if flight.task is not None:
+                flight.task.cancel()
+
+    # -- flights -------------------------------------------------------------------------------
+    def _start(
+        self,
+        origin: str,
+        robots_url: str,
+        trigger: Any,
+        previous: RobotsEntry | None,
+        delay: float = 0.0,
+    ) -> None:
+        if self._stopped:
+            return
+        flight = _Flight(origin, robots_url, trigger, previous)
+        self._flights[origin] = flight
+        task = self.runtime.spawn(self._fly(flight, delay), lambda error: self._done(flight, error))
+        if self._flights.get(origin) is flight:  # not over already
+            flight.task = task
+
+    def _done(self, flight: _Flight, error: BaseException | None) -> None:
+        if self._flights.get(flight.origin) is flight:
+            del self._flights[flight.origin]
+        if error is not None:  # a bug here, never a site's fault
+            logger.error(
+                "robots.txt handling of %s failed",
+                flight.origin,
+                exc_info=(type(error), error, error.__traceback__),
+                extra={"spider": self._spider()},
+            )
+            self.waiters.drop(
+                flight.origin, ERROR, f"robots.txt handling of {flight.origin} failed"
+            )
+
+    async def _fly(self, flight: _Flight, delay: float) -> None:
+        if delay > 0:
+            await self._sleep(flight, delay)
+        previous = flight.previous
+        origin = flight.origin
+        while True:
+            claim = await self.shared.claim(origin) if self.shared is not None else None
+            if self._stopped:
+                return
+            if claim is not None and claim.entry is not None:
+                # Another worker of the fleet fetched it (or is retrying it): no download here.
+                if claim.entry.robots is not None:
+                    await self._rules_fetched(flight, claim.entry, None)
+                    return
+                previous = claim.entry
+                shared = Fetched(Outcome.UNREACHABLE, reason="unreachable, as the fleet found it")
+                self._unreachable(flight, previous, shared)
+                if not await self._wait_for_retry(flight, previous):
+                    return
+                continue
+            if claim is not None and previous is None:
+                previous = claim.previous
+            fetched = await self.transport.fetch(flight.robots_url, origin)
+            entry = self._entry(fetched, previous)
+            if claim is not None and self.shared is not None:
+                await self.listener.before_sharing(origin, entry.robots, flight.trigger)
+                await self.shared.publish(origin, entry, fetched, claim.locked)
+            if self._stopped:
+                return
+            if fetched.robots is not None:
+                await self._rules_fetched(flight, entry, fetched)
+                return
+            self.stats.inc_value("robotstxt/unreachable/count")
+            if entry.robots is not None:
+                # An earlier good copy keeps serving; retried once it "expires" again.
+                self._stale_copy_kept(flight, entry, fetched)
+                return
+            self._unreachable(flight, entry, fetched)
+            if not await self._wait_for_retry(flight, entry):
+                return
+            self.stats.inc_value("robotstxt/retry_count")
+            previous = entry
+
+    def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
+        """What is known after ``fetched``: new rules, or one more failure of an outage (which
+        keeps an earlier good copy, if any)."""
+        now = time.time()
+        if fetched.robots is not None:
+            return RobotsEntry(
+                robots=fetched.robots,
+                fetched_at=now,
+                expires_at=now
+                + ladder.entry_lifetime(fetched.outcome, fetched.lifetime, self.settings),
+                status=fetched.status,
+                url=fetched.url,
+                outcome=fetched.outcome,
+            )
+        failures = (previous.failures if previous is not None else 0) + 1
+        backoff = self.listener.robots_retry_in(failures, fetched.retry_after)
+        outage_since = (previous.outage_since if previous is not None else None) or now
+        if previous is not None and previous.robots is not None:
+            return previous.with_(
+                expires_at=now + backoff, failures=failures, outage_since=outage_since
+            )
+        return RobotsEntry(
+            robots=None,
+            fetched_at=now,
+            expires_at=now + backoff,
+            status=fetched.status,
+            url=fetched.url,
+            outcome=Outcome.UNREACHABLE,
+            failures=failures,
+            outage_since=outage_since,
+        )
+
+    async def _rules_fetched(
+        self, flight: _Flight, entry: RobotsEntry, fetched: Fetched | None
+    ) -> None:
+        await self.listener.rules_known(flight.origin, entry, fetched, flight.trigger)
+        # Stored only now: requests arriving meanwhile wait like the others, so none is
+        # downloaded before the listener has applied the rules (Crawl-delay, the signal).
+        self.cache.set(flight.origin, entry)
+        self.waiters.release(flight.origin)
+
+    def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        logger.info(
+            "robots.txt of %(origin)s unreachable (%(reason)s); keeping the copy "
+            "fetched %(age)ds ago, retrying in %(backoff).2fs",
+            {
+                "origin": flight.origin,
+                "reason": fetched.reason,
+                "age": time.time() - entry.fetched_at,
+                "backoff": entry.expires_at - time.time(),
+            },
+            extra={"spider": self._spider()},
+        )
+        self.stats.inc_value("robotstxt/unreachable/stale_copy_kept")
+        self.cache.set(flight.origin, entry)
+        self.waiters.release(flight.origin)
+
+    def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        self.cache.set(flight.origin, entry)
+        logger.info(
+            "robots.txt of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
+            "retry %(failures)d in %(backoff).2fs",
+            {
+                "origin": flight.origin,
+                "reason": fetched.reason,
+                "n": self.waiters.count(flight.origin),
+                "failures": entry.failures,
+                "backoff": entry.expires_at - time.time(),
+            },
+            extra={"spider": self._spider()},
+        )
+
+    async def _wait_for_retry(self, flight: _Flight, entry: RobotsEntry) -> bool:
+        """Wait until the next attempt is due; False when nothing waits any more (a dead site
+        is not hammered) or the crawl is closing."""
+        while True:
+            wait = self._retry_wait(flight, entry)
+            if wait is None or self._stopped:
+                return False
+            if wait <= 0:
+                return True
+            await self._sleep(flight, wait)
+
+    def _retry_wait(self, flight: _Flight, entry: RobotsEntry) -> float | None:
+        """Seconds to wait before the next check of an outage, or None to stop retrying:
+        nothing waits for the origin any more, or the outage is past the limit (its waiting
+        requests are then dropped)."""
+        origin = flight.origin
+        waiting = self.waiters.count(origin)
+        if waiting == 0:
+            return None
+        now = time.time()
+        deadline = (entry.outage_since or now) + self.settings.unreachable_max_wait
+        if now >= deadline:
+            message = self._unreachable_message(origin)
+            logger.warning(
+                "Dropping %(n)d request(s): %(message)s",
+                {"n": waiting, "message": message},
+                extra={"spider": self._spider()},
+            )
+            self.waiters.drop(origin, UNREACHABLE, message)
+            return None
+        return max(0.0, min(entry.expires_at, deadline) - now)
+
+    async def _sleep(self, flight: _Flight, seconds: float) -> None:
+        flight.sleeping = True
+        try:
+            await self.runtime.sleep(seconds)
+        finally:
+            flight.sleeping = False
+
+    # -- outages -------------------------------------------------------------------------------
+    def _outage_over(self, entry: RobotsEntry) -> bool:
+        since = entry.outage_since
+        return since is not None and time.time() - since >= self.settings.unreachable_max_wait
+
+    def _unreachable_message(self, origin: str) -> str:
+        return (
+            f"robots.txt of {origin} unreachable for more than "
+            f"{self.settings.unreachable_max_wait:g}s"
+        )

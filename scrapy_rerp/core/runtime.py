@@ -1,0 +1,34 @@
+"""What the Scrapy-free services need of the event loop: start a task, sleep, repeat a call.
+
+The origin service and the politeness controller take a :class:`Runtime`, so that they run
+unchanged under Scrapy (``scrapy_rerp.crawl.compat.ScrapyRuntime``: any reactor, or none) and under
+a plain asyncio loop in their unit tests. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
+
+__all__ = ["Runtime", "Task"]
+
+
+class Task(Protocol):
+    """A started task or repeated call."""
+
+    def cancel(self) -> None: ...
+
+
+class Runtime(Protocol):
+    def spawn(
+        self, coro: Coroutine[Any, Any, None], done: Callable[[BaseException | None], None]
+    ) -> Task:
+        """Run ``coro`` in the background; ``done`` is called once it ends, with None when it
+        returned or was cancelled, else with what it raised."""
+
+    def sleep(self, seconds: float) -> Awaitable[Any]:
+        """An awaitable that ends ``seconds`` from now."""
+
+    def every(self, seconds: float, call: Callable[[], None]) -> Task:
+        """Call ``call`` every ``seconds``, the first time ``seconds`` from now, until the
+        returned task is cancelled."""

@@ -1,0 +1,168 @@
+"""The status policy: what one answer to a robots.txt request means, as pure functions.
+
+Nothing here downloads, waits or keeps state, so every row of the status table
+(docs/status-policy.rst) is a unit test (``tests/core/test_status.py``), as Scrapy's httpcache
+separates ``RFC2616Policy`` from its storage. The crawl's transport (``crawl/transport.py``) asks
+these functions and acts on the answers, and so can the command line: standard library only
+(Cache-Control and HTTP dates are read as Scrapy's httpcache reads them,
+``parse_cachecontrol`` and ``rfc1123_to_epoch``; a test holds them to Scrapy's).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Protocol
+
+from scrapy_rerp.core.data import Outcome
+
+if TYPE_CHECKING:
+    from scrapy_rerp.core.settings import RerpSettings
+
+__all__ = [
+    "ALLOW_ALL",
+    "DISALLOW_ALL",
+    "PARSED",
+    "REDIRECT",
+    "UNREACHABLE",
+    "backoff",
+    "entry_lifetime",
+    "lifetime_from_headers",
+    "parse_cachecontrol",
+    "retry_after",
+    "rfc1123_to_epoch",
+    "status_outcome",
+]
+
+# What a robots.txt answer leads to (RobotsEntry.outcome holds all but REDIRECT).
+PARSED = Outcome.PARSED
+ALLOW_ALL = Outcome.ALLOW_ALL
+DISALLOW_ALL = Outcome.DISALLOW_ALL
+UNREACHABLE = Outcome.UNREACHABLE
+REDIRECT = Outcome.REDIRECT
+
+#: A Retry-After is honoured in full, up to this many seconds (a day): a server may ask a crawler
+#: to come back later, not to stay away for a year.
+RETRY_AFTER_MAX = 24 * 3600.0
+
+
+class _HeadersLike(Protocol):
+    def get(self, key: bytes, def_val: bytes | None = None) -> bytes | None: ...
+
+
+def status_outcome(status: int, *, legacy: bool = False, has_location: bool = True) -> Outcome:
+    """The outcome of an HTTP ``status`` for robots.txt (docs/status-policy.rst).
+
+    ``legacy`` is the mk1996/gym2008 mode, where 401 and 403 mean "disallow all" as in rerp's
+    ``fetch()``; ``has_location`` tells whether a 3xx names where to go.
+    """
+    if 200 <= status < 300:
+        return PARSED
+    if 300 <= status < 400:
+        return REDIRECT if has_location else ALLOW_ALL
+    if status in (401, 403) and legacy:
+        return DISALLOW_ALL
+    if status == 429:
+        return UNREACHABLE
+    if 400 <= status < 500:
+        return ALLOW_ALL
+    # 5xx, and statuses outside 2xx-5xx (a server that answers nonsense is not answering).
+    return UNREACHABLE
+
+
+def lifetime_from_headers(headers: _HeadersLike, now: float | None = None) -> float | None:
+    """Seconds a robots.txt answer may be cached for, per its headers; None when they say nothing.
+
+    ``Cache-Control: max-age`` wins; ``no-cache`` or ``no-store`` mean 0 (refetch on the next
+    request, which the middleware's lower bound then spaces out); else ``Expires`` relative to
+    ``Date`` (an invalid ``Expires`` means "already expired", RFC 9111 5.3).
+    """
+    cache_control = headers.get(b"Cache-Control")
+    if cache_control:
+        directives = parse_cachecontrol(cache_control)
+        max_age = directives.get(b"max-age")
+        if max_age is not None:
+            seconds = _seconds(max_age.strip(b'"'))
+            if seconds is not None:
+                return seconds
+        if b"no-cache" in directives or b"no-store" in directives:
+            return 0.0
+    expires = headers.get(b"Expires")
+    if expires:
+        when = rfc1123_to_epoch(expires)
+        if when is None:
+            return 0.0
+        base = rfc1123_to_epoch(headers.get(b"Date"))
+        if base is None:
+            base = time.time() if now is None else now
+        return max(0.0, float(when - base))
+    return None
+
+
+def retry_after(headers: _HeadersLike, now: float | None = None) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (delay or HTTP date), None when absent or
+    unreadable."""
+    value = headers.get(b"Retry-After")
+    if not value:
+        return None
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
+    when = rfc1123_to_epoch(value)
+    if when is None:
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+def backoff(failures: int, retry_after_s: float | None, settings: RerpSettings) -> float:
+    """Seconds before retrying an unreachable robots.txt after ``failures`` failures in a row.
+
+    Exponential (``RERP_RETRY_BACKOFF_BASE`` x 2^(failures-1), at most
+    ``RERP_RETRY_BACKOFF_MAX``), and never sooner than the server's ``Retry-After`` (honoured in
+    full, up to a day).
+    """
+    delay = settings.retry_backoff_base * 2 ** min(max(failures, 1) - 1, 30)
+    delay = min(delay, settings.retry_backoff_max)
+    if retry_after_s is not None:
+        delay = max(delay, min(retry_after_s, RETRY_AFTER_MAX))
+    return delay
+
+
+def entry_lifetime(outcome: str, header_lifetime: float | None, settings: RerpSettings) -> float:
+    """How long a fetched robots.txt is used before a refetch: the headers' lifetime within
+    [``RERP_MIN_LIFETIME``, ``RERP_MAX_LIFETIME``] for parsed rules, ``RERP_ERROR_LIFETIME`` for
+    "allow all" and "disallow all" decided by a status."""
+    if outcome == PARSED:
+        return settings.clamp_lifetime(header_lifetime)
+    return settings.error_lifetime
+
+
+def parse_cachecontrol(header: bytes) -> dict[bytes, bytes | None]:
+    """Cache-Control directives, lower-cased keys (as ``scrapy.extensions.httpcache``)."""
+    directives: dict[bytes, bytes | None] = {}
+    for directive in header.split(b","):
+        key, sep, value = directive.strip().partition(b"=")
+        if key:
+            directives[key.lower()] = value if sep else None
+    return directives
+
+
+def rfc1123_to_epoch(date: bytes | str | None) -> int | None:
+    """An HTTP date (any of its three formats) as a Unix time, None when unreadable (as
+    ``scrapy.extensions.httpcache``)."""
+    if date is None:
+        return None
+    try:
+        text = date.decode("ascii") if isinstance(date, bytes) else date
+        parsed = parsedate_to_datetime(text)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return int(parsed.timestamp())
+    except Exception:
+        return None
+
+
+def _seconds(value: bytes) -> float | None:
+    text = value.strip()
+    return float(text) if text.isdigit() else None

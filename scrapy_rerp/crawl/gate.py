@@ -1,0 +1,184 @@
+"""``RobotsGate``: the path of one request through the robots.txt layer.
+
+The middleware hands it every request it obeys robots.txt for, and every answer:
+
+* a request for the spider's own robots.txt of an origin whose file is known is served from
+  it (:mod:`scrapy_rerp.crawl.sitemaps`);
+* the origin service (:mod:`scrapy_rerp.core.origins`) gives the origin's rules, or says to wait
+  while its one robots.txt download runs (or while it is unreachable), or refuses it;
+* a request that waits is parked outside the downloader (:mod:`scrapy_rerp.crawl.parking`), or
+  waits in place when it does not come from the scheduler (media pipelines); the lot drops
+  what it cannot keep;
+* with rules, the engine decides; an allowed request then asks the politeness controller
+  (:mod:`scrapy_rerp.core.politeness`: Crawl-delay, a cool-down, the fleet's turn) whether it may
+  go now;
+* every answer is told to the politeness controller (:meth:`RobotsGate.heard`): a 429 or 503
+  (:mod:`scrapy_rerp.core.slowdown`) slows its origin down, a good answer after one lets it
+  recover, and a fleet's turn ends.
+
+What it returns is what a downloader middleware's ``process_request`` returns: None (go on),
+the request itself (parked: the engine drops it from the downloader and the lot hands it back),
+or an awaitable of either; a refused request raises ``IgnoreRequest``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Request, Response
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rerp.core.admission import GO, Admission, Verdict
+from scrapy_rerp.core.origins import WAIT, Refused
+from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
+from scrapy_rerp.core.urls import crawl_decision, origin_of_parts, robots_url_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from scrapy_rerp.crawl.assembly import Parts
+    from scrapy_rerp.engine import RobotsTxt
+
+__all__ = ["RobotsGate"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+
+class RobotsGate:
+    """Decides each request with its origin's rules, parks it until they come, and asks the
+    politeness controller when it may go."""
+
+    def __init__(
+        self, crawler: Crawler, parts: Parts, user_agent_for: Callable[[Request], str]
+    ) -> None:
+        self.crawler = crawler
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.user_agent_for = user_agent_for
+        # Bound once: the per-request path reads its collaborators as the gate's own.
+        self.lot = parts.lot
+        self.origins = parts.origins
+        self.politeness = parts.politeness
+        self._for_spider = parts.for_spider
+        self._usage = parts.usage
+
+    def process(self, request: Request) -> Request | Response | Awaitable[Any] | None:
+        """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
+        if self.lot.came_back(request):
+            return self._wait_in_place(request)
+        return self._process(request)
+
+    def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
+        self.lot.handed_back(request)  # one the lot handed back: dropped here, or let on
+        url = request.url
+        origin = origin_of_parts(urlparse_cached(request))  # parsed once per request
+        is_robots_url = url.endswith("/robots.txt") and self._for_spider.is_robots_url(url)
+        if is_robots_url and self._for_spider.has(origin):
+            return self._for_spider.serve(origin, request)
+        rules = self.origins.rules(origin, url, request)
+        if rules is WAIT:
+            return self._park(origin, request, is_robots_url)
+        if isinstance(rules, Refused):
+            self.lot.count_dropped_at_once(rules.reason)
+            raise IgnoreRequest(rules.message)
+        self._decide(rules, request)  # type: ignore[arg-type]
+        admitted = self.politeness.admit(origin, request)
+        if admitted is GO:
+            return None
+        if isinstance(admitted, Admission):
+            return _admission(request, admitted)
+        return self._once_admitted(request, admitted)
+
+    async def _once_admitted(
+        self, request: Request, waiting: Awaitable[Admission]
+    ) -> Request | None:
+        """The request waited in place for its admission (a fleet's turn, Redis's answer):
+        it goes on (None), was parked meanwhile (returned), or is refused."""
+        return _admission(request, await waiting)
+
+    def _decide(self, robots: RobotsTxt, request: Request) -> None:
+        user_agent = self.user_agent_for(request)
+        # request.url is as scrapy.Request writes it already: what urls.rules_url would make.
+        if robots.allowed(request.url, user_agent):
+            if self._usage is not None:
+                self._usage.check_request(robots, request, user_agent)
+            return
+        self.stats.inc_value("robotstxt/forbidden")
+        if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
+            decision = crawl_decision(robots, request.url, user_agent)
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; "
+                "%(reason)s)",
+                {
+                    "request": request,
+                    "robots": robots_url_of(request.url),
+                    "line": decision.line,
+                    "rule": decision.rule,
+                    "reason": decision.reason,
+                },
+                extra={"spider": self.crawler.spider},
+            )
+        raise IgnoreRequest("Forbidden by robots.txt")
+
+    def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
+        """Take a request with no usable rules out of the downloader until they come."""
+        refused = self.lot.park(origin, request)
+        if refused is not None:
+            self.lot.drop_refused(origin, request, refused)
+        if is_robots_url:
+            self._for_spider.want(origin)
+        self.origins.wanted(origin, request.url, request)
+        return request
+
+    async def _wait_in_place(self, request: Request) -> Response | None:
+        """A parked request the engine downloads again without scheduling it (media pipelines
+        and extensions call ``engine.download_async``, which downloads a returned request at
+        once): it waits here for its origin, within the same limits, then goes on or fails."""
+        while True:
+            await self.lot.wait_in_place(request)  # IgnoreRequest if dropped meanwhile
+            result = self._process(request)
+            if result is request:
+                continue  # parked again (a refetch, a cool-down, its Crawl-delay turn): wait again
+            if result is None or isinstance(result, Response):
+                return result
+            if await result is request:  # type: ignore[misc]
+                continue  # parked while it waited for its admission
+            return None
+
+    def heard(self, request: Request, response: Response) -> None:
+        """Every answer, before any ``process_response`` (a retry included): the fleet's turn
+        ends, and a slow-down is heard."""
+        politeness = self.politeness
+        meta = request.meta
+        # Robots.txt requests are the status policy's (and so are those opted out).
+        if politeness.slowdown and not meta.get("dont_obey_robotstxt"):
+            status = response.status
+            if status in SLOW_STATUSES:
+                answer = slow_answer(status, response.headers, time.time())
+                if answer is not None:
+                    origin = origin_of_parts(urlparse_cached(request))
+                    politeness.slow_answer(origin, answer, meta)
+            elif politeness.slowed:
+                origin = origin_of_parts(urlparse_cached(request))
+                if politeness.floors.is_raised(origin):
+                    politeness.good_answer(origin, meta)
+        politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
+
+    def failed(self, request: Request) -> None:
+        """A download ended without an answer (a timeout, a connection error, or a request
+        refused on its way): a fleet's turn it held ends a floor from now."""
+        self.politeness.answered(request.meta)
+
+
+def _admission(request: Request, admitted: Admission) -> Request | None:
+    """What ``process_request`` returns for an admission: None (go on), the request (parked),
+    or ``IgnoreRequest`` (refused)."""
+    if admitted.verdict is Verdict.GO:
+        return None
+    if admitted.verdict is Verdict.PARKED:
+        return request
+    raise IgnoreRequest(admitted.reason)

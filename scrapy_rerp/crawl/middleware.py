@@ -1,0 +1,241 @@
+"""``RobotsTxtMiddleware``: the Scrapy adapter of the robots.txt layer.
+
+A drop-in replacement for ``scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware``
+(enable it at the same priority, 100, and disable Scrapy's; ``scrapy_rerp.Addon`` does both).
+This module speaks to Scrapy, and only that: settings in, hooks and signals, ``IgnoreRequest``
+out. Its collaborators are built, and stopped when the crawl closes, by
+:mod:`scrapy_rerp.crawl.assembly`; what happens to one request is :mod:`scrapy_rerp.crawl.gate`'s
+(``docs/design.rst`` draws the path):
+
+* requests with ``dont_obey_robotstxt``, and those of schemes without robots.txt, are left
+  alone (as Scrapy's middleware leaves them);
+* every other request goes through the gate: it goes on, is parked until its origin's rules
+  come, or is refused;
+* every answer a site gives is told to the gate by :class:`AnswersMiddleware`, a companion
+  whose ``process_response`` runs before any other's (``ANSWERS_MIDDLEWARE_PRIORITY``): a 429
+  or 503 is heard there even when ``RetryMiddleware`` (550) turns it into a retry, which then
+  comes back through ``process_request`` and waits out the cool-down. Without the companion
+  (``RobotsTxtMiddleware`` enabled by hand), a ``response_downloaded`` handler hears them, which
+  Scrapy also calls before any ``process_response``, at about twice the cost per response;
+* with ``RERP_USAGE``, ``process_response`` checks the page's ``Content-Usage`` header;
+  without it the middleware has no ``process_response``.
+
+New rules reach the politeness controller (floors), sitemap discovery and Scrapy's
+``robots_parsed`` signal before the waiting requests are released
+(:mod:`scrapy_rerp.crawl.new_rules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Request, Response
+
+from scrapy_rerp.core.settings import crawler_user_agent, settings_for
+from scrapy_rerp.core.urls import origin_of
+from scrapy_rerp.crawl.assembly import Misconfigured, assemble, origin_caches
+from scrapy_rerp.crawl.compat import close_when_opened, user_agent_header
+from scrapy_rerp.crawl.gate import RobotsGate
+
+if TYPE_CHECKING:
+    # typing.Self requires Python 3.11
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from scrapy_rerp.cache import OriginCache, SharedOriginCache
+    from scrapy_rerp.core.data import RobotsEntry
+    from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.engine import RobotsTxt
+
+__all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddleware"]
+
+#: The answers middleware's place: its ``process_response`` runs before any other downloader
+#: middleware's (higher runs first on the way back), as Scrapy's ``response_downloaded`` signal
+#: does: before ``HttpCacheMiddleware`` (900) stores an answer and ``RetryMiddleware`` (550)
+#: turns a 429 or 503 into a retry.
+ANSWERS_MIDDLEWARE_PRIORITY = 950
+
+#: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
+_OBEYED_SCHEMES = ("http:", "https:", "ftp:")
+
+
+class RobotsTxtMiddleware:
+    """Obey robots.txt, one download per origin, with RFC 9309's status policy and expiry.
+
+    Stats (all under ``robotstxt/``) and settings are documented in docs/stats.rst and
+    docs/settings.rst.
+    """
+
+    #: Set on an instance only with ``RERP_USAGE`` (the Content-Usage check): Scrapy calls a
+    #: downloader middleware's ``process_response`` on every response, idle or not.
+    process_response: Callable[[Request, Response], Response]
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RerpSettings,
+        cache: OriginCache,
+        shared: SharedOriginCache | None = None,
+    ) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        parts = assemble(crawler, settings, cache, shared, self.user_agent_for)
+        self.gate = RobotsGate(crawler, parts, self.user_agent_for)
+        self.lot = parts.lot
+        self.origins = parts.origins
+        self.politeness = parts.politeness
+        self.fleet = parts.fleet
+        self._usage = parts.usage
+        if self._usage is not None:
+            # The hook exists only when it has work: Scrapy's downloader calls every
+            # middleware's process_response on every response, about 15,000 instructions
+            # each even when it returns at once (docs/benchmarks.rst).
+            self.process_response = self._check_usage
+        # Told by AnswersMiddleware, or by a signal without it: which one is known once the
+        # engine has built the downloader middlewares.
+        crawler.signals.connect(self._hear_answers, signal=signals.spider_opened)
+        crawler.signals.connect(parts.for_spider.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self | Misconfigured:
+        settings = settings_for(crawler, close_when_opened)
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens.
+            return Misconfigured()
+        if not settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        caches = origin_caches(crawler, settings)
+        if caches is None:  # the shared cache cannot run here (logged): the same
+            return Misconfigured()
+        return cls(crawler, settings, *caches)
+
+    # -- the downloader middleware API -------------------------------------------------------
+    def process_request(
+        self, request: Request, spider: Spider | None = None
+    ) -> Request | Response | Awaitable[Response | None] | None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        if not request.url.startswith(_OBEYED_SCHEMES):
+            # data:, file:, s3: and the like have no robots.txt; Scrapy skips data: and
+            # file: only, and for others an error fetching robots.txt meant "allow all".
+            return None
+        return self.gate.process(request)
+
+    def _check_usage(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """``process_response`` with ``RERP_USAGE``: the page's ``Content-Usage`` header,
+        combined with what robots.txt said, before the spider sees it
+        (:mod:`scrapy_rerp.crawl.usage`)."""
+        if (
+            not request.meta.get("dont_obey_robotstxt")
+            and request.url.startswith(_OBEYED_SCHEMES)
+            and not request.url.endswith("/robots.txt")
+        ):
+            self._usage.check_response(request, response)  # type: ignore[union-attr]
+        return response
+
+    def _hear_answers(self) -> None:
+        self._hear_answers_from(self.crawler.get_downloader_middleware(AnswersMiddleware))
+
+    def _hear_answers_from(self, answers: AnswersMiddleware | None) -> None:
+        """Have every answer told to the gate by ``answers``, the companion, or without it by
+        Scrapy's ``response_downloaded`` signal; with neither ``RERP_SLOWDOWN`` nor a fleet,
+        nothing needs to hear them."""
+        if self.fleet is None and not self.politeness.slowdown:
+            return
+        if answers is not None:
+            answers.tell(self.gate.heard, self.gate.failed if self.fleet is not None else None)
+            return
+        # Scrapy sends it before any process_response (a retry included). Held strongly until
+        # the crawl closes: a weakly held bound method is dereferenced in Python on every send,
+        # about 6,500 instructions per response (callgrind).
+        self.crawler.signals.connect(
+            self.gate.heard, signal=signals.response_downloaded, weak=False
+        )
+        self.crawler.signals.connect(self._stop_hearing, signal=signals.spider_closed)
+
+    def _stop_hearing(self) -> None:
+        # A receiver held strongly would keep the crawler alive after its crawl.
+        self.crawler.signals.disconnect(
+            self.gate.heard, signal=signals.response_downloaded, weak=False
+        )
+
+    # -- public helpers ----------------------------------------------------------------------
+    def robots_for(self, url: str) -> RobotsTxt | None:
+        """The rules currently applied to the origin of ``url`` (None if not known yet)."""
+        entry = self.entry_for(url)
+        return None if entry is None else entry.robots
+
+    def entry_for(self, url: str) -> RobotsEntry | None:
+        """What is known of the robots.txt of the origin of ``url``: rules, status, outcome."""
+        return self.origins.entry(origin_of(url))
+
+    def user_agent_for(self, request: Request) -> str:
+        """The user agent robots.txt is matched against for ``request``."""
+        return crawler_user_agent(self.settings, user_agent_header(request))
+
+
+class AnswersMiddleware:
+    """Tells :class:`RobotsTxtMiddleware` of every answer a site gives, before any other
+    downloader middleware sees it: a 429 or 503 slows its origin down (``RERP_SLOWDOWN``), and
+    a fleet worker's turn ends (docs/status-policy.rst, docs/fleet.rst).
+
+    ``scrapy_rerp.Addon`` enables it at ``ANSWERS_MIDDLEWARE_PRIORITY``. It costs each response
+    about half of what Scrapy's ``response_downloaded`` signal costs, which
+    ``RobotsTxtMiddleware`` listens to without it (docs/benchmarks.rst). Responses that a
+    middleware made up rather than downloaded are not the site's answers, and are not told:
+    those of Scrapy's HTTP cache (flagged ``cached``), and the spider's own robots.txt served
+    from the rules' download (flagged ``robots.txt``). With ``RERP_SLOWDOWN = False`` and no
+    fleet it is told nothing, and passes every response on.
+    """
+
+    def __init__(self) -> None:
+        self._heard: Callable[[Request, Response], None] | None = None
+        self._failed: Callable[[Request], None] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = settings_for(crawler, close_when_opened)
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens. Told nothing,
+            # it passes every response on, and Scrapy logs nothing more of it.
+            return cls()
+        if not settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        return cls()
+
+    def tell(
+        self,
+        heard: Callable[[Request, Response], None],
+        failed: Callable[[Request], None] | None = None,
+    ) -> None:
+        """Call ``heard(request, response)`` with every answer from now on (the gate's), and
+        ``failed(request)`` with every download that ended without one (a fleet's turn ends
+        then too, a floor later, rather than when it times out)."""
+        self._heard = heard
+        self._failed = failed
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        heard = self._heard
+        if heard is not None and not _MADE_UP.intersection(response.flags):
+            heard(request, response)
+        return response
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
+        failed = self._failed
+        if failed is not None:
+            failed(request)
+
+
+#: The flags of responses no site sent just now (see AnswersMiddleware).
+_MADE_UP = frozenset(("cached", "robots.txt"))

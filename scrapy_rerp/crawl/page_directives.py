@@ -1,0 +1,421 @@
+"""``PageDirectivesMiddleware``: a page's own robots directives applied in a crawl.
+
+A spider middleware (``scrapy_rerp.Addon`` enables it at ``PAGE_MIDDLEWARE_PRIORITY``). For
+each response that reaches the spider (docs/page-directives.rst, "In a crawl"):
+
+* the ``X-Robots-Tag`` and ``Robots-Tag`` headers (``RERP_PAGE_HEADER``) and, for an HTML
+  response, the robots meta tags of its head (``RERP_PAGE_META``, read by
+  :mod:`scrapy_rerp.crawl.head_meta`) are combined by the engine for the crawler's user agent, the
+  one robots.txt is matched against; the result is in ``response.meta["rerp_page"]`` before
+  the callback runs;
+* requests the callback yields from a ``nofollow`` (or ``none``) page are dropped
+  (``RERP_PAGE_NOFOLLOW``); with ``RERP_PAGE_STRICT_NOFOLLOW``, so are those whose URL the page
+  links to only with ``rel="nofollow"``;
+* items yielded from a page that forbids one of the ``RERP_USAGE`` purposes (``noindex`` for
+  search, ``noai`` for train-ai, ``noimageai`` for the images of train-ai, ...) are dropped, or,
+  with ``RERP_USAGE_DROP = False``, kept and marked.
+
+Requests with ``dont_obey_robotstxt`` in their meta, and responses of schemes without
+robots.txt, are left alone, as the downloader middleware leaves them. Every decision is
+counted under ``robotstxt/page/``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import weakref
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urldefrag
+
+from itemadapter import ItemAdapter, is_item
+from lxml import etree
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Request, Response
+from scrapy.utils.python import to_unicode
+from w3lib.encoding import http_content_type_encoding
+from w3lib.url import safe_url_string
+
+from scrapy_rerp.core.settings import crawler_user_agent, settings_for
+from scrapy_rerp.crawl.compat import (
+    close_when_opened,
+    header_key,
+    header_value,
+    header_values,
+    user_agent_header,
+)
+from scrapy_rerp.crawl.head_meta import head_meta_tags
+from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
+from scrapy_rerp.engine._agents import caller_tokens
+
+if TYPE_CHECKING:
+    # typing.Self requires Python 3.11
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+    from typing_extensions import Self
+
+    from scrapy_rerp.core.settings import RerpSettings
+
+__all__ = [
+    "ITEM_KEY",
+    "PAGE_META",
+    "PAGE_MIDDLEWARE_PRIORITY",
+    "PAGE_USAGE_META",
+    "PageDirectivesMiddleware",
+]
+
+logger = logging.getLogger("scrapy_rerp.page")
+
+#: ``response.meta`` key: the page's directives for the crawler (a ``PageDirectives``; each of
+#: its ``statements`` says which header or meta tag stated it).
+PAGE_META = "rerp_page"
+#: ``response.meta`` key, with ``RERP_USAGE``: purpose -> ``PageUsageDecision`` for the page's
+#: content (an image response's decisions are those for images).
+PAGE_USAGE_META = "rerp_page_usage"
+#: The key a marked item gets (``RERP_USAGE_DROP = False``): purpose -> ``{"source",
+#: "statement", "reason"}`` for each purpose the page forbids for it; plain strings, so that
+#: feed exports write it as it is.
+ITEM_KEY = "rerp_page_usage"
+#: The spider middleware's place: close to the spider (higher runs first on its output), after
+#: Scrapy's DepthMiddleware (900) on the way in, before MetaCopyDetectionMiddleware (1000).
+PAGE_MIDDLEWARE_PRIORITY = 950
+
+#: URL schemes with a robots.txt, as the downloader middleware obeys them.
+_OBEYED_SCHEMES = ("http:", "https:", "ftp:")
+#: The response headers that carry page directives (RERP_PAGE_HEADER).
+_PAGE_HEADERS = (header_key("X-Robots-Tag"), header_key("Robots-Tag"))
+_CONTENT_TYPE = header_key("Content-Type")
+
+
+@dataclass
+class _Page:
+    """What one response's directives mean for what its callback yields."""
+
+    url: str
+    #: The statement that says nofollow, when the page's requests are dropped.
+    nofollow: PageStatement | None
+    #: image item? -> the purposes the page forbids for it, each with its decision.
+    refused: Mapping[bool, list[tuple[str, PageUsageDecision]]]
+    image_response: bool
+    #: URLs the page links to only with rel="nofollow" (strict mode), read on first use.
+    rel_nofollow_only: frozenset[str] | None = field(default=None)
+
+
+class PageDirectivesMiddleware:
+    """Obey a page's X-Robots-Tag, Robots-Tag and robots meta tags in a crawl.
+
+    Settings are in docs/settings.rst, stats in docs/stats.rst, what it does in
+    docs/page-directives.rst ("In a crawl").
+
+    Not a ``BaseSpiderMiddleware``: that class also wraps the spider's start requests (which
+    have no page) and adds a layer to each response's output; here a response whose page says
+    nothing has no entry, and its output passes through untouched.
+    """
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.purposes = settings.usage
+        self.drop = settings.usage_drop
+        self._images_fields = (
+            crawler.settings.get("IMAGES_URLS_FIELD") or "image_urls",
+            crawler.settings.get("IMAGES_RESULT_FIELD") or "images",
+        )
+        self._pages: weakref.WeakKeyDictionary[Response, _Page] = weakref.WeakKeyDictionary()
+        # Most pages say nothing (no header, no robots meta tag): what that means is the same
+        # for every such page, for every crawler and at any time, so it is worked out once.
+        # (A sixth of this middleware's instructions per response: docs/benchmarks.rst.)
+        self._silent = page_directives([], [], "")
+        self._silent_usage = {
+            image: {purpose: self._silent.usage(purpose, image=image) for purpose in self.purposes}
+            for image in (False, True)
+        }
+        # Such pages are counted in robotstxt/page/responses in batches: one call to Scrapy's
+        # stats collector cost a silent page a fifth of what this middleware spends on it (the
+        # spider middleware chain under callgrind: docs/benchmarks.rst). Exact when the spider
+        # closes; at most _SILENT_BATCH - 1 behind while it runs.
+        self._silent_pages = 0
+        crawler.signals.connect(self._count_silent_pages, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = settings_for(crawler, close_when_opened)
+        if settings is None:
+            # A bad setting, logged once: the crawl closes as the spider opens.
+            raise NotConfigured
+        if not settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        if not (settings.page_header or settings.page_meta or settings.page_strict_nofollow):
+            raise NotConfigured("RERP_PAGE_HEADER and RERP_PAGE_META are off")
+        return cls(crawler, settings)
+
+    # -- the spider middleware API -----------------------------------------------------------
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        """Read the page's directives before its callback runs."""
+        request = response.request
+        if (
+            request is None
+            or request.meta.get("dont_obey_robotstxt")
+            or not response.url.startswith(_OBEYED_SCHEMES)
+        ):
+            return
+        page = self._read(response, request)
+        if page is not None:
+            self._pages[response] = page
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        page = self._pages.get(response)
+        if page is None:
+            return result
+        return self._kept(response, page, result)
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
+        page = self._pages.get(response)
+        async for output in result:
+            if page is None or self._keeps(response, page, output):
+                yield output
+
+    def _kept(self, response: Response, page: _Page, result: Iterable[Any]) -> Iterator[Any]:
+        for output in result:
+            if self._keeps(response, page, output):
+                yield output
+
+    def _keeps(self, response: Response, page: _Page, output: Any) -> bool:
+        """Whether a request or item the page's callback yielded goes on (an item may be
+        marked on the way)."""
+        if isinstance(output, Request):
+            return self._keeps_request(output, response, page)
+        return self._keeps_item(output, page)
+
+    def _keeps_request(self, request: Request, response: Response, page: _Page) -> bool:
+        if request.meta.get("dont_obey_robotstxt"):
+            return True
+        if page.nofollow is not None:
+            self._count("nofollow_dropped")
+            self._log_dropped(request, page, f"nofollow ({_said(page.nofollow)})")
+            return False
+        if self.settings.page_strict_nofollow:
+            if page.rel_nofollow_only is None:
+                page.rel_nofollow_only = self._rel_nofollow_only(response)
+            if _without_fragment(request.url) in page.rel_nofollow_only:
+                self._count("rel_nofollow_dropped")
+                self._log_dropped(request, page, 'linked with rel="nofollow" only')
+                return False
+        return True
+
+    def _keeps_item(self, item: Any, page: _Page) -> bool:
+        if not self.purposes:
+            return True
+        refused = page.refused[page.image_response or self._is_image_item(item)]
+        if not refused:
+            return True
+        purpose, decision = refused[0]
+        assert decision.statement is not None  # a forbidden purpose has its statement
+        rule = decision.statement.rule.name
+        if self.drop:
+            self._count(f"items_dropped/{rule}")
+            logger.debug(
+                "Dropped an item from %(page)s: %(reason)s",
+                {"page": page.url, "reason": decision.reason},
+                extra={"spider": self.crawler.spider},
+            )
+            return False
+        self._count(f"items_marked/{rule}")
+        _mark(item, refused)
+        return True
+
+    # -- reading a page ----------------------------------------------------------------------
+    def _read(self, response: Response, request: Request) -> _Page | None:
+        """What the page's directives mean for its callback's output: None when the page says
+        nothing that could drop or mark any of it."""
+        headers = response.headers
+        facts = _content_facts(header_value(headers, _CONTENT_TYPE))
+        named: list[tuple[bytes, bytes]] = []
+        if self.settings.page_header:
+            for name in _PAGE_HEADERS:  # mostly absent: no list built for them
+                values = header_values(headers, name)
+                if values:
+                    named.extend((name, value) for value in values)
+        # The user agent robots.txt is matched against (RobotsTxtMiddleware.user_agent_for).
+        user_agent = crawler_user_agent(self.settings, user_agent_header(request))
+        meta: list[tuple[str, str]] = []
+        if self.settings.page_meta and isinstance(response, HtmlResponse):
+            meta = head_meta_tags(response.body, facts.encoding, _names_of(user_agent))
+        if not named and not meta:
+            self._said_nothing(request.meta, facts.image)
+            if not self.settings.page_strict_nofollow:
+                return None
+            return _Page(response.url, None, _NOTHING_REFUSED, facts.image)
+        directives = page_directives(named, meta, user_agent)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        refused: dict[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
+        decisions: dict[str, PageUsageDecision] = {}
+        for purpose in self.purposes:
+            for image in (False, True):
+                decision = directives.usage(purpose, image=image, now=now)
+                if not decision.allowed:
+                    refused[image].append((purpose, decision))
+                if image == facts.image:
+                    decisions[purpose] = decision
+        response.meta[PAGE_META] = directives
+        if self.purposes:
+            response.meta[PAGE_USAGE_META] = decisions
+        self._count_page(response, directives, named, meta, now)
+        nofollow = None
+        if self.settings.page_nofollow and directives.nofollow:
+            nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
+        return _Page(response.url, nofollow, refused, facts.image)
+
+    def _said_nothing(self, meta: dict[str, Any], image_response: bool) -> None:
+        """What ``_read`` records in the ``meta`` of a page without any page directive, as it
+        would read them."""
+        meta[PAGE_META] = self._silent
+        if self.purposes:
+            meta[PAGE_USAGE_META] = dict(self._silent_usage[image_response])
+        self._silent_pages += 1
+        if self._silent_pages == _SILENT_BATCH:
+            self._count_silent_pages()
+
+    def _rel_nofollow_only(self, response: Response) -> frozenset[str]:
+        """URLs (without fragment) that *response* links to with rel="nofollow", and with no
+        other link; the page is parsed only if "nofollow" appears in it."""
+        if not isinstance(response, HtmlResponse):
+            return frozenset()
+        body = response.body
+        # bytes.lower and "in" run in C; a case-insensitive pattern would cost ten times more.
+        if b"nofollow" not in body and b"nofollow" not in body.lower():
+            return frozenset()
+        nofollow: set[str] = set()
+        followed: set[str] = set()
+        try:
+            # The links' rel read here, in any case: Scrapy's LinkExtractor before 2.14 marks
+            # only a lower-case rel="nofollow".
+            for anchor in response.xpath("//a[@href] | //area[@href]"):
+                href = anchor.attrib["href"].strip()
+                url = safe_url_string(response.urljoin(href), response.encoding)
+                rel = anchor.attrib.get("rel", "").lower().split()
+                (nofollow if "nofollow" in rel else followed).add(_without_fragment(url))
+        except (ValueError, etree.LxmlError) as error:
+            logger.debug(
+                "No links read from %(page)s for rel=nofollow: %(error)s",
+                {"page": response.url, "error": error},
+                extra={"spider": self.crawler.spider},
+            )
+            return frozenset()
+        return frozenset(nofollow - followed)
+
+    def _is_image_item(self, item: Any) -> bool:
+        """An item whose image URLs or images (ImagesPipeline's fields) are not empty."""
+        if not is_item(item):
+            return False
+        adapter = ItemAdapter(item)
+        return any(adapter.get(name) for name in self._images_fields)
+
+    # -- stats and logs ----------------------------------------------------------------------
+    def _count_page(
+        self,
+        response: Response,
+        directives: PageDirectives,
+        headers: list[tuple[bytes, bytes]],
+        meta: list[tuple[str, str]],
+        now: datetime.datetime,
+    ) -> None:
+        self._count("responses")
+        if headers:
+            self._count("header_seen")
+        if any(name == "robots" or name == directives.agent for name, _ in meta):
+            self._count("meta_seen")
+        for restriction in sorted(directives.restrictions(now)):
+            self._count(f"restriction/{restriction}")
+        for warning in directives.warnings:
+            self._count(f"warnings/{warning.code}")
+            logger.debug(
+                "Page directive of %(page)s not used: %(source)s: %(message)s",
+                {"page": response.url, "source": warning.source, "message": warning.message},
+                extra={"spider": self.crawler.spider},
+            )
+
+    def _log_dropped(self, request: Request, page: _Page, why: str) -> None:
+        logger.debug(
+            "Dropped %(request)s: %(why)s on %(page)s",
+            {"request": request, "why": why, "page": page.url},
+            extra={"spider": self.crawler.spider},
+        )
+
+    def _count(self, key: str) -> None:
+        self.stats.inc_value(f"robotstxt/page/{key}")
+
+    def _count_silent_pages(self) -> None:
+        if self._silent_pages:
+            self.stats.inc_value("robotstxt/page/responses", self._silent_pages)
+            self._silent_pages = 0
+
+
+#: Pages that say nothing, counted into robotstxt/page/responses at once.
+_SILENT_BATCH = 100
+
+_NOTHING_REFUSED: Mapping[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
+
+
+def _said(statement: PageStatement) -> str:
+    return f"{statement.source}: {statement.text}"
+
+
+class _ContentFacts(NamedTuple):
+    #: The charset the Content-Type header declares, if any.
+    encoding: str | None
+    #: Whether the response is an image (``image/*``).
+    image: bool
+
+
+@lru_cache(maxsize=256)
+def _content_facts(content_type: bytes | None) -> _ContentFacts:
+    """What a Content-Type header value says; a crawl sees few distinct values, so each is
+    read once (bounded: values come from the network)."""
+    if not content_type:
+        return _ContentFacts(None, False)
+    text = to_unicode(content_type, errors="replace")
+    return _ContentFacts(
+        http_content_type_encoding(text), text.strip().lower().startswith("image/")
+    )
+
+
+@lru_cache(maxsize=64)
+def _names_of(user_agent: str) -> tuple[str, ...]:
+    """The meta tag names that can speak to *user_agent*: ``robots`` and its product tokens
+    (the only ones ``page_directives`` reads)."""
+    return ("robots", *caller_tokens(user_agent))
+
+
+def _without_fragment(url: str) -> str:
+    return urldefrag(url)[0]
+
+
+def _mark(item: Any, refused: list[tuple[str, PageUsageDecision]]) -> None:
+    """Put the purposes the page forbids into *item*, if it is an item that takes the key (a
+    dict, or an item class declaring the field); the decisions are in ``response.meta``
+    whatever the item."""
+    if not is_item(item):
+        return
+    marks = {}
+    for purpose, decision in refused:
+        assert decision.statement is not None
+        marks[purpose] = {
+            "source": decision.statement.source,
+            "statement": decision.statement.text,
+            "reason": decision.reason,
+        }
+    try:
+        ItemAdapter(item)[ITEM_KEY] = marks
+    except KeyError:  # an Item, dataclass or attrs class without the field
+        pass

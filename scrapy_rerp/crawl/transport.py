@@ -1,0 +1,281 @@
+"""robots.txt downloaded through Scrapy: the origin service's transport in a crawl.
+
+:class:`RobotsTxtDownloader` does each download through the engine (``download_async``, or
+``download`` before Scrapy 2.14: :func:`scrapy_rerp.crawl.compat.download`), so through the other
+downloader middlewares and download handlers, following redirects itself (to any host:
+OffsiteMiddleware would silently drop a redirect elsewhere; to http and https only). What
+each answer means is asked of :mod:`scrapy_rerp.core.status`.
+
+Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
+``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
+taken off before Scrapy's HttpCompressionMiddleware would inflate the whole body, and undone
+here by :mod:`scrapy_rerp.core.decompress` up to the cap).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.python import to_unicode
+
+from scrapy_rerp.core import status as ladder
+from scrapy_rerp.core.body import read_body
+from scrapy_rerp.core.data import Fetched
+from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
+from scrapy_rerp.core.urls import redirect_target
+from scrapy_rerp.crawl.compat import download
+from scrapy_rerp.engine import RobotsTxt
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from scrapy_rerp.core.settings import RerpSettings
+
+__all__ = ["META_KEY", "RobotsTxtDownloader"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+#: Request.meta key on robots.txt requests made here: the origin they are for.
+META_KEY = "rerp_robots_origin"
+_RECEIVED = "_rerp_received"  # body bytes received so far
+_TRUNCATED = "_rerp_truncated"  # the download was stopped at the cap
+_ENCODING = "_rerp_content_encoding"  # the Content-Encoding taken off the raw response
+
+#: Priority of robots.txt requests: ahead of the pages waiting for them.
+DOWNLOAD_PRIORITY = 1000
+
+
+class RobotsTxtDownloader:
+    """Downloads robots.txt once: redirects followed, the status policy applied, the body
+    capped and parsed."""
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
+        # The cap is RERP_MAX_SIZE, enforced while receiving (bytes_received, StopDownload): over
+        # HTTP Scrapy's own limit is off, or it would cancel a larger file from its
+        # Content-Length and the origin would count as unreachable. Other schemes' handlers send
+        # no bytes_received, so Scrapy's limit stays, at least twice the cap.
+        maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self._other_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
+
+    async def fetch(self, robots_url: str, origin: str) -> Fetched:
+        """Download robots.txt once, following up to RERP_MAX_REDIRECTS redirects."""
+        s = self.settings
+        url = robots_url
+        for hop in range(s.max_redirects + 1):
+            try:
+                request = self._robots_request(url, origin)
+            except ValueError as exc:  # a Location that is no URL Scrapy can make a request of
+                return self._unfollowable(origin, url, str(exc), None, url)
+            self.stats.inc_value("robotstxt/request_count")
+            try:
+                response = await self._download(request)
+            except IgnoreRequest as exc:
+                # Another middleware refused to download it: like Scrapy, rules are unknown,
+                # so allow all (but say so).
+                self.stats.inc_value("robotstxt/ignored")
+                logger.warning(
+                    "robots.txt request %(request)s ignored (%(exc)s); allowing all of %(origin)s",
+                    {"request": request, "exc": exc, "origin": origin},
+                    extra={"spider": self.crawler.spider},
+                )
+                return Fetched(ALLOW_ALL, RobotsTxt.allow_all(s.syntax), url=url, reason="ignored")
+            except Exception as exc:
+                self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                return Fetched(UNREACHABLE, url=url, reason=f"{type(exc).__name__}: {exc}")
+            status = response.status
+            self.stats.inc_value("robotstxt/response_count")
+            self.stats.inc_value(f"robotstxt/response_status_count/{status}")
+            location = response.headers.get(b"Location")
+            outcome = ladder.status_outcome(status, legacy=s.legacy, has_location=bool(location))
+            reason = f"HTTP {status}"
+            if outcome == REDIRECT:
+                assert location is not None
+                if hop == s.max_redirects:
+                    self.stats.inc_value("robotstxt/redirect/limit")
+                    return self._allow_all(
+                        f"more than {s.max_redirects} redirects", status, response.url
+                    )
+                try:
+                    url = redirect_target(response.url, to_unicode(location, errors="replace"))
+                except ValueError as exc:
+                    return self._unfollowable(origin, location, str(exc), status, response.url)
+                self.stats.inc_value("robotstxt/redirect/count")
+                continue
+            if outcome == PARSED:
+                return self._parse(response, request)
+            if outcome == UNREACHABLE:
+                return Fetched(
+                    UNREACHABLE,
+                    status=status,
+                    url=response.url,
+                    retry_after=ladder.retry_after(response.headers),
+                    reason=reason,
+                )
+            if outcome == DISALLOW_ALL:
+                self.stats.inc_value(f"robotstxt/disallow_all/{status}")
+                return Fetched(
+                    DISALLOW_ALL,
+                    RobotsTxt.disallow_all(s.syntax),
+                    status,
+                    response.url,
+                    response=response,
+                    reason=reason,
+                )
+            if 300 <= status < 400:
+                reason = f"{status} without Location"
+            return self._allow_all(reason, status, response.url, response)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _allow_all(
+        self, reason: str, status: int | None, url: str | None, response: Response | None = None
+    ) -> Fetched:
+        """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all."""
+        self.stats.inc_value("robotstxt/allow_all")
+        return Fetched(
+            ALLOW_ALL,
+            RobotsTxt.allow_all(self.settings.syntax),
+            status,
+            url,
+            response=response,
+            reason=reason,
+        )
+
+    def _unfollowable(
+        self, origin: str, location: bytes | str, why: str, status: int | None, url: str | None
+    ) -> Fetched:
+        """A redirect that cannot be followed (malformed, or to a scheme other than http and
+        https): robots.txt is unavailable, as google reads it; counted and logged."""
+        self.stats.inc_value("robotstxt/redirect/invalid")
+        target = to_unicode(location, errors="replace") if isinstance(location, bytes) else location
+        logger.info(
+            "robots.txt of %(origin)s redirects to %(target)r, which cannot be followed "
+            "(%(why)s): read as unavailable, every URL allowed",
+            {"origin": origin, "target": target[:200], "why": why},
+            extra={"spider": self.crawler.spider},
+        )
+        return self._allow_all(f"bad redirect target {target[:200]!r}: {why}", status, url)
+
+    def _parse(self, response: Response, request: Request) -> Fetched:
+        s = self.settings
+        encodings = request.meta.get(_ENCODING)
+        body = read_body(
+            response.body,
+            encodings,
+            response.headers.get(b"Content-Type"),
+            s.max_size,
+            cut=bool(request.meta.get(_TRUNCATED)),
+        )
+        if body.undecodable is not None:
+            # Undecodable: the bytes are no rules a crawler could read; treat the file as
+            # unavailable (allow all), as for an unparsable body of any other kind.
+            self.stats.inc_value("robotstxt/undecodable")
+            return self._allow_all(body.undecodable, response.status, response.url, response)
+        if body.truncated:
+            self.stats.inc_value("robotstxt/truncated")
+            logger.info(
+                "robots.txt %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
+                "only the first %(max)d bytes are used",
+                {"url": response.url, "max": s.max_size},
+                extra={"spider": self.crawler.spider},
+            )
+        if body.charset_note is not None:
+            self.stats.inc_value("robotstxt/charset_replaced")
+            logger.warning(
+                "robots.txt %(url)s: %(note)s",
+                {"url": response.url, "note": body.charset_note},
+                extra={"spider": self.crawler.spider},
+            )
+        robots = body.rules(s.syntax)
+        if encodings:
+            response = response.replace(body=body.data)
+        return Fetched(
+            PARSED,
+            robots,
+            response.status,
+            response.url,
+            lifetime=ladder.lifetime_from_headers(response.headers),
+            response=response,
+            reason=f"HTTP {response.status}",
+            body=body.data,
+            charset=body.charset,
+        )
+
+    def _robots_request(self, url: str, origin: str) -> Request:
+        return Request(
+            url,
+            priority=DOWNLOAD_PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            meta={
+                # RERP_ROBOTSTXT_META (copied: a plugin may change its request's meta), then
+                # the middleware's own keys, which the setting may not name.
+                **copy.deepcopy(dict(self.settings.robotstxt_meta)),
+                "dont_obey_robotstxt": True,
+                # Redirects and retries are done here, see the module doc.
+                "dont_redirect": True,
+                "dont_retry": True,
+                "allow_offsite": True,
+                "handle_httpstatus_all": True,
+                "download_maxsize": 0 if _is_http(url) else self._other_maxsize,
+                "download_warnsize": 0,
+                META_KEY: origin,
+            },
+        )
+
+    async def _download(self, request: Request) -> Response:
+        if self._hooked == 0:
+            # Connected only while robots.txt downloads run: the handlers would otherwise be
+            # called for every chunk and every response of the crawl.
+            self.crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+            self.crawler.signals.connect(
+                self._response_downloaded, signal=signals.response_downloaded
+            )
+        self._hooked += 1
+        try:
+            return await download(self.crawler, request)
+        finally:
+            self._hooked -= 1
+            if self._hooked == 0:
+                self.crawler.signals.disconnect(self._bytes_received, signal=signals.bytes_received)
+                self.crawler.signals.disconnect(
+                    self._response_downloaded, signal=signals.response_downloaded
+                )
+
+    def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+        meta = request.meta
+        if META_KEY not in meta:
+            return
+        received = meta.get(_RECEIVED, 0) + len(data)
+        meta[_RECEIVED] = received
+        if received >= self.settings.max_size:
+            meta[_TRUNCATED] = True
+            # The rest is never downloaded; the response keeps what arrived so far.
+            raise StopDownload(fail=False)
+
+    def _response_downloaded(
+        self, response: Response, request: Request, spider: Any = None
+    ) -> None:
+        # Runs before the downloader middlewares' process_response: the raw response still
+        # carries its Content-Encoding, which HttpCompressionMiddleware would undo up to
+        # DOWNLOAD_MAXSIZE (1 GiB by default). Taken off here, undone in _parse() up to the cap.
+        if META_KEY not in request.meta:
+            return
+        encodings = response.headers.getlist(b"Content-Encoding")
+        if encodings:
+            request.meta[_ENCODING] = encodings
+            del response.headers[b"Content-Encoding"]
+
+
+def _is_http(url: str) -> bool:
+    return url[:6].lower().startswith(("http:", "https:"))

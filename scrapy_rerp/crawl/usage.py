@@ -1,0 +1,136 @@
+"""AI usage preferences in a crawl: the purposes named by ``RERP_USAGE`` checked against what
+each site says about them.
+
+Two places say it (docs/usage.rst has the forms side by side):
+
+* robots.txt, in ``Content-Usage`` rules (draft-ietf-aipref-attach, path-scoped like
+  Allow/Disallow) and ``Content-Signal`` lines (contentsignals.org), checked in
+  ``process_request``, before the download: a URL marked ``n`` for a purpose is not
+  downloaded;
+* the ``Content-Usage`` response header, checked in ``process_response``, before the spider
+  sees the page; it combines with what robots.txt said as draft-ietf-aipref-vocab asks (any
+  ``disallowed`` wins, then any ``allowed``).
+
+``unknown`` is allowed unless ``RERP_USAGE_DEFAULT = "deny"``, which drops a page only once its
+header is known too. The decisions, per purpose, are in ``response.meta["rerp_usage"]``; with
+``RERP_USAGE_DROP = False`` nothing is dropped and the meta is all the crawl gets.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.python import to_unicode
+
+from scrapy_rerp.engine import UsageDecision, header_usage
+from scrapy_rerp.engine._usage import DISALLOWED, UNKNOWN, combined
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request, Response
+
+    from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.engine import RobotsTxt
+
+__all__ = ["USAGE_META", "UsagePolicy"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+#: ``request.meta`` / ``response.meta`` key: purpose -> :class:`UsageDecision`.
+USAGE_META = "rerp_usage"
+
+
+class UsagePolicy:
+    """Applies ``RERP_USAGE`` to requests (robots.txt) and responses (the header)."""
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.purposes = settings.usage
+        self.deny_unknown = settings.usage_deny_unknown
+        self.drop = settings.usage_drop
+
+    def check_request(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
+        """What robots.txt says about the request's URL; raises IgnoreRequest for a purpose
+        it disallows (unless ``RERP_USAGE_DROP`` is off)."""
+        decisions = {
+            purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes
+        }
+        request.meta[USAGE_META] = decisions
+        refused = _first(decisions, DISALLOWED)
+        if refused is not None and self.drop:
+            self._drop(request, *refused)
+
+    def check_response(self, request: Request, response: Response) -> None:
+        """Combine the ``Content-Usage`` header, if any, with what robots.txt said; raises
+        IgnoreRequest when the result disallows a purpose (or is unknown with
+        ``RERP_USAGE_DEFAULT = "deny"``), unless ``RERP_USAGE_DROP`` is off."""
+        before: Mapping[str, UsageDecision] = request.meta.get(USAGE_META) or {}
+        header = _header(response)
+        decisions: dict[str, UsageDecision] = {}
+        for purpose in self.purposes:
+            # What robots.txt said first, then the header: vocab-07 5.1 combines them.
+            said = [before[purpose]] if purpose in before else []
+            if header is not None:
+                said.append(header_usage(header, purpose))
+            decision = combined(said) or UsageDecision(
+                UNKNOWN, None, None, "nothing said about this usage"
+            )
+            decisions[purpose] = decision
+            self._count(f"robotstxt/usage/{purpose}/{decision.preference}")
+        request.meta[USAGE_META] = decisions
+        refused = _first(decisions, DISALLOWED)
+        if refused is None and self.deny_unknown:
+            refused = _first(decisions, UNKNOWN)
+        if refused is None:
+            return
+        if not self.drop:
+            self._count("robotstxt/usage/marked")
+            return
+        self._drop(request, *refused)
+
+    def _drop(self, request: Request, purpose: str, decision: UsageDecision) -> None:
+        """Count, log and raise IgnoreRequest for *decision*, which refuses *purpose*."""
+        if decision.preference == UNKNOWN:
+            reason, where = "unknown", "RERP_USAGE_DEFAULT = 'deny'"
+        elif decision.line is None:
+            reason, where = "header", "the Content-Usage header"
+        else:
+            reason, where = "robots_txt", f"robots.txt line {decision.line}"
+        self._count(f"robotstxt/usage/dropped/{reason}")
+        said = decision.statement or decision.reason
+        logger.info(
+            "Dropped %(request)s: %(purpose)s %(preference)s by %(where)s (%(said)s)",
+            {
+                "request": request,
+                "purpose": purpose,
+                "preference": decision.preference,
+                "where": where,
+                "said": said,
+            },
+            extra={"spider": self.crawler.spider},
+        )
+        raise IgnoreRequest(f"{purpose} {decision.preference} by {where} ({said})")
+
+    def _count(self, key: str) -> None:
+        self.stats.inc_value(key)  # type: ignore[union-attr]
+
+
+def _first(
+    decisions: Mapping[str, UsageDecision], outcome: str
+) -> tuple[str, UsageDecision] | None:
+    for purpose, decision in decisions.items():
+        if decision.preference == outcome:
+            return purpose, decision
+    return None
+
+
+def _header(response: Response) -> str | None:
+    """The ``Content-Usage`` field's value, its lines joined (RFC 9651 4.2), or None."""
+    lines = response.headers.getlist("Content-Usage")
+    if not lines:
+        return None
+    return ", ".join(to_unicode(line, errors="replace") for line in lines)

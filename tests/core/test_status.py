@@ -1,0 +1,198 @@
+"""The status policy as pure functions: every row of the status table
+(docs/status-policy.rst), expiry, backoff."""
+
+from __future__ import annotations
+
+import email.utils
+
+import pytest
+from scrapy.http.headers import Headers
+
+from scrapy_rerp.core import status as ladder
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.status import (
+    ALLOW_ALL,
+    DISALLOW_ALL,
+    PARSED,
+    REDIRECT,
+    UNREACHABLE,
+    backoff,
+    entry_lifetime,
+    lifetime_from_headers,
+    retry_after,
+    status_outcome,
+)
+
+NOW = 1_700_000_000.0
+
+
+def http_date(seconds: float) -> str:
+    return email.utils.formatdate(seconds, usegmt=True)
+
+
+# -- the status table ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "has_location", "rfc9309", "legacy"),
+    [
+        # 2xx: the body is parsed
+        (200, True, PARSED, PARSED),
+        (204, True, PARSED, PARSED),
+        (299, True, PARSED, PARSED),
+        # 3xx with Location: followed; without: allow all
+        (301, True, REDIRECT, REDIRECT),
+        (302, True, REDIRECT, REDIRECT),
+        (307, True, REDIRECT, REDIRECT),
+        (308, True, REDIRECT, REDIRECT),
+        (301, False, ALLOW_ALL, ALLOW_ALL),
+        (304, False, ALLOW_ALL, ALLOW_ALL),
+        # 401/403: allow all by RFC 9309, disallow all by rerp's legacy reading
+        (401, True, ALLOW_ALL, DISALLOW_ALL),
+        (403, True, ALLOW_ALL, DISALLOW_ALL),
+        # other 4xx: allow all
+        (400, True, ALLOW_ALL, ALLOW_ALL),
+        (404, True, ALLOW_ALL, ALLOW_ALL),
+        (410, True, ALLOW_ALL, ALLOW_ALL),
+        (451, True, ALLOW_ALL, ALLOW_ALL),
+        # 429 and 5xx: unreachable
+        (429, True, UNREACHABLE, UNREACHABLE),
+        (500, True, UNREACHABLE, UNREACHABLE),
+        (503, True, UNREACHABLE, UNREACHABLE),
+        (599, True, UNREACHABLE, UNREACHABLE),
+        # statuses outside 2xx-5xx: unreachable
+        (100, True, UNREACHABLE, UNREACHABLE),
+        (600, True, UNREACHABLE, UNREACHABLE),
+        (999, True, UNREACHABLE, UNREACHABLE),
+    ],
+)
+def test_status_table(status: int, has_location: bool, rfc9309: str, legacy: str) -> None:
+    assert status_outcome(status, has_location=has_location) == rfc9309
+    assert status_outcome(status, legacy=True, has_location=has_location) == legacy
+
+
+# -- expiry -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "lifetime"),
+    [
+        ({}, None),
+        ({"Cache-Control": "max-age=600"}, 600.0),
+        ({"Cache-Control": "public, MAX-AGE=60, must-revalidate"}, 60.0),
+        ({"Cache-Control": 'max-age="120"'}, 120.0),
+        ({"Cache-Control": "no-cache"}, 0.0),
+        ({"Cache-Control": "private, no-store"}, 0.0),
+        # max-age wins over no-cache and over Expires
+        ({"Cache-Control": "no-cache, max-age=30"}, 30.0),
+        ({"Cache-Control": "max-age=30", "Expires": http_date(NOW + 999)}, 30.0),
+        # an unreadable max-age is ignored, the rest still counts
+        ({"Cache-Control": "max-age=soon", "Expires": http_date(NOW + 90)}, 90.0),
+        ({"Cache-Control": "public"}, None),
+        # Expires, relative to Date (else to now)
+        ({"Expires": http_date(NOW + 3600), "Date": http_date(NOW)}, 3600.0),
+        ({"Expires": http_date(NOW + 3600), "Date": http_date(NOW + 600)}, 3000.0),
+        ({"Expires": http_date(NOW + 100)}, 100.0),
+        ({"Expires": http_date(NOW - 100)}, 0.0),
+        # an invalid Expires means "already expired" (RFC 9111 5.3)
+        ({"Expires": "0"}, 0.0),
+        ({"Expires": "tomorrow"}, 0.0),
+    ],
+)
+def test_lifetime_from_headers(headers: dict[str, str], lifetime: float | None) -> None:
+    assert lifetime_from_headers(Headers(headers), now=NOW) == lifetime
+
+
+def test_entry_lifetime_clamps_parsed_files_and_fixes_the_others() -> None:
+    settings = RerpSettings(min_lifetime=3600, max_lifetime=86400, lifetime=7200, error_lifetime=60)
+    assert entry_lifetime(PARSED, None, settings) == 7200
+    assert entry_lifetime(PARSED, 10, settings) == 3600
+    assert entry_lifetime(PARSED, 10**9, settings) == 86400
+    assert entry_lifetime(PARSED, 5000, settings) == 5000
+    for outcome in (ALLOW_ALL, DISALLOW_ALL):
+        assert entry_lifetime(outcome, 5000, settings) == 60
+
+
+# -- retries ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (None, None),
+        ("120", 120.0),
+        (" 7 ", 7.0),
+        (http_date(NOW + 30), 30.0),
+        (http_date(NOW - 30), 0.0),
+        ("-5", None),
+        ("later", None),
+    ],
+)
+def test_retry_after(value: str | None, seconds: float | None) -> None:
+    headers = Headers({} if value is None else {"Retry-After": value})
+    assert retry_after(headers, now=NOW) == seconds
+
+
+def test_backoff_doubles_up_to_its_cap() -> None:
+    settings = RerpSettings(retry_backoff_base=1.0, retry_backoff_max=60.0)
+    assert [backoff(n, None, settings) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
+    assert backoff(10**6, None, settings) == 60
+
+
+def test_backoff_is_never_sooner_than_retry_after() -> None:
+    settings = RerpSettings(retry_backoff_base=1.0, retry_backoff_max=60.0)
+    assert backoff(1, 0.5, settings) == 1
+    assert backoff(1, 30, settings) == 30
+    # beyond RERP_RETRY_BACKOFF_MAX: the server's wish wins...
+    assert backoff(1, 600, settings) == 600
+    # ...up to a day
+    assert backoff(1, 10**9, settings) == ladder.RETRY_AFTER_MAX == 24 * 3600
+
+
+# -- header readers: Scrapy's, without importing Scrapy ------------------------------------------
+
+CACHE_CONTROLS = [
+    b"",
+    b"public, max-age=3600",
+    b"no-cache",
+    b'max-age="60", No-Store',
+    b" , max-age=, ,private",
+    b"MAX-AGE=10,max-age=20",
+]
+DATES = [
+    None,
+    b"Sun, 06 Nov 1994 08:49:37 GMT",
+    b"Sunday, 06-Nov-94 08:49:37 GMT",
+    b"Sun Nov  6 08:49:37 1994",
+    b"Wed, 21 Oct 2015 07:28:00 +0200",
+    b"tomorrow",
+    b"",
+    "Sun, 06 Nov 1994 08:49:37 GMT",
+    b"\xff\xfe",
+]
+
+
+@pytest.mark.parametrize("header", CACHE_CONTROLS)
+def test_cache_control_read_as_scrapy_reads_it(header: bytes) -> None:
+    from scrapy.extensions.httpcache import parse_cachecontrol
+
+    assert ladder.parse_cachecontrol(header) == parse_cachecontrol(header)
+
+
+@pytest.mark.parametrize("date", DATES)
+def test_http_dates_read_as_scrapy_reads_them(date: bytes | str | None) -> None:
+    from scrapy.extensions.httpcache import rfc1123_to_epoch
+
+    assert ladder.rfc1123_to_epoch(date) == rfc1123_to_epoch(date)
+
+
+def test_policy_does_not_import_scrapy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, scrapy_rerp.core.status, scrapy_rerp.core.body, scrapy_rerp.core.urls\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

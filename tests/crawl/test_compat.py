@@ -1,0 +1,85 @@
+"""What scrapy_rerp reads of Scrapy beyond its published API: header values, the engine."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy import Request
+from scrapy.http import Headers
+from scrapy.utils.test import get_crawler
+
+from scrapy_rerp.crawl import compat
+from scrapy_rerp.crawl.compat import (
+    engine_closing,
+    engine_of,
+    header_key,
+    header_value,
+    header_values,
+    scheduler_of,
+    user_agent_header,
+)
+
+pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
+
+HEADERS = [
+    {},
+    {"X-Robots-Tag": "noindex"},
+    {"x-robots-tag": ["noindex", "googlebot: nofollow"], "Content-Type": "text/html"},
+    {"X-ROBOTS-TAG": [b"none", b""], "robots-tag": "noai"},
+    {"content-type": ["text/plain", "text/html; charset=latin-1"], "User-Agent": "bot/1"},
+    {"user-agent": "\u00e9bot"},
+]
+NAMES = ["X-Robots-Tag", "x-robots-tag", "Robots-Tag", "Content-Type", "User-Agent", "Date"]
+
+
+def test_the_headers_of_this_scrapy_are_read_as_a_dict() -> None:
+    # Every supported Scrapy keeps Headers as a dict of normalized names; if one stops, the
+    # public methods take over (correct, slower), and this says so.
+    assert header_values is dict.get
+
+
+@pytest.mark.parametrize("read", [dict.get, compat._values_by_getlist])
+@pytest.mark.parametrize("given", HEADERS)
+def test_header_values_are_those_of_getlist_and_get(read: object, given: dict) -> None:
+    headers = Headers(given)
+    for name in NAMES:
+        key = header_key(name)
+        values = read(headers, key)  # type: ignore[operator]
+        assert (values or []) == headers.getlist(name), name
+        assert values is None or isinstance(values, list)
+    for name in NAMES:
+        assert header_value(headers, header_key(name)) == headers.get(name), name
+
+
+def test_the_user_agent_header_is_that_of_get() -> None:
+    for headers in ({}, {"user-agent": "bot/1"}, {"User-Agent": ["a/1", "b/2"]}):
+        request = Request("http://h/", headers=headers)
+        assert user_agent_header(request) == request.headers.get("User-Agent")
+    assert user_agent_header(Request("http://h/", headers={"USER-AGENT": "x"})) == b"x"
+
+
+def test_a_crawler_without_an_engine_is_closing_and_has_no_scheduler() -> None:
+    # Scrapy 2.19 raises on reading Crawler.engine before it is set (None before 2.19): a
+    # timer of the parking lot that fires then must get an answer, not an exception.
+    crawler = get_crawler()
+    assert engine_of(crawler) is None
+    assert engine_closing(crawler) is True
+    assert scheduler_of(crawler) is None
+
+
+def test_a_slot_s_timer_counts_while_it_is_active() -> None:
+    from types import SimpleNamespace
+
+    from scrapy_rerp.crawl.compat import slot_latercall
+
+    class Timer:
+        def __init__(self, active: bool) -> None:
+            self._active = active
+
+        def active(self) -> bool:
+            return self._active
+
+    assert slot_latercall(SimpleNamespace(latercall=None)) is False  # type: ignore[arg-type]
+    # Scrapy 2.13 leaves a fired timer on the slot; later releases set None once it fires.
+    assert slot_latercall(SimpleNamespace(latercall=Timer(False))) is False  # type: ignore[arg-type]
+    assert slot_latercall(SimpleNamespace(latercall=Timer(True))) is True  # type: ignore[arg-type]
+    assert slot_latercall(SimpleNamespace(latercall=object())) is True  # type: ignore[arg-type]
