@@ -1,9 +1,18 @@
-"""The package's import layers: engine <- core <- Scrapy adapters <- entry points, no circle,
-nothing imported upward, and no Scrapy in the core (the engine's own: tests/engine/test_layout.py).
+"""The package's import layers, read from its folders: a module's folder is its layer.
+
+    engine/  <-  core/, fleet/, cli/  <-  crawl/  <-  demo/ and the top-level modules
+
+Each layer imports its own and the layers before it, and no import goes round in a circle. The
+engine imports the standard library only (its own order: tests/engine/test_layout.py); the core
+imports no Scrapy, but where a crawl asks for it, inside a function. The top-level modules are
+the package's face: the entry points, and the public paths a project's settings name. Where a
+public path's code lives in a layer's folder, its top-level module only re-exports it, and the
+package itself imports the layer's module (docs/design.rst, "Layout").
 
 An import counts when it runs: at module level, or inside a function. Two kinds are left out:
 imports under ``if TYPE_CHECKING:`` (types only, never run) and those in a module
 ``__getattr__`` (a public name re-exported lazily, as ``scrapy_rerp.cache.RedisOriginCache``).
+``from scrapy_rerp.x import y`` counts as an import of ``scrapy_rerp.x.y`` when that is a module.
 """
 
 from __future__ import annotations
@@ -17,42 +26,75 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_rerp"
 
-#: Each layer may import its own and the layers before it (docs/design.rst, "Layout").
+#: The layers, first to last, and the folders that are each.
 LAYERS: dict[str, set[str]] = {
     "engine": {"engine"},
-    # Standard library (and w3lib, redis-py when a fleet store is built): what the command line
-    # and the Scrapy-free services are made of.
-    "core": {"core", "cache", "fleet", "cli"},
-    # What speaks to Scrapy, and the public paths of its middlewares and parser.
-    "scrapy": {"crawl", "middleware", "robotparser"},
-    # The entry points that switch it all on: the add-on, the ``scrapy robots`` command, the
-    # command line's ``python -m``; and the demo with its local HTTP servers.
-    "entry points": {"addon", "commands", "__main__", "demo"},
+    # The Scrapy-free services, the fleet's Redis parts and the command line.
+    "core": {"core", "fleet", "cli"},
+    # What speaks to Scrapy.
+    "crawl": {"crawl"},
+    # The demo and its local HTTP servers, beside the top-level modules.
+    "top": {"demo"},
+}
+#: Top-level modules are on top, but for ``cache``: the core's (the cache backends, and the
+#: fleet's storage protocol for now).
+TOP_LEVEL_LAYER = {"cache": "core"}
+#: The entry points: the package's names, ``python -m scrapy_rerp``, the add-on and the
+#: ``scrapy robots`` command.
+ENTRY_POINTS = {"__init__", "__main__", "addon", "commands"}
+#: The public paths re-exported from a layer's module, which the package never imports.
+RE_EXPORTS = {
+    "middleware": "scrapy_rerp.crawl.middleware",
+    "robotparser": "scrapy_rerp.crawl.robotparser",
 }
 #: What the core may import besides the standard library: w3lib, redis-py for a fleet's store,
 #: and the decoders of Content-Encodings that Scrapy installs (imported when a body needs one).
 CORE_THIRD_PARTY = {"w3lib", "redis", "brotli", "brotlicffi", "backports", "compression"}
-#: Scrapy imports the core makes only when a crawl asks for them, inside a function.
+#: Scrapy imports the core makes only when a crawl asks for them, inside a function (by module,
+#: or by folder).
 CORE_LAZY_SCRAPY = {("core/settings", "scrapy"), ("cli", "scrapy")}
+#: Imports of a later layer, each inside a function: the command line's ``demo`` runs the demo,
+#: which needs Scrapy, imported when the command runs.
+LAZY_UPWARD = {("cli/_demo", "scrapy_rerp.demo")}
 
-
-#: The command line (``cli/``, one unit of the core): a module per command, and the modules the
+#: The command line (``cli/``, in the core's layer): a module per command, and the modules the
 #: commands share, which import no command (docs/design.rst, "Layout").
 CLI_COMMANDS = {"_check", "_explain", "_lint", "_fetch", "_page", "_demo"}
 CLI_SHARED = {"_parser", "_output", "_source", "_download", "_summary", "_problems"}
 CLI = PACKAGE / "cli"
 
+ORDER = list(LAYERS)
+MODULES = sorted(PACKAGE.rglob("*.py"))
+NOT_ENGINE = [p for p in MODULES if p.relative_to(PACKAGE).parts[0] != "engine"]
 
-def unit_of(path: Path) -> str:
-    """The layer unit of a module file: its top-level name under the package."""
-    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+def name_of(path: Path) -> str:
+    """The module's path in the package, without ``.py``: ``core/settings``, ``cli``, ``addon``."""
+    return path.relative_to(PACKAGE).with_suffix("").as_posix().removesuffix("/__init__")
 
 
-def layer_of(unit: str) -> int:
-    for index, units in enumerate(LAYERS.values()):
-        if unit in units:
-            return index
-    raise AssertionError(f"{unit} is in no layer: add it to LAYERS and docs/design.rst")
+def dotted(path: Path) -> str:
+    return ".".join(("scrapy_rerp", *name_of(path).split("/"))).removesuffix(".__init__")
+
+
+def layer_of(path: Path) -> str:
+    """A module's layer: its folder's, or, at the top, the top's (``TOP_LEVEL_LAYER`` aside)."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if len(parts) == 1:
+        return TOP_LEVEL_LAYER.get(parts[0], "top")
+    for layer, folders in LAYERS.items():
+        if parts[0] in folders:
+            return layer
+    raise AssertionError(f"{parts[0]}/ is no layer's folder: add it to LAYERS and docs/design.rst")
+
+
+#: Every module of the package by its dotted name.
+BY_NAME = {dotted(path): path for path in MODULES}
+
+
+def module_file(module: str) -> Path | None:
+    """The package's file of a dotted module name (None for the package itself, or another)."""
+    return BY_NAME.get(module) if module != "scrapy_rerp" else None
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -62,29 +104,37 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def imports_of(path: Path) -> list[tuple[str, bool]]:
-    """(absolute module, imported in a function) for every import that runs."""
+def imports_of(path: Path, everything: bool = False) -> list[tuple[str, bool]]:
+    """(absolute module, imported in a function) for every import that runs; with
+    ``everything``, those under ``TYPE_CHECKING`` and in ``__getattr__`` too."""
     found: list[tuple[str, bool]] = []
-    package = ".".join(("scrapy_rerp", *path.relative_to(PACKAGE).parts[:-1]))
+    package = dotted(path) if path.name == "__init__.py" else dotted(path).rpartition(".")[0]
 
     def visit(node: ast.AST, in_function: bool) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not everything:
             for child in node.orelse:
                 visit(child, in_function)
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.name == "__getattr__" and not in_function:
+            if node.name == "__getattr__" and not in_function and not everything:
                 return
             in_function = True
         if isinstance(node, ast.Import):
             found.extend((alias.name, in_function) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
-                found.append((node.module or "", in_function))
+                base = node.module or ""
             else:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                found.append((".".join([*base, node.module] if node.module else base), in_function))
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join([*parts, node.module] if node.module else parts)
+            found.append((base, in_function))
+            # ``from scrapy_rerp import demo``: the module imported is scrapy_rerp.demo.
+            found.extend(
+                (f"{base}.{alias.name}", in_function)
+                for alias in node.names
+                if f"{base}.{alias.name}" in BY_NAME
+            )
         for child in ast.iter_child_nodes(node):
             visit(child, in_function)
 
@@ -92,65 +142,133 @@ def imports_of(path: Path) -> list[tuple[str, bool]]:
     return found
 
 
-MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "engine" not in p.relative_to(PACKAGE).parts)
-
-
-def own_unit(module: str) -> str | None:
-    parts = module.split(".")
-    if parts[0] != "scrapy_rerp" or len(parts) == 1:
-        return None
-    return parts[1]
-
-
 def test_every_module_is_in_a_layer() -> None:
-    units = {unit_of(path) for path in MODULES} - {"__init__"}
-    for unit in units:
-        layer_of(unit)
-    assert set().union(*LAYERS.values()) - {"engine"} == units
+    top = {name_of(p) for p in MODULES if len(p.relative_to(PACKAGE).parts) == 1}
+    assert top == ENTRY_POINTS | set(RE_EXPORTS) | set(TOP_LEVEL_LAYER)
+    for path in MODULES:
+        layer_of(path)
+    folders = {p.relative_to(PACKAGE).parts[0] for p in MODULES if p.parent != PACKAGE}
+    assert folders == set().union(*LAYERS.values())
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize("path", NOT_ENGINE, ids=name_of)
 def test_nothing_is_imported_from_a_later_layer(path: Path) -> None:
-    unit = unit_of(path)
-    if unit == "__init__":
-        return  # the package's face: the engine, and the Scrapy names lazily (test_public_api)
+    layer = ORDER.index(layer_of(path))
     upward = [
         module
-        for module, _ in imports_of(path)
-        if (target := own_unit(module)) is not None and layer_of(target) > layer_of(unit)
+        for module, lazy in imports_of(path)
+        if (target := module_file(module)) is not None
+        and ORDER.index(layer_of(target)) > layer
+        and not (lazy and (name_of(path), module) in LAZY_UPWARD)
     ]
     assert upward == []
 
 
-@pytest.mark.parametrize(
-    "path",
-    [p for p in MODULES if unit_of(p) in LAYERS["core"]],
-    ids=lambda p: str(p.relative_to(PACKAGE)),
-)
+def test_each_lazy_upward_import_is_made() -> None:
+    made = {
+        (name_of(path), module)
+        for path in NOT_ENGINE
+        for module, lazy in imports_of(path)
+        if lazy and (name_of(path), module) in LAZY_UPWARD
+    }
+    assert made == LAZY_UPWARD
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if layer_of(p) == "core"], ids=name_of)
 def test_the_core_needs_no_scrapy(path: Path) -> None:
-    unit = unit_of(path)
-    name = path.relative_to(PACKAGE).with_suffix("").as_posix()
+    name = name_of(path)
+    folder = name.split("/")[0]
     allowed = set(sys.stdlib_module_names) | {"__future__", "scrapy_rerp"} | CORE_THIRD_PARTY
     for module, lazy in imports_of(path):
         top = module.split(".")[0]
-        if top in allowed or (lazy and ({(unit, top), (name, top)} & CORE_LAZY_SCRAPY)):
+        if top in allowed or (lazy and {(name, top), (folder, top)} & CORE_LAZY_SCRAPY):
             continue
-        pytest.fail(f"{path.name} imports {module}")
+        pytest.fail(f"{name} imports {module}")
+
+
+def test_the_engine_imports_the_standard_library_and_itself() -> None:
+    allowed = set(sys.stdlib_module_names) | {"__future__"}
+    outside = [
+        f"{name_of(path)} imports {module}"
+        for path in MODULES
+        if layer_of(path) == "engine"
+        for module, _ in imports_of(path, everything=True)
+        if module.split(".")[0] not in allowed and not module.startswith("scrapy_rerp.engine")
+    ]
+    assert outside == []
+
+
+@pytest.mark.parametrize("name", sorted(RE_EXPORTS))
+def test_a_top_level_re_export_only_re_exports(name: str) -> None:
+    """A docstring, the names imported from the layer's module, and ``__all__`` naming them."""
+    tree = ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8"))
+    body = list(tree.body)
+    assert isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    assert "re-export" in body[0].value.value
+    rest = [
+        node
+        for node in body[1:]
+        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+    ]
+    imports = [node for node in rest if isinstance(node, ast.ImportFrom)]
+    assert [node.module for node in imports] == [RE_EXPORTS[name]]
+    exported = [alias.name for alias in imports[0].names]
+    assert all(alias.asname is None for alias in imports[0].names)
+    others = [node for node in rest if not isinstance(node, ast.ImportFrom)]
+    assert len(others) == 1, "a re-export holds its docstring, its import and __all__ only"
+    declared = others[0]
+    assert isinstance(declared, ast.Assign)
+    assert [t.id for t in declared.targets if isinstance(t, ast.Name)] == ["__all__"]
+    assert sorted(ast.literal_eval(declared.value)) == sorted(exported)
+
+
+def test_the_package_imports_no_re_export() -> None:
+    """The package imports the layer's module, never the public path (types included)."""
+    public = {f"scrapy_rerp.{name}" for name in RE_EXPORTS}
+    offenders = [
+        f"{name_of(path)} imports {module}"
+        for path in MODULES
+        for module, _ in imports_of(path, everything=True)
+        if module in public
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("layer", ["core", "crawl"])
+def test_a_layer_s_package_is_a_docstring(layer: str) -> None:
+    """``core`` and ``crawl`` are internal: their ``__init__`` says what the layer is, and
+    offers nothing."""
+    tree = ast.parse((PACKAGE / layer / "__init__.py").read_text(encoding="utf-8"))
+    assert len(tree.body) == 1
+    assert isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant)
+    assert "no public API" in tree.body[0].value.value
 
 
 def test_no_import_circle() -> None:
     graph: dict[str, set[str]] = {}
-    for path in MODULES:
-        name = ".".join(("scrapy_rerp", *path.relative_to(PACKAGE).with_suffix("").parts))
-        name = name.removesuffix(".__init__")
-        graph.setdefault(name, set())
+    for path in NOT_ENGINE:
+        graph.setdefault(dotted(path), set())
         for module, _ in imports_of(path):
-            if module.startswith("scrapy_rerp.") and ".engine" not in module:
-                graph[name].add(module)
+            if module_file(module) is not None and not module.startswith("scrapy_rerp.engine"):
+                graph[dotted(path)].add(module)
     try:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as error:
         pytest.fail(f"import circle: {error.args[1]}")
+
+
+def test_the_design_draws_every_layer_s_modules() -> None:
+    """docs/design.rst's layout names each module of the core, the Scrapy adapters and the
+    demo, and each top-level module."""
+    design = (PACKAGE.parent / "docs" / "design.rst").read_text(encoding="utf-8")
+    modules = [
+        path
+        for path in MODULES
+        if layer_of(path) != "engine"
+        and path.relative_to(PACKAGE).parts[0] not in ("fleet", "cli")
+        and path.name != "__init__.py"
+    ]
+    assert [name_of(p) for p in modules if f"``{p.stem}``" not in design] == []
 
 
 def test_every_cli_module_is_a_command_or_shared_and_in_the_design() -> None:
@@ -183,3 +301,16 @@ def test_no_test_module_imports_another() -> None:
                 if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"):
                     offenders.append(f"{path.relative_to(tests)} imports {name}")
     assert offenders == []
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """A test module in tests/core/, tests/crawl/ or tests/demo/ is named after a module of
+    that folder (``test_slots.py``: ``crawl/slots.py``)."""
+    tests = Path(__file__).parent
+    stray = [
+        str(path.relative_to(tests))
+        for folder in ("core", "crawl", "demo")
+        for path in sorted((tests / folder).glob("test_*.py"))
+        if not (PACKAGE / folder / f"{path.stem.removeprefix('test_')}.py").is_file()
+    ]
+    assert stray == []

@@ -1,11 +1,14 @@
-"""The package's public names, and what importing it loads."""
+"""The package's public names, the dotted paths a project names, and what importing it loads."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,6 +135,55 @@ def test_engine_all_is_pinned() -> None:
     assert engine.__all__ == ENGINE_PUBLIC
     for name in ENGINE_PUBLIC:
         assert getattr(engine, name) is not None
+
+
+#: The dotted paths a project's settings (or the docs' examples) name: ADDONS,
+#: DOWNLOADER_MIDDLEWARES, SPIDER_MIDDLEWARES, ROBOTSTXT_PARSER and RERP_CACHE take them, and
+#: they stay whatever module the code lives in.
+PUBLIC_PATHS = [
+    "scrapy_rerp.Addon",
+    "scrapy_rerp.RobotsTxtMiddleware",
+    "scrapy_rerp.AnswersMiddleware",
+    "scrapy_rerp.RerpRobotParser",
+    "scrapy_rerp.PageDirectivesMiddleware",
+    "scrapy_rerp.addon.Addon",
+    "scrapy_rerp.middleware.RobotsTxtMiddleware",
+    "scrapy_rerp.middleware.AnswersMiddleware",
+    "scrapy_rerp.robotparser.RerpRobotParser",
+    "scrapy_rerp.cache.MemoryOriginCache",
+    "scrapy_rerp.cache.RedisOriginCache",
+    "scrapy_rerp.cache.FailoverCache",
+    "scrapy_rerp.cache.OriginCache",
+    "scrapy_rerp.cache.SharedOriginCache",
+    "scrapy_rerp.cache.RobotsEntry",
+    "scrapy_rerp.demo.main",
+]
+
+
+def resolve(path: str) -> Any:
+    module, _, name = path.replace(":", ".").rpartition(".")
+    return getattr(import_module(module), name)
+
+
+@pytest.mark.parametrize("path", PUBLIC_PATHS)
+def test_every_public_path_resolves(path: str) -> None:
+    assert resolve(path).__name__ == path.rpartition(".")[2]
+
+
+def test_a_module_path_is_the_package_s_name() -> None:
+    for path in PUBLIC_PATHS:
+        name = path.rpartition(".")[2]
+        if name in scrapy_rerp.__all__:
+            assert resolve(path) is getattr(scrapy_rerp, name), path
+
+
+def test_the_entry_points_of_pyproject_resolve() -> None:
+    # [project.scripts] and Scrapy's command: "module:name".
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    targets = re.findall(r'^\S+ = "(scrapy_rerp[\w.]*:\w+)"$', pyproject, re.M)
+    assert sorted(targets) == ["scrapy_rerp.cli:main", "scrapy_rerp.commands:RobotsCommand"]
+    for target in targets:
+        assert callable(resolve(target))
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
