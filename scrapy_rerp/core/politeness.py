@@ -103,8 +103,8 @@ class Politeness:
             and parking is not None
             and runtime is not None
         )
-        floors_on = settings.floors and throttle is not None
-        self.throttle = throttle if (floors_on or self.slowdown) else None
+        # Floors need the throttle too; Floors decides whether robots.txt's apply.
+        self.throttle = throttle if (settings.floors or self.slowdown) else None
         self.stats = stats
         self.parking = parking
         self._spider = spider
