@@ -63,7 +63,7 @@ async def test_addon_alone_turns_everything_on(server: Server) -> None:
     assert resolved[RobotsTxtMiddleware] == 100
     assert RobotsTxtMiddleware in active(crawler) and ScrapyMiddleware not in active(crawler)
     assert crawler.get_downloader_middleware(RobotsTxtMiddleware) is not None
-    # Its companion hears every answer before any other process_response.
+    # Its companion hears every failed download before any other process_exception.
     assert resolved[AnswersMiddleware] == 950 == max(resolved.values())
     assert active(crawler)[-1] is AnswersMiddleware
     assert crawler.stats is not None
@@ -105,8 +105,8 @@ def test_settings_at_addon_priority() -> None:
     merged = component_priorities(settings, "DOWNLOADER_MIDDLEWARES")
     resolved = {load_object(k): v for k, v in merged.items() if v is not None}
     assert ScrapyMiddleware not in resolved and resolved[RobotsTxtMiddleware] == 100
-    # Its process_response runs first: before HttpCacheMiddleware stores an answer and
-    # RetryMiddleware turns a 429 into a retry.
+    # Its process_exception runs first: before RetryMiddleware turns a failed download into
+    # a retry.
     priorities = {cls.__name__: v for cls, v in resolved.items()}
     assert resolved[AnswersMiddleware] > priorities["HttpCacheMiddleware"]
     assert resolved[AnswersMiddleware] > priorities["RetryMiddleware"]

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.
 #: Retry-After 1 on a page's first request, then the page.
 SLOW_ONCE = [Reply(status=429, headers={"Retry-After": "1"}), Reply(body="ok")]
 #: The add-on's companion turned off, as in a project that enables RobotsTxtMiddleware by hand:
-#: the answers are heard through Scrapy's response_downloaded signal instead.
+#: the answers are heard through Scrapy's response_downloaded signal all the same.
 WITHOUT_COMPANION = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rerp.AnswersMiddleware": None}}
 
 
@@ -122,6 +122,21 @@ async def test_retry_after_in_seconds_holds_the_origin_until_then(
     counts = ledger(crawler)
     assert counts["slowdown/parked"] == values["robotstxt/slowdown/parked"] >= 2
     assert counts["released"] == counts["parked"]
+
+
+@pytest.mark.parametrize("heard_by", ["companion", "signal"])
+@pytest_twisted.ensureDeferred
+async def test_a_slow_429_holds_the_origin_from_its_arrival(site: Server, heard_by: str) -> None:
+    # The 429 takes longer to come than the slot's delay: when it arrives, Scrapy's downloader
+    # would send the slot's next request at once. The answer is heard before it looks.
+    site.route("/p0", [Reply(status=429, headers={"Retry-After": "1"}, delay=0.4), Reply()])
+    urls = [site.url(f"/p{i}") for i in range(4)]
+    settings = slowdown() if heard_by == "companion" else slowdown(**WITHOUT_COMPANION)
+    crawler = await crawl(MetaSpider, settings, urls=urls)
+    [slow] = [h for h in site.hits() if h.status == 429]
+    answered = slow.time + 0.4
+    assert sent_within(site, answered, answered + 1.0) == []
+    assert sorted(crawler.spider.responses) == sorted(urls)
 
 
 @pytest_twisted.ensureDeferred
@@ -288,22 +303,20 @@ def answer_handlers(crawler: Any) -> list[Any]:
     return [r for r in receivers if isinstance(getattr(r, "__self__", None), RobotsGate)]
 
 
+@pytest.mark.parametrize("heard_by", ["companion", "signal"])
 @pytest_twisted.ensureDeferred
-async def test_the_answer_handler_is_let_go_when_the_crawl_closes(site: Server) -> None:
-    # Without the companion: held strongly while the crawl runs (a weak reference costs every
-    # response), it would keep the crawler alive after it.
-    settings = slowdown(**WITHOUT_COMPANION)
+async def test_the_answer_handler_is_let_go_when_the_crawl_closes(
+    site: Server, heard_by: str
+) -> None:
+    # Held strongly while the crawl runs (a weak reference costs every response), it would
+    # keep the crawler alive after it. The companion hears failed downloads only: the answers
+    # are heard by the handler either way, before the slot's next request may leave.
+    site.route("/p0", SLOW_ONCE)
+    settings = slowdown() if heard_by == "companion" else slowdown(**WITHOUT_COMPANION)
     crawler = await crawl(HandlerSpider, settings, urls=[site.url("/p0"), site.url("/p1")])
     assert crawler.spider.handlers == [1, 1]
     assert answer_handlers(crawler) == []
-
-
-@pytest_twisted.ensureDeferred
-async def test_with_the_companion_no_signal_handler_is_connected(site: Server) -> None:
-    site.route("/p0", SLOW_ONCE)
-    crawler = await crawl(HandlerSpider, slowdown(), urls=[site.url("/p0"), site.url("/p1")])
-    assert crawler.spider.handlers == [0, 0]
-    assert stats(crawler)["robotstxt/slowdown/cooldowns"] == 1  # heard all the same
+    assert stats(crawler)["robotstxt/slowdown/cooldowns"] == 1
 
 
 @pytest.mark.parametrize("heard_by", ["companion", "signal"])

@@ -11,12 +11,14 @@ out. Its collaborators are built, and stopped when the crawl closes, by
   alone (as Scrapy's middleware leaves them);
 * every other request goes through the gate: it goes on, is parked until its origin's rules
   come, or is refused;
-* every answer a site gives is told to the gate by :class:`AnswersMiddleware`, a companion
-  whose ``process_response`` runs before any other's (``ANSWERS_MIDDLEWARE_PRIORITY``): a 429
-  or 503 is heard there even when ``RetryMiddleware`` (550) turns it into a retry, which then
-  comes back through ``process_request`` and waits out the cool-down. Without the companion
-  (``RobotsTxtMiddleware`` enabled by hand), a ``response_downloaded`` handler hears them, which
-  Scrapy also calls before any ``process_response``, at about twice the cost per response;
+* every answer a site gives is told to the gate by a ``response_downloaded`` handler, which
+  Scrapy calls before its downloader looks at the slot's queue again and before any
+  ``process_response``: a 429 or 503 holds the origin before its next request can leave, and
+  is heard even when ``RetryMiddleware`` (550) turns it into a retry, which then comes back
+  through ``process_request`` and waits out the cool-down. A downloader middleware's
+  ``process_response`` would hear it too late: by then the slot may have sent its next request
+  (tests/test_slowdown_crawl.py, a slow 429). In a fleet, :class:`AnswersMiddleware` tells the
+  gate of downloads that end without an answer;
 * with ``RERP_USAGE``, ``process_response`` checks the page's ``Content-Usage`` header;
   without it the middleware has no ``process_response``.
 
@@ -53,10 +55,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddleware"]
 
-#: The answers middleware's place: its ``process_response`` runs before any other downloader
-#: middleware's (higher runs first on the way back), as Scrapy's ``response_downloaded`` signal
-#: does: before ``HttpCacheMiddleware`` (900) stores an answer and ``RetryMiddleware`` (550)
-#: turns a 429 or 503 into a retry.
+#: The answers middleware's place: its ``process_exception`` runs before any other downloader
+#: middleware's (higher runs first on the way back), before ``RetryMiddleware`` (550) turns a
+#: failed download into a retry.
 ANSWERS_MIDDLEWARE_PRIORITY = 950
 
 #: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
@@ -144,17 +145,17 @@ class RobotsTxtMiddleware:
         self._hear_answers_from(self.crawler.get_downloader_middleware(AnswersMiddleware))
 
     def _hear_answers_from(self, answers: AnswersMiddleware | None) -> None:
-        """Have every answer told to the gate by ``answers``, the companion, or without it by
-        Scrapy's ``response_downloaded`` signal; with neither ``RERP_SLOWDOWN`` nor a fleet,
-        nothing needs to hear them."""
+        """Have every answer told to the gate by Scrapy's ``response_downloaded`` signal, and
+        in a fleet every failed download by ``answers``, the companion; with neither
+        ``RERP_SLOWDOWN`` nor a fleet, nothing needs to hear them."""
         if self.fleet is None and not self.politeness.slowdown:
             return
-        if answers is not None:
-            answers.tell(self.gate.heard, self.gate.failed if self.fleet is not None else None)
-            return
-        # Scrapy sends it before any process_response (a retry included). Held strongly until
-        # the crawl closes: a weakly held bound method is dereferenced in Python on every send,
-        # about 6,500 instructions per response (callgrind).
+        if answers is not None and self.fleet is not None:
+            answers.tell(self.gate.failed)
+        # Scrapy sends it before its downloader looks at the slot's queue again, and before
+        # any process_response (a retry included). Held strongly until the crawl closes: a
+        # weakly held bound method is dereferenced in Python on every send, about 6,500
+        # instructions per response (callgrind).
         self.crawler.signals.connect(
             self.gate.heard, signal=signals.response_downloaded, weak=False
         )
@@ -182,21 +183,17 @@ class RobotsTxtMiddleware:
 
 
 class AnswersMiddleware:
-    """Tells :class:`RobotsTxtMiddleware` of every answer a site gives, before any other
-    downloader middleware sees it: a 429 or 503 slows its origin down (``RERP_SLOWDOWN``), and
-    a fleet worker's turn ends (docs/status-policy.rst, docs/fleet.rst).
+    """Tells :class:`RobotsTxtMiddleware` of every download that ends without an answer (a
+    timeout, a connection error), before any other downloader middleware sees it: a fleet
+    worker's turn then ends a floor later, rather than when it times out (docs/fleet.rst).
 
-    ``scrapy_rerp.Addon`` enables it at ``ANSWERS_MIDDLEWARE_PRIORITY``. It costs each response
-    about half of what Scrapy's ``response_downloaded`` signal costs, which
-    ``RobotsTxtMiddleware`` listens to without it (docs/benchmarks.rst). Responses that a
-    middleware made up rather than downloaded are not the site's answers, and are not told:
-    those of Scrapy's HTTP cache (flagged ``cached``), and the spider's own robots.txt served
-    from the rules' download (flagged ``robots.txt``). With ``RERP_SLOWDOWN = False`` and no
-    fleet it is told nothing, and passes every response on.
+    ``scrapy_rerp.Addon`` enables it at ``ANSWERS_MIDDLEWARE_PRIORITY``. The answers
+    themselves are heard through Scrapy's ``response_downloaded`` signal, which comes before the
+    downloader sends the slot's next request; a ``process_response`` comes after it. Outside a
+    fleet it is told nothing, and costs nothing: it has no ``process_response``.
     """
 
     def __init__(self) -> None:
-        self._heard: Callable[[Request, Response], None] | None = None
         self._failed: Callable[[Request], None] | None = None
 
     @classmethod
@@ -204,30 +201,16 @@ class AnswersMiddleware:
         settings = settings_for(crawler, close_when_opened)
         if settings is None:
             # A bad setting, logged once: the crawl closes as the spider opens. Told nothing,
-            # it passes every response on, and Scrapy logs nothing more of it.
+            # it passes every failure on, and Scrapy logs nothing more of it.
             return cls()
         if not settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         return cls()
 
-    def tell(
-        self,
-        heard: Callable[[Request, Response], None],
-        failed: Callable[[Request], None] | None = None,
-    ) -> None:
-        """Call ``heard(request, response)`` with every answer from now on (the gate's), and
-        ``failed(request)`` with every download that ended without one (a fleet's turn ends
-        then too, a floor later, rather than when it times out)."""
-        self._heard = heard
+    def tell(self, failed: Callable[[Request], None]) -> None:
+        """Call ``failed(request)`` with every download that ends without an answer from now
+        on (the gate's)."""
         self._failed = failed
-
-    def process_response(
-        self, request: Request, response: Response, spider: Spider | None = None
-    ) -> Response:
-        heard = self._heard
-        if heard is not None and not _MADE_UP.intersection(response.flags):
-            heard(request, response)
-        return response
 
     def process_exception(
         self, request: Request, exception: Exception, spider: Spider | None = None
@@ -235,7 +218,3 @@ class AnswersMiddleware:
         failed = self._failed
         if failed is not None:
             failed(request)
-
-
-#: The flags of responses no site sent just now (see AnswersMiddleware).
-_MADE_UP = frozenset(("cached", "robots.txt"))

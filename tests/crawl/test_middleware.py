@@ -564,26 +564,14 @@ async def test_unusable_redirect_means_unavailable(
     assert stat(crawler, "robotstxt/allow_all") == 1
 
 
-def test_the_companion_tells_every_answer_but_those_made_up() -> None:
-    answers = AnswersMiddleware()
-    told: list[list[str]] = []
-    request = scrapy.Request("http://a.test/p")
-    response = scrapy.http.Response(request.url, status=429, request=request)
-    assert answers.process_response(request, response) is response  # told nothing yet
-    answers.tell(lambda request, response: told.append(response.flags))
-    for flags in ([], ["cached"], ["robots.txt"], ["download_latency"]):
-        response = scrapy.http.Response(request.url, status=429, flags=flags, request=request)
-        assert answers.process_response(request, response) is response
-    # Scrapy's HTTP cache and the spider's robots.txt served from the rules' download.
-    assert told == [[], ["download_latency"]]
-
-
 def test_the_companion_tells_every_download_that_ended_without_an_answer() -> None:
     answers = AnswersMiddleware()
+    # The answers are the response_downloaded signal's: heard before the slot's next request.
+    assert not hasattr(answers, "process_response")
     request = scrapy.Request("http://a.test/p")
     assert answers.process_exception(request, TimeoutError()) is None  # told nothing yet
     failed: list[scrapy.Request] = []
-    answers.tell(lambda request, response: None, failed.append)
+    answers.tell(failed.append)
     assert answers.process_exception(request, TimeoutError()) is None  # others handle it
     assert failed == [request]
 
