@@ -1,22 +1,21 @@
 """The test matrix: ``nox`` runs every cell, ``nox -s NAME`` one, ``nox -l`` lists them.
 
 Each cell is a fresh virtual environment with ``pip install -e ".[test]"`` and the Scrapy it
-names (the floor pinned, "newest" whatever pip resolves: the latest release). What each cell
-runs tells its Scrapy, Python or reactor apart, within ``.ci/run``'s eight minutes on two
+names (the floor pinned, "newest" whatever the installer resolves: the latest release), made
+with uv where it is installed (``.ci/run`` installs it: a cell's install then takes seconds,
+not half a minute), else with venv and pip. Every supported Python runs one cell; what each
+cell runs tells its Scrapy, Python or reactor apart, within ``.ci/run``'s eight minutes on two
 cores (markers: pyproject.toml):
 
-* ``tests-3.11(scrapy='newest')``: the whole suite;
+* ``tests-3.13(scrapy='newest')``: the whole suite, on the newest Scrapy and Python;
 * ``oldest-3.10(scrapy='2.13.4')``: what speaks to Scrapy (``-m "crawl or scrapy"``) on the
   oldest supported Scrapy and Python; the engine and the command line, which import no Scrapy,
   are not repeated;
-* ``newest-3.13(scrapy='newest')``: the same on the newest Scrapy and Python, but the
-  Crawl-delay floors timed at the server (``floors``: slow), which the whole suite runs on the
-  same Scrapy;
-* ``reactor-3.12(mode='none')``: the crawls in Scrapy's reactorless mode
-  (``TWISTED_REACTOR_ENABLED = False``, an asyncio loop and no Twisted reactor, Scrapy 2.15+);
-* ``reactor-3.12(mode='epoll')``: the crawls under Twisted's epoll reactor, without asyncio.
+* ``reactorless-3.12``: the crawls in Scrapy's reactorless mode (``TWISTED_REACTOR_ENABLED =
+  False``, an asyncio loop and no Twisted reactor, Scrapy 2.15+);
+* ``epoll-3.11``: the crawls under Twisted's epoll reactor, without asyncio.
 
-The reactor cells leave the floors out too: the delays between requests are Scrapy's download
+The reactor cells leave the floors out: the delays between requests are Scrapy's download
 slots', the same under every reactor.
 
 ``SCRAPY_RERP_TEST_REACTOR`` tells the tests which reactor to run on (tests/support/servers.py).
@@ -32,7 +31,7 @@ import nox
 FLOOR = "2.13.4"
 NEWEST = "newest"
 
-nox.options.default_venv_backend = "venv"
+nox.options.default_venv_backend = "uv|venv"
 nox.options.error_on_missing_interpreters = True
 
 
@@ -52,10 +51,10 @@ def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
     session.log(f"tested in {time.monotonic() - started:.0f} s")
 
 
-@nox.session(python=["3.11"])
+@nox.session(python=["3.13"])
 @nox.parametrize("scrapy", [NEWEST])
 def tests(session: nox.Session, scrapy: str) -> None:
-    """The whole suite, on the newest Scrapy."""
+    """The whole suite, on the newest Scrapy and Python."""
     install(session, scrapy)
     pytest(session)
 
@@ -68,24 +67,18 @@ def oldest(session: nox.Session, scrapy: str) -> None:
     pytest(session, "-m", "crawl or scrapy")
 
 
-@nox.session(python=["3.13"])
-@nox.parametrize("scrapy", [NEWEST])
-def newest(session: nox.Session, scrapy: str) -> None:
-    """What speaks to Scrapy, on the newest Scrapy and Python (the floors, timed at the
-    server, run in the whole suite on the newest Scrapy already)."""
-    install(session, scrapy)
-    pytest(session, "-m", "(crawl or scrapy) and not floors")
-
-
 @nox.session(python=["3.12"])
-@nox.parametrize("mode", ["none", "epoll"])
-def reactor(session: nox.Session, mode: str) -> None:
-    """The crawls without a reactor (Scrapy's reactorless mode) or under the epoll reactor."""
+def reactorless(session: nox.Session) -> None:
+    """The crawls without a reactor (Scrapy's reactorless mode)."""
     install(session, NEWEST)
-    if mode == "none":
-        # pytest-twisted would install a reactor as pytest starts.
-        pytest(session, "-p", "no:twisted", "-m", "crawl and not floors", reactor=mode)
-    else:
-        # The fleet's store talks to Redis with redis.asyncio, which needs an asyncio loop: a
-        # fleet needs the asyncio reactor (docs/fleet.rst), and its tests are left out here.
-        pytest(session, "-m", "crawl and not floors and not needs_asyncio", reactor=mode)
+    # pytest-twisted would install a reactor as pytest starts.
+    pytest(session, "-p", "no:twisted", "-m", "crawl and not floors", reactor="none")
+
+
+@nox.session(python=["3.11"])
+def epoll(session: nox.Session) -> None:
+    """The crawls under the epoll reactor. The fleet's store talks to Redis with
+    redis.asyncio, which needs an asyncio loop: a fleet needs the asyncio reactor
+    (docs/fleet.rst), and its tests are left out here."""
+    install(session, NEWEST)
+    pytest(session, "-m", "crawl and not floors and not needs_asyncio", reactor="epoll")

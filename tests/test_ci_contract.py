@@ -93,9 +93,8 @@ def ci(tmp_path: Path) -> CiRun:
 
 #: The matrix as .ci/run runs it, in two lanes side by side.
 LANES = {
-    "nox --non-interactive -s tests-3.11(scrapy='newest') reactor-3.12(mode='none')",
-    "nox --non-interactive -s oldest-3.10(scrapy='2.13.4') newest-3.13(scrapy='newest') "
-    "reactor-3.12(mode='epoll')",
+    "nox --non-interactive -s tests-3.13(scrapy='newest')",
+    "nox --non-interactive -s oldest-3.10(scrapy='2.13.4') reactorless-3.12 epoll-3.11",
 }
 
 
@@ -108,7 +107,7 @@ def test_green_run_installs_lints_then_runs_the_matrix_from_the_repository_root(
     venv = calls[0].removeprefix("venv ")
     commands = [call.split(" @ ")[0] for call in calls[1:]]
     assert commands[:4] == [
-        "pip install -q ruff sphinx>=7 nox",
+        "pip install -q ruff sphinx>=7 nox uv",
         "ruff check",
         "ruff format --check",
         "sphinx-build -W --keep-going -q -b html docs " + f"{venv}/docs-html",
