@@ -11,6 +11,13 @@ built with Scrapy's ``build_from_crawler``, like ``HTTPCACHE_STORAGE``):
 * a shared, asynchronous one (``is_shared = True``; :class:`RedisOriginCache`, for a fleet of
   workers) is consulted only by the robots.txt downloads, never by ``process_request``, which
   reads a local ``MemoryOriginCache`` in front of it; see :mod:`scrapy_rerp.fleet`.
+
+This module holds the local caches only. What a shared store provides,
+``SharedOriginCache``, is the fleet's: it lives in :mod:`scrapy_rerp.fleet.store` beside
+``RedisOriginCache``, the store that implements it, and what reads it is the fleet and the
+crawl above it. Both are named here for their public paths alone
+(``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``), imported when named: this module
+imports nothing of the fleet otherwise, and the package imports them from the fleet.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from scrapy_rerp.core.data import RobotsEntry
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp.fleet.store import RedisOriginCache
+    from scrapy_rerp.fleet.store import RedisOriginCache, SharedOriginCache
 
 __all__ = [
     "FailoverCache",
@@ -38,12 +45,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # RedisOriginCache needs redis-py (the [redis] extra): imported only when named, e.g. by
-    # RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache".
+    # The fleet's names, for their public paths only; imported when named, e.g. by
+    # RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache" (whose client, redis-py, is the [redis]
+    # extra).
     if name == "RedisOriginCache":
         from scrapy_rerp.fleet.store import RedisOriginCache
 
         return RedisOriginCache
+    if name == "SharedOriginCache":
+        from scrapy_rerp.fleet.store import SharedOriginCache
+
+        return SharedOriginCache
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -62,54 +74,6 @@ class OriginCache(Protocol):
     def delete(self, origin: str) -> None: ...
 
     def __len__(self) -> int: ...
-
-
-class SharedOriginCache(Protocol):
-    """What the middleware needs from a cache shared by a fleet of workers (``is_shared =
-    True``); asynchronous, so that a networked store never blocks the reactor.
-    :class:`RedisOriginCache` is the one provided; :mod:`scrapy_rerp.fleet` uses it."""
-
-    is_shared: bool
-    url: str
-    round_trips: int
-
-    async def load(self, origin: str) -> dict[bytes, bytes] | None:
-        """The stored fields of ``origin`` (:mod:`scrapy_rerp.fleet.codec`), or None."""
-
-    async def store(self, origin: str, fields: dict[bytes, bytes], ttl: float) -> None: ...
-
-    async def lock(self, origin: str) -> bool:
-        """Take ``origin``'s download lock for the fleet; True when this worker holds it."""
-
-    async def unlock(self, origin: str) -> None: ...
-
-    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
-        """``(0.0, turn id)`` when this worker may send to ``origin`` now, else the seconds
-        to wait before asking again."""
-
-    async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
-
-    async def slowdown(
-        self, origin: str, max_wait: float, max_floor: float
-    ) -> tuple[float, float, int]:
-        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none;
-        values beyond ``max_wait`` and ``max_floor`` cut to them."""
-
-    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
-        """``(seconds left, whether this call moved its end)``: a cool-down never shortens."""
-
-    async def raise_floor(
-        self, origin: str, sent_ago: float, start: float, maximum: float, own: float
-    ) -> tuple[float, int, bool]: ...
-
-    async def good_answer(
-        self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
-    ) -> tuple[float, int, bool]: ...
-
-    async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
-        """Hear the other workers' slow-downs as they are written, until cancelled."""
-
-    async def close(self) -> None: ...
 
 
 class MemoryOriginCache:

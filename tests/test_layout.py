@@ -11,7 +11,8 @@ package itself imports the layer's module (docs/design.rst, "Layout").
 
 An import counts when it runs: at module level, or inside a function. Two kinds are left out:
 imports under ``if TYPE_CHECKING:`` (types only, never run) and those in a module
-``__getattr__`` (a public name re-exported lazily, as ``scrapy_rerp.cache.RedisOriginCache``).
+``__getattr__``: a public name re-exported lazily, for its public path only, as
+``scrapy_rerp.cache.RedisOriginCache``. ``LAZY_RE_EXPORTS`` lists each, and no other is made.
 ``from scrapy_rerp.x import y`` counts as an import of ``scrapy_rerp.x.y`` when that is a module.
 """
 
@@ -36,8 +37,8 @@ LAYERS: dict[str, set[str]] = {
     # The demo and its local HTTP servers, beside the top-level modules.
     "top": {"demo"},
 }
-#: Top-level modules are on top, but for ``cache``: the core's (the cache backends, and the
-#: fleet's storage protocol for now).
+#: Top-level modules are on top, but for ``cache``: the core's (the local cache backends, at the
+#: top for their public path, ``RERP_CACHE = "scrapy_rerp.cache.MemoryOriginCache"``).
 TOP_LEVEL_LAYER = {"cache": "core"}
 #: The entry points: the package's names, ``python -m scrapy_rerp``, the add-on and the
 #: ``scrapy robots`` command.
@@ -46,6 +47,13 @@ ENTRY_POINTS = {"__init__", "__main__", "addon", "commands"}
 RE_EXPORTS = {
     "middleware": "scrapy_rerp.crawl.middleware",
     "robotparser": "scrapy_rerp.crawl.robotparser",
+}
+#: The names a module re-exports in its ``__getattr__``, by the module that holds them: for their
+#: public paths only; the package imports them from that module. The fleet's store and its
+#: protocol live with the fleet; ``cache`` holds the local caches and names these for
+#: ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``.
+LAZY_RE_EXPORTS = {
+    "cache": {"scrapy_rerp.fleet.store": {"RedisOriginCache", "SharedOriginCache"}},
 }
 #: What the core may import besides the standard library: w3lib, redis-py for a fleet's store,
 #: and the decoders of Content-Encodings that Scrapy installs (imported when a body needs one).
@@ -104,11 +112,20 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module of ``from ... import`` in ``path``."""
+    if node.level == 0:
+        return node.module or ""
+    package = dotted(path) if path.name == "__init__.py" else dotted(path).rpartition(".")[0]
+    parts = package.split(".")
+    parts = parts[: len(parts) - node.level + 1]
+    return ".".join([*parts, node.module] if node.module else parts)
+
+
 def imports_of(path: Path, everything: bool = False) -> list[tuple[str, bool]]:
     """(absolute module, imported in a function) for every import that runs; with
     ``everything``, those under ``TYPE_CHECKING`` and in ``__getattr__`` too."""
     found: list[tuple[str, bool]] = []
-    package = dotted(path) if path.name == "__init__.py" else dotted(path).rpartition(".")[0]
 
     def visit(node: ast.AST, in_function: bool) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node) and not everything:
@@ -122,12 +139,7 @@ def imports_of(path: Path, everything: bool = False) -> list[tuple[str, bool]]:
         if isinstance(node, ast.Import):
             found.extend((alias.name, in_function) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                base = node.module or ""
-            else:
-                parts = package.split(".")
-                parts = parts[: len(parts) - node.level + 1]
-                base = ".".join([*parts, node.module] if node.module else parts)
+            base = _absolute(path, node)
             found.append((base, in_function))
             # ``from scrapy_rerp import demo``: the module imported is scrapy_rerp.demo.
             found.extend(
@@ -230,6 +242,59 @@ def test_the_package_imports_no_re_export() -> None:
         for path in MODULES
         for module, _ in imports_of(path, everything=True)
         if module in public
+    ]
+    assert offenders == []
+
+
+def _getattr_of(tree: ast.Module) -> ast.FunctionDef | None:
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+    return found[0] if found else None
+
+
+def _all_of(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+@pytest.mark.parametrize("path", NOT_ENGINE, ids=name_of)
+def test_a_module_getattr_imports_its_lazy_re_exports_only(path: Path) -> None:
+    """What a ``__getattr__`` imports is in ``LAZY_RE_EXPORTS``, by name, and in ``__all__``;
+    nothing else is imported there (``import_module`` of the module's own layer or a later one,
+    as the package's names and the demo's, is no import statement)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    function = _getattr_of(tree)
+    imported: dict[str, set[str]] = {}
+    for node in ast.walk(function) if function is not None else ():
+        assert not isinstance(node, ast.Import), f"{name_of(path)}: import in __getattr__"
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module is not None
+            imported.setdefault(node.module, set()).update(a.name for a in node.names)
+    expected = LAZY_RE_EXPORTS.get(name_of(path), {})
+    assert imported == expected
+    assert set().union(*expected.values()) <= set(_all_of(tree))
+
+
+def test_the_package_imports_no_lazy_re_export() -> None:
+    """A name re-exported lazily is imported from the module that holds it (types included):
+    ``scrapy_rerp.fleet.store.SharedOriginCache``, never ``scrapy_rerp.cache``'s."""
+    lazy = {
+        (f"scrapy_rerp.{name}", exported)
+        for name, sources in LAZY_RE_EXPORTS.items()
+        for names in sources.values()
+        for exported in names
+    }
+    offenders = [
+        f"{name_of(path)} imports {module}.{alias.name}"
+        for path in MODULES
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for module in [_absolute(path, node)]
+        for alias in node.names
+        if (module, alias.name) in lazy
     ]
     assert offenders == []
 

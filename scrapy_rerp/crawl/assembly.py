@@ -42,9 +42,10 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp.cache import OriginCache, SharedOriginCache
+    from scrapy_rerp.cache import OriginCache
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.sharing import SharedRules
+    from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = ["Misconfigured", "Parts", "assemble", "origin_caches"]
 

@@ -48,10 +48,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from scrapy_rerp.cache import OriginCache, SharedOriginCache
+    from scrapy_rerp.cache import OriginCache
     from scrapy_rerp.core.data import RobotsEntry
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
+    from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddleware"]
 

@@ -25,10 +25,10 @@ from scrapy_rerp.fleet.guard import RedisGuard
 from scrapy_rerp.fleet.sharing import SharedRules
 
 if TYPE_CHECKING:
-    from scrapy_rerp.cache import SharedOriginCache
     from scrapy_rerp.core.admission import Parking, Throttle
     from scrapy_rerp.core.runtime import Runtime
     from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = ["join"]
 

@@ -67,12 +67,12 @@ from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_GONE, META
 from scrapy_rerp.fleet.store import RedisFailure
 
 if TYPE_CHECKING:
-    from scrapy_rerp.cache import SharedOriginCache
     from scrapy_rerp.core.admission import Parking, Throttle
     from scrapy_rerp.core.politeness import Politeness
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
+    from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = [
     "STOP_LOOK",

@@ -23,9 +23,9 @@ from scrapy_rerp.core.data import Fetched, RobotsEntry
 from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules
 
 if TYPE_CHECKING:
-    from scrapy_rerp.cache import SharedOriginCache
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
+    from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = ["Claim", "SharedRules"]
 

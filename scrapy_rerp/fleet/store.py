@@ -1,5 +1,13 @@
 """``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``: robots.txt shared by a fleet on Redis.
 
+The store's protocol, :class:`SharedOriginCache` (what a store shared by the fleet provides: the
+entries, the download lock, the turns, the slow-downs), is here, beside the store that
+implements it. What reads it is the fleet (:mod:`~scrapy_rerp.fleet.sharing`,
+:mod:`~scrapy_rerp.fleet.delay`, :func:`scrapy_rerp.fleet.join`) and the crawl that builds it
+(``crawl/assembly``, ``crawl/middleware``), which stands above the fleet; the core never names
+it. So its one home is the fleet's, and every import of it runs down, never up.
+``scrapy_rerp.cache`` (the local caches) names both for their public paths only.
+
 Workers of one crawl (scrapy-redis fleets, or any processes sharing a Redis) keep their
 robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's asyncio client:
 
@@ -37,7 +45,7 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION
 
@@ -52,6 +60,7 @@ __all__ = [
     "RedisFailure",
     "RedisOriginCache",
     "RedisUnavailable",
+    "SharedOriginCache",
 ]
 
 _T = TypeVar("_T")
@@ -301,6 +310,55 @@ class RedisUnavailable(RedisFailure):
 class RedisCommandError(RedisFailure):
     """Redis answered, with an error (a full ``maxmemory``, a read-only replica, a value of the
     wrong type): not an outage, Redis is used for everything else."""
+
+
+class SharedOriginCache(Protocol):
+    """What the middleware needs from a cache shared by a fleet of workers (``is_shared =
+    True``); asynchronous, so that a networked store never blocks the reactor.
+    :class:`RedisOriginCache` is the one provided; :mod:`scrapy_rerp.fleet` uses it.
+    ``scrapy_rerp.cache.SharedOriginCache`` names it for its public path."""
+
+    is_shared: bool
+    url: str
+    round_trips: int
+
+    async def load(self, origin: str) -> dict[bytes, bytes] | None:
+        """The stored fields of ``origin`` (:mod:`scrapy_rerp.fleet.codec`), or None."""
+
+    async def store(self, origin: str, fields: dict[bytes, bytes], ttl: float) -> None: ...
+
+    async def lock(self, origin: str) -> bool:
+        """Take ``origin``'s download lock for the fleet; True when this worker holds it."""
+
+    async def unlock(self, origin: str) -> None: ...
+
+    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
+        """``(0.0, turn id)`` when this worker may send to ``origin`` now, else the seconds
+        to wait before asking again."""
+
+    async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
+
+    async def slowdown(
+        self, origin: str, max_wait: float, max_floor: float
+    ) -> tuple[float, float, int]:
+        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none;
+        values beyond ``max_wait`` and ``max_floor`` cut to them."""
+
+    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
+        """``(seconds left, whether this call moved its end)``: a cool-down never shortens."""
+
+    async def raise_floor(
+        self, origin: str, sent_ago: float, start: float, maximum: float, own: float
+    ) -> tuple[float, int, bool]: ...
+
+    async def good_answer(
+        self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
+    ) -> tuple[float, int, bool]: ...
+
+    async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
+        """Hear the other workers' slow-downs as they are written, until cancelled."""
+
+    async def close(self) -> None: ...
 
 
 class RedisOriginCache:
