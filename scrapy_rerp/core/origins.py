@@ -4,7 +4,9 @@ Standard library only: downloads go through a :class:`Transport`, waiting reques
 released and dropped through :class:`Waiters`, what follows new rules is the business of a
 :class:`RulesListener`, and tasks run on a :class:`~scrapy_rerp.core.runtime.Runtime`. The Scrapy
 middleware provides all four; ``tests/core/test_origins.py`` provides fakes, so every path here is
-tested without a crawl.
+tested without a crawl. Entries are kept in a :class:`Cache`: the middleware's
+``FailoverCache`` (:mod:`scrapy_rerp.cache`), which the core names only by this protocol, so
+that nothing here imports from above the core.
 
 For each request, :meth:`OriginService.rules` answers with
 
@@ -37,7 +39,6 @@ from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.core.urls import robots_url_of
 
 if TYPE_CHECKING:
-    from scrapy_rerp.cache import FailoverCache
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
@@ -47,6 +48,7 @@ __all__ = [
     "ERROR",
     "UNREACHABLE",
     "WAIT",
+    "Cache",
     "OriginService",
     "Refused",
     "RulesListener",
@@ -76,6 +78,15 @@ class Refused:
 
     reason: str  # UNREACHABLE
     message: str  # for IgnoreRequest
+
+
+class Cache(Protocol):
+    """The origin cache, as the service uses it (the middleware's ``FailoverCache``: whichever
+    backend ``RERP_CACHE`` names, an in-memory one once that fails)."""
+
+    def get(self, origin: str) -> RobotsEntry | None: ...
+
+    def set(self, origin: str, entry: RobotsEntry) -> None: ...
 
 
 class Transport(Protocol):
@@ -127,7 +138,7 @@ class OriginService:
     def __init__(
         self,
         settings: RerpSettings,
-        cache: FailoverCache,
+        cache: Cache,
         transport: Transport,
         waiters: Waiters,
         listener: RulesListener,
