@@ -4,9 +4,11 @@ Standard library only: downloads go through a :class:`Transport`, waiting reques
 released and dropped through :class:`Waiters`, what follows new rules is the business of a
 :class:`RulesListener`, and tasks run on a :class:`~scrapy_rerp.core.runtime.Runtime`. The Scrapy
 middleware provides all four; ``tests/core/test_origins.py`` provides fakes, so every path here is
-tested without a crawl. Entries are kept in a :class:`Cache`: the middleware's
-``FailoverCache`` (:mod:`scrapy_rerp.cache`), which the core names only by this protocol, so
-that nothing here imports from above the core.
+tested without a crawl. Entries are kept in a :class:`Cache` (the middleware's
+``FailoverCache``, :mod:`scrapy_rerp.cache`), and a fleet's robots.txt is shared through
+:class:`Sharing` (``SharedRules``, :mod:`scrapy_rerp.fleet.sharing`, which answers with a
+:class:`Claim`): the core names them by these protocols only, so that its imports never reach
+the modules built on it (the cache backends and the fleet both import the core).
 
 For each request, :meth:`OriginService.rules` answers with
 
@@ -42,16 +44,17 @@ if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
-    from scrapy_rerp.fleet.sharing import SharedRules
 
 __all__ = [
     "ERROR",
     "UNREACHABLE",
     "WAIT",
     "Cache",
+    "Claim",
     "OriginService",
     "Refused",
     "RulesListener",
+    "Sharing",
     "Transport",
     "Waiters",
 ]
@@ -87,6 +90,28 @@ class Cache(Protocol):
     def get(self, origin: str) -> RobotsEntry | None: ...
 
     def set(self, origin: str, entry: RobotsEntry) -> None: ...
+
+
+@dataclass
+class Claim:
+    """What :meth:`Sharing.claim` decided for one robots.txt download."""
+
+    entry: RobotsEntry | None = None  # taken from the fleet: no download here
+    download: bool = False  # this worker downloads (holding the lock unless Redis is down)
+    locked: bool = False
+    previous: RobotsEntry | None = None  # the fleet's expired copy, if any
+
+
+class Sharing(Protocol):
+    """A fleet's robots.txt, one download per origin for all the workers (``SharedRules``)."""
+
+    async def claim(self, origin: str) -> Claim:
+        """Take the fleet's entry for ``origin``, or the right to download it."""
+
+    async def publish(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
+    ) -> None:
+        """Store this worker's result for the fleet, and release the download lock."""
 
 
 class Transport(Protocol):
@@ -144,7 +169,7 @@ class OriginService:
         listener: RulesListener,
         runtime: Runtime,
         stats: Any,
-        shared: SharedRules | None = None,
+        shared: Sharing | None = None,
         spider: Callable[[], Any] = lambda: None,
     ) -> None:
         self.settings = settings

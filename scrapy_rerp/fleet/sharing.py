@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.data import Fetched, RobotsEntry
+from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.fleet.guard import RedisGuard
     from scrapy_rerp.fleet.store import SharedOriginCache
 
-__all__ = ["Claim", "SharedRules"]
+__all__ = ["SharedRules"]
 
 #: How long a worker waits between two looks at an origin another worker is downloading.
 POLL_FIRST, POLL_MAX = 0.05, 0.5
@@ -36,18 +36,9 @@ POLL_FIRST, POLL_MAX = 0.05, 0.5
 STALE_RECHECK = 1.0
 
 
-@dataclass
-class Claim:
-    """What :meth:`SharedRules.claim` decided for one robots.txt download."""
-
-    entry: RobotsEntry | None = None  # taken from the fleet: no download here
-    download: bool = False  # this worker downloads (holding the lock unless Redis is down)
-    locked: bool = False
-    previous: RobotsEntry | None = None  # the fleet's expired copy, if any
-
-
 class SharedRules:
-    """One worker's side of the fleet's robots.txt store."""
+    """One worker's side of the fleet's robots.txt store: the origin service's
+    :class:`~scrapy_rerp.core.origins.Sharing`."""
 
     def __init__(
         self,

@@ -17,10 +17,9 @@ import pytest
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
-from scrapy_rerp.core.origins import ERROR, UNREACHABLE, WAIT, OriginService, Refused
+from scrapy_rerp.core.origins import ERROR, UNREACHABLE, WAIT, Claim, OriginService, Refused
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import RobotsTxt, parse
-from scrapy_rerp.fleet.sharing import Claim
 from tests.support import AsyncioRuntime, Stats
 from tests.support.scenarios import scenario
 

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
 from scrapy_rerp.fleet.codec import FORMAT_VERSION
 from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
-from scrapy_rerp.fleet.sharing import POLL_FIRST, POLL_MAX, STALE_RECHECK, Claim, SharedRules
+from scrapy_rerp.fleet.sharing import POLL_FIRST, POLL_MAX, STALE_RECHECK, SharedRules
 from scrapy_rerp.fleet.store import RedisOriginCache
 from tests.support import Stats
 from tests.support.redis import RedisServer
