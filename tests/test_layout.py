@@ -4,7 +4,9 @@
 
 Each layer imports its own and the layers before it, and no import goes round in a circle. The
 engine imports the standard library only (its own order: tests/engine/test_layout.py); the core
-imports no Scrapy, but where a crawl asks for it, inside a function. The top-level modules are
+imports no Scrapy, but where a crawl asks for it, inside a function; ``core/`` imports nothing of
+the rest of its layer (``fleet/``, ``cli/``, ``cache``), which builds on it, not even for types.
+The top-level modules are
 the package's face: the entry points, and the public paths a project's settings name. Where a
 public path's code lives in a layer's folder, its top-level module only re-exports it, and the
 package itself imports the layer's module (docs/design.rst, "Layout").
@@ -55,6 +57,11 @@ RE_EXPORTS = {
 LAZY_RE_EXPORTS = {
     "cache": {"scrapy_rerp.fleet.store": {"RedisOriginCache", "SharedOriginCache"}},
 }
+#: Within the core's layer, what a part never imports (types included): ``core/`` comes first,
+#: naming what builds on it by protocols of its own (``core/origins``: ``Cache``, ``Sharing``;
+#: ``core/politeness``: ``Coordination``); the fleet holds its store's protocol, and imports
+#: nothing of ``cache``, which names the store for its public path only.
+NEVER_WITHIN_THE_CORE_S_LAYER = {"core": {"cache", "fleet", "cli"}, "fleet": {"cache"}}
 #: What the core may import besides the standard library: w3lib, redis-py for a fleet's store,
 #: and the decoders of Content-Encodings that Scrapy installs (imported when a body needs one).
 CORE_THIRD_PARTY = {"w3lib", "redis", "brotli", "brotlicffi", "backports", "compression"}
@@ -196,6 +203,21 @@ def test_the_core_needs_no_scrapy(path: Path) -> None:
         if top in allowed or (lazy and {(name, top), (folder, top)} & CORE_LAZY_SCRAPY):
             continue
         pytest.fail(f"{name} imports {module}")
+
+
+def test_the_core_s_layer_keeps_its_order() -> None:
+    def part(path: Path) -> str:
+        return name_of(path).split("/")[0]
+
+    offenders = [
+        f"{name_of(path)} imports {module}"
+        for path in MODULES
+        if part(path) in NEVER_WITHIN_THE_CORE_S_LAYER
+        for module, _ in imports_of(path, everything=True)
+        if (target := module_file(module)) is not None
+        and part(target) in NEVER_WITHIN_THE_CORE_S_LAYER[part(path)]
+    ]
+    assert offenders == []
 
 
 def test_the_engine_imports_the_standard_library_and_itself() -> None:
