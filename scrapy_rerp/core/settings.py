@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core.body import MAX_SIZE, default_charset
+from scrapy_rerp.core.urls import DONT_OBEY_META
 from scrapy_rerp.engine import RFC9309, USAGE_CATEGORIES, usage_category
 from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
 
@@ -61,7 +62,7 @@ CLOSE_REASON = "rerp_settings_error"
 #: may add others, not these.
 ROBOTSTXT_REQUEST_META_KEYS = frozenset(
     {
-        "dont_obey_robotstxt",
+        DONT_OBEY_META,
         "dont_redirect",
         "dont_retry",
         "allow_offsite",

@@ -1,4 +1,5 @@
-"""URL helpers shared by the Scrapy-facing layers and the command line.
+"""URL helpers shared by the Scrapy-facing layers and the command line, and whether a request
+obeys robots.txt at all (:func:`obeys_robots_txt`: every layer of a crawl asks it here).
 
 Standard library only, but for :func:`rules_url`, which uses w3lib (installed with the package,
 and what Scrapy itself uses) for the URLs that Scrapy would rewrite.
@@ -7,8 +8,9 @@ and what Scrapy itself uses) for the URLs that Scrapy would rewrite.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import ParseResult, SplitResult, urljoin, urlsplit
 
 if TYPE_CHECKING:
@@ -23,6 +25,41 @@ _UNCHANGED_BY_SCRAPY = re.compile(
 )
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
+
+#: The ``Request.meta`` key by which a request opts out of robots.txt (Scrapy's own): robots.txt
+#: requests carry it too.
+DONT_OBEY_META = "dont_obey_robotstxt"
+#: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt), as a
+#: request's URL begins (Scrapy writes the scheme in lower case). Scrapy's own middleware skips
+#: only ``data:`` and ``file:``, and for others an error fetching robots.txt meant "allow all".
+OBEYED_SCHEMES = ("http:", "https:", "ftp:")
+
+
+def obeys_robots_txt(url: str, meta: Mapping[str, Any]) -> bool:
+    """Whether a request for ``url`` with ``meta`` obeys robots.txt: it has no true
+    ``dont_obey_robotstxt`` in its meta, and its scheme has a robots.txt (http, https, ftp;
+    ``data:``, ``file:``, ``s3:`` and the like have none). Requests that do not are left alone
+    by every layer of a crawl, as Scrapy's middleware leaves them.
+
+    On the path of every request: two look-ups, nothing parsed.
+    """
+    # The test of opts_out_of_robots_txt, written out: the middleware asks for every request.
+    return not meta.get(DONT_OBEY_META) and url.startswith(OBEYED_SCHEMES)
+
+
+def opts_out_of_robots_txt(meta: Mapping[str, Any]) -> bool:
+    """Whether a request's ``meta`` says it does not obey robots.txt (``dont_obey_robotstxt``),
+    whatever its scheme: the half of :func:`obeys_robots_txt` for the places that ask of the
+    meta alone (an answer heard, a request a nofollow page yields). Robots.txt requests opt
+    out."""
+    return bool(meta.get(DONT_OBEY_META))
+
+
+def page_obeys_robots_txt(url: str, meta: Mapping[str, Any]) -> bool:
+    """:func:`obeys_robots_txt`, and ``url`` is no robots.txt (it does not end with
+    ``/robots.txt``): what a response's ``Content-Usage`` check asks, since a robots.txt is the
+    rules, not a page they speak of."""
+    return obeys_robots_txt(url, meta) and not url.endswith("/robots.txt")
 
 
 def origin_of(url: str) -> str:

@@ -35,7 +35,12 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_rerp.core.admission import GO, Admission, Verdict
 from scrapy_rerp.core.origins import WAIT, Refused
 from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
-from scrapy_rerp.core.urls import crawl_decision, origin_of_parts, robots_url_of
+from scrapy_rerp.core.urls import (
+    crawl_decision,
+    opts_out_of_robots_txt,
+    origin_of_parts,
+    robots_url_of,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -155,7 +160,7 @@ class RobotsGate:
         politeness = self.politeness
         meta = request.meta
         # Robots.txt requests are the status policy's (and so are those opted out).
-        if politeness.slowdown and not meta.get("dont_obey_robotstxt"):
+        if politeness.slowdown and not opts_out_of_robots_txt(meta):
             status = response.status
             if status in SLOW_STATUSES:
                 answer = slow_answer(status, response.headers, time.time())

@@ -8,7 +8,7 @@ out. Its collaborators are built, and stopped when the crawl closes, by
 (``docs/design.rst`` draws the path):
 
 * requests with ``dont_obey_robotstxt``, and those of schemes without robots.txt, are left
-  alone (as Scrapy's middleware leaves them);
+  alone (as Scrapy's middleware leaves them: :func:`scrapy_rerp.core.urls.obeys_robots_txt`);
 * every other request goes through the gate: it goes on, is parked until its origin's rules
   come, or is refused;
 * every answer a site gives is told to the gate by a ``response_downloaded`` handler, which
@@ -37,7 +37,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for
-from scrapy_rerp.core.urls import origin_of
+from scrapy_rerp.core.urls import obeys_robots_txt, origin_of, page_obeys_robots_txt
 from scrapy_rerp.crawl.assembly import Misconfigured, assemble, origin_caches
 from scrapy_rerp.crawl.compat import close_when_opened, user_agent_header
 from scrapy_rerp.crawl.gate import RobotsGate
@@ -60,9 +60,6 @@ __all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddlew
 #: middleware's (higher runs first on the way back), before ``RetryMiddleware`` (550) turns a
 #: failed download into a retry.
 ANSWERS_MIDDLEWARE_PRIORITY = 950
-
-#: URL schemes with a robots.txt (RFC 9309 2.3: any URI-based protocol with a /robots.txt).
-_OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 
 
 class RobotsTxtMiddleware:
@@ -120,11 +117,7 @@ class RobotsTxtMiddleware:
     def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | Awaitable[Response | None] | None:
-        if request.meta.get("dont_obey_robotstxt"):
-            return None
-        if not request.url.startswith(_OBEYED_SCHEMES):
-            # data:, file:, s3: and the like have no robots.txt; Scrapy skips data: and
-            # file: only, and for others an error fetching robots.txt meant "allow all".
+        if not obeys_robots_txt(request.url, request.meta):
             return None
         return self.gate.process(request)
 
@@ -134,11 +127,7 @@ class RobotsTxtMiddleware:
         """``process_response`` with ``RERP_USAGE``: the page's ``Content-Usage`` header,
         combined with what robots.txt said, before the spider sees it
         (:mod:`scrapy_rerp.crawl.usage`)."""
-        if (
-            not request.meta.get("dont_obey_robotstxt")
-            and request.url.startswith(_OBEYED_SCHEMES)
-            and not request.url.endswith("/robots.txt")
-        ):
+        if page_obeys_robots_txt(request.url, request.meta):
             self._usage.check_response(request, response)  # type: ignore[union-attr]
         return response
 

@@ -16,8 +16,10 @@ each response that reaches the spider (docs/page-directives.rst, "In a crawl"):
   with ``RERP_USAGE_DROP = False``, kept and marked.
 
 Requests with ``dont_obey_robotstxt`` in their meta, and responses of schemes without
-robots.txt, are left alone, as the downloader middleware leaves them. Every decision is
-counted under ``robotstxt/page/``.
+robots.txt, are left alone, as the downloader middleware leaves them
+(:func:`scrapy_rerp.core.urls.obeys_robots_txt`); a request the callback yields is kept whatever
+the page says when its meta opts out (``opts_out_of_robots_txt``). Every decision is counted
+under ``robotstxt/page/``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for
+from scrapy_rerp.core.urls import obeys_robots_txt, opts_out_of_robots_txt
 from scrapy_rerp.crawl.compat import (
     close_when_opened,
     header_key,
@@ -85,8 +88,6 @@ ITEM_KEY = "rerp_page_usage"
 #: Scrapy's DepthMiddleware (900) on the way in, before MetaCopyDetectionMiddleware (1000).
 PAGE_MIDDLEWARE_PRIORITY = 950
 
-#: URL schemes with a robots.txt, as the downloader middleware obeys them.
-_OBEYED_SCHEMES = ("http:", "https:", "ftp:")
 #: The response headers that carry page directives (RERP_PAGE_HEADER).
 _PAGE_HEADERS = (header_key("X-Robots-Tag"), header_key("Robots-Tag"))
 _CONTENT_TYPE = header_key("Content-Type")
@@ -159,11 +160,7 @@ class PageDirectivesMiddleware:
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         """Read the page's directives before its callback runs."""
         request = response.request
-        if (
-            request is None
-            or request.meta.get("dont_obey_robotstxt")
-            or not response.url.startswith(_OBEYED_SCHEMES)
-        ):
+        if request is None or not obeys_robots_txt(response.url, request.meta):
             return
         page = self._read(response, request)
         if page is not None:
@@ -198,7 +195,7 @@ class PageDirectivesMiddleware:
         return self._keeps_item(output, page)
 
     def _keeps_request(self, request: Request, response: Response, page: _Page) -> bool:
-        if request.meta.get("dont_obey_robotstxt"):
+        if opts_out_of_robots_txt(request.meta):
             return True
         if page.nofollow is not None:
             self._count("nofollow_dropped")

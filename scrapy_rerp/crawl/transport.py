@@ -28,7 +28,7 @@ from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
 from scrapy_rerp.core.data import Fetched
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
-from scrapy_rerp.core.urls import redirect_target
+from scrapy_rerp.core.urls import DONT_OBEY_META, redirect_target
 from scrapy_rerp.crawl.compat import download
 from scrapy_rerp.engine import RobotsTxt
 
@@ -221,7 +221,7 @@ class RobotsTxtDownloader:
                 # RERP_ROBOTSTXT_META (copied: a plugin may change its request's meta), then
                 # the middleware's own keys, which the setting may not name.
                 **copy.deepcopy(dict(self.settings.robotstxt_meta)),
-                "dont_obey_robotstxt": True,
+                DONT_OBEY_META: True,
                 # Redirects and retries are done here, see the module doc.
                 "dont_redirect": True,
                 "dont_retry": True,

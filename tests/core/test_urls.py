@@ -1,14 +1,28 @@
-"""URL helpers: a request's URL is already as a crawl reads it, origins, redirect targets."""
+"""URL helpers: a request's URL is already as a crawl reads it, origins, redirect targets, and
+whether a request obeys robots.txt."""
 
 from __future__ import annotations
 
+import ast
 import random
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse, urlsplit
 
 import pytest
 from scrapy import Request
 
-from scrapy_rerp.core.urls import origin_of, origin_of_parts, redirect_target, rules_url
+import scrapy_rerp
+from scrapy_rerp.core import urls
+from scrapy_rerp.core.urls import (
+    obeys_robots_txt,
+    opts_out_of_robots_txt,
+    origin_of,
+    origin_of_parts,
+    page_obeys_robots_txt,
+    redirect_target,
+    rules_url,
+)
 
 PIECES = ["a", "Z", "0", "-", ".", "_", "~", "/", "?", "#", "&", "=", "%", "%41", "%zz", " ", "\\"]
 PIECES += ["ä", "ß", "€", "😀", "[", "]", "|", "'", '"', "<", ">", "{", "}", "^", "`", ";", ":"]
@@ -95,3 +109,65 @@ def test_redirect_targets_are_resolved(location: str, target: str) -> None:
 def test_unfollowable_redirect_targets(location: str, why: str) -> None:
     with pytest.raises(ValueError, match=why):
         redirect_target("http://h/robots.txt", location)
+
+
+@pytest.mark.parametrize(
+    ("url", "meta", "obeys", "opts_out", "page"),
+    [
+        ("http://h/x", {}, True, False, True),
+        ("https://h/x", {"other": 1}, True, False, True),
+        ("ftp://h/x", {}, True, False, True),
+        ("http://h/x", {"dont_obey_robotstxt": True}, False, True, False),
+        ("http://h/x", {"dont_obey_robotstxt": 1}, False, True, False),
+        ("http://h/x", {"dont_obey_robotstxt": False}, True, False, True),
+        ("http://h/x", {"dont_obey_robotstxt": None}, True, False, True),
+        ("data:,x", {}, False, False, False),
+        ("file:///tmp/x", {}, False, False, False),
+        ("s3://bucket/x", {}, False, False, False),
+        ("data:,x", {"dont_obey_robotstxt": True}, False, True, False),
+        # The robots.txt URL itself obeys (the gate serves or decides it); its content is no
+        # page the Content-Usage check speaks of.
+        ("http://h/robots.txt", {}, True, False, False),
+        ("http://h/a/robots.txt", {}, True, False, False),
+        ("http://h/robots.txt?x=1", {}, True, False, True),
+        ("ftp://h/robots.txt", {}, True, False, False),
+    ],
+)
+def test_whether_a_request_obeys_robots_txt(
+    url: str, meta: dict[str, Any], obeys: bool, opts_out: bool, page: bool
+) -> None:
+    assert obeys_robots_txt(url, meta) is obeys
+    assert opts_out_of_robots_txt(meta) is opts_out
+    assert page_obeys_robots_txt(url, meta) is page
+    # Asked with a request's own URL and meta, as every layer asks: Scrapy writes the scheme in
+    # lower case.
+    request = Request(url.replace("http", "HTTP", 1), meta=meta)
+    assert obeys_robots_txt(request.url, request.meta) is obeys
+    assert page_obeys_robots_txt(request.url, request.meta) is page
+
+
+def _literals(path: Path) -> list[object]:
+    """The string constants and the tuples of them in a module (docstrings and comments are no
+    test)."""
+    found: list[object] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append(node.value)
+        elif isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) for e in node.elts):
+            found.append(ast.literal_eval(node))
+    return found
+
+
+def test_whether_a_request_obeys_robots_txt_is_decided_in_one_place() -> None:
+    # The opt-out key and the schemes with a robots.txt are spelt in core/urls.py only: every
+    # other module asks obeys_robots_txt (or its named halves), or names DONT_OBEY_META.
+    package = Path(scrapy_rerp.__file__).parent
+    home = Path(urls.__file__)
+    spelt = [
+        f"{path.relative_to(package)}: {value!r}"
+        for path in sorted(package.rglob("*.py"))
+        if path != home
+        for value in _literals(path)
+        if value in ("dont_obey_robotstxt", urls.OBEYED_SCHEMES)
+    ]
+    assert spelt == []

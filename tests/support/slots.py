@@ -18,7 +18,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.core.settings import RerpSettings
-from scrapy_rerp.core.urls import origin_of, robots_url_of
+from scrapy_rerp.core.urls import opts_out_of_robots_txt, origin_of, robots_url_of
 from scrapy_rerp.crawl.compat import download, no_jitter
 from scrapy_rerp.crawl.slots import SlotFloors
 from scrapy_rerp.engine import parse
@@ -58,7 +58,7 @@ class FloorFromRobots:
         return cls(crawler)
 
     async def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
-        if request.meta.get("dont_obey_robotstxt"):
+        if opts_out_of_robots_txt(request.meta):
             return
         origin = origin_of(request.url)
         if origin not in self._waiting:  # the first request of the origin fetches robots.txt
