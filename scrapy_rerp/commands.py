@@ -28,6 +28,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_rerp.addon import Addon
 from scrapy_rerp.core.data import Outcome
+from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META
 from scrapy_rerp.core.urls import (
     crawl_decision,
     origin_of,
@@ -37,7 +38,6 @@ from scrapy_rerp.core.urls import (
     sitemap_url,
 )
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
-from scrapy_rerp.crawl.transport import META_KEY as ROBOTS_ORIGIN_META
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace

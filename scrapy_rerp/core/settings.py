@@ -7,12 +7,18 @@ line, and closes the spider before anything is downloaded (``scrapy crawl`` exit
 also warns about ``RERP_*`` names that no part of the plugin reads (a misspelled setting would
 otherwise be ignored).
 
+What the settings choose for each request is here too, so that every layer asks it in one place:
+the user agent robots.txt is matched against (:func:`crawler_user_agent`), and the meta of a
+robots.txt request (:func:`robotstxt_request_meta`: ``RERP_ROBOTSTXT_META``, then the
+middleware's own keys, :data:`ROBOTSTXT_REQUEST_META_KEYS`, which that setting may not name).
+
 Standard library only (Scrapy is imported only when a crawl has to be stopped): the command
 line shares the syntax names.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import logging
@@ -36,11 +42,13 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOSE_REASON",
     "ROBOTSTXT_REQUEST_META_KEYS",
+    "ROBOTS_ORIGIN_META",
     "SYNTAX_NAMES",
     "RerpSettings",
     "RerpSettingsError",
     "crawler_user_agent",
     "known_settings",
+    "robotstxt_request_meta",
     "settings_for",
     "syntax_from",
     "syntax_name",
@@ -57,21 +65,36 @@ SYNTAX_NAMES: dict[str, int] = SYNTAX_BY_NAME
 #: The spider's close reason when a setting is bad (the crawl stops before any download).
 CLOSE_REASON = "rerp_settings_error"
 
-#: The ``Request.meta`` keys the middleware sets on its robots.txt requests (redirects, retries and
-#: the size cap are its own; ``rerp_robots_origin`` names the origin): ``RERP_ROBOTSTXT_META``
-#: may add others, not these.
-ROBOTSTXT_REQUEST_META_KEYS = frozenset(
-    {
-        DONT_OBEY_META,
-        "dont_redirect",
-        "dont_retry",
-        "allow_offsite",
-        "handle_httpstatus_all",
-        "download_maxsize",
-        "download_warnsize",
-        "rerp_robots_origin",
+#: The ``Request.meta`` key of a robots.txt request that names the origin it is for
+#: (``scheme://host:port``): how other download plugins recognise one (docs/plugins.rst).
+ROBOTS_ORIGIN_META = "rerp_robots_origin"
+
+
+def robotstxt_request_meta(
+    project: Mapping[str, Any], origin: str, download_maxsize: int
+) -> dict[str, Any]:
+    """The meta of a robots.txt request for ``origin``: the project's ``RERP_ROBOTSTXT_META``
+    (``project``, deep-copied: a plugin may change its request's meta), then the middleware's own
+    keys (:data:`ROBOTSTXT_REQUEST_META_KEYS`), which the setting may not name. Robots.txt is not
+    obeyed for itself; redirects, retries and the size cap are the middleware's:
+    ``download_maxsize`` is the transport's for the URL (0 over HTTP, where it stops the body at
+    ``RERP_MAX_SIZE`` itself)."""
+    return {
+        **copy.deepcopy(dict(project)),
+        DONT_OBEY_META: True,
+        "dont_redirect": True,
+        "dont_retry": True,
+        "allow_offsite": True,
+        "handle_httpstatus_all": True,
+        "download_maxsize": download_maxsize,
+        "download_warnsize": 0,
+        ROBOTS_ORIGIN_META: origin,
     }
-)
+
+
+#: The ``Request.meta`` keys the middleware sets on its robots.txt requests, those of
+#: :func:`robotstxt_request_meta`: ``RERP_ROBOTSTXT_META`` may add others, not these.
+ROBOTSTXT_REQUEST_META_KEYS = frozenset(robotstxt_request_meta({}, "", 0))
 
 DAY = 24 * 3600.0
 WEEK = 7 * DAY

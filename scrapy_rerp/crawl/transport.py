@@ -14,7 +14,6 @@ here by :mod:`scrapy_rerp.core.decompress` up to the cap).
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +26,9 @@ from scrapy.utils.python import to_unicode
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
 from scrapy_rerp.core.data import Fetched
+from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META, robotstxt_request_meta
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
-from scrapy_rerp.core.urls import DONT_OBEY_META, redirect_target
+from scrapy_rerp.core.urls import redirect_target
 from scrapy_rerp.crawl.compat import download
 from scrapy_rerp.engine import RobotsTxt
 
@@ -38,12 +38,12 @@ if TYPE_CHECKING:
 
     from scrapy_rerp.core.settings import RerpSettings
 
-__all__ = ["META_KEY", "RobotsTxtDownloader"]
+__all__ = ["RobotsTxtDownloader"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
-#: Request.meta key on robots.txt requests made here: the origin they are for.
-META_KEY = "rerp_robots_origin"
+# Set on a robots.txt request while it downloads (the meta it is made with, ROBOTS_ORIGIN_META
+# among it, is core.settings.robotstxt_request_meta's):
 _RECEIVED = "_rerp_received"  # body bytes received so far
 _TRUNCATED = "_rerp_truncated"  # the download was stopped at the cap
 _ENCODING = "_rerp_content_encoding"  # the Content-Encoding taken off the raw response
@@ -217,20 +217,13 @@ class RobotsTxtDownloader:
             priority=DOWNLOAD_PRIORITY,
             callback=NO_CALLBACK,
             dont_filter=True,
-            meta={
-                # RERP_ROBOTSTXT_META (copied: a plugin may change its request's meta), then
-                # the middleware's own keys, which the setting may not name.
-                **copy.deepcopy(dict(self.settings.robotstxt_meta)),
-                DONT_OBEY_META: True,
-                # Redirects and retries are done here, see the module doc.
-                "dont_redirect": True,
-                "dont_retry": True,
-                "allow_offsite": True,
-                "handle_httpstatus_all": True,
-                "download_maxsize": 0 if _is_http(url) else self._other_maxsize,
-                "download_warnsize": 0,
-                META_KEY: origin,
-            },
+            # RERP_ROBOTSTXT_META, then the middleware's own keys (redirects and retries are
+            # done here, see the module doc).
+            meta=robotstxt_request_meta(
+                self.settings.robotstxt_meta,
+                origin,
+                0 if _is_http(url) else self._other_maxsize,
+            ),
         )
 
     async def _download(self, request: Request) -> Response:
@@ -254,7 +247,7 @@ class RobotsTxtDownloader:
 
     def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
         meta = request.meta
-        if META_KEY not in meta:
+        if ROBOTS_ORIGIN_META not in meta:
             return
         received = meta.get(_RECEIVED, 0) + len(data)
         meta[_RECEIVED] = received
@@ -269,7 +262,7 @@ class RobotsTxtDownloader:
         # Runs before the downloader middlewares' process_response: the raw response still
         # carries its Content-Encoding, which HttpCompressionMiddleware would undo up to
         # DOWNLOAD_MAXSIZE (1 GiB by default). Taken off here, undone in _parse() up to the cap.
-        if META_KEY not in request.meta:
+        if ROBOTS_ORIGIN_META not in request.meta:
             return
         encodings = response.headers.getlist(b"Content-Encoding")
         if encodings:

@@ -14,9 +14,12 @@ from scrapy.utils.test import get_crawler
 from scrapy_rerp import RerpSettingsError
 from scrapy_rerp.core.settings import (
     CLOSE_REASON,
+    ROBOTS_ORIGIN_META,
+    ROBOTSTXT_REQUEST_META_KEYS,
     SYNTAX_NAMES,
     RerpSettings,
     known_settings,
+    robotstxt_request_meta,
     settings_for,
     syntax_from,
     syntax_name,
@@ -139,6 +142,34 @@ def test_robotstxt_meta_as_a_dict_or_its_json() -> None:
         assert dict(s.robotstxt_meta) == extra
     with pytest.raises(TypeError):  # read once, never changed afterwards
         s.robotstxt_meta["proxy"] = "http://elsewhere"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("key", sorted(ROBOTSTXT_REQUEST_META_KEYS))
+def test_robotstxt_meta_may_name_none_of_the_middleware_s_own_keys(key: str) -> None:
+    with pytest.raises(RerpSettingsError, match=key):
+        RerpSettings.from_settings({**ON, "RERP_ROBOTSTXT_META": {"proxy": None, key: 1}})
+
+
+def test_a_robots_txt_request_s_meta_is_the_project_s_then_the_middleware_s() -> None:
+    project = {"proxy": None, "api_params": {"timeout": 5}}
+    meta = robotstxt_request_meta(project, "http://h:80", 7)
+    assert meta == {
+        "proxy": None,
+        "api_params": {"timeout": 5},
+        "dont_obey_robotstxt": True,
+        "dont_redirect": True,
+        "dont_retry": True,
+        "allow_offsite": True,
+        "handle_httpstatus_all": True,
+        "download_maxsize": 7,
+        "download_warnsize": 0,
+        "rerp_robots_origin": "http://h:80",
+    }
+    assert meta[ROBOTS_ORIGIN_META] == "http://h:80"
+    assert meta["api_params"] is not project["api_params"]  # each request its own copy
+    # The keys the setting may not name are exactly those the middleware sets.
+    assert set(meta) == ROBOTSTXT_REQUEST_META_KEYS | set(project)
+    assert ROBOTSTXT_REQUEST_META_KEYS.isdisjoint(project)
 
 
 def test_inconsistent_bounds() -> None:

@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
+from scrapy.utils.test import get_crawler
 
 from scrapy_rerp.core.body import charset_from_content_type, usable_charset
+from scrapy_rerp.core.settings import ROBOTSTXT_REQUEST_META_KEYS, RerpSettings
 from scrapy_rerp.crawl.compat import sleep
+from scrapy_rerp.crawl.transport import RobotsTxtDownloader
 from tests.support.crawls import RERP_MW, SCRAPY_MW, pages, rerp, stat, timed_crawl
 from tests.support.servers import TEST_REACTOR, ListSpider, Reply, Server, crawl, ledger, own
 
@@ -268,6 +271,26 @@ async def test_any_answer_is_an_outcome_and_downloaded_once(
 
 
 # -- robots.txt requests, as other download plugins see them -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "maxsize"), [("http://h/robots.txt", 0), ("ftp://h/robots.txt", 2 * MIB)]
+)
+@pytest.mark.parametrize("project", [{}, {"proxy": None, "api_params": {"timeout": 5}}])
+def test_a_robots_txt_request_sets_the_meta_keys_the_setting_may_not_name(
+    url: str, maxsize: int, project: dict[str, Any]
+) -> None:
+    # The keys RERP_ROBOTSTXT_META may not name are those a robots.txt request is made with,
+    # beside the project's own.
+    crawler = get_crawler(settings_dict={"DOWNLOAD_MAXSIZE": MIB, "RERP_MAX_SIZE": MIB})
+    settings = RerpSettings.from_settings(
+        {"ROBOTSTXT_OBEY": True, "RERP_ROBOTSTXT_META": project, "RERP_MAX_SIZE": MIB}
+    )
+    request = RobotsTxtDownloader(crawler, settings)._robots_request(url, "origin")
+    assert set(request.meta) - set(project) == ROBOTSTXT_REQUEST_META_KEYS
+    assert {key: request.meta[key] for key in project} == project
+    assert request.meta["rerp_robots_origin"] == "origin"
+    assert request.meta["download_maxsize"] == maxsize  # 0 over HTTP: the cap is the transport's
 
 
 class RoutingPlugin:
