@@ -520,7 +520,11 @@ def settings_for(
 
 def crawler_user_agent(settings: RerpSettings, header: bytes | None) -> str:
     """The user agent robots.txt and a page's directives are matched against:
-    ``ROBOTSTXT_USER_AGENT``, else the request's ``User-Agent`` header, else ``USER_AGENT``."""
+    ``ROBOTSTXT_USER_AGENT``, else the request's ``User-Agent`` header (``header``, as Scrapy's
+    ``Headers.get`` gives it), else ``USER_AGENT``.
+
+    The one choice of it: ``RobotsTxtMiddleware.user_agent_for`` (which the gate and the new-rules
+    listener are given) and the page layer both ask here."""
     if settings.user_agent:
         return settings.user_agent
     if header:

@@ -243,7 +243,8 @@ class PageDirectivesMiddleware:
                 values = header_values(headers, name)
                 if values:
                     named.extend((name, value) for value in values)
-        # The user agent robots.txt is matched against (RobotsTxtMiddleware.user_agent_for).
+        # The user agent robots.txt is matched against, chosen where
+        # RobotsTxtMiddleware.user_agent_for chooses it.
         user_agent = crawler_user_agent(self.settings, user_agent_header(request))
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):

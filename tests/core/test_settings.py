@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,13 +13,16 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+import scrapy_rerp
 from scrapy_rerp import RerpSettingsError
+from scrapy_rerp.core import settings as settings_module
 from scrapy_rerp.core.settings import (
     CLOSE_REASON,
     ROBOTS_ORIGIN_META,
     ROBOTSTXT_REQUEST_META_KEYS,
     SYNTAX_NAMES,
     RerpSettings,
+    crawler_user_agent,
     known_settings,
     robotstxt_request_meta,
     settings_for,
@@ -170,6 +175,65 @@ def test_a_robots_txt_request_s_meta_is_the_project_s_then_the_middleware_s() ->
     # The keys the setting may not name are exactly those the middleware sets.
     assert set(meta) == ROBOTSTXT_REQUEST_META_KEYS | set(project)
     assert ROBOTSTXT_REQUEST_META_KEYS.isdisjoint(project)
+
+
+@pytest.mark.parametrize(
+    ("settings", "header", "agent"),
+    [
+        ({"ROBOTSTXT_USER_AGENT": "MyBot", "USER_AGENT": "Ua/1"}, b"Header/2", "MyBot"),
+        ({"USER_AGENT": "Ua/1"}, b"Header/2 (+\xc3\xa4)", "Header/2 (+\xe4)"),
+        ({"USER_AGENT": "Ua/1"}, b"Bad \xff", "Bad \ufffd"),
+        ({"USER_AGENT": "Ua/1"}, None, "Ua/1"),
+        ({"USER_AGENT": "Ua/1"}, b"", "Ua/1"),
+        ({}, None, "Scrapy"),
+    ],
+)
+def test_the_user_agent_robots_txt_is_matched_against(
+    settings: dict[str, Any], header: bytes | None, agent: str
+) -> None:
+    # ROBOTSTXT_USER_AGENT, else the request's User-Agent header, else USER_AGENT.
+    assert crawler_user_agent(RerpSettings.from_settings({**ON, **settings}), header) == agent
+
+
+def test_the_user_agent_is_chosen_in_one_place() -> None:
+    # ROBOTSTXT_USER_AGENT and USER_AGENT are read by crawler_user_agent alone, and the crawl's
+    # every reading of a request's User-Agent header goes straight into it (the middleware's
+    # user_agent_for, which the gate and the new-rules listener are given, and the page layer).
+    package = Path(scrapy_rerp.__file__).parent
+    home = Path(settings_module.__file__)
+    outside: list[str] = []
+    headers_read = 0
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).parts[0] in ("engine", "cli"):  # their own user agents
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        given = {
+            id(argument)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and _called(node) == "crawler_user_agent"
+            for argument in node.args
+        }
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(package)}:{getattr(node, 'lineno', '')}"
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("user_agent", "default_user_agent")
+                and path != home
+            ):
+                outside.append(f"{where} reads .{node.attr}")
+            if isinstance(node, ast.Call) and _called(node) == "user_agent_header":
+                headers_read += 1
+                if id(node) not in given:
+                    outside.append(f"{where} reads the User-Agent header for itself")
+    assert outside == []
+    assert headers_read == 2  # RobotsTxtMiddleware.user_agent_for, PageDirectivesMiddleware
+
+
+def _called(call: ast.Call) -> str | None:
+    function = call.func
+    if isinstance(function, ast.Name):
+        return function.id
+    return function.attr if isinstance(function, ast.Attribute) else None
 
 
 def test_inconsistent_bounds() -> None:
