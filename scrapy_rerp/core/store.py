@@ -1,0 +1,893 @@
+"""robots.txt remembered across runs: each origin's last good copy in an SQLite file
+(standard library only).
+
+A crawl starts knowing nothing; this store lets the next run (or another process on the same
+machine) start from what an earlier one fetched: reuse a copy that is still fresh, revalidate an
+expired one with a conditional request, and fall back on the last good copy while a site's
+robots.txt is unreachable (issue 38; RFC 9309 2.4 and 2.3.1.4). The store only keeps and returns
+copies: when a copy is fresh, how long a stale one may stand in, what a 304 means, are the
+caller's (``scrapy_rerp.core.status`` computes lifetimes).
+
+What is kept
+------------
+Per origin (the key, ``https://example.com``), one :class:`StoredCopy`: the robots.txt URL after
+redirects, the HTTP status, the outcome it led to (``parsed``, ``allow-all`` or ``disallow-all``:
+an unreachable answer is never a good copy), the wall-clock fetch time, when it is fresh until
+(``expires_at``, computed by the caller), the raw values of the headers that decide freshness and
+revalidation (``Date``, ``Cache-Control``, ``Expires``, ``ETag``, ``Last-Modified``), the body as
+read (decoded from its Content-Encoding, capped by the caller) and its sha256. Rules are never
+stored: a reader parses the body again, as a fleet's Redis hash is read
+(``scrapy_rerp.fleet.codec``), so a store outlives changes to the parser. A body over
+:data:`MAX_BODY` is refused (one WARNING, counted): a store is for robots.txt files, not for
+whatever a server sends.
+
+Of two copies of one origin, the one fetched later wins: a :meth:`RobotsStore.put` of a copy
+fetched before the stored one is ignored (two processes that fetched the same file keep the
+newer). :meth:`RobotsStore.renew` records a 304: new fetch and expiry times, the headers the 304
+carried replacing the stored ones (RFC 9111 4.3.4), the body kept.
+
+Why SQLite, and WAL
+-------------------
+The standard library has it, a store is one file the user can move or delete, and SQLite's
+locking lets several crawl processes on one machine share the file. The journal is WAL
+(write-ahead log): readers never wait for a writer, and a writer waits only for another writer.
+Every operation is one short transaction; a process waits for another's at most the busy timeout
+(:data:`BUSY_TIMEOUT`, a constructor argument), past which the store gives up (below).
+``synchronous=NORMAL``: a power cut may lose the last writes, never the file's consistency,
+which suits a cache. WAL needs shared memory, so the file must be on a local disk (SQLite's own
+rule: not on a network file system).
+
+Threads and processes: a store object holds one connection, made with
+``check_same_thread=False`` and guarded by a lock, so any thread may call it. The usual caller is
+the crawl's reactor thread, but a caller may move store calls to a thread pool to keep disk waits
+off the event loop; one connection serialised by a lock keeps one set of file handles, one
+:meth:`RobotsStore.close`, and the counters and the "unavailable" switch consistent, at little
+cost, since each call is one short transaction and SQLite serialises the file's writers anyway.
+A connection belongs to the process that opened it (SQLite's rule: never use one across a
+``fork``): a store used in a forked child opens its own, leaving the parent's untouched.
+
+The bound
+---------
+At most ``max_origins`` origins (a constructor argument, :data:`DEFAULT_MAX_ORIGINS`), least
+recently used evicted. Each row has a ``used_at`` tick (one more than the file's highest), set by
+:meth:`~RobotsStore.get`, :meth:`~RobotsStore.put` and :meth:`~RobotsStore.renew`, and indexed;
+triggers keep the number of rows in a one-row table, so that a put that adds an origin knows
+whether the store is over its bound without counting, and evicts the excess in one statement
+(the oldest ticks, through the index).
+
+The version
+-----------
+``PRAGMA application_id`` (:data:`APPLICATION_ID`) marks a file as a store, ``PRAGMA
+user_version`` its layout (:data:`SCHEMA_VERSION`). A store of another version is never read: it
+is set aside, renamed beside it (``<name>.v<N>.<YYYYmmddTHHMMSS>``), with one WARNING, and a new
+one made at the path. It is set aside only when no other process has it open (it is first turned
+back to a rollback journal, which SQLite allows only then, and renamed under an exclusive lock,
+so that no write-ahead log is ever left beside the wrong file); while one has, this run goes
+without the store (one WARNING) and a later run sets it aside. An SQLite file that is not a store
+(another application's) is never touched: the store is unavailable.
+
+Failures
+--------
+Everything read back is untrusted: each column's type and size are checked, and the body's sha256
+against the stored hash. A row that fails is deleted, counted (``dropped_bad_rows``) and read as
+absent; the first is logged at WARNING, the next at DEBUG. A file that cannot be used (garbage
+bytes, a truncated file, a directory at the path, a read-only location, another application's
+database, a lock held past the busy timeout, any SQLite error) gives one WARNING, and from then on
+the store is a no-op for the rest of the run: :meth:`~RobotsStore.get` answers None,
+:meth:`~RobotsStore.put` ignores its copy. :attr:`RobotsStore.available` and
+:attr:`RobotsStore.reason` say so, for the caller to count and report; no call raises into the
+caller. A truncated file is seen when it is opened (its header's page count against its size);
+other damage when a call meets it. A damaged file is left as it is, for the user to inspect or
+delete (the reason says so).
+
+Counters (:class:`StoreCounts`, ``store.counts``) are plain ints for the caller's stats: copies
+stored, read, renewed, evicted, bad rows dropped, copies refused, errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from scrapy_rerp.core.data import Outcome
+
+__all__ = [
+    "APPLICATION_ID",
+    "BUSY_TIMEOUT",
+    "DEFAULT_MAX_ORIGINS",
+    "HEADERS",
+    "HeadersLike",
+    "MAX_BODY",
+    "MAX_HEADER",
+    "MAX_ORIGIN",
+    "MAX_URL",
+    "SCHEMA_VERSION",
+    "STORED_OUTCOMES",
+    "RobotsStore",
+    "StoreCounts",
+    "StoredCopy",
+    "StoredOrigin",
+    "header_fields",
+]
+
+logger = logging.getLogger("scrapy_rerp.store")
+
+#: The layout of the file (``PRAGMA user_version``); a store of another is set aside.
+SCHEMA_VERSION = 1
+#: ``PRAGMA application_id`` of a store ("rerp" in ASCII): an SQLite file without it is another
+#: application's, never read nor touched.
+APPLICATION_ID = 0x72657270
+#: The largest body kept, in bytes: above ``RERP_MAX_SIZE``'s default (500 KiB, RFC 9309 2.5).
+MAX_BODY = 512 * 1024
+#: The longest origin key, URL (characters) and header value (bytes) kept.
+MAX_ORIGIN = 2048
+MAX_URL = 8192
+MAX_HEADER = 8192
+#: Seconds a call waits for another process's transaction before the store gives up.
+BUSY_TIMEOUT = 2.0
+#: Origins kept unless told: ten times the in-memory cache's default (``RERP_CACHE_MAX_ORIGINS``),
+#: as a store holds every site of a crawl that runs again.
+DEFAULT_MAX_ORIGINS = 100_000
+#: The outcomes of a good copy: decided answers. An unreachable one is never stored.
+STORED_OUTCOMES = frozenset({Outcome.PARSED, Outcome.ALLOW_ALL, Outcome.DISALLOW_ALL})
+#: The headers kept, by field name: those that decide freshness and revalidation.
+HEADERS: dict[str, bytes] = {
+    "date": b"Date",
+    "cache_control": b"Cache-Control",
+    "expires": b"Expires",
+    "etag": b"ETag",
+    "last_modified": b"Last-Modified",
+}
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_HEX = frozenset("0123456789abcdef")
+_T = TypeVar("_T")
+
+
+class HeadersLike(Protocol):
+    """Response headers as Scrapy's ``Headers`` (or a ``dict[bytes, bytes]``) give them."""
+
+    def get(self, key: bytes, /) -> bytes | None: ...
+
+
+def header_fields(headers: HeadersLike) -> dict[str, bytes | None]:
+    """The raw values of the kept headers (:data:`HEADERS`) of a response, as
+    :class:`StoredCopy`'s fields: ``StoredCopy(..., **header_fields(response.headers))``."""
+    return {name: headers.get(header) or None for name, header in HEADERS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCopy:
+    """An origin's last good robots.txt and what it rests on. ``sha256`` is the body's, computed
+    here, so that a copy read back can be checked against the hash stored beside it."""
+
+    url: str  # after redirects
+    status: int
+    outcome: Outcome  # one of STORED_OUTCOMES
+    fetched_at: float  # wall clock (time.time())
+    expires_at: float  # fresh until (the caller's lifetime rules)
+    body: bytes  # as read: decoded from its Content-Encoding, capped
+    date: bytes | None = None
+    cache_control: bytes | None = None
+    expires: bytes | None = None
+    etag: bytes | None = None
+    last_modified: bytes | None = None
+    sha256: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sha256", hashlib.sha256(self.body).hexdigest())
+
+    @property
+    def headers(self) -> dict[bytes, bytes]:
+        """The kept headers that were present, by name: for ``lifetime_from_headers`` and the
+        validators of a conditional request."""
+        values = {header: getattr(self, name) for name, header in HEADERS.items()}
+        return {header: value for header, value in values.items() if value is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOrigin:
+    """One line of a store's listing: what a copy is, without its body."""
+
+    origin: str
+    url: str
+    status: int
+    outcome: Outcome
+    fetched_at: float
+    expires_at: float
+    sha256: str
+    size: int  # the body's bytes
+
+
+@dataclass(slots=True)
+class StoreCounts:
+    """What a store did, for the caller's stats."""
+
+    stored: int = 0  # copies written by put
+    read: int = 0  # copies returned by get
+    renewed: int = 0  # copies renewed by a 304
+    evicted: int = 0  # origins evicted over the bound
+    dropped_bad_rows: int = 0  # rows that failed their checks, deleted
+    refused: int = 0  # copies not stored: a body over MAX_BODY, a bad value
+    errors: int = 0  # the file failed (the store is then unavailable)
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class _Unusable(Exception):
+    """The file cannot be used as a store (the message says why)."""
+
+
+class _BadRow(ValueError):
+    """A row that fails its checks."""
+
+
+# -- the file's layout ---------------------------------------------------------------------------
+
+#: A copy's columns, in the order of ``_values``; a row is its origin, its tick, and these.
+_COPY_COLUMNS = (
+    "url",
+    "status",
+    "outcome",
+    "fetched_at",
+    "expires_at",
+    "date",
+    "cache_control",
+    "expires",
+    "etag",
+    "last_modified",
+    "sha256",
+    "body",
+)
+_COLUMNS = ("origin", "used_at", *_COPY_COLUMNS)
+_SCHEMA = (
+    # The body last: the columns before it are read without its overflow pages.
+    """CREATE TABLE robots (
+        origin TEXT PRIMARY KEY NOT NULL,
+        used_at INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        fetched_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        date BLOB,
+        cache_control BLOB,
+        expires BLOB,
+        etag BLOB,
+        last_modified BLOB,
+        sha256 TEXT NOT NULL,
+        body BLOB NOT NULL
+    )""",
+    "CREATE INDEX robots_used_at ON robots (used_at)",
+    "CREATE TABLE tally (origins INTEGER NOT NULL)",
+    "INSERT INTO tally (origins) VALUES (0)",
+    """CREATE TRIGGER robots_added AFTER INSERT ON robots
+        BEGIN UPDATE tally SET origins = origins + 1; END""",
+    """CREATE TRIGGER robots_removed AFTER DELETE ON robots
+        BEGIN UPDATE tally SET origins = origins - 1; END""",
+)
+_SELECT_COPY = f"SELECT {', '.join(_COPY_COLUMNS)} FROM robots WHERE origin = ?"
+_SELECT_LISTING = (
+    "SELECT origin, url, status, outcome, fetched_at, expires_at, sha256, typeof(body),"
+    " length(body) FROM robots"
+)
+_NEXT_TICK = "(SELECT coalesce(max(used_at), 0) + 1 FROM robots)"
+_HEADER_NAMES = tuple(HEADERS)
+
+
+class RobotsStore:
+    """Each origin's last good robots.txt in an SQLite file, shared by the processes that open
+    it; see the module's docstring. No method raises on the file's account: a failure makes the
+    store unavailable (:attr:`available`, :attr:`reason`) and its calls no-ops."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        max_origins: int = DEFAULT_MAX_ORIGINS,
+        timeout: float = BUSY_TIMEOUT,
+    ) -> None:
+        if max_origins < 1:
+            raise ValueError(f"max_origins must be at least 1, not {max_origins}")
+        self.path = Path(path)
+        self.max_origins = max_origins
+        self.timeout = timeout
+        self.counts = StoreCounts()
+        self.reason = ""
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        self._closed = False
+        self._said: set[str] = set()
+        with self._lock:
+            self._connect()
+
+    # -- state -----------------------------------------------------------------------------------
+
+    @property
+    def available(self) -> bool:
+        """Whether the store works: False once the file failed, or after :meth:`close`."""
+        return self._conn is not None
+
+    def __enter__(self) -> RobotsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; the store is then a no-op."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            self._closed = True
+            if not self.reason:
+                self.reason = "closed"
+            if conn is not None and self._pid == os.getpid():
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+
+    # -- the calls -------------------------------------------------------------------------------
+
+    def get(self, origin: str) -> StoredCopy | None:
+        """The copy stored for ``origin``, checked, its use recorded; None if there is none, it
+        failed its checks (then it is deleted), or the store is unavailable."""
+
+        def op(conn: sqlite3.Connection) -> StoredCopy | None:
+            with _transaction(conn):
+                copy = self._read(conn, origin)
+                if copy is not None:
+                    conn.execute(
+                        f"UPDATE robots SET used_at = {_NEXT_TICK} WHERE origin = ?", (origin,)
+                    )
+            if copy is not None:
+                self.counts.read += 1
+            return copy
+
+        if not _key_ok(origin):
+            return None
+        return self._call("get", op, None)
+
+    def put(self, origin: str, copy: StoredCopy) -> bool:
+        """Store ``copy`` as ``origin``'s, evicting the least recently used origins over the
+        bound. False when it was not stored: refused (a body over :data:`MAX_BODY`, a bad value;
+        logged, counted), a copy fetched later is stored already, or the store is unavailable."""
+
+        def op(conn: sqlite3.Connection) -> bool:
+            problem = _key_problem(origin) or _copy_problem(copy)
+            if problem is not None:
+                self._refuse(origin, problem)
+                return False
+            values = _values(copy)
+            evicted = 0
+            with _transaction(conn):
+                updated = conn.execute(
+                    f"UPDATE robots SET {', '.join(f'{c} = ?' for c in _COPY_COLUMNS)},"
+                    f" used_at = {_NEXT_TICK} WHERE origin = ?"
+                    # a copy fetched later, stored by another process, stays (a damaged time
+                    # does not keep it)
+                    " AND NOT (typeof(fetched_at) = 'real' AND fetched_at > ?)",
+                    (*values, origin, copy.fetched_at),
+                ).rowcount
+                if not updated:
+                    if conn.execute("SELECT 1 FROM robots WHERE origin = ?", (origin,)).fetchone():
+                        return False
+                    conn.execute(
+                        f"INSERT INTO robots ({', '.join(_COLUMNS)}) VALUES"
+                        f" (?, {_NEXT_TICK}, {', '.join('?' * len(_COPY_COLUMNS))})",
+                        (origin, *values),
+                    )
+                    evicted = self._evict(conn)
+            self.counts.stored += 1
+            self.counts.evicted += evicted
+            return True
+
+        return self._call("put", op, False)
+
+    def renew(
+        self, origin: str, fetched_at: float, expires_at: float, headers: HeadersLike
+    ) -> StoredCopy | None:
+        """Record a 304 for ``origin``'s copy: its new fetch and expiry times, the kept headers
+        the 304 carried in place of the stored ones (RFC 9111 4.3.4: those it did not carry
+        stay), the body kept. The renewed copy; the stored one unchanged if it was fetched
+        after ``fetched_at``; None when there is none (or it failed its checks), the renewed
+        copy is refused, or the store is unavailable."""
+
+        def op(conn: sqlite3.Connection) -> StoredCopy | None:
+            with _transaction(conn):
+                copy = self._read(conn, origin)
+                if copy is None:
+                    return None
+                carried = {k: v for k, v in header_fields(headers).items() if v is not None}
+                renewed = replace(copy, fetched_at=fetched_at, expires_at=expires_at, **carried)
+                problem = _copy_problem(renewed)
+                if problem is not None:
+                    self._refuse(origin, problem)
+                    return None
+                if copy.fetched_at > renewed.fetched_at:
+                    return copy  # fetched after this 304, by another process
+                conn.execute(
+                    "UPDATE robots SET fetched_at = ?, expires_at = ?,"
+                    f" {', '.join(f'{name} = ?' for name in _HEADER_NAMES)},"
+                    f" used_at = {_NEXT_TICK} WHERE origin = ?",
+                    (
+                        float(fetched_at),
+                        float(expires_at),
+                        *(getattr(renewed, name) for name in _HEADER_NAMES),
+                        origin,
+                    ),
+                )
+            self.counts.renewed += 1
+            return renewed
+
+        if not _key_ok(origin):
+            return None
+        return self._call("renew", op, None)
+
+    def forget(self, origin: str) -> bool:
+        """Delete ``origin``'s copy; whether there was one."""
+
+        def op(conn: sqlite3.Connection) -> bool:
+            with _transaction(conn):
+                return conn.execute("DELETE FROM robots WHERE origin = ?", (origin,)).rowcount > 0
+
+        if not _key_ok(origin):
+            return False
+        return self._call("forget", op, False)
+
+    def origins(self) -> list[StoredOrigin]:
+        """What the store holds, by origin, without the bodies (their hashes are checked when a
+        copy is read); rows that fail their checks are deleted. Empty when unavailable."""
+
+        def op(conn: sqlite3.Connection) -> list[StoredOrigin]:
+            listing: list[StoredOrigin] = []
+            bad: list[tuple[object, str]] = []
+            # One statement, one read snapshot: no write lock, however long the listing (in
+            # WAL, the writers of other processes go on meanwhile).
+            for row in conn.execute(f"{_SELECT_LISTING} ORDER BY origin").fetchall():
+                try:
+                    listing.append(_listed(row))
+                except _BadRow as exc:
+                    bad.append((row[0], str(exc)))
+            dropped: list[tuple[object, str]] = []
+            if bad:
+                with _transaction(conn):
+                    for key, problem in bad:  # unless replaced since
+                        row = conn.execute(
+                            f"{_SELECT_LISTING} WHERE origin IS ?", (key,)
+                        ).fetchone()
+                        try:
+                            if row is not None:
+                                _listed(row)
+                        except _BadRow:
+                            conn.execute("DELETE FROM robots WHERE origin IS ?", (key,))
+                            dropped.append((key, problem))
+            for key, problem in dropped:
+                self._dropped(key, problem)
+            return listing
+
+        return self._call("origins", op, [])
+
+    def __len__(self) -> int:
+        """The origins stored (0 when unavailable)."""
+
+        def op(conn: sqlite3.Connection) -> int:
+            return int(conn.execute("SELECT count(*) FROM robots").fetchone()[0])
+
+        return self._call("len", op, 0)
+
+    def __iter__(self) -> Iterator[StoredOrigin]:
+        return iter(self.origins())
+
+    # -- inside ----------------------------------------------------------------------------------
+
+    def _call(self, what: str, op: Callable[[sqlite3.Connection], _T], default: _T) -> _T:
+        """Run ``op`` on the connection under the lock; a failure of the file makes the store
+        unavailable (one WARNING) and answers ``default``."""
+        with self._lock:
+            if self._pid != os.getpid():
+                # A forked child: the parent's connection is never used (nor closed) here; a
+                # store that worked opens its own.
+                self._pid = os.getpid()
+                if self._conn is not None:
+                    self._conn = None
+                    self._connect()
+            conn = self._conn
+            if conn is None:
+                return default
+            try:
+                return op(conn)
+            except (sqlite3.Error, OSError) as exc:
+                self._fail(f"{what} failed: {type(exc).__name__}: {exc}")
+                return default
+
+    def _connect(self) -> None:
+        try:
+            self._conn = _open(self.path, self.timeout)
+        except _Unusable as exc:
+            self._fail(str(exc))
+        except (sqlite3.Error, OSError) as exc:
+            self._fail(f"{type(exc).__name__}: {exc}")
+
+    def _fail(self, reason: str) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self.counts.errors += 1
+        self.reason = reason
+        logger.warning(
+            "robots.txt store %(path)s is not used for the rest of this run: %(reason)s",
+            {"path": str(self.path), "reason": reason},
+        )
+
+    def _read(self, conn: sqlite3.Connection, origin: str) -> StoredCopy | None:
+        """The checked copy of ``origin`` (in the caller's transaction); a row that fails its
+        checks is deleted."""
+        row = conn.execute(_SELECT_COPY, (origin,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return _copy(row)
+        except _BadRow as exc:
+            conn.execute("DELETE FROM robots WHERE origin = ?", (origin,))
+            self._dropped(origin, str(exc))
+            return None
+
+    def _evict(self, conn: sqlite3.Connection) -> int:
+        (count,) = conn.execute("SELECT origins FROM tally").fetchone()
+        if not isinstance(count, int) or count < 0:  # the tally was damaged: count again
+            (count,) = conn.execute("SELECT count(*) FROM robots").fetchone()
+            conn.execute("UPDATE tally SET origins = ?", (count,))
+        excess = count - self.max_origins
+        if excess <= 0:
+            return 0
+        return conn.execute(
+            "DELETE FROM robots WHERE origin IN"
+            " (SELECT origin FROM robots ORDER BY used_at LIMIT ?)",
+            (excess,),
+        ).rowcount
+
+    def _dropped(self, origin: object, problem: str) -> None:
+        self.counts.dropped_bad_rows += 1
+        self._say("bad row", "robots.txt store %s: dropped the row of %r: %s", origin, problem)
+
+    def _refuse(self, origin: object, problem: str) -> None:
+        self.counts.refused += 1
+        self._say("refused", "robots.txt store %s: not storing %r: %s", origin, problem)
+
+    def _say(self, kind: str, message: str, origin: object, problem: str) -> None:
+        """The first of a kind at WARNING (saying later ones are at DEBUG), the rest at DEBUG."""
+        if kind in self._said:
+            logger.debug(message, self.path, origin, problem)
+            return
+        self._said.add(kind)
+        logger.warning(
+            message + " (others like it are logged at DEBUG, and counted)",
+            self.path,
+            origin,
+            problem,
+        )
+
+
+# -- opening -------------------------------------------------------------------------------------
+
+
+def _open(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection to a store of this version at ``path``, made if absent, another version's set
+    aside first. Raises :class:`_Unusable`, ``sqlite3.Error`` or ``OSError``."""
+    for _ in range(3):  # another process may set a store aside as this one opens it
+        if path.is_dir():
+            raise _Unusable("a directory is in its place")
+        identity = _identity(path)
+        truncated = _truncated(path)
+        if truncated:
+            raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        # Text that is not UTF-8 (a tampered row) is read, then refused by the checks, rather
+        # than failing the whole call.
+        conn.text_factory = _text
+        try:
+            if _made(conn):
+                return conn
+            if not _set_aside(conn, path, identity):
+                conn.close()
+                continue
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
+        except BaseException:
+            conn.close()
+            raise
+    raise _Unusable("another process kept replacing the file")
+
+
+def _made(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn``'s file is a store of this version, made if empty, ready to use; False
+    when it is another version's (to set aside)."""
+    application_id, version, objects = _identify(conn)
+    if (application_id, version, objects) == (0, 0, 0):
+        # An empty file: made under the write lock, unless another process made it first.
+        conn.execute("PRAGMA journal_mode = WAL")
+        with _transaction(conn):
+            application_id, version, objects = _identify(conn)
+            if (application_id, version, objects) == (0, 0, 0):
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                application_id, version = APPLICATION_ID, SCHEMA_VERSION
+    if application_id != APPLICATION_ID:
+        raise _Unusable(
+            f"it is not a robots.txt store (an SQLite file with application_id {application_id})"
+        )
+    if version != SCHEMA_VERSION:
+        return False
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(robots)"))
+    tally = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tally'").fetchone()[0]
+    if columns != _COLUMNS or tally != 1:
+        raise _Unusable(
+            f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
+        )
+    # The tally is counted again once per run (a count of the index: milliseconds for the
+    # default bound), so that a tally gone wrong cannot evict too many or too few for long.
+    (tally,) = conn.execute("SELECT origins FROM tally").fetchone()
+    (count,) = conn.execute("SELECT count(*) FROM robots").fetchone()
+    if tally != count or type(tally) is not int:
+        with _transaction(conn):
+            conn.execute("UPDATE tally SET origins = (SELECT count(*) FROM robots)")
+    return True
+
+
+def _identify(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    return int(application_id), int(version), int(objects)
+
+
+def _set_aside(conn: sqlite3.Connection, path: Path, identity: tuple[int, int] | None) -> bool:
+    """Rename the store of another version at ``path`` beside it; False when the path no longer
+    holds the file ``conn`` opened (another process set it aside first). Raises
+    :class:`_Unusable` when another process has it open."""
+    version = _identify(conn)[1]
+    try:
+        # Only possible when no other connection has the file: then it has no -wal or -shm
+        # file left to pair with the wrong database once renamed.
+        mode = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+    except sqlite3.OperationalError as exc:
+        mode = str(exc)
+    if str(mode).lower() != "delete":
+        raise _Unusable(
+            f"it is a store of version {version}, not {SCHEMA_VERSION}, and another process has"
+            " it open: it is set aside when a run finds it free"
+        )
+    conn.execute("BEGIN EXCLUSIVE")
+    try:
+        if _identity(path) != identity:
+            return False
+        aside = path.with_name(f"{path.name}.v{version}.{time.strftime('%Y%m%dT%H%M%S')}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = aside.with_name(f"{path.name}.v{version}.{time.strftime('%Y%m%dT%H%M%S')}.{n}")
+        os.rename(path, aside)
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+    logger.warning(
+        "robots.txt store %(path)s was of version %(version)d, not %(current)d: set aside as"
+        " %(aside)s, a new store made",
+        {"path": str(path), "version": version, "current": SCHEMA_VERSION, "aside": str(aside)},
+    )
+    return False
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _truncated(path: Path) -> str | None:
+    """Why the file's header says it is longer than it is, if it does: a truncated file, seen
+    before SQLite reads past its end. Not when a write-ahead log holds pages yet to be copied."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(100)
+            size = os.fstat(file.fileno()).st_size
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            return None
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        return None  # empty (a new store), or not SQLite: SQLite says
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[24:28] == header[92:96]  # the page count is valid (SQLite's rule)
+    if valid and pages and size < pages * page_size:
+        return f"truncated: {size} bytes where its header says {pages * page_size}"
+    return None
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: the write lock taken at the start (waiting at most the busy
+    timeout), so that a read in it is never turned into a write that must give up."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        raise
+    conn.execute("COMMIT")
+
+
+# -- checks --------------------------------------------------------------------------------------
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
+
+
+def _is_utf8(value: str) -> bool:
+    """Whether SQLite can take ``value`` as text (no lone surrogates), and did give it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _key_ok(origin: object) -> bool:
+    return _key_problem(origin) is None
+
+
+def _key_problem(origin: object) -> str | None:
+    if not isinstance(origin, str) or not origin or not _is_utf8(origin):
+        return "the origin is not a string"
+    if len(origin) > MAX_ORIGIN:
+        return f"the origin is over {MAX_ORIGIN} characters"
+    return None
+
+
+def _copy_problem(copy: StoredCopy) -> str | None:
+    """What is wrong with ``copy`` for the store, if anything (a copy to store, or read back)."""
+    if not isinstance(copy, StoredCopy):
+        return f"not a StoredCopy: {type(copy).__name__}"
+    if (
+        not isinstance(copy.url, str)
+        or not copy.url
+        or len(copy.url) > MAX_URL
+        or not _is_utf8(copy.url)
+    ):
+        return f"the URL is not a string of 1 to {MAX_URL} characters"
+    if type(copy.status) is not int or not 100 <= copy.status <= 599:
+        return f"status {copy.status!r} is not an HTTP status"
+    if copy.outcome not in STORED_OUTCOMES or not isinstance(copy.outcome, Outcome):
+        return f"outcome {copy.outcome!r} is not a good copy's"
+    for name in ("fetched_at", "expires_at"):
+        value = getattr(copy, name)
+        if type(value) not in (int, float) or not math.isfinite(value):
+            return f"{name} {value!r} is not a time"
+    for name in _HEADER_NAMES:
+        value = getattr(copy, name)
+        if value is not None and (not isinstance(value, bytes) or len(value) > MAX_HEADER):
+            return f"{name} is not bytes of at most {MAX_HEADER}"
+    if not isinstance(copy.body, bytes):
+        return "the body is not bytes"
+    if len(copy.body) > MAX_BODY:
+        return f"its body is {len(copy.body)} bytes, over the store's cap ({MAX_BODY})"
+    return None
+
+
+def _values(copy: StoredCopy) -> tuple[object, ...]:
+    """The values of :data:`_COPY_COLUMNS` for ``copy``."""
+    return (
+        copy.url,
+        copy.status,
+        copy.outcome.value,
+        float(copy.fetched_at),
+        float(copy.expires_at),
+        *(getattr(copy, name) for name in _HEADER_NAMES),
+        copy.sha256,
+        copy.body,
+    )
+
+
+def _copy(row: tuple[object, ...]) -> StoredCopy:
+    """A row's copy, every value checked, the body against its hash. Raises :class:`_BadRow`."""
+    url, status, outcome, fetched_at, expires_at, *rest = row
+    headers, (sha256, body) = rest[: len(_HEADER_NAMES)], rest[len(_HEADER_NAMES) :]
+    if not isinstance(body, bytes):
+        raise _BadRow(f"the body is {type(body).__name__}, not bytes")
+    if len(body) > MAX_BODY:
+        raise _BadRow(f"the body is {len(body)} bytes, over {MAX_BODY}")
+    if not _is_sha256(sha256):
+        raise _BadRow("the stored sha256 is not a sha256")
+    try:
+        copy = StoredCopy(
+            url=url,  # type: ignore[arg-type]
+            status=status,  # type: ignore[arg-type]
+            outcome=_outcome(outcome),
+            fetched_at=fetched_at,  # type: ignore[arg-type]
+            expires_at=expires_at,  # type: ignore[arg-type]
+            body=body,
+            **dict(zip(_HEADER_NAMES, headers, strict=True)),  # type: ignore[arg-type]
+        )
+    except TypeError as exc:
+        raise _BadRow(str(exc)) from exc
+    problem = _copy_problem(copy)
+    if problem is not None:
+        raise _BadRow(problem)
+    if copy.sha256 != sha256:
+        raise _BadRow("the body does not match its sha256")
+    return copy
+
+
+def _listed(row: tuple[object, ...]) -> StoredOrigin:
+    """A listing row, every value checked but the body's hash. Raises :class:`_BadRow`."""
+    origin, url, status, outcome, fetched_at, expires_at, sha256, body_type, size = row
+    problem = _key_problem(origin)
+    if problem is not None:
+        raise _BadRow(problem)
+    if body_type != "blob" or type(size) is not int or size > MAX_BODY:
+        raise _BadRow(f"the body is not bytes of at most {MAX_BODY}")
+    if not _is_sha256(sha256):
+        raise _BadRow("the stored sha256 is not a sha256")
+    if not isinstance(url, str) or not url or len(url) > MAX_URL or not _is_utf8(url):
+        raise _BadRow(f"the URL is not a string of 1 to {MAX_URL} characters")
+    if type(status) is not int or not 100 <= status <= 599:
+        raise _BadRow(f"status {status!r} is not an HTTP status")
+    for name, value in (("fetched_at", fetched_at), ("expires_at", expires_at)):
+        if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+            raise _BadRow(f"{name} {value!r} is not a time")
+    return StoredOrigin(
+        origin=origin,  # type: ignore[arg-type]
+        url=url,
+        status=status,
+        outcome=_outcome(outcome),
+        fetched_at=fetched_at,  # type: ignore[arg-type]
+        expires_at=expires_at,  # type: ignore[arg-type]
+        sha256=sha256,  # type: ignore[arg-type]
+        size=size,
+    )
+
+
+def _outcome(value: object) -> Outcome:
+    try:
+        outcome = Outcome(value)
+    except ValueError:
+        raise _BadRow(f"outcome {value!r} is unknown") from None
+    if outcome not in STORED_OUTCOMES:
+        raise _BadRow(f"outcome {value!r} is not a good copy's")
+    return outcome
+
+
+def _is_sha256(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
