@@ -53,7 +53,8 @@ recently used evicted. Each row has a ``used_at`` tick (one more than the file's
 :meth:`~RobotsStore.get`, :meth:`~RobotsStore.put` and :meth:`~RobotsStore.renew`, and indexed;
 triggers keep the number of rows in a one-row table, so that a put that adds an origin knows
 whether the store is over its bound without counting, and evicts the excess in one statement
-(the oldest ticks, through the index).
+(the oldest ticks, through the index). The rows are counted once per opening, which sets a tally
+gone wrong right.
 
 The version
 -----------
@@ -61,10 +62,15 @@ The version
 user_version`` its layout (:data:`SCHEMA_VERSION`). A store of another version is never read: it
 is set aside, renamed beside it (``<name>.v<N>.<YYYYmmddTHHMMSS>``), with one WARNING, and a new
 one made at the path. It is set aside only when no other process has it open (it is first turned
-back to a rollback journal, which SQLite allows only then, and renamed under an exclusive lock,
-so that no write-ahead log is ever left beside the wrong file); while one has, this run goes
+back to a rollback journal, which SQLite allows only then, so that no write-ahead log is left to
+pair with the wrong file); while one has (a crawl of that version, running), this run goes
 without the store (one WARNING) and a later run sets it aside. An SQLite file that is not a store
 (another application's) is never touched: the store is unavailable.
+
+A store is opened (checked, made, set aside) under a lock on ``<name>.lock`` beside it (``flock``;
+made once, never removed): SQLite's own locks cannot keep a process that has just opened the old
+file from pairing it, on its first read, with the write-ahead log of the new file made at its
+path. Once open, a store needs no lock but SQLite's.
 
 Failures
 --------
@@ -589,32 +595,32 @@ class RobotsStore:
 def _open(path: Path, timeout: float) -> sqlite3.Connection:
     """A connection to a store of this version at ``path``, made if absent, another version's set
     aside first. Raises :class:`_Unusable`, ``sqlite3.Error`` or ``OSError``."""
-    for _ in range(3):  # another process may set a store aside as this one opens it
-        if path.is_dir():
-            raise _Unusable("a directory is in its place")
-        identity = _identity(path)
-        truncated = _truncated(path)
-        if truncated:
-            raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        # Text that is not UTF-8 (a tampered row) is read, then refused by the checks, rather
-        # than failing the whole call.
-        conn.text_factory = _text
-        try:
-            if _made(conn):
-                return conn
-            if not _set_aside(conn, path, identity):
+    if path.is_dir():
+        raise _Unusable("a directory is in its place")
+    with _opening(path, timeout):
+        for _ in range(2):  # once more after setting a store of another version aside
+            truncated = _truncated(path)
+            if truncated:
+                raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
+            conn = sqlite3.connect(
+                path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+            # Text that is not UTF-8 (a tampered row) is read, then refused by the checks,
+            # rather than failing the whole call.
+            conn.text_factory = _text
+            try:
+                if _made(conn):
+                    return conn
+                _set_aside(conn, path)
+            except sqlite3.DatabaseError as exc:
                 conn.close()
-                continue
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if isinstance(exc, sqlite3.OperationalError):
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise
+                raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
+            except BaseException:
+                conn.close()
                 raise
-            raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
-        except BaseException:
-            conn.close()
-            raise
-    raise _Unusable("another process kept replacing the file")
+    raise _Unusable("a store of another version came back after being set aside")
 
 
 def _made(conn: sqlite3.Connection) -> bool:
@@ -657,15 +663,16 @@ def _made(conn: sqlite3.Connection) -> bool:
 
 
 def _identify(conn: sqlite3.Connection) -> tuple[int, int, int]:
-    application_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    return int(application_id), int(version), int(objects)
+    """The file's application id, version and number of schema objects, read at one moment."""
+    (row,) = conn.execute(
+        "SELECT a.application_id, v.user_version, (SELECT count(*) FROM sqlite_master)"
+        " FROM pragma_application_id AS a, pragma_user_version AS v"
+    ).fetchall()
+    return int(row[0]), int(row[1]), int(row[2])
 
 
-def _set_aside(conn: sqlite3.Connection, path: Path, identity: tuple[int, int] | None) -> bool:
-    """Rename the store of another version at ``path`` beside it; False when the path no longer
-    holds the file ``conn`` opened (another process set it aside first). Raises
+def _set_aside(conn: sqlite3.Connection, path: Path) -> None:
+    """Rename the store of another version at ``path`` beside it, and close ``conn``. Raises
     :class:`_Unusable` when another process has it open."""
     version = _identify(conn)[1]
     try:
@@ -679,15 +686,14 @@ def _set_aside(conn: sqlite3.Connection, path: Path, identity: tuple[int, int] |
             f"it is a store of version {version}, not {SCHEMA_VERSION}, and another process has"
             " it open: it is set aside when a run finds it free"
         )
-    conn.execute("BEGIN EXCLUSIVE")
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    aside = path.with_name(f"{path.name}.v{version}.{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.v{version}.{stamp}.{n}")
+    conn.execute("BEGIN EXCLUSIVE")  # no process of that version reads it as it goes
     try:
-        if _identity(path) != identity:
-            return False
-        aside = path.with_name(f"{path.name}.v{version}.{time.strftime('%Y%m%dT%H%M%S')}")
-        n = 1
-        while aside.exists():
-            n += 1
-            aside = aside.with_name(f"{path.name}.v{version}.{time.strftime('%Y%m%dT%H%M%S')}.{n}")
         os.rename(path, aside)
     finally:
         conn.execute("ROLLBACK")
@@ -697,15 +703,55 @@ def _set_aside(conn: sqlite3.Connection, path: Path, identity: tuple[int, int] |
         " %(aside)s, a new store made",
         {"path": str(path), "version": version, "current": SCHEMA_VERSION, "aside": str(aside)},
     )
-    return False
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+@contextmanager
+def _opening(path: Path, timeout: float) -> Iterator[None]:
+    """Held while a store is opened: a lock on ``<path>.lock`` (made if absent, never removed),
+    so that no store opens the file while another sets it aside or makes it. SQLite's own locks
+    do not do: a process that has only opened a file may, on its first read, pair it with the
+    write-ahead log of the new file made at its path. Waits at most ``timeout``."""
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    return stat.st_dev, stat.st_ino
+        deadline = time.monotonic() + timeout
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise _Unusable(f"another process held {path}.lock past the busy timeout")
+            time.sleep(0.005)
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+if os.name == "nt":  # pragma: no cover - not tested on Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _truncated(path: Path) -> str | None:

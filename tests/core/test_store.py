@@ -456,11 +456,53 @@ def test_a_store_of_another_version_in_use_is_left_alone(
         "robots.sqlite",
         "robots.sqlite-shm",
         "robots.sqlite-wal",
+        "robots.sqlite.lock",
     ]
     assert other.execute("SELECT origin FROM robots").fetchall() == [(ORIGIN,)]
     other.close()
     with RobotsStore(path) as store:  # free now: set aside
         assert store.available and len(store) == 0
+
+
+OPENER = textwrap.dedent(
+    """
+    import sys
+    from scrapy_rerp.core.data import Outcome
+    from scrapy_rerp.core.store import RobotsStore, StoredCopy
+
+    store = RobotsStore(sys.argv[1], timeout=10)
+    origin = f"https://{sys.argv[2]}.test"
+    copy = StoredCopy(origin + "/robots.txt", 200, Outcome.PARSED, 1.0, 2.0, b"")
+    assert store.put(origin, copy), store.reason
+    store.close()
+    """
+)
+
+
+def test_processes_that_open_a_store_of_another_version_together(path: Path) -> None:
+    """One sets it aside; each works with the new store."""
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots())
+    conn = raw(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    openers = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, str(path), f"p{i}"],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stderr=subprocess.PIPE,
+        )
+        for i in range(3)
+    ]
+    for opener in openers:
+        _, stderr = opener.communicate(timeout=60)
+        assert opener.returncode == 0, stderr.decode()
+    asides = [p for p in path.parent.iterdir() if p.name.startswith(f"{path.name}.v")]
+    with sqlite3.connect(asides[0]) as old:  # whole
+        assert old.execute("SELECT origin, body FROM robots").fetchall() == [(ORIGIN, BODY)]
+    assert len(asides) == 1
+    with RobotsStore(path) as store:
+        assert [o.origin for o in store.origins()] == [f"https://p{i}.test" for i in range(3)]
 
 
 def test_another_application_s_database_is_never_touched(
@@ -475,7 +517,7 @@ def test_another_application_s_database_is_never_touched(
     assert "not a robots.txt store" in store.reason
     assert_no_op(store)
     assert len(warnings(caplog)) == 1 and path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["robots.sqlite"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["robots.sqlite", "robots.sqlite.lock"]
 
 
 # -- files that cannot be used -------------------------------------------------------------------
@@ -610,6 +652,22 @@ def test_a_listing_does_not_wait_for_a_writer(path: Path) -> None:
     assert store.origins() == [] and store.available
     other.close()
     store.close()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="flock")
+def test_the_opening_lock_held_past_the_busy_timeout(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import fcntl
+
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process, opening the store (and stuck)
+        store = RobotsStore(path, timeout=0.1)
+    assert "robots.sqlite.lock" in store.reason
+    assert_no_op(store)
+    assert len(warnings(caplog)) == 1
+    with RobotsStore(path) as store:
+        assert store.available
 
 
 def test_close(path: Path) -> None:
