@@ -607,23 +607,6 @@ def test_a_read_only_location(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
     assert not (place / "robots-store-test.sqlite").exists()
 
 
-@pytest.fixture
-def ro(tmp_path: Path) -> Iterator[Path]:
-    place = tmp_path / "ro"
-    place.mkdir()
-    yield place
-    place.chmod(0o755)
-
-
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anyway")
-def test_a_store_in_a_directory_made_read_only(ro: Path, caplog: pytest.LogCaptureFixture) -> None:
-    many(ro / "robots.sqlite", 3)
-    ro.chmod(0o555)
-    store = RobotsStore(ro / "robots.sqlite")
-    assert_no_op(store)
-    assert len(warnings(caplog)) == 1
-
-
 def test_a_lock_held_past_the_busy_timeout(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with RobotsStore(path) as store:
         store.put(ORIGIN, robots())
