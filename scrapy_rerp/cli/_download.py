@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.settings import RerpSettings
-from scrapy_rerp.core.slowdown import retry_after_wait
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
 from scrapy_rerp.core.urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
@@ -263,11 +262,10 @@ def _follow(
             result.status = status
             result.reason = f"HTTP {status}"
             retry_after = headers.get(b"Retry-After")
-            if retry_after is not None:  # read as a crawl reads it on a page (core/slowdown.py)
+            wait = ladder.retry_after(headers)  # as a crawl reads it
+            if retry_after is not None:
                 result.retry_after = retry_after.decode("latin-1")
-                result.retry_after_seconds = retry_after_wait(
-                    retry_after, headers.get(b"Date"), time.time()
-                )
+                result.retry_after_seconds = wait
             location = headers.get(b"Location")
             outcome = ladder.status_outcome(
                 status, legacy=settings.legacy, has_location=bool(location)
@@ -307,9 +305,8 @@ def _follow(
                 )
                 return result
             if outcome == UNREACHABLE:
-                retry = ladder.retry_after(headers)
-                if retry is not None:
-                    result.reason += f", Retry-After {retry:g}s"
+                if wait is not None:
+                    result.reason += f", Retry-After {wait:g}s"
                 return result
             if outcome == DISALLOW_ALL:
                 return _ends(result, DISALLOW_ALL, result.reason, settings)

@@ -3,9 +3,10 @@
 Standard library only; the politeness controller (:mod:`scrapy_rerp.core.politeness`) acts on it:
 
 * :func:`slow_answer` reads an answer: a 429, or a 503, is a slow-down; its ``Retry-After``
-  (delta-seconds, or an HTTP date read against the response's ``Date``) asks for a cool-down of
-  the origin until then. A ``Retry-After`` that is absent, unreadable, zero or in the past asks
-  for none: the origin's delay floor is raised instead.
+  (delta-seconds, or an HTTP date read against the response's ``Date``, as
+  :func:`scrapy_rerp.core.status.retry_after` reads it for robots.txt too) asks for a cool-down
+  of the origin until then. A ``Retry-After`` that is absent, unreadable, zero or in the past
+  asks for none: the origin's delay floor is raised instead.
 * :class:`FloorBackoff` keeps those raised floors: the first is
   ``max(RERP_SLOWDOWN_START_FLOOR, 2 x the origin's own floor)``, each later slow-down doubles it
   (at most ``RERP_SLOWDOWN_MAX_FLOOR``), and ``RERP_SLOWDOWN_DECAY_AFTER`` answers in a row that
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from scrapy_rerp.core.status import rfc1123_to_epoch
+from scrapy_rerp.core.status import retry_after
 
 __all__ = [
     "COOL_DOWN",
@@ -31,7 +32,6 @@ __all__ = [
     "SLOW_STATUSES",
     "FloorBackoff",
     "SlowAnswer",
-    "retry_after_wait",
     "slow_answer",
 ]
 
@@ -61,29 +61,7 @@ class SlowAnswer:
 
     status: int
     retry_after: str | None  # the Retry-After header as sent, if any
-    wait: float | None  # the seconds it asks for (> 0); None: absent, unreadable or past
-
-
-def retry_after_wait(value: bytes | None, date: bytes | None, now: float) -> float | None:
-    """Seconds a ``Retry-After`` value asks a crawler to wait, or None when it asks for no wait
-    it can be held to (absent, unreadable, zero, or a date in the past).
-
-    An HTTP date is read against the response's ``Date`` header, the server's own clock (so
-    that a crawler whose clock is off waits what the server meant), else against ``now``, this
-    machine's Unix time.
-    """
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        seconds = float(text)
-        return seconds if seconds > 0 else None
-    when = rfc1123_to_epoch(text)
-    if when is None:
-        return None
-    base = rfc1123_to_epoch(date) if date else None
-    wait = when - (now if base is None else base)
-    return float(wait) if wait > 0 else None
+    wait: float | None  # the seconds it asks for (> 0); None: absent, unreadable, zero or past
 
 
 def slow_answer(status: int, headers: _HeadersLike, now: float) -> SlowAnswer | None:
@@ -95,7 +73,7 @@ def slow_answer(status: int, headers: _HeadersLike, now: float) -> SlowAnswer | 
     return SlowAnswer(
         status,
         None if value is None else value.decode("latin-1", "replace"),
-        retry_after_wait(value, headers.get(b"Date"), now),
+        retry_after(headers, now),
     )
 
 

@@ -6,6 +6,13 @@ separates ``RFC2616Policy`` from its storage. The crawl's transport (``crawl/tra
 these functions and acts on the answers, and so can the command line: standard library only
 (Cache-Control and HTTP dates are read as Scrapy's httpcache reads them,
 ``parse_cachecontrol`` and ``rfc1123_to_epoch``; a test holds them to Scrapy's).
+
+The readers of an answer's headers live here, one reader per header, for robots.txt and pages
+alike: :func:`retry_after` is the one reading of ``Retry-After``, which the status ladder's
+backoff and the slow-downs of pages (:mod:`scrapy_rerp.core.slowdown`) both take, and the
+command line shows, so that a value means the same wait wherever it is met. It is kept beside
+the HTTP dates it reads rather than in a module of its own, since the slow-downs import these
+readers already.
 """
 
 from __future__ import annotations
@@ -101,18 +108,29 @@ def lifetime_from_headers(headers: _HeadersLike, now: float | None = None) -> fl
 
 
 def retry_after(headers: _HeadersLike, now: float | None = None) -> float | None:
-    """The seconds a ``Retry-After`` header asks for (delay or HTTP date), None when absent or
-    unreadable."""
+    """Seconds the ``Retry-After`` header of an answer asks a crawler to wait (more than 0), or
+    None when it asks for no wait the crawler can be held to: absent, unreadable, zero, or a
+    date that is not in the future.
+
+    The value is delta-seconds (digits, spaces around them aside), or an HTTP date, read against
+    the answer's ``Date`` header, the server's own clock (so that a crawler whose clock is off
+    waits what the server meant), else against ``now``, this machine's Unix time
+    (``time.time()`` when not given). Nothing is capped here: :func:`backoff` honours a wait up
+    to :data:`RETRY_AFTER_MAX`, a page's cool-down up to ``RERP_SLOWDOWN_MAX_WAIT``.
+    """
     value = headers.get(b"Retry-After")
     if not value:
         return None
-    seconds = _seconds(value)
-    if seconds is not None:
-        return seconds
-    when = rfc1123_to_epoch(value)
-    if when is None:
-        return None
-    return max(0.0, when - (time.time() if now is None else now))
+    wait = _seconds(value)
+    if wait is None:
+        when = rfc1123_to_epoch(value.strip())
+        if when is None:
+            return None
+        base = rfc1123_to_epoch(headers.get(b"Date"))
+        if base is None:
+            base = time.time() if now is None else now
+        wait = float(when - base)
+    return wait if wait > 0 else None
 
 
 def backoff(failures: int, retry_after_s: float | None, settings: RerpSettings) -> float:
@@ -120,7 +138,7 @@ def backoff(failures: int, retry_after_s: float | None, settings: RerpSettings) 
 
     Exponential (``RERP_RETRY_BACKOFF_BASE`` x 2^(failures-1), at most
     ``RERP_RETRY_BACKOFF_MAX``), and never sooner than the server's ``Retry-After`` (honoured in
-    full, up to a day).
+    full, up to a day): ``retry_after_s`` as :func:`retry_after` reads it, None for no wait.
     """
     delay = settings.retry_backoff_base * 2 ** min(max(failures, 1) - 1, 30)
     delay = min(delay, settings.retry_backoff_max)

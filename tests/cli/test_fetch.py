@@ -56,12 +56,16 @@ def test_fetch_status_policy(server: Server, reply: Reply, outcome: str, exit_co
         assert doc["fetch"]["retry_after"] is None
 
 
-def test_fetch_shows_a_retry_after_it_cannot_hold_to(server: Server) -> None:
-    server.route("/robots.txt", Reply(status=429, headers={"Retry-After": "later"}))
+@pytest.mark.parametrize("value", ["later", "0", "Wed, 21 Oct 2015 07:28:00 GMT"])
+def test_fetch_shows_a_retry_after_it_cannot_hold_to(server: Server, value: str) -> None:
+    # A date in the past is no wait, as "0" is: the reason names none (it once said
+    # "Retry-After 0s" while the seconds said None).
+    server.route("/robots.txt", Reply(status=429, headers={"Retry-After": value}))
     _, doc = run_json("fetch", server.url("/robots.txt"))
-    assert doc["fetch"]["retry_after"] == {"value": "later", "seconds": None}
+    assert doc["fetch"]["retry_after"] == {"value": value, "seconds": None}
+    assert doc["fetch"]["reason"] == "HTTP 429"
     text = run("fetch", server.url("/robots.txt")).stdout
-    assert "retry-after later (nothing a crawl can hold to)" in text
+    assert f"retry-after {value} (nothing a crawl can hold to)" in text
 
 
 def test_fetch_follows_redirects_and_caps_the_size(server: Server) -> None:

@@ -1,17 +1,15 @@
-"""What a 429 or 503 answer to a page asks (Retry-After in both forms), and the raised floors'
-arithmetic, without a crawl. Real crawls: tests/test_slowdown_crawl.py."""
+"""What a 429 or 503 answer to a page asks, and the raised floors' arithmetic, without a crawl.
+Retry-After's reading itself (both forms): tests/core/test_status.py. Real crawls:
+tests/test_slowdown_crawl.py."""
 
 from __future__ import annotations
 
 from email.utils import formatdate
 
-import pytest
-
 from scrapy_rerp.core.slowdown import (
     FLOOR_GONE,
     FloorBackoff,
     SlowAnswer,
-    retry_after_wait,
     slow_answer,
 )
 
@@ -22,32 +20,6 @@ def http_date(when: float) -> bytes:
     return formatdate(when, usegmt=True).encode()
 
 
-@pytest.mark.parametrize(
-    ("value", "date", "wait"),
-    [
-        (b"3", None, 3.0),
-        (b" 120 ", None, 120.0),
-        (http_date(NOW + 30), None, 30.0),  # against this machine's clock
-        # Against the server's Date: a crawler whose clock is an hour fast still waits 30 s.
-        (http_date(NOW + 30 - 3600), http_date(NOW - 3600), 30.0),
-        (http_date(NOW + 30), b"not a date", 30.0),  # an unreadable Date: this machine's clock
-        # No wait it can be held to: the backoff applies instead.
-        (None, None, None),
-        (b"", None, None),
-        (b"0", None, None),
-        (b"-5", None, None),
-        (b"1.5", None, None),
-        (b"soon", None, None),
-        (http_date(NOW - 10), None, None),  # in the past
-        (http_date(NOW), http_date(NOW), None),  # now
-    ],
-)
-def test_retry_after_in_seconds_or_as_a_date(
-    value: bytes | None, date: bytes | None, wait: float | None
-) -> None:
-    assert retry_after_wait(value, date, NOW) == wait
-
-
 def test_429_and_503_are_slow_downs() -> None:
     headers = {b"Retry-After": b"7"}
     assert slow_answer(429, headers, NOW) == SlowAnswer(429, "7", 7.0)
@@ -55,6 +27,17 @@ def test_429_and_503_are_slow_downs() -> None:
     assert slow_answer(503, {b"Retry-After": b"\xffx"}, NOW) == SlowAnswer(503, "\xffx", None)
     for status in (200, 404, 500, 502, 504):
         assert slow_answer(status, headers, NOW) is None
+
+
+def test_a_slow_down_s_wait_is_retry_after_s_reading() -> None:
+    # An HTTP date against the server's Date (a clock an hour fast still waits 30 s); zero, or a
+    # date in the past, is no wait: the floor is raised instead.
+    late = {b"Retry-After": http_date(NOW + 30 - 3600), b"Date": http_date(NOW - 3600)}
+    assert slow_answer(429, late, NOW) == SlowAnswer(429, late[b"Retry-After"].decode(), 30.0)
+    for value in (b"0", http_date(NOW - 10)):
+        assert slow_answer(503, {b"Retry-After": value}, NOW) == SlowAnswer(
+            503, value.decode(), None
+        )
 
 
 def test_a_floor_starts_doubles_and_is_capped() -> None:

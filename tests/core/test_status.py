@@ -1,9 +1,11 @@
 """The status policy as pure functions: every row of the status table
-(docs/status-policy.rst), expiry, backoff."""
+(docs/status-policy.rst), expiry, Retry-After (the one reading of it, for robots.txt and pages),
+backoff."""
 
 from __future__ import annotations
 
 import email.utils
+import time
 
 import pytest
 from scrapy.http.headers import Headers
@@ -117,20 +119,67 @@ def test_entry_lifetime_clamps_parsed_files_and_fixes_the_others() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "seconds"),
+    ("value", "date", "seconds"),
     [
-        (None, None),
-        ("120", 120.0),
-        (" 7 ", 7.0),
-        (http_date(NOW + 30), 30.0),
-        (http_date(NOW - 30), 0.0),
-        ("-5", None),
-        ("later", None),
+        # delta-seconds, spaces around them aside
+        ("3", None, 3.0),
+        ("120", None, 120.0),
+        (" 7 ", None, 7.0),
+        (" 120 ", None, 120.0),
+        # not capped here: backoff and the slow-downs' cool-downs cap it
+        ("86400000", None, 86_400_000.0),
+        ("9" * 30, None, 1e30),
+        # an HTTP date, against this machine's clock when the answer has no Date...
+        (http_date(NOW + 30), None, 30.0),
+        (f"  {http_date(NOW + 30)} ", None, 30.0),
+        # ...against the server's Date: a crawler whose clock is an hour fast still waits 30 s
+        (http_date(NOW + 30 - 3600), http_date(NOW - 3600), 30.0),
+        (http_date(NOW + 30), http_date(NOW), 30.0),
+        (http_date(NOW + 30), "not a date", 30.0),  # an unreadable Date: this machine's clock
+        (http_date(NOW + 30), "", 30.0),
+        # No wait a crawler can be held to: None (backoff treats it as no Retry-After at all).
+        (None, None, None),
+        ("", None, None),
+        ("0", None, None),
+        ("000", None, None),
+        ("-5", None, None),
+        ("1.5", None, None),
+        ("later", None, None),
+        ("soon", None, None),
+        ("\xff\xfe", None, None),
+        (http_date(NOW - 30), None, None),  # in the past
+        (http_date(NOW - 10), http_date(NOW), None),
+        (http_date(NOW), http_date(NOW), None),  # now
     ],
 )
-def test_retry_after(value: str | None, seconds: float | None) -> None:
-    headers = Headers({} if value is None else {"Retry-After": value})
-    assert retry_after(headers, now=NOW) == seconds
+def test_retry_after(value: str | None, date: str | None, seconds: float | None) -> None:
+    fields = {} if value is None else {"Retry-After": value}
+    if date is not None:
+        fields["Date"] = date
+    assert retry_after(Headers(fields), now=NOW) == seconds
+
+
+def test_retry_after_reads_plain_header_mappings_and_the_clock() -> None:
+    # slow_answer gives it a page's headers; any mapping with bytes keys does.
+    assert retry_after({b"Retry-After": b"7"}, NOW) == 7.0
+    assert retry_after({b"Retry-After": b"\xffx"}, NOW) is None
+    # Without ``now``, an HTTP date is read against this machine's clock.
+    wait = retry_after(Headers({"Retry-After": http_date(time.time() + 3600)}))
+    assert wait is not None and 3590 < wait <= 3600
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["0", http_date(NOW - 30), http_date(NOW - 10**9), "later", "-5"],
+)
+def test_a_retry_after_of_no_wait_backs_off_as_none_does(value: str) -> None:
+    # A past date once read as 0 s here; it now reads as None, like "0": the backoff is the same.
+    settings = RerpSettings(retry_backoff_base=1.0, retry_backoff_max=60.0)
+    wait = retry_after(Headers({"Retry-After": value}), now=NOW)
+    assert wait is None
+    for failures in range(1, 9):
+        assert backoff(failures, wait, settings) == backoff(failures, None, settings)
+        assert backoff(failures, wait, settings) == backoff(failures, 0.0, settings)
 
 
 def test_backoff_doubles_up_to_its_cap() -> None:
@@ -147,6 +196,8 @@ def test_backoff_is_never_sooner_than_retry_after() -> None:
     assert backoff(1, 600, settings) == 600
     # ...up to a day
     assert backoff(1, 10**9, settings) == ladder.RETRY_AFTER_MAX == 24 * 3600
+    huge = retry_after(Headers({"Retry-After": "9" * 30}), now=NOW)
+    assert backoff(1, huge, settings) == ladder.RETRY_AFTER_MAX
 
 
 # -- header readers: Scrapy's, without importing Scrapy ------------------------------------------
