@@ -29,6 +29,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rerp.addon import Addon
 from scrapy_rerp.core.data import Outcome
 from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META
+from scrapy_rerp.core.status import download_failure
 from scrapy_rerp.core.urls import (
     crawl_decision,
     origin_of,
@@ -67,28 +68,7 @@ class _Answer:
     ) -> None:
         origin = request.meta.get(ROBOTS_ORIGIN_META)
         if origin:
-            self.causes[origin] = _cause(exception)
-
-
-#: Why a download failed, in the words ``scrapy-rerp fetch`` uses, by exception class name:
-#: Twisted's, Scrapy's own (2.19) and Python's.
-_CAUSES = {
-    "ConnectionRefusedError": "connection refused",
-    "DownloadConnectionRefusedError": "connection refused",
-    "TimeoutError": "timed out",
-    "TCPTimedOutError": "timed out",
-    "DownloadTimeoutError": "timed out",
-    "DNSLookupError": "DNS lookup failed",
-    "CannotResolveHostError": "DNS lookup failed",
-}
-
-
-def _cause(exception: Exception) -> str:
-    for cls in type(exception).__mro__:
-        if cls.__name__ in _CAUSES:
-            return _CAUSES[cls.__name__]
-    text = str(exception)
-    return f"{type(exception).__name__}: {text}" if text else type(exception).__name__
+            self.causes[origin] = download_failure(exception)
 
 
 class _RobotsSpider(Spider):

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
+from scrapy import Request
+from scrapy import exceptions as scrapy_errors
+from twisted.internet import error as twisted_errors
 
+from scrapy_rerp.cli._download import download
+from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.cli._page import fetch_page
+from scrapy_rerp.commands import _Answer
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.status import CONNECTION_REFUSED, DNS_FAILED, TIMED_OUT
+from scrapy_rerp.crawl.transport import META_KEY
 from tests.support.servers import Server
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
@@ -149,3 +162,85 @@ def test_robots_command_skips_a_bad_sitemap_line_only(server: Server, project: P
     assert "  sitemap      https://example.com/one.xml\n" in text
     assert f"  sitemap      {server.url('/two.xml')}\n" in text
     assert "  sitemap      skipped 'http://[::1/sitemap.xml': malformed URL" in text
+
+
+# -- a robots.txt that got no answer: the command's words are the command line's -------------
+
+URL = "http://example.com/robots.txt"
+
+#: Each cause, with what a crawl's download raises for it (Twisted's and Scrapy's errors, which
+#: only the command meets) and what urllib raises for it (Python's, which both meet).
+NO_ANSWER = [
+    (
+        CONNECTION_REFUSED,
+        [twisted_errors.ConnectionRefusedError(), scrapy_errors.DownloadConnectionRefusedError()],
+        [urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))],
+    ),
+    (
+        TIMED_OUT,
+        [
+            twisted_errors.TimeoutError(),
+            twisted_errors.TCPTimedOutError(),
+            scrapy_errors.DownloadTimeoutError(f"Getting {URL} took longer than 5 seconds."),
+        ],
+        [urllib.error.URLError(TimeoutError("timed out")), TimeoutError("read timed out")],
+    ),
+    (
+        DNS_FAILED,
+        [twisted_errors.DNSLookupError("address 'example.com' not found")],
+        [urllib.error.URLError(socket.gaierror(socket.EAI_NONAME, ""))],
+    ),
+]
+
+
+def command_says(error: Exception) -> str:
+    """Why ``scrapy robots`` says robots.txt was not downloaded."""
+    answer = _Answer()
+    answer.process_exception(Request(URL, meta={META_KEY: "http://example.com:80"}), error)
+    return answer.causes["http://example.com:80"]
+
+
+def fetch_says(error: Exception, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Why ``scrapy-rerp fetch`` (``check``, ``explain``, ``lint``) says it was not."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", refuse)
+    return download(URL, RerpSettings(), "bot", timeout=5).reason
+
+
+def page_says(error: Exception, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Why ``scrapy-rerp page`` says a page was not downloaded."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    with pytest.raises(CliError) as raised:
+        fetch_page(URL, "bot", timeout=5)
+    return str(raised.value).removeprefix(f"{URL}: ")
+
+
+@pytest.mark.parametrize(
+    ("words", "crawl_errors", "urllib_errors"), NO_ANSWER, ids=[w for w, _, _ in NO_ANSWER]
+)
+def test_the_command_and_the_command_line_say_the_same_words(
+    monkeypatch: pytest.MonkeyPatch,
+    words: str,
+    crawl_errors: list[Exception],
+    urllib_errors: list[Exception],
+) -> None:
+    assert {command_says(error) for error in crawl_errors + urllib_errors} == {words}
+    assert {page_says(error, monkeypatch) for error in urllib_errors} == {words}
+    # fetch's deadline says how long it was given
+    said = {fetch_says(error, monkeypatch) for error in urllib_errors}
+    assert said == {f"{words}: not downloaded within 5 s" if words == TIMED_OUT else words}
+
+
+def test_a_dns_failure_with_the_resolver_s_words_reads_the_same_in_both() -> None:
+    error = urllib.error.URLError(socket.gaierror(socket.EAI_NONAME, "Name or service not known"))
+    assert command_says(error) == f"{DNS_FAILED} (Name or service not known)"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert page_says(error, monkeypatch) == command_says(error)
+        assert fetch_says(error, monkeypatch) == command_says(error)

@@ -27,11 +27,19 @@ from urllib.parse import urlsplit
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.settings import RerpSettings
-from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
+from scrapy_rerp.core.status import (
+    ALLOW_ALL,
+    DISALLOW_ALL,
+    PARSED,
+    REDIRECT,
+    TIMED_OUT,
+    UNREACHABLE,
+    download_failure,
+)
 from scrapy_rerp.core.urls import redirect_target
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["Download", "Headers", "InvalidUrl", "check_url", "download", "network_reason"]
+__all__ = ["Download", "Headers", "InvalidUrl", "check_url", "download"]
 
 
 class InvalidUrl(ValueError):
@@ -325,27 +333,16 @@ def _ends(result: Download, outcome: str, reason: str, settings: RerpSettings) -
 
 
 def _network_reason(error: BaseException, deadline: _Deadline) -> str:
-    reason = getattr(error, "reason", None) or error
-    if deadline.passed or isinstance(reason, (socket.timeout, TimeoutError)):
+    """Why the download got no answer (:func:`scrapy_rerp.core.status.download_failure`), a
+    timeout saying how long it was given."""
+    words = download_failure(error)
+    if deadline.passed or words == TIMED_OUT:
         return _timed_out(deadline.seconds)
-    return network_reason(error)
-
-
-def network_reason(error: BaseException) -> str:
-    """Why a download failed, in a few words: ``connection refused``, ``timed out``..."""
-    reason = getattr(error, "reason", None) or error
-    if isinstance(reason, (socket.timeout, TimeoutError)):
-        return "timed out"
-    if isinstance(reason, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(reason, socket.gaierror):
-        return f"DNS lookup failed ({reason.strerror or reason})"
-    text = str(reason) or type(reason).__name__
-    return f"{type(reason).__name__}: {text}" if text != type(reason).__name__ else text
+    return words
 
 
 def _timed_out(seconds: float) -> str:
-    return f"timed out: not downloaded within {seconds:g} s"
+    return f"{TIMED_OUT}: not downloaded within {seconds:g} s"
 
 
 def _iso(when: float) -> str:

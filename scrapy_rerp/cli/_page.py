@@ -28,12 +28,13 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from scrapy_rerp.cli._check import Verdict
-from scrapy_rerp.cli._download import Headers, InvalidUrl, check_url, network_reason
+from scrapy_rerp.cli._download import Headers, InvalidUrl, check_url
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._source import Source, load, user_agent_header
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
+from scrapy_rerp.core.status import download_failure
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.engine import (
     RFC9309,
@@ -100,12 +101,12 @@ def fetch_page(url: str, agent: str, timeout: float) -> Page:
     except urllib.error.HTTPError as error:
         response = error
     except (OSError, http.client.HTTPException, ValueError) as error:
-        raise CliError(f"{url}: {network_reason(error)}") from error
+        raise CliError(f"{url}: {download_failure(error)}") from error
     with response:
         try:
             raw = response.read(MAX_HTML_BYTES + 1)
         except (OSError, http.client.HTTPException) as error:
-            raise CliError(f"{url}: {network_reason(error)}") from error
+            raise CliError(f"{url}: {download_failure(error)}") from error
         headers = list(response.headers.items())
         final_url = response.geturl()
         status = response.status if response.status is not None else 0

@@ -12,7 +12,9 @@ alike: :func:`retry_after` is the one reading of ``Retry-After``, which the stat
 backoff and the slow-downs of pages (:mod:`scrapy_rerp.core.slowdown`) both take, and the
 command line shows, so that a value means the same wait wherever it is met. It is kept beside
 the HTTP dates it reads rather than in a module of its own, since the slow-downs import these
-readers already.
+readers already. So are the words for a download that got no answer at all (the table's
+"network error, timeout, DNS failure" row): :func:`download_failure`, which ``scrapy robots``
+(``commands.py``) and the command line (``cli/``) both say.
 """
 
 from __future__ import annotations
@@ -29,11 +31,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_ALL",
+    "CONNECTION_REFUSED",
     "DISALLOW_ALL",
+    "DNS_FAILED",
+    "FAILURE_WORDS",
     "PARSED",
     "REDIRECT",
+    "TIMED_OUT",
     "UNREACHABLE",
     "backoff",
+    "download_failure",
     "entry_lifetime",
     "lifetime_from_headers",
     "parse_cachecontrol",
@@ -48,6 +55,26 @@ ALLOW_ALL = Outcome.ALLOW_ALL
 DISALLOW_ALL = Outcome.DISALLOW_ALL
 UNREACHABLE = Outcome.UNREACHABLE
 REDIRECT = Outcome.REDIRECT
+
+#: Why a download got no answer, in a few words: one phrase per cause, which ``scrapy robots``
+#: and the command line (``fetch``, ``page``, a robots.txt URL given to ``check``...) both say.
+CONNECTION_REFUSED = "connection refused"
+TIMED_OUT = "timed out"
+DNS_FAILED = "DNS lookup failed"
+
+#: Those phrases by the class names of the errors that mean them: Python's (urllib and socket,
+#: which the command line downloads with), Twisted's and Scrapy's own (2.19). Names, not
+#: classes, so that the core imports neither Twisted nor Scrapy.
+FAILURE_WORDS: dict[str, str] = {
+    "ConnectionRefusedError": CONNECTION_REFUSED,  # Python's, Twisted's
+    "DownloadConnectionRefusedError": CONNECTION_REFUSED,  # Scrapy's
+    "TimeoutError": TIMED_OUT,  # Python's (socket.timeout too), Twisted's
+    "TCPTimedOutError": TIMED_OUT,  # Twisted's
+    "DownloadTimeoutError": TIMED_OUT,  # Scrapy's
+    "gaierror": DNS_FAILED,  # socket's
+    "DNSLookupError": DNS_FAILED,  # Twisted's
+    "CannotResolveHostError": DNS_FAILED,  # Scrapy's
+}
 
 #: A Retry-After is honoured in full, up to this many seconds (a day): a server may ask a crawler
 #: to come back later, not to stay away for a year.
@@ -154,6 +181,28 @@ def entry_lifetime(outcome: str, header_lifetime: float | None, settings: RerpSe
     if outcome == PARSED:
         return settings.clamp_lifetime(header_lifetime)
     return settings.error_lifetime
+
+
+def download_failure(error: BaseException) -> str:
+    """Why a download got no answer, in a few words: the phrase of :data:`FAILURE_WORDS` that
+    the error's class (or a class it derives from) names, else the error's class and text
+    (``SSLError: ...``).
+
+    An error that carries the one beneath it as its ``reason`` (urllib's ``URLError``) is read
+    by that one. A DNS failure adds the resolver's own words when the error has them (socket's
+    ``gaierror``: ``DNS lookup failed (Name or service not known)``).
+    """
+    reason = getattr(error, "reason", None)
+    if isinstance(reason, BaseException):
+        error = reason
+    for cls in type(error).__mro__:
+        words = FAILURE_WORDS.get(cls.__name__)
+        if words is not None:
+            detail = getattr(error, "strerror", None) if words == DNS_FAILED else None
+            return f"{words} ({detail})" if detail else words
+    name = type(error).__name__
+    text = str(error)
+    return f"{name}: {text}" if text and text != name else name
 
 
 def parse_cachecontrol(header: bytes) -> dict[bytes, bytes | None]:

@@ -1,11 +1,14 @@
 """The status policy as pure functions: every row of the status table
 (docs/status-policy.rst), expiry, Retry-After (the one reading of it, for robots.txt and pages),
-backoff."""
+backoff, and the words for a download that got no answer."""
 
 from __future__ import annotations
 
 import email.utils
+import socket
+import ssl
 import time
+import urllib.error
 
 import pytest
 from scrapy.http.headers import Headers
@@ -14,11 +17,15 @@ from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.status import (
     ALLOW_ALL,
+    CONNECTION_REFUSED,
     DISALLOW_ALL,
+    DNS_FAILED,
     PARSED,
     REDIRECT,
+    TIMED_OUT,
     UNREACHABLE,
     backoff,
+    download_failure,
     entry_lifetime,
     lifetime_from_headers,
     retry_after,
@@ -198,6 +205,52 @@ def test_backoff_is_never_sooner_than_retry_after() -> None:
     assert backoff(1, 10**9, settings) == ladder.RETRY_AFTER_MAX == 24 * 3600
     huge = retry_after(Headers({"Retry-After": "9" * 30}), now=NOW)
     assert backoff(1, huge, settings) == ladder.RETRY_AFTER_MAX
+
+
+# -- a download that got no answer ------------------------------------------------------------
+
+
+class _Refused(ConnectionRefusedError):
+    """A class of its own that derives from one the words name."""
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        # Python's errors, as urllib raises them (the reason beneath a URLError is read)...
+        (ConnectionRefusedError(111, "Connection refused"), CONNECTION_REFUSED),
+        (urllib.error.URLError(ConnectionRefusedError(111, "x")), CONNECTION_REFUSED),
+        (_Refused(), CONNECTION_REFUSED),
+        (TimeoutError("The read operation timed out"), TIMED_OUT),
+        (urllib.error.URLError(TimeoutError("timed out")), TIMED_OUT),
+        # ...a DNS failure with the resolver's words when it has them
+        (
+            urllib.error.URLError(socket.gaierror(socket.EAI_NONAME, "Name or service not known")),
+            f"{DNS_FAILED} (Name or service not known)",
+        ),
+        (socket.gaierror(), DNS_FAILED),
+        # anything else: its class and text
+        (OSError("boom"), "OSError: boom"),
+        (ValueError(), "ValueError"),
+        (ssl.SSLError(1, "[SSL] bad record"), "SSLError: [SSL] bad record"),
+        (urllib.error.URLError("no host given"), "URLError: <urlopen error no host given>"),
+    ],
+)
+def test_a_download_that_got_no_answer_in_a_few_words(error: BaseException, words: str) -> None:
+    assert download_failure(error) == words
+
+
+def test_the_words_for_twisted_s_and_scrapy_s_errors() -> None:
+    from scrapy import exceptions
+    from twisted.internet import error
+
+    assert download_failure(error.ConnectionRefusedError()) == CONNECTION_REFUSED
+    assert download_failure(exceptions.DownloadConnectionRefusedError("x")) == CONNECTION_REFUSED
+    assert download_failure(error.TimeoutError()) == TIMED_OUT
+    assert download_failure(error.TCPTimedOutError()) == TIMED_OUT
+    assert download_failure(exceptions.DownloadTimeoutError("took longer")) == TIMED_OUT
+    assert download_failure(error.DNSLookupError("address 'h' not found")) == DNS_FAILED
+    assert download_failure(exceptions.CannotResolveHostError("h")) == DNS_FAILED
 
 
 # -- header readers: Scrapy's, without importing Scrapy ------------------------------------------
