@@ -19,9 +19,8 @@ from scrapy_rerp.cli._download import download
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.cli._page import fetch_page
 from scrapy_rerp.commands import _Answer
-from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META, RerpSettings
 from scrapy_rerp.core.status import CONNECTION_REFUSED, DNS_FAILED, TIMED_OUT
-from scrapy_rerp.crawl.transport import META_KEY
 from tests.support.servers import Server
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)
@@ -196,7 +195,9 @@ NO_ANSWER = [
 def command_says(error: Exception) -> str:
     """Why ``scrapy robots`` says robots.txt was not downloaded."""
     answer = _Answer()
-    answer.process_exception(Request(URL, meta={META_KEY: "http://example.com:80"}), error)
+    answer.process_exception(
+        Request(URL, meta={ROBOTS_ORIGIN_META: "http://example.com:80"}), error
+    )
     return answer.causes["http://example.com:80"]
 
 
