@@ -6,6 +6,8 @@ they act.
   turn, Redis's answer). The gate turns it into what ``process_request`` returns.
 * A parked request waits under a key, its origin's and a purpose (:func:`parking_key`); what
   each purpose waits for is :data:`WAITING_FOR` (the closing summary says it).
+* A request that waits, for robots.txt or parked, and cannot wait any more is dropped for a
+  :class:`DropReason`, which names its stat (``robotstxt/dropped/<reason>``).
 * Where the parts act: a :class:`Throttle` (Scrapy's download slots:
   :mod:`scrapy_rerp.crawl.slots`) and a :class:`Parking` (the middleware's parking lot).
 
@@ -27,6 +29,7 @@ __all__ = [
     "WAITING_FOR",
     "Admission",
     "Admitting",
+    "DropReason",
     "Parking",
     "Throttle",
     "Verdict",
@@ -74,6 +77,24 @@ WAITING_FOR = {
 }
 
 
+class DropReason(enum.Enum):
+    """Why requests that wait (for robots.txt, or parked) are dropped: each names the stat
+    ``robotstxt/dropped/<reason>`` (:attr:`stat`), and reads as its value."""
+
+    UNREACHABLE = "unreachable"  # its origin stayed unreachable for RERP_UNREACHABLE_MAX_WAIT
+    PARK_LIMIT = "park_limit"  # RERP_MAX_PARKED_PER_ORIGIN requests wait under its key already
+    CRAWL_CLOSING = "crawl_closing"  # the crawl closed first (and nothing persists)
+    ERROR = "error"  # robots.txt handling failed unexpectedly (logged at ERROR)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @property
+    def stat(self) -> str:
+        """The stat that counts the requests dropped for this reason."""
+        return f"robotstxt/dropped/{self.value}"
+
+
 def parking_key(origin: str, purpose: str = "") -> str:
     """The key under which requests of ``origin`` wait for ``purpose`` (one of
     :data:`WAITING_FOR`)."""
@@ -111,7 +132,8 @@ class Throttle(Protocol):
 class Parking(Protocol):
     """Requests kept out of the downloader under a key (the middleware's parking lot)."""
 
-    def park(self, key: str, request: Any) -> str | None: ...
+    def park(self, key: str, request: Any) -> DropReason | None:
+        """Park ``request`` under ``key``: None, or why it cannot be (it is dropped)."""
 
     def release(self, key: str) -> int: ...
 

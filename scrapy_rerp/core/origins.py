@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core import status as ladder
+from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.core.urls import robots_url_of
 
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
-    "ERROR",
-    "UNREACHABLE",
     "WAIT",
     "Cache",
     "Claim",
@@ -60,10 +59,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
-
-# Reasons waiting requests are dropped (stat robotstxt/dropped/<reason>).
-UNREACHABLE = "unreachable"  # the origin stayed unreachable for RERP_UNREACHABLE_MAX_WAIT
-ERROR = "error"  # robots.txt handling failed unexpectedly (logged at ERROR)
 
 
 class _Wait:
@@ -79,7 +74,7 @@ WAIT = _Wait()
 class Refused:
     """:meth:`OriginService.rules`: the request is dropped at once."""
 
-    reason: str  # UNREACHABLE
+    reason: DropReason  # UNREACHABLE
     message: str  # for IgnoreRequest
 
 
@@ -126,7 +121,7 @@ class Waiters(Protocol):
 
     def release(self, origin: str) -> int: ...
 
-    def drop(self, origin: str, reason: str, message: str) -> int: ...
+    def drop(self, origin: str, reason: DropReason, message: str) -> int: ...
 
 
 class RulesListener(Protocol):
@@ -200,7 +195,7 @@ class OriginService:
                 return robots
             if not entry.expired() and self._outage_over(entry):
                 # Known dead for longer than the limit, and no retry due yet.
-                return Refused(UNREACHABLE, self._unreachable_message(origin))
+                return Refused(DropReason.UNREACHABLE, self._unreachable_message(origin))
         return WAIT
 
     def wanted(self, origin: str, url: str, trigger: Any) -> None:
@@ -268,7 +263,9 @@ class OriginService:
                 extra={"spider": self._spider()},
             )
             self.waiters.drop(
-                flight.origin, ERROR, f"robots.txt handling of {flight.origin} failed"
+                flight.origin,
+                DropReason.ERROR,
+                f"robots.txt handling of {flight.origin} failed",
             )
 
     async def _fly(self, flight: _Flight, delay: float) -> None:
@@ -414,7 +411,7 @@ class OriginService:
                 {"n": waiting, "message": message},
                 extra={"spider": self._spider()},
             )
-            self.waiters.drop(origin, UNREACHABLE, message)
+            self.waiters.drop(origin, DropReason.UNREACHABLE, message)
             return None
         return max(0.0, min(entry.expires_at, deadline) - now)
 

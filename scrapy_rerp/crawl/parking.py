@@ -46,7 +46,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp.core.admission import WAITING_FOR, origin_and_purpose
+from scrapy_rerp.core.admission import WAITING_FOR, DropReason, origin_and_purpose
 from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
 
 if TYPE_CHECKING:
@@ -54,22 +54,9 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-__all__ = [
-    "CRAWL_CLOSING",
-    "ERROR",
-    "PARK_LIMIT",
-    "UNREACHABLE",
-    "ParkingLot",
-    "prepare_for_return",
-]
+__all__ = ["ParkingLot", "prepare_for_return"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
-
-# Reasons a parked request is dropped (stat robotstxt/dropped/<reason>).
-UNREACHABLE = "unreachable"  # its origin stayed unreachable for RERP_UNREACHABLE_MAX_WAIT
-CRAWL_CLOSING = "crawl_closing"  # the crawl closed first
-PARK_LIMIT = "park_limit"  # RERP_MAX_PARKED_PER_ORIGIN requests of its origin wait already
-ERROR = "error"  # robots.txt handling failed unexpectedly (logged at ERROR)
 
 #: Seconds between checks for a closing engine while requests are parked (or wait in slots
 #: behind a floor: :meth:`ParkingLot.watch_closing`).
@@ -136,7 +123,7 @@ class ParkingLot:
         return self._closed
 
     # -- parking -------------------------------------------------------------------------------
-    def park(self, origin: str, request: Request) -> str | None:
+    def park(self, origin: str, request: Request) -> DropReason | None:
         """Park ``request``; the caller returns it from ``process_request``.
 
         Returns None when parked, or the reason it cannot be (the lot is closed, or the origin
@@ -145,12 +132,12 @@ class ParkingLot:
         """
         self.stats.inc_value("robotstxt/parked")
         if self._closed:
-            self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
-            return CRAWL_CLOSING
+            self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
+            return DropReason.CRAWL_CLOSING
         waiting = self._by_origin.setdefault(origin, [])
         if len(waiting) >= self.max_per_origin:
-            self.stats.inc_value(f"robotstxt/dropped/{PARK_LIMIT}")
-            return PARK_LIMIT
+            self.stats.inc_value(DropReason.PARK_LIMIT.stat)
+            return DropReason.PARK_LIMIT
         waiting.append(request)
         self._spots[request] = _Spot(origin)
         self._listen()
@@ -167,10 +154,10 @@ class ParkingLot:
         if message is not None:
             self._drop_now(request, message)
 
-    def drop_refused(self, origin: str, request: Request, refused: str) -> NoReturn:
+    def drop_refused(self, origin: str, request: Request, refused: DropReason) -> NoReturn:
         """Drop a request that :meth:`park` refused (``refused`` is its reason) while it waited
         for ``origin``'s robots.txt: ``IgnoreRequest``, with a warning at the origin's limit."""
-        if refused == PARK_LIMIT:
+        if refused is DropReason.PARK_LIMIT:
             logger.warning(
                 "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
                 "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
@@ -211,20 +198,20 @@ class ParkingLot:
         )
         raise IgnoreRequest(message)
 
-    def count_dropped_at_once(self, reason: str) -> None:
+    def count_dropped_at_once(self, reason: DropReason) -> None:
         """A request with no usable rules dropped without parking (its origin's outage is past
         the limit): parked and dropped in one step, for the ledger."""
         self.stats.inc_value("robotstxt/parked")
-        self.stats.inc_value(f"robotstxt/dropped/{reason}")
+        self.stats.inc_value(reason.stat)
 
     def release(self, origin: str) -> int:
         """Hand every request parked for ``origin`` back to the engine; returns how many."""
         return self._leave(origin, _RELEASE, "robotstxt/released")
 
-    def drop(self, origin: str, reason: str, message: str) -> int:
+    def drop(self, origin: str, reason: DropReason, message: str) -> int:
         """Hand every request parked for ``origin`` back to be dropped with
-        ``IgnoreRequest(message)``; returns how many."""
-        return self._leave(origin, message, f"robotstxt/dropped/{reason}")
+        ``IgnoreRequest(message)``, counted in ``reason``'s stat; returns how many."""
+        return self._leave(origin, message, reason.stat)
 
     def release_one(self, origin: str) -> bool:
         """Hand the longest-parked request of ``origin`` back; False if none was parked."""
@@ -283,7 +270,7 @@ class ParkingLot:
                     spot.pending = _KEEP  # taken when the engine offers it (_request_scheduled)
                 continue
             del self._spots[request]
-            self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
+            self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
             dropped.append((spot.origin, request))
             if spot.waiter is not None:
                 spot.waiter.callback("crawl closing")

@@ -69,10 +69,11 @@ from scrapy import Request, signals
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
+from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.settings import RerpSettings, settings_for
 from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.crawl.compat import close_when_opened, scheduler_of
-from scrapy_rerp.crawl.parking import CRAWL_CLOSING, prepare_for_return
+from scrapy_rerp.crawl.parking import prepare_for_return
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -300,7 +301,7 @@ class ResumeStore:
             self._dropped(request)
 
     def _dropped(self, request: Request) -> None:
-        self.stats.inc_value(f"robotstxt/dropped/{CRAWL_CLOSING}")
+        self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
         self.crawler.signals.send_catch_log(
             signal=signals.request_dropped, request=request, spider=self.crawler.spider
         )

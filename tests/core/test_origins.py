@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
+from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
-from scrapy_rerp.core.origins import ERROR, UNREACHABLE, WAIT, Claim, OriginService, Refused
+from scrapy_rerp.core.origins import WAIT, Claim, OriginService, Refused
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import RobotsTxt, parse
 from tests.support import AsyncioRuntime, Stats
@@ -59,7 +60,7 @@ class Waiters:
     def __init__(self) -> None:
         self.waiting: Counter[str] = Counter()
         self.released: list[int] = []
-        self.dropped: list[tuple[str, str]] = []
+        self.dropped: list[tuple[DropReason, str]] = []
 
     def count(self, origin: str) -> int:
         return self.waiting[origin]
@@ -69,7 +70,7 @@ class Waiters:
         self.released.append(n)
         return n
 
-    def drop(self, origin: str, reason: str, message: str) -> int:
+    def drop(self, origin: str, reason: DropReason, message: str) -> int:
         n = self.waiting.pop(origin, 0)
         self.dropped.append((reason, message))
         return n
@@ -174,12 +175,12 @@ async def test_an_outage_is_retried_while_requests_wait_then_they_are_dropped(
     assert len(s.transport.calls) == 4
     assert time.monotonic() - started >= 0.5
     [(reason, message)] = s.waiters.dropped
-    assert reason == UNREACHABLE
+    assert reason is DropReason.UNREACHABLE
     assert message == f"robots.txt of {ORIGIN} unreachable for more than 0.5s"
     assert caplog.records[-1].getMessage() == f"Dropping 2 request(s): {message}"
     assert s.stats.get_value("robotstxt/retry_count") == 3
     # Until the next retry is due, a new request is refused at once, and nothing is fetched.
-    assert s.service.rules(ORIGIN, URL, "t") == Refused(UNREACHABLE, message)
+    assert s.service.rules(ORIGIN, URL, "t") == Refused(DropReason.UNREACHABLE, message)
     entry = s.service.entry(ORIGIN)
     assert entry is not None and entry.outcome == Outcome.UNREACHABLE and entry.robots is None
     assert entry.failures == 4
@@ -227,7 +228,7 @@ async def test_an_error_in_the_flight_drops_its_waiters_and_is_logged(
     s = Setup(Transport(RuntimeError("a bug")))
     s.wait(2)
     await s.runtime.settle()
-    assert s.waiters.dropped == [(ERROR, f"robots.txt handling of {ORIGIN} failed")]
+    assert s.waiters.dropped == [(DropReason.ERROR, f"robots.txt handling of {ORIGIN} failed")]
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert record.exc_info is not None and "a bug" in str(record.exc_info[1])
     assert not s.service.busy(ORIGIN)

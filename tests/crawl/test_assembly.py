@@ -20,10 +20,10 @@ from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rerp.cache import MemoryOriginCache
+from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.crawl.assembly import Misconfigured, origin_caches
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
-from scrapy_rerp.crawl.parking import CRAWL_CLOSING
 from scrapy_rerp.crawl.resume import COOL_DOWN_FILE, JOB_FILE
 from scrapy_rerp.crawl.slots import SlotFloors
 from scrapy_rerp.crawl.usage import UsagePolicy
@@ -122,7 +122,9 @@ async def test_a_closing_crawl_keeps_what_waits_for_the_resumed_job(tmp_path: Pa
     assert crawler.stats.get_value("robotstxt/persisted") == 1  # type: ignore[union-attr]
     # Closed: nothing more is parked.
     assert parts.lot.closed
-    assert parts.lot.park("http://a.test:80", scrapy.Request("http://a.test/late")) == CRAWL_CLOSING
+    assert parts.lot.park("http://a.test:80", scrapy.Request("http://a.test/late")) is (
+        DropReason.CRAWL_CLOSING
+    )
 
 
 def test_the_stand_in_downloads_nothing() -> None:

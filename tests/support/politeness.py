@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.slowdown import SlowAnswer
 
 __all__ = ["A", "B", "C", "Parking", "Request", "Throttle", "answer", "sent"]
@@ -52,10 +53,10 @@ class Parking:
         self.released: list[Any] = []
         self.limit = limit
 
-    def park(self, key: str, request: Any) -> str | None:
+    def park(self, key: str, request: Any) -> DropReason | None:
         waiting = self.parked.setdefault(key, [])
         if len(waiting) >= self.limit:
-            return "park_limit"
+            return DropReason.PARK_LIMIT
         waiting.append(request)
         return None
 
