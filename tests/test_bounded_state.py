@@ -21,6 +21,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
+from scrapy_rerp.core.admission import ParkingKey, Purpose
 from scrapy_rerp.core.body import parse_body
 from scrapy_rerp.core.data import Fetched, Outcome
 from scrapy_rerp.core.origins import WAIT
@@ -110,7 +111,8 @@ async def memory_stays_flat() -> None:
         transport.next = Fetched(Outcome.PARSED, robots, 200, url)
         assert middleware.origins.rules(origin, request.url, request) is WAIT
         if n % 10 == 0:  # a tenth of the origins had a request waiting (Scrapy's costs)
-            assert middleware.lot.park(origin, request) is None  # as process_request does
+            key = ParkingKey(origin, Purpose.ROBOTS_TXT)
+            assert middleware.lot.park(key, request) is None  # as process_request does
             try:
                 middleware.lot._request_scheduled(request)  # the engine offers it: refused
             except IgnoreRequest:

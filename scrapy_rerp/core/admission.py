@@ -4,8 +4,8 @@ they act.
 * An :class:`Admission`: go on (:data:`GO`), parked (:data:`PARKED`), or refused with a reason;
   :data:`Admitting` is that or an awaitable of it, when the request waits in place (a fleet's
   turn, Redis's answer). The gate turns it into what ``process_request`` returns.
-* A parked request waits under a key, its origin's and a purpose (:func:`parking_key`); what
-  each purpose waits for is :data:`WAITING_FOR` (the closing summary says it).
+* A parked request waits under a :class:`ParkingKey`: its origin, and the :class:`Purpose` it
+  waits for (robots.txt, the end of a cool-down, a Crawl-delay turn...).
 * A request that waits, for robots.txt or parked, and cannot wait any more is dropped for a
   :class:`DropReason`, which names its stat (``robotstxt/dropped/<reason>``).
 * Where the parts act: a :class:`Throttle` (Scrapy's download slots:
@@ -26,15 +26,14 @@ from typing import Any, Protocol
 __all__ = [
     "GO",
     "PARKED",
-    "WAITING_FOR",
     "Admission",
     "Admitting",
     "DropReason",
     "Parking",
+    "ParkingKey",
+    "Purpose",
     "Throttle",
     "Verdict",
-    "origin_and_purpose",
-    "parking_key",
     "refused",
 ]
 
@@ -66,15 +65,37 @@ def refused(reason: str) -> Admission:
 Admitting = Admission | Awaitable[Admission]
 
 
-#: What a request parked under a key of each purpose waits for (the closing summary says it).
-#: A key without a purpose is its origin's: the request waits for its robots.txt.
-WAITING_FOR = {
-    "": "robots.txt",
-    "cool-down": "the end of a cool-down",
-    "Crawl-delay": "a Crawl-delay turn",
-    "turns begin": "a Crawl-delay turn",
-    "closing": "a Crawl-delay or raised floor in a download slot",
-}
+class Purpose(enum.Enum):
+    """What the requests parked under a :class:`ParkingKey` wait for: each purpose's label (as
+    a key reads), and what the closing summary says they waited for."""
+
+    label: str
+    waiting_for: str
+
+    ROBOTS_TXT = ("robots.txt", "robots.txt")  # the origin's rules (a key reads as the origin)
+    COOL_DOWN = ("cool-down", "the end of a cool-down")
+    CRAWL_DELAY = ("Crawl-delay", "a Crawl-delay turn")  # a fleet's turn, its head gone first
+    TURNS_BEGIN = ("turns begin", "a Crawl-delay turn")  # taken back from a slot, to take turns
+    CLOSING = ("closing", "a Crawl-delay or raised floor in a download slot")  # taken back
+
+    def __init__(self, label: str, waiting_for: str) -> None:
+        self.label = label
+        self.waiting_for = waiting_for
+
+
+@dataclass(frozen=True, slots=True)
+class ParkingKey:
+    """The key under which requests wait in the parking lot: their origin, and what they wait
+    for. It reads as the origin followed by its purpose, ``http://a.test:80 (cool-down)``, or
+    as the origin alone for robots.txt."""
+
+    origin: str
+    purpose: Purpose
+
+    def __str__(self) -> str:
+        if self.purpose is Purpose.ROBOTS_TXT:
+            return self.origin
+        return f"{self.origin} ({self.purpose.label})"
 
 
 class DropReason(enum.Enum):
@@ -93,20 +114,6 @@ class DropReason(enum.Enum):
     def stat(self) -> str:
         """The stat that counts the requests dropped for this reason."""
         return f"robotstxt/dropped/{self.value}"
-
-
-def parking_key(origin: str, purpose: str = "") -> str:
-    """The key under which requests of ``origin`` wait for ``purpose`` (one of
-    :data:`WAITING_FOR`)."""
-    return f"{origin} ({purpose})" if purpose else origin
-
-
-def origin_and_purpose(key: str) -> tuple[str, str]:
-    """The origin and the purpose of a parking key (:func:`parking_key`)."""
-    origin, _, purpose = key.rpartition(" (")
-    if origin and purpose.endswith(")") and purpose[:-1] in WAITING_FOR:
-        return origin, purpose[:-1]
-    return key, ""
 
 
 class Throttle(Protocol):
@@ -132,14 +139,14 @@ class Throttle(Protocol):
 class Parking(Protocol):
     """Requests kept out of the downloader under a key (the middleware's parking lot)."""
 
-    def park(self, key: str, request: Any) -> DropReason | None:
+    def park(self, key: ParkingKey, request: Any) -> DropReason | None:
         """Park ``request`` under ``key``: None, or why it cannot be (it is dropped)."""
 
-    def release(self, key: str) -> int: ...
+    def release(self, key: ParkingKey) -> int: ...
 
-    def release_one(self, key: str) -> bool: ...
+    def release_one(self, key: ParkingKey) -> bool: ...
 
-    def count(self, key: str) -> int: ...
+    def count(self, key: ParkingKey) -> int: ...
 
     def watch_closing(self) -> None:
         """Notice when the crawl starts to close, though nothing is parked: requests wait in

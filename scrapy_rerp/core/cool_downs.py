@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp.core.admission import PARKED, Admission, parking_key, refused
+from scrapy_rerp.core.admission import PARKED, Admission, ParkingKey, Purpose, refused
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
@@ -78,9 +78,9 @@ class CoolDowns:
         return bool(self._cooling)
 
     @staticmethod
-    def key(origin: str) -> str:
+    def key(origin: str) -> ParkingKey:
         """The parking key of requests waiting for the end of ``origin``'s cool-down."""
-        return parking_key(origin, "cool-down")
+        return ParkingKey(origin, Purpose.COOL_DOWN)
 
     def left(self, origin: str) -> float | None:
         """Seconds left in ``origin``'s cool-down, if it has one."""

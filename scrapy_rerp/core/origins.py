@@ -33,11 +33,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core import status as ladder
-from scrapy_rerp.core.admission import DropReason
+from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.core.urls import robots_url_of
 
@@ -115,13 +115,14 @@ class Transport(Protocol):
 
 
 class Waiters(Protocol):
-    """The requests that wait for an origin (the middleware's parking lot)."""
+    """The requests that wait for an origin's robots.txt (the middleware's parking lot), under
+    the origin's key for it: a ``ParkingKey`` of ``Purpose.ROBOTS_TXT``."""
 
-    def count(self, origin: str) -> int: ...
+    def count(self, key: ParkingKey) -> int: ...
 
-    def release(self, origin: str) -> int: ...
+    def release(self, key: ParkingKey) -> int: ...
 
-    def drop(self, origin: str, reason: DropReason, message: str) -> int: ...
+    def drop(self, key: ParkingKey, reason: DropReason, message: str) -> int: ...
 
 
 class RulesListener(Protocol):
@@ -150,6 +151,10 @@ class _Flight:
     previous: RobotsEntry | None  # what was known before: expired rules, or an outage
     task: Task | None = None
     sleeping: bool = False
+    key: ParkingKey = field(init=False)  # the parking key of the requests that wait for it
+
+    def __post_init__(self) -> None:
+        self.key = ParkingKey(self.origin, Purpose.ROBOTS_TXT)
 
 
 class OriginService:
@@ -263,7 +268,7 @@ class OriginService:
                 extra={"spider": self._spider()},
             )
             self.waiters.drop(
-                flight.origin,
+                flight.key,
                 DropReason.ERROR,
                 f"robots.txt handling of {flight.origin} failed",
             )
@@ -350,7 +355,7 @@ class OriginService:
         # Stored only now: requests arriving meanwhile wait like the others, so none is
         # downloaded before the listener has applied the rules (Crawl-delay, the signal).
         self.cache.set(flight.origin, entry)
-        self.waiters.release(flight.origin)
+        self.waiters.release(flight.key)
 
     def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         logger.info(
@@ -366,7 +371,7 @@ class OriginService:
         )
         self.stats.inc_value("robotstxt/unreachable/stale_copy_kept")
         self.cache.set(flight.origin, entry)
-        self.waiters.release(flight.origin)
+        self.waiters.release(flight.key)
 
     def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         self.cache.set(flight.origin, entry)
@@ -376,7 +381,7 @@ class OriginService:
             {
                 "origin": flight.origin,
                 "reason": fetched.reason,
-                "n": self.waiters.count(flight.origin),
+                "n": self.waiters.count(flight.key),
                 "failures": entry.failures,
                 "backoff": entry.expires_at - time.time(),
             },
@@ -399,7 +404,7 @@ class OriginService:
         nothing waits for the origin any more, or the outage is past the limit (its waiting
         requests are then dropped)."""
         origin = flight.origin
-        waiting = self.waiters.count(origin)
+        waiting = self.waiters.count(flight.key)
         if waiting == 0:
             return None
         now = time.time()
@@ -411,7 +416,7 @@ class OriginService:
                 {"n": waiting, "message": message},
                 extra={"spider": self._spider()},
             )
-            self.waiters.drop(origin, DropReason.UNREACHABLE, message)
+            self.waiters.drop(flight.key, DropReason.UNREACHABLE, message)
             return None
         return max(0.0, min(entry.expires_at, deadline) - now)
 

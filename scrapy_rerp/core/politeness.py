@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core import status as ladder
-from scrapy_rerp.core.admission import GO, Admission, Admitting, parking_key
+from scrapy_rerp.core.admission import GO, Admission, Admitting, ParkingKey, Purpose
 from scrapy_rerp.core.cool_downs import CoolDowns
 from scrapy_rerp.core.floors import Floors
 from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_KEPT, FLOOR_RAISED, META, SlowAnswer
@@ -268,9 +268,9 @@ class Politeness:
         parking = self.parking
         taken = 0
         for origin in self.throttle.floored_origins():
-            key = parking_key(origin, "closing")
+            key = ParkingKey(origin, Purpose.CLOSING)
 
-            def keep(request: Any, key: str = key) -> bool:
+            def keep(request: Any, key: ParkingKey = key) -> bool:
                 if parking.park(key, request) is not None:
                     return False  # the lot is full: it goes as it would have
                 self.answered(request.meta)  # not sent: a fleet turn it held ends

@@ -32,7 +32,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_rerp.core.admission import GO, Admission, Verdict
+from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Purpose, Verdict
 from scrapy_rerp.core.origins import WAIT, Refused
 from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp.core.urls import (
@@ -131,9 +131,10 @@ class RobotsGate:
 
     def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
         """Take a request with no usable rules out of the downloader until they come."""
-        refused = self.lot.park(origin, request)
+        key = ParkingKey(origin, Purpose.ROBOTS_TXT)
+        refused = self.lot.park(key, request)
         if refused is not None:
-            self.lot.drop_refused(origin, request, refused)
+            self.lot.drop_refused(key, request, refused)
         if is_robots_url:
             self._for_spider.want(origin)
         self.origins.wanted(origin, request.url, request)

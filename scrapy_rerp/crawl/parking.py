@@ -46,7 +46,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp.core.admission import WAITING_FOR, DropReason, origin_and_purpose
+from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ _DONT_FILTER_META = "_rerp_dont_filter"  # the request's own dont_filter, during
 
 @dataclass(eq=False)
 class _Spot:
-    origin: str
+    key: ParkingKey  # what it waits for, and its origin
     out: bool = False  # the engine has let go of it (request_scheduled was refused)
     pending: str | None = None  # "release", or a drop message, decided before it was out
     waiter: Deferred[str] | None = None  # it waits in place: fired with "release" or a message
@@ -87,20 +87,21 @@ def prepare_for_return(request: Request) -> None:
 
 
 class ParkingLot:
-    """Requests parked per origin, with a ledger in the crawl's stats."""
+    """Requests parked per key (their origin, and what they wait for: a
+    :class:`~scrapy_rerp.core.admission.ParkingKey`), with a ledger in the crawl's stats."""
 
     def __init__(
         self,
         crawler: Crawler,
-        max_per_origin: int,
+        max_per_key: int,
         on_closing: Callable[[], None] | None = None,
     ) -> None:
         self.crawler = crawler
-        self.max_per_origin = max_per_origin
+        self.max_per_key = max_per_key  # RERP_MAX_PARKED_PER_ORIGIN
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self._on_closing = on_closing
         self._spots: dict[Request, _Spot] = {}
-        self._by_origin: dict[str, list[Request]] = {}
+        self._by_key: dict[ParkingKey, list[Request]] = {}
         self._closed = False
         self._kept: list[Request] = []  # parked when the crawl closed, for the resumed crawl
         self._watch: Any = None
@@ -111,35 +112,35 @@ class ParkingLot:
     def __len__(self) -> int:
         return len(self._spots)
 
-    def count(self, origin: str) -> int:
-        return len(self._by_origin.get(origin, ()))
+    def count(self, key: ParkingKey) -> int:
+        return len(self._by_key.get(key, ()))
 
-    def origins(self) -> dict[str, int]:
-        """Origins with parked requests, and how many each."""
-        return {origin: len(requests) for origin, requests in self._by_origin.items()}
+    def counts(self) -> dict[ParkingKey, int]:
+        """Keys with parked requests, and how many each."""
+        return {key: len(requests) for key, requests in self._by_key.items()}
 
     @property
     def closed(self) -> bool:
         return self._closed
 
     # -- parking -------------------------------------------------------------------------------
-    def park(self, origin: str, request: Request) -> DropReason | None:
-        """Park ``request``; the caller returns it from ``process_request``.
+    def park(self, key: ParkingKey, request: Request) -> DropReason | None:
+        """Park ``request`` under ``key``; the caller returns it from ``process_request``.
 
-        Returns None when parked, or the reason it cannot be (the lot is closed, or the origin
-        has ``max_per_origin`` requests parked): the caller drops it. Either way it is counted
+        Returns None when parked, or the reason it cannot be (the lot is closed, or ``key`` has
+        ``max_per_key`` requests parked): the caller drops it. Either way it is counted
         in ``robotstxt/parked`` and, when refused, in ``robotstxt/dropped/<reason>``.
         """
         self.stats.inc_value("robotstxt/parked")
         if self._closed:
             self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
             return DropReason.CRAWL_CLOSING
-        waiting = self._by_origin.setdefault(origin, [])
-        if len(waiting) >= self.max_per_origin:
+        waiting = self._by_key.setdefault(key, [])
+        if len(waiting) >= self.max_per_key:
             self.stats.inc_value(DropReason.PARK_LIMIT.stat)
             return DropReason.PARK_LIMIT
         waiting.append(request)
-        self._spots[request] = _Spot(origin)
+        self._spots[request] = _Spot(key)
         self._listen()
         self._watch_closing()
         return None
@@ -154,14 +155,15 @@ class ParkingLot:
         if message is not None:
             self._drop_now(request, message)
 
-    def drop_refused(self, origin: str, request: Request, refused: DropReason) -> NoReturn:
+    def drop_refused(self, key: ParkingKey, request: Request, refused: DropReason) -> NoReturn:
         """Drop a request that :meth:`park` refused (``refused`` is its reason) while it waited
-        for ``origin``'s robots.txt: ``IgnoreRequest``, with a warning at the origin's limit."""
+        for its origin's robots.txt (``key``): ``IgnoreRequest``, with a warning at the limit."""
+        origin = key.origin
         if refused is DropReason.PARK_LIMIT:
             logger.warning(
                 "Dropped %(request)s: %(max)d requests of %(origin)s already wait for its "
                 "robots.txt (RERP_MAX_PARKED_PER_ORIGIN)",
-                {"request": request, "max": self.max_per_origin, "origin": origin},
+                {"request": request, "max": self.max_per_key, "origin": origin},
                 extra={"spider": self.crawler.spider},
             )
             raise IgnoreRequest(f"too many requests wait for robots.txt of {origin}")
@@ -204,29 +206,29 @@ class ParkingLot:
         self.stats.inc_value("robotstxt/parked")
         self.stats.inc_value(reason.stat)
 
-    def release(self, origin: str) -> int:
-        """Hand every request parked for ``origin`` back to the engine; returns how many."""
-        return self._leave(origin, _RELEASE, "robotstxt/released")
+    def release(self, key: ParkingKey) -> int:
+        """Hand every request parked under ``key`` back to the engine; returns how many."""
+        return self._leave(key, _RELEASE, "robotstxt/released")
 
-    def drop(self, origin: str, reason: DropReason, message: str) -> int:
-        """Hand every request parked for ``origin`` back to be dropped with
+    def drop(self, key: ParkingKey, reason: DropReason, message: str) -> int:
+        """Hand every request parked under ``key`` back to be dropped with
         ``IgnoreRequest(message)``, counted in ``reason``'s stat; returns how many."""
-        return self._leave(origin, message, reason.stat)
+        return self._leave(key, message, reason.stat)
 
-    def release_one(self, origin: str) -> bool:
-        """Hand the longest-parked request of ``origin`` back; False if none was parked."""
-        waiting = self._by_origin.get(origin)
+    def release_one(self, key: ParkingKey) -> bool:
+        """Hand the longest-parked request under ``key`` back; False if none was parked."""
+        waiting = self._by_key.get(key)
         if not waiting:
             return False
         request = waiting.pop(0)
         if not waiting:
-            del self._by_origin[origin]
+            del self._by_key[key]
         self._leave_one(request, _RELEASE, "robotstxt/released")
         self._quiet_if_empty()
         return True
 
-    def _leave(self, origin: str, action: str, stat: str) -> int:
-        requests = self._by_origin.pop(origin, [])
+    def _leave(self, key: ParkingKey, action: str, stat: str) -> int:
+        requests = self._by_key.pop(key, [])
         for request in requests:
             self._leave_one(request, action, stat)
         self._quiet_if_empty()
@@ -258,7 +260,7 @@ class ParkingLot:
             return
         self._closed = True
         self._stop_watch()
-        dropped: list[tuple[str, Request]] = []
+        dropped: list[tuple[ParkingKey, Request]] = []
         for request, spot in list(self._spots.items()):
             if spot.pending is not None:
                 continue  # released or dropped already, on its way back: counted
@@ -271,14 +273,14 @@ class ParkingLot:
                 continue
             del self._spots[request]
             self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
-            dropped.append((spot.origin, request))
+            dropped.append((spot.key, request))
             if spot.waiter is not None:
                 spot.waiter.callback("crawl closing")
             else:
                 self.crawler.signals.send_catch_log(
                     signal=signals.request_dropped, request=request, spider=self.crawler.spider
                 )
-        self._by_origin.clear()
+        self._by_key.clear()
         if dropped:
             self._log_dropped(dropped)
 
@@ -287,13 +289,12 @@ class ParkingLot:
         kept, self._kept = self._kept, []
         return kept
 
-    def _log_dropped(self, dropped: list[tuple[str, Request]]) -> None:
+    def _log_dropped(self, dropped: list[tuple[ParkingKey, Request]]) -> None:
         """One WARNING per thing the dropped requests waited for, with their origins."""
         waiting: dict[str, dict[str, int]] = {}
         for key, _ in dropped:
-            origin, purpose = origin_and_purpose(key)
-            held = waiting.setdefault(WAITING_FOR[purpose], {})
-            held[origin] = held.get(origin, 0) + 1
+            held = waiting.setdefault(key.purpose.waiting_for, {})
+            held[key.origin] = held.get(key.origin, 0) + 1
         spider = self.crawler.spider
         for what, held in waiting.items():
             shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])

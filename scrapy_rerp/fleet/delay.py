@@ -62,7 +62,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp.core.admission import GO, PARKED, Admission, Admitting, parking_key, refused
+from scrapy_rerp.core.admission import (
+    GO,
+    PARKED,
+    Admission,
+    Admitting,
+    ParkingKey,
+    Purpose,
+    refused,
+)
 from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_GONE, META
 from scrapy_rerp.fleet.store import RedisFailure
 
@@ -256,9 +264,9 @@ class FleetCoordination:
         return self.local.throttle
 
     @staticmethod
-    def key(origin: str) -> str:
+    def key(origin: str) -> ParkingKey:
         """The parking key of requests waiting for ``origin``'s turn."""
-        return parking_key(origin, "Crawl-delay")
+        return ParkingKey(origin, Purpose.CRAWL_DELAY)
 
     async def before_sharing(self, origin: str, floor: float | None) -> None:
         if floor is not None:
@@ -350,7 +358,7 @@ class FleetCoordination:
         # are taken back and sent through the scheduler again, to take their turns.
         throttle = self.throttle
         assert throttle is not None
-        key = parking_key(origin, "turns begin")
+        key = ParkingKey(origin, Purpose.TURNS_BEGIN)
         if throttle.take_back(origin, lambda request: self.parking.park(key, request) is None):
             self.parking.release(key)
 

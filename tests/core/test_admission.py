@@ -1,17 +1,67 @@
-"""The plain data the politeness parts, the origin service and the parking lot share: why a
-waiting request is dropped (its stat, as it reads in a log)."""
+"""The plain data the politeness parts, the origin service and the parking lot share: the key a
+request is parked under (its origin and purpose, as it reads in a log), and why a waiting
+request is dropped (its stat, as it reads in a log)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from pathlib import Path
 
 import pytest
 
-from scrapy_rerp.core.admission import DropReason
+from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+A, B = "http://a.test:80", "http://b.test:80"
+
+
+def test_a_parking_key_is_its_origin_and_purpose() -> None:
+    key = ParkingKey(A, Purpose.COOL_DOWN)
+    same = ParkingKey(A, Purpose.COOL_DOWN)
+    assert key == same and hash(key) == hash(same) and key is not same
+    assert key != ParkingKey(A, Purpose.CRAWL_DELAY)  # the same origin, waiting for another
+    assert key != ParkingKey(B, Purpose.COOL_DOWN)
+    # What the lot keeps per key: one list each.
+    parked = {ParkingKey(origin, purpose): [] for origin in (A, B) for purpose in Purpose}
+    assert len(parked) == 2 * len(Purpose) and parked[same] is parked[key]
+    # Not the string a key once was, nor its origin: nothing finds requests under a string.
+    assert key != f"{A} (cool-down)" and ParkingKey(A, Purpose.ROBOTS_TXT) != A
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        key.origin = B  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("purpose", "reads"),
+    [
+        (Purpose.ROBOTS_TXT, A),
+        (Purpose.COOL_DOWN, f"{A} (cool-down)"),
+        (Purpose.CRAWL_DELAY, f"{A} (Crawl-delay)"),
+        (Purpose.TURNS_BEGIN, f"{A} (turns begin)"),
+        (Purpose.CLOSING, f"{A} (closing)"),
+    ],
+)
+def test_a_parking_key_reads_as_its_origin_and_purpose(
+    purpose: Purpose, reads: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As the string keys of earlier versions read; robots.txt's is the origin alone.
+    key = ParkingKey(A, purpose)
+    assert str(key) == f"{key}" == reads
+    with caplog.at_level(logging.INFO, logger="tests"):
+        logging.getLogger("tests").info("parked under %s", key)
+    assert caplog.messages == [f"parked under {reads}"]
+
+
+def test_what_each_purpose_waits_for() -> None:
+    # The closing summary's words: "Crawl closing: dropped 3 request(s) still waiting for ..."
+    assert {purpose: purpose.waiting_for for purpose in Purpose} == {
+        Purpose.ROBOTS_TXT: "robots.txt",
+        Purpose.COOL_DOWN: "the end of a cool-down",
+        Purpose.CRAWL_DELAY: "a Crawl-delay turn",
+        Purpose.TURNS_BEGIN: "a Crawl-delay turn",
+        Purpose.CLOSING: "a Crawl-delay or raised floor in a download slot",
+    }
 
 
 def test_the_drop_reasons_and_their_stats() -> None:

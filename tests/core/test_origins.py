@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
-from scrapy_rerp.core.admission import DropReason
+from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
 from scrapy_rerp.core.origins import WAIT, Claim, OriginService, Refused
 from scrapy_rerp.core.settings import RerpSettings
@@ -25,6 +25,7 @@ from tests.support import AsyncioRuntime, Stats
 from tests.support.scenarios import scenario
 
 ORIGIN = "http://a.test:80"
+KEY = ParkingKey(ORIGIN, Purpose.ROBOTS_TXT)  # where its requests wait for its robots.txt
 URL = "http://a.test/page"
 RULES = parse("User-agent: *\nDisallow: /private\n")
 
@@ -55,23 +56,23 @@ class Transport:
 
 
 class Waiters:
-    """Requests waiting per origin, as numbers."""
+    """Requests waiting per key, as numbers."""
 
     def __init__(self) -> None:
-        self.waiting: Counter[str] = Counter()
+        self.waiting: Counter[ParkingKey] = Counter()
         self.released: list[int] = []
         self.dropped: list[tuple[DropReason, str]] = []
 
-    def count(self, origin: str) -> int:
-        return self.waiting[origin]
+    def count(self, key: ParkingKey) -> int:
+        return self.waiting[key]
 
-    def release(self, origin: str) -> int:
-        n = self.waiting.pop(origin, 0)
+    def release(self, key: ParkingKey) -> int:
+        n = self.waiting.pop(key, 0)
         self.released.append(n)
         return n
 
-    def drop(self, origin: str, reason: DropReason, message: str) -> int:
-        n = self.waiting.pop(origin, 0)
+    def drop(self, key: ParkingKey, reason: DropReason, message: str) -> int:
+        n = self.waiting.pop(key, 0)
         self.dropped.append((reason, message))
         return n
 
@@ -124,7 +125,7 @@ class Setup:
     def wait(self, n: int = 1) -> None:
         """``n`` requests arrive and wait, as the middleware makes them."""
         assert self.service.rules(ORIGIN, URL, "trigger") is WAIT
-        self.waiters.waiting[ORIGIN] += n
+        self.waiters.waiting[KEY] += n
         self.service.wanted(ORIGIN, URL, "trigger")
 
 
@@ -243,7 +244,7 @@ async def test_stop_ends_retries_and_starts_nothing() -> None:
     await s.runtime.settle()
     assert len(s.transport.calls) == 1
     assert not s.service.busy(ORIGIN)
-    s.waiters.waiting[ORIGIN] = 1
+    s.waiters.waiting[KEY] = 1
     s.service.wanted(ORIGIN, URL, "t")  # closing: no new flight
     assert not s.service.busy(ORIGIN) and len(s.transport.calls) == 1
 

@@ -20,7 +20,7 @@ from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rerp.cache import MemoryOriginCache
-from scrapy_rerp.core.admission import DropReason
+from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.crawl.assembly import Misconfigured, origin_caches
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
@@ -105,7 +105,8 @@ async def test_a_closing_crawl_keeps_what_waits_for_the_resumed_job(tmp_path: Pa
     crawler, parts = build({"JOBDIR": str(tmp_path)})
     crawler.engine = crawler._create_engine()  # built, not opened: its slots are empty
     waiting = scrapy.Request("http://a.test/page")
-    assert parts.lot.park("http://a.test:80", waiting) is None
+    key = ParkingKey("http://a.test:80", Purpose.ROBOTS_TXT)
+    assert parts.lot.park(key, waiting) is None
     # The middleware returned it: the engine offers it to the scheduler, and the lot keeps it.
     crawler.signals.send_catch_log(
         signals.request_scheduled, request=waiting, spider=crawler.spider, dont_log=IgnoreRequest
@@ -122,9 +123,8 @@ async def test_a_closing_crawl_keeps_what_waits_for_the_resumed_job(tmp_path: Pa
     assert crawler.stats.get_value("robotstxt/persisted") == 1  # type: ignore[union-attr]
     # Closed: nothing more is parked.
     assert parts.lot.closed
-    assert parts.lot.park("http://a.test:80", scrapy.Request("http://a.test/late")) is (
-        DropReason.CRAWL_CLOSING
-    )
+    late = scrapy.Request("http://a.test/late")
+    assert parts.lot.park(key, late) is DropReason.CRAWL_CLOSING
 
 
 def test_the_stand_in_downloads_nothing() -> None:

@@ -11,6 +11,7 @@ import pytest
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 
+from scrapy_rerp.core.admission import ParkingKey, Purpose
 from scrapy_rerp.core.data import RobotsEntry
 from scrapy_rerp.crawl.assembly import Parts
 from scrapy_rerp.crawl.gate import RobotsGate
@@ -62,5 +63,5 @@ def test_a_request_of_an_origin_without_rules_waits_for_them(gate_with: GateWith
     assert gate.process(request) is request  # parked: out of the downloader until rules come
     again = scrapy.Request("http://b.test/other")
     assert gate.process(again) is again
-    assert gate.lot.count("http://b.test:80") == 2
+    assert gate.lot.count(ParkingKey("http://b.test:80", Purpose.ROBOTS_TXT)) == 2
     assert gate.origins.busy("http://b.test:80") and len(gate.origins) == 1  # one flight

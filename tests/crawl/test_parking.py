@@ -20,8 +20,10 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from twisted.python.failure import Failure
 
+from scrapy_rerp.core.admission import ParkingKey, Purpose
 from scrapy_rerp.crawl.compat import close_spider, sleep
 from tests.support.crawls import ignored, pages, rerp, timed_crawl
+from tests.support.parts import build
 from tests.support.redis import RedisServer
 from tests.support.servers import ListSpider, Server, crawl, ledger
 
@@ -200,6 +202,43 @@ async def test_a_fleet_worker_closing_names_the_crawl_delay_turn_its_requests_wa
     ), dropped
     assert stat_value(crawler, "finish_reason") == "closespider_timeout"
     assert ledger(crawler)["dropped/crawl_closing"] >= 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_closing_names_what_the_dropped_requests_waited_for_per_purpose(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The lot alone (no engine): requests parked under keys of every purpose, then a crawl
+    # that closes with nothing to persist. One WARNING per thing waited for, in the order
+    # first parked; the two purposes of a fleet's turn read as one.
+    a, b = "http://a.test:80", "http://b.test:80"
+    crawler, parts = build({})
+    lot = parts.lot
+    parked = {
+        ParkingKey(a, Purpose.ROBOTS_TXT): 2,
+        ParkingKey(b, Purpose.COOL_DOWN): 1,
+        ParkingKey(a, Purpose.CRAWL_DELAY): 1,
+        ParkingKey(b, Purpose.TURNS_BEGIN): 1,
+        ParkingKey(b, Purpose.CLOSING): 3,
+    }
+    for key, n in parked.items():
+        for i in range(n):
+            assert lot.park(key, scrapy.Request(f"{key.origin}/{key.purpose.name}/{i}")) is None
+    assert lot.counts() == parked and len(lot) == 8
+    assert lot.count(ParkingKey(b, Purpose.ROBOTS_TXT)) == 0  # b waits for no robots.txt
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.middleware"):
+        lot.close(keep=False)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Crawl closing: dropped 2 request(s) still waiting for robots.txt of 1 origin(s): {a} (2)",
+        "Crawl closing: dropped 1 request(s) still waiting for the end of a cool-down of 1 "
+        f"origin(s): {b} (1)",
+        "Crawl closing: dropped 2 request(s) still waiting for a Crawl-delay turn of 2 "
+        f"origin(s): {a} (1), {b} (1)",
+        "Crawl closing: dropped 3 request(s) still waiting for a Crawl-delay or raised floor "
+        f"in a download slot of 1 origin(s): {b} (3)",
+    ]
+    assert ledger(crawler) == {"parked": 8, "released": 0, "dropped/crawl_closing": 8}
+    assert lot.counts() == {} and len(lot) == 0
 
 
 # -- what the spider, the other middlewares and the stats see ----------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scrapy_rerp.core.admission import DropReason
+from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.slowdown import SlowAnswer
 
 __all__ = ["A", "B", "C", "Parking", "Request", "Throttle", "answer", "sent"]
@@ -49,30 +49,30 @@ class Parking:
     """The parking lot: at most ``limit`` requests per key; ``released`` in the order they left."""
 
     def __init__(self, limit: int = 10) -> None:
-        self.parked: dict[str, list[Any]] = {}
+        self.parked: dict[ParkingKey, list[Any]] = {}
         self.released: list[Any] = []
         self.limit = limit
 
-    def park(self, key: str, request: Any) -> DropReason | None:
+    def park(self, key: ParkingKey, request: Any) -> DropReason | None:
         waiting = self.parked.setdefault(key, [])
         if len(waiting) >= self.limit:
             return DropReason.PARK_LIMIT
         waiting.append(request)
         return None
 
-    def release_one(self, key: str) -> bool:
+    def release_one(self, key: ParkingKey) -> bool:
         if not self.parked.get(key):
             return False
         self.released.append(self.parked[key].pop(0))
         return True
 
-    def release(self, key: str) -> int:
+    def release(self, key: ParkingKey) -> int:
         n = 0
         while self.release_one(key):
             n += 1
         return n
 
-    def count(self, key: str) -> int:
+    def count(self, key: ParkingKey) -> int:
         return len(self.parked.get(key, ()))
 
     def watch_closing(self) -> None:
