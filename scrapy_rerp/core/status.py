@@ -230,6 +230,11 @@ def rfc1123_to_epoch(date: bytes | str | None) -> int | None:
         return None
 
 
+#: The longest wait a ``Retry-After`` is read as (ten years), longer than any cap applied to it:
+#: 309 digits or more would read as infinity, which JSON output cannot carry.
+LONGEST_RETRY_AFTER = 10 * 365 * 86400.0
+
+
 def _seconds(value: bytes) -> float | None:
     text = value.strip()
-    return float(text) if text.isdigit() else None
+    return min(float(text), LONGEST_RETRY_AFTER) if text.isdigit() else None

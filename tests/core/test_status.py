@@ -5,6 +5,8 @@ backoff, and the words for a download that got no answer."""
 from __future__ import annotations
 
 import email.utils
+import json
+import math
 import socket
 import ssl
 import time
@@ -135,7 +137,7 @@ def test_entry_lifetime_clamps_parsed_files_and_fixes_the_others() -> None:
         (" 120 ", None, 120.0),
         # not capped here: backoff and the slow-downs' cool-downs cap it
         ("86400000", None, 86_400_000.0),
-        ("9" * 30, None, 1e30),
+        ("9" * 30, None, ladder.LONGEST_RETRY_AFTER),  # ten years: finite, over every cap
         # an HTTP date, against this machine's clock when the answer has no Date...
         (http_date(NOW + 30), None, 30.0),
         (f"  {http_date(NOW + 30)} ", None, 30.0),
@@ -205,6 +207,14 @@ def test_backoff_is_never_sooner_than_retry_after() -> None:
     assert backoff(1, 10**9, settings) == ladder.RETRY_AFTER_MAX == 24 * 3600
     huge = retry_after(Headers({"Retry-After": "9" * 30}), now=NOW)
     assert backoff(1, huge, settings) == ladder.RETRY_AFTER_MAX
+
+
+@pytest.mark.parametrize("digits", [11, 400])
+def test_a_retry_after_of_many_digits_is_a_long_finite_wait(digits: int) -> None:
+    # 309 digits or more would read as infinity, which JSON output cannot carry.
+    wait = retry_after(Headers({"Retry-After": "9" * digits}), now=NOW)
+    assert wait == ladder.LONGEST_RETRY_AFTER and math.isfinite(wait)
+    assert json.loads(json.dumps(wait)) == wait
 
 
 # -- a download that got no answer ------------------------------------------------------------
