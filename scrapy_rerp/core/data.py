@@ -66,6 +66,7 @@ class RobotsEntry:
     outcome: Outcome = Outcome.PARSED  # never REDIRECT
     failures: int = 0  # consecutive unreachable attempts
     outage_since: float | None = None  # first failure of the current outage
+    failure: str = ""  # why the last attempt got no robots.txt, in a few words (local only)
 
     def expired(self, now: float | None = None) -> bool:
         return (time.time() if now is None else now) >= self.expires_at

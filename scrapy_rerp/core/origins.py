@@ -200,7 +200,9 @@ class OriginService:
                 return robots
             if not entry.expired() and self._outage_over(entry):
                 # Known dead for longer than the limit, and no retry due yet.
-                return Refused(DropReason.UNREACHABLE, self._unreachable_message(origin))
+                return Refused(
+                    DropReason.UNREACHABLE, self._unreachable_message(origin, entry.failure)
+                )
         return WAIT
 
     def wanted(self, origin: str, url: str, trigger: Any) -> None:
@@ -335,7 +337,10 @@ class OriginService:
         outage_since = (previous.outage_since if previous is not None else None) or now
         if previous is not None and previous.robots is not None:
             return previous.with_(
-                expires_at=now + backoff, failures=failures, outage_since=outage_since
+                expires_at=now + backoff,
+                failures=failures,
+                outage_since=outage_since,
+                failure=fetched.reason,
             )
         return RobotsEntry(
             robots=None,
@@ -346,6 +351,7 @@ class OriginService:
             outcome=Outcome.UNREACHABLE,
             failures=failures,
             outage_since=outage_since,
+            failure=fetched.reason,
         )
 
     async def _rules_fetched(
@@ -410,7 +416,7 @@ class OriginService:
         now = time.time()
         deadline = (entry.outage_since or now) + self.settings.unreachable_max_wait
         if now >= deadline:
-            message = self._unreachable_message(origin)
+            message = self._unreachable_message(origin, entry.failure)
             logger.warning(
                 "Dropping %(n)d request(s): %(message)s",
                 {"n": waiting, "message": message},
@@ -432,8 +438,9 @@ class OriginService:
         since = entry.outage_since
         return since is not None and time.time() - since >= self.settings.unreachable_max_wait
 
-    def _unreachable_message(self, origin: str) -> str:
-        return (
+    def _unreachable_message(self, origin: str, last_failure: str = "") -> str:
+        message = (
             f"robots.txt of {origin} unreachable for more than "
             f"{self.settings.unreachable_max_wait:g}s"
         )
+        return f"{message} (last: {last_failure})" if last_failure else message

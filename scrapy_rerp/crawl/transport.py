@@ -27,7 +27,14 @@ from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
 from scrapy_rerp.core.data import Fetched
 from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META, robotstxt_request_meta
-from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, REDIRECT, UNREACHABLE
+from scrapy_rerp.core.status import (
+    ALLOW_ALL,
+    DISALLOW_ALL,
+    PARSED,
+    REDIRECT,
+    UNREACHABLE,
+    download_failure,
+)
 from scrapy_rerp.core.urls import redirect_target
 from scrapy_rerp.crawl.compat import download
 from scrapy_rerp.engine import RobotsTxt
@@ -92,7 +99,7 @@ class RobotsTxtDownloader:
                 return Fetched(ALLOW_ALL, RobotsTxt.allow_all(s.syntax), url=url, reason="ignored")
             except Exception as exc:
                 self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-                return Fetched(UNREACHABLE, url=url, reason=f"{type(exc).__name__}: {exc}")
+                return Fetched(UNREACHABLE, url=url, reason=download_failure(exc))
             status = response.status
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{status}")

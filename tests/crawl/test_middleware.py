@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -221,6 +222,7 @@ async def test_unreachable_holds_then_drops(
     warnings = [r for r in own(caplog.records) if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warnings] == [
         f"Dropping 10 request(s): robots.txt of {server.origin} unreachable for more than 0.6s"
+        f" (last: HTTP {status})"
     ]
     assert time.monotonic() - started >= 0.6
     assert pages(server) == []
@@ -261,6 +263,23 @@ async def test_network_error_is_unreachable(server: Server) -> None:
     assert pages(server) == []
     assert ledger(crawler) == {"parked": 1, "released": 0, "dropped/unreachable": 1}
     assert any(k.startswith("robotstxt/exception_count/") for k in crawler.stats.get_stats())  # type: ignore[union-attr]
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unreachable_robots_txt_is_logged_with_its_cause_in_a_few_words(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: the connection is refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/a"
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp"):
+        await crawl(settings=rerp(**FAST_OUTAGE), urls=[url])
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == [
+        f"Dropping 1 request(s): robots.txt of http://127.0.0.1:{port} unreachable for more"
+        " than 0.6s (last: connection refused)"
+    ]
 
 
 @pytest_twisted.ensureDeferred
