@@ -88,6 +88,17 @@ delete (the reason says so).
 
 Counters (:class:`StoreCounts`, ``store.counts``) are plain ints for the caller's stats: copies
 stored, read, renewed, evicted, bad rows dropped, copies refused, errors.
+
+Read only
+---------
+``RobotsStore(path, read_only=True)`` looks at a store without changing anything (the command
+line's ``scrapy-rerp store`` and ``fetch --store``): the file must exist (it is never made), is
+opened with SQLite's ``mode=rw`` (which never creates it) and ``PRAGMA query_only``; it is never
+made, set aside nor its tally set right; :meth:`~RobotsStore.get` records no use; a row that
+fails its checks is read as absent, not deleted; :meth:`~RobotsStore.put`,
+:meth:`~RobotsStore.renew` and :meth:`~RobotsStore.forget` do nothing. The opening lock is taken
+when its file exists, never made. A store of another version, an empty file, and any file that
+is not a store are unavailable, with the reason.
 """
 
 from __future__ import annotations
@@ -302,12 +313,14 @@ class RobotsStore:
         path: str | os.PathLike[str],
         max_origins: int = DEFAULT_MAX_ORIGINS,
         timeout: float = BUSY_TIMEOUT,
+        read_only: bool = False,
     ) -> None:
         if max_origins < 1:
             raise ValueError(f"max_origins must be at least 1, not {max_origins}")
         self.path = Path(path)
         self.max_origins = max_origins
         self.timeout = timeout
+        self.read_only = read_only
         self.counts = StoreCounts()
         self.reason = ""
         self._lock = threading.Lock()
@@ -351,6 +364,11 @@ class RobotsStore:
         failed its checks (then it is deleted), or the store is unavailable."""
 
         def op(conn: sqlite3.Connection) -> StoredCopy | None:
+            if self.read_only:
+                copy = self._read(conn, origin)
+                if copy is not None:
+                    self.counts.read += 1
+                return copy
             with _transaction(conn):
                 copy = self._read(conn, origin)
                 if copy is not None:
@@ -371,6 +389,8 @@ class RobotsStore:
         logged, counted), a copy fetched later is stored already, or the store is unavailable."""
 
         def op(conn: sqlite3.Connection) -> bool:
+            if self.read_only:
+                return False
             problem = _key_problem(origin) or _copy_problem(copy)
             if problem is not None:
                 self._refuse(origin, problem)
@@ -411,6 +431,8 @@ class RobotsStore:
         copy is refused, or the store is unavailable."""
 
         def op(conn: sqlite3.Connection) -> StoredCopy | None:
+            if self.read_only:
+                return None
             with _transaction(conn):
                 copy = self._read(conn, origin)
                 if copy is None:
@@ -445,6 +467,8 @@ class RobotsStore:
         """Delete ``origin``'s copy; whether there was one."""
 
         def op(conn: sqlite3.Connection) -> bool:
+            if self.read_only:
+                return False
             with _transaction(conn):
                 return conn.execute("DELETE FROM robots WHERE origin = ?", (origin,)).rowcount > 0
 
@@ -467,7 +491,9 @@ class RobotsStore:
                 except _BadRow as exc:
                     bad.append((row[0], str(exc)))
             dropped: list[tuple[object, str]] = []
-            if bad:
+            if bad and self.read_only:
+                dropped = bad  # read as absent, left in the file
+            elif bad:
                 with _transaction(conn):
                     for key, problem in bad:  # unless replaced since
                         row = conn.execute(
@@ -520,7 +546,7 @@ class RobotsStore:
 
     def _connect(self) -> None:
         try:
-            self._conn = _open(self.path, self.timeout)
+            self._conn = _open(self.path, self.timeout, self.read_only)
         except _Unusable as exc:
             self._fail(str(exc))
         except (sqlite3.Error, OSError) as exc:
@@ -549,7 +575,8 @@ class RobotsStore:
         try:
             return _copy(row)
         except _BadRow as exc:
-            conn.execute("DELETE FROM robots WHERE origin = ?", (origin,))
+            if not self.read_only:
+                conn.execute("DELETE FROM robots WHERE origin = ?", (origin,))
             self._dropped(origin, str(exc))
             return None
 
@@ -592,11 +619,17 @@ class RobotsStore:
 # -- opening -------------------------------------------------------------------------------------
 
 
-def _open(path: Path, timeout: float) -> sqlite3.Connection:
+def _open(path: Path, timeout: float, read_only: bool = False) -> sqlite3.Connection:
     """A connection to a store of this version at ``path``, made if absent, another version's set
-    aside first. Raises :class:`_Unusable`, ``sqlite3.Error`` or ``OSError``."""
+    aside first (read only: neither, and no write). Raises :class:`_Unusable`, ``sqlite3.Error``
+    or ``OSError``."""
     if path.is_dir():
         raise _Unusable("a directory is in its place")
+    if read_only:
+        if not path.exists():
+            raise _Unusable("no such file")
+        with _opening(path, timeout, make=False):
+            return _open_read_only(path, timeout)
     with _opening(path, timeout):
         for _ in range(2):  # once more after setting a store of another version aside
             truncated = _truncated(path)
@@ -621,6 +654,46 @@ def _open(path: Path, timeout: float) -> sqlite3.Connection:
                 conn.close()
                 raise
     raise _Unusable("a store of another version came back after being set aside")
+
+
+def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection that reads the store at ``path`` and can write nothing; never makes it."""
+    truncated = _truncated(path)
+    if truncated:
+        raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
+    # mode=rw rather than ro: never creates the file, and the last connection to close removes
+    # the -wal and -shm files it opened (a read-only one leaves them); query_only stops writes.
+    uri = f"{path.absolute().as_uri()}?mode=rw"
+    conn = sqlite3.connect(
+        uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
+    )
+    conn.text_factory = _text
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        application_id, version, objects = _identify(conn)
+        if (application_id, version, objects) == (0, 0, 0):
+            raise _Unusable("it is empty, not a robots.txt store")
+        if application_id != APPLICATION_ID:
+            raise _Unusable(
+                "it is not a robots.txt store (an SQLite file with application_id"
+                f" {application_id})"
+            )
+        if version != SCHEMA_VERSION:
+            raise _Unusable(f"it is a store of version {version}, not {SCHEMA_VERSION}")
+        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(robots)"))
+        if columns != _COLUMNS:
+            raise _Unusable(
+                f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
+            )
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise
+        raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _made(conn: sqlite3.Connection) -> bool:
@@ -706,12 +779,22 @@ def _set_aside(conn: sqlite3.Connection, path: Path) -> None:
 
 
 @contextmanager
-def _opening(path: Path, timeout: float) -> Iterator[None]:
+def _opening(path: Path, timeout: float, make: bool = True) -> Iterator[None]:
     """Held while a store is opened: a lock on ``<path>.lock`` (made if absent, never removed),
     so that no store opens the file while another sets it aside or makes it. SQLite's own locks
     do not do: a process that has only opened a file may, on its first read, pair it with the
-    write-ahead log of the new file made at its path. Waits at most ``timeout``."""
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    write-ahead log of the new file made at its path. Waits at most ``timeout``. Without
+    ``make`` (read only), no lock when the lock file is absent."""
+    try:
+        if make:
+            fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        else:
+            fd = os.open(f"{path}.lock", os.O_RDONLY)
+    except FileNotFoundError:
+        if make:
+            raise
+        yield
+        return
     try:
         deadline = time.monotonic() + timeout
         while not _try_lock(fd):

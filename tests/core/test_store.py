@@ -768,3 +768,66 @@ def test_a_tampered_tally_is_counted_again(path: Path, tally: str) -> None:
         store.put("https://c.test", robots())
         assert [o.origin for o in store.origins()] == ["https://b.test", "https://c.test"]
         assert store.counts.evicted == 1
+
+
+# -- read only -----------------------------------------------------------------------------------
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file of ``folder``, by name, with its bytes."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_read_only_reads_and_changes_nothing(path: Path) -> None:
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots())
+        store.put("https://other.test", robots(body=b"other"))
+    before = snapshot(path.parent)
+    with RobotsStore(path, read_only=True) as store:
+        assert store.available and store.read_only
+        assert store.get(ORIGIN) == robots() and store.counts.read == 1
+        assert [o.origin for o in store.origins()] == [ORIGIN, "https://other.test"]
+        assert store.put(ORIGIN, robots(body=b"new")) is False
+        assert store.renew(ORIGIN, NOW + 1, NOW + 2, {}) is None
+        assert store.forget(ORIGIN) is False
+        assert store.available and store.counts.errors == 0
+    assert snapshot(path.parent) == before  # no use recorded, no -wal or -shm left
+
+
+def test_read_only_never_makes_a_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing.sqlite"
+    store = RobotsStore(missing, read_only=True)
+    assert not store.available and store.reason == "no such file"
+    assert list(tmp_path.iterdir()) == []
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    store = RobotsStore(empty, read_only=True)
+    assert not store.available and "empty" in store.reason
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite"]
+    assert empty.read_bytes() == b""
+
+
+def test_read_only_leaves_another_version_and_bad_rows(path: Path) -> None:
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots())
+        store.put("https://other.test", robots())
+    conn = raw(path)
+    conn.execute("UPDATE robots SET sha256 = 'x' WHERE origin = ?", (ORIGIN,))
+    with RobotsStore(path, read_only=True) as store:
+        assert [o.origin for o in store.origins()] == ["https://other.test"]
+        assert store.get(ORIGIN) is None and store.counts.dropped_bad_rows == 2
+    assert conn.execute("SELECT count(*) FROM robots").fetchone() == (2,)  # left in the file
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    store = RobotsStore(path, read_only=True)
+    assert not store.available
+    assert store.reason == f"it is a store of version {SCHEMA_VERSION + 1}, not {SCHEMA_VERSION}"
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(f"{path.name}.v")]
+
+
+@pytest.mark.parametrize("content", [b"garbage " * 100, b"SQLite format 3\x00" + b"\x00" * 10])
+def test_read_only_a_garbage_file(path: Path, content: bytes) -> None:
+    path.write_bytes(content)
+    store = RobotsStore(path, read_only=True)
+    assert not store.available and store.reason
+    assert path.read_bytes() == content
