@@ -8,10 +8,13 @@ Commands::
     scrapy-rerp explain ROBOTS URL      the group chosen, the rules that match, the verdict in
                                         all three syntaxes
     scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
-    scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows
+    scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows;
+                                        with --store PATH, a store's fresh copy instead
     scrapy-rerp page    URL             the site's robots.txt verdict for a page, its own
                                         directives (X-Robots-Tag, meta robots) and what a
                                         crawl with each purpose does with the page
+    scrapy-rerp store   PATH [ORIGIN]   what a robots.txt store holds, or one origin's stored
+                                        robots.txt (read only)
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
@@ -26,7 +29,8 @@ request writes them (non-ASCII characters %-encoded), through the same code as t
 Every command takes ``--format json`` (before or after its name): one JSON document on standard
 output, whose keys are documented.
 
-Exit status: 0 allowed / no problem; 1 disallowed / problems found; 2 usage error, input that
+Exit status: 0 allowed / no problem; 1 disallowed / problems found / an origin not in the
+store; 2 usage error, input that
 cannot be read (a missing file, an invalid URL), or a robots.txt that is none. ``check --usage
 CATEGORY`` keeps 0 and 1 for the crawl verdict and adds one case to 1: a URL that may be crawled
 but whose usage is ``disallowed`` for a category asked about ("not for this purpose"). A usage
@@ -53,6 +57,7 @@ from scrapy_rerp.cli._output import CliError, Output, Report, note, write_error,
 from scrapy_rerp.cli._page import PageReport
 from scrapy_rerp.cli._parser import build_parser
 from scrapy_rerp.cli._source import load, load_url
+from scrapy_rerp.cli._store import StoreReport
 
 __all__ = ["main"]
 
@@ -86,13 +91,15 @@ def _report(args: argparse.Namespace) -> Report:
         return PageReport.fetch(args.url, args.agent, args.timeout)
     if args.command == "demo":
         return DemoReport.run(args.pages, args.blog_robots, args.verbose)
+    if args.command == "store":
+        return StoreReport.build(args.path, args.origin)
     if args.command in ("check", "explain"):
         # The URLs before ROBOTS: nothing is downloaded for arguments given in the wrong order.
         for url in args.urls if args.command == "check" else [args.url]:
             check_url_argument(url, args.command)
     # The others read a robots.txt: ROBOTS, or fetch's URL.
     if args.command == "fetch":
-        source = load_url(args.url, args.syntax, args.agent, args.timeout)
+        source = load_url(args.url, args.syntax, args.agent, args.timeout, args.store)
     else:
         source = load(args.robots, args.syntax, args.agent, args.timeout, sys.stdin)
     if args.format == "text":

@@ -61,6 +61,7 @@ class Download:
     fetched_at: float = 0.0
     retry_after: str | None = None  # the last answer's Retry-After header, as sent
     retry_after_seconds: float | None = None  # what a crawl reads in it (None: no usable wait)
+    from_store: bool = False  # read from a robots.txt store (fetch --store), not downloaded
 
     def rules(self, syntax: int) -> RobotsTxt:
         """The rules a crawler applies, in ``syntax``."""
@@ -90,6 +91,7 @@ class Download:
             "retry_after": None
             if self.retry_after is None
             else {"value": self.retry_after, "seconds": self.retry_after_seconds},
+            "from_store": self.from_store,
         }
 
 

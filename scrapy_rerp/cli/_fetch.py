@@ -1,7 +1,10 @@
 """``scrapy-rerp fetch URL``: a robots.txt downloaded as a crawl downloads it (status policy,
 redirects, size cap, charset), what a crawler concludes, when it expires, and what it holds. A
 site's URL (``http://host/``) stands for its robots.txt; a body that is no robots.txt (an HTML
-or XML page, binary data) is said to be none, never "rules parsed".
+or XML page, binary data) is said to be none, never "rules parsed". With ``--store PATH``, a
+fresh copy of the site's robots.txt in that store (``RERP_STORE``) is used as a crawl uses it,
+without a download, and the output says so; an expired or absent one is downloaded as without
+it. The store is read only.
 
 Exit status 1 when a crawler may download nothing from the site (robots.txt forbidden or
 unreachable), 2 when what was downloaded is no robots.txt, else 0."""
@@ -16,6 +19,7 @@ from scrapy_rerp.cli._download import Download
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK
 from scrapy_rerp.cli._problems import NotRobotsTxt
 from scrapy_rerp.cli._source import Source, outcome_reason
+from scrapy_rerp.cli._stored import StoreUse
 from scrapy_rerp.cli._summary import Summary
 from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import DISALLOW_ALL, PARSED, UNREACHABLE
@@ -31,6 +35,7 @@ class FetchReport:
     summary: Summary  # of the rules, or of "allow all" when the download gave none
     not_robots_txt: NotRobotsTxt | None = None  # what the body is, when it is no robots.txt
     notes: list[str] = field(default_factory=list)
+    store: StoreUse | None = None  # with --store: what the store answered
 
     @classmethod
     def build(cls, source: Source, syntax: int, agent: str) -> FetchReport:
@@ -44,7 +49,7 @@ class FetchReport:
         found = source.not_robots_txt
         notes = [f"error: {source.what_it_is()}"] if found is not None else []
         summary = Summary.of(robots, source.robots_url)
-        return cls(fetched, syntax, agent, crawl_delay, summary, found, notes)
+        return cls(fetched, syntax, agent, crawl_delay, summary, found, notes, source.store)
 
     @property
     def conclusion(self) -> str:
@@ -69,12 +74,15 @@ class FetchReport:
             "conclusion": self.conclusion,
             "not_robots_txt": self.not_robots_txt and self.not_robots_txt.as_dict(),
             "crawl_delay": self.crawl_delay,
+            "store": self.store and self.store.as_dict(),
             **self.summary.as_dict(),
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
         fetched = self.fetched
         out(f"robots.txt  {fetched.url}")
+        if self.store is not None:
+            out(f"store       {self.store.path}: {self.store.why}")
         for url in fetched.redirects:
             out(f"redirected  {url}")
         status = fetched.status if fetched.status is not None else "-"

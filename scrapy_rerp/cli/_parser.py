@@ -58,11 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scrapy-rerp",
         description="What a crawler makes of a robots.txt: check URLs, explain a verdict, "
-        "lint a file, fetch one as a crawl would, read a page's own directives, or run a demo "
-        "crawl.",
+        "lint a file, fetch one as a crawl would, read a page's own directives, look into a "
+        "robots.txt store, or run a demo crawl.",
         epilog="Exit status: 0 allowed / no problem; 1 disallowed (or, with check --usage, "
-        "a usage disallowed) / problems found; 2 usage error, input that cannot be read, or a "
-        "robots.txt that is not one (an HTML page, binary data).",
+        "a usage disallowed) / problems found / an origin not in the store; 2 usage error, "
+        "input that cannot be read (a store too), or a robots.txt that is not one (an HTML "
+        "page, binary data).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     format_help = "text (default) or json: one JSON document on standard output"
@@ -165,6 +166,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fetch.add_argument(
         "url", metavar="URL", help="the robots.txt URL (http or https), or the site's"
+    )
+    fetch.add_argument(
+        "--store",
+        metavar="PATH",
+        help="a robots.txt store (RERP_STORE): its fresh copy of the site's robots.txt is used "
+        "as a crawl uses it, without a download; an expired or absent one is downloaded. Read "
+        "only: nothing is written to it",
+    )
+
+    store = commands.add_parser(
+        "store",
+        parents=[output],
+        help="what a robots.txt store (RERP_STORE) holds, or one origin's stored robots.txt",
+        description="List the origins a robots.txt store holds, one line each, sorted: when "
+        "its copy was fetched, the status and outcome, until when it is fresh, its sha256 and "
+        "its size; or, with ORIGIN, print that origin's stored robots.txt. Read only: a "
+        "missing PATH is an error, and nothing is made or changed. Exit status 1 when ORIGIN "
+        "is not in the store, 2 when the store cannot be read.",
+    )
+    store.add_argument("path", metavar="PATH", help="the store's file")
+    store.add_argument(
+        "origin",
+        metavar="ORIGIN",
+        nargs="?",
+        help="an origin (https://example.com) or any URL of it: print its stored robots.txt",
     )
 
     page = commands.add_parser(

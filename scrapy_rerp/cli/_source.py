@@ -15,6 +15,7 @@ from scrapy_rerp import __version__
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.cli._problems import NotRobotsTxt, not_robots_txt
+from scrapy_rerp.cli._stored import StoreUse, stored_download
 from scrapy_rerp.core.body import MAX_SIZE, Body, read_body
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
@@ -35,6 +36,7 @@ class Source:
     body: Body  # as the middleware reads it: capped, with its charset
     fetched: Download | None = None
     site: str | None = None  # the site's URL given, when its robots.txt was read for it
+    store: StoreUse | None = None  # fetch --store: what the store answered
 
     @classmethod
     def given(cls, name: str, raw: bytes) -> Source:
@@ -163,13 +165,24 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
         raise CliError(f"cannot read {source}: {error.strerror or error}") from error
 
 
-def load_url(url: str, syntax: int, agent: str, timeout: float) -> Source:
-    """A robots.txt URL and nothing else (``fetch``), downloaded."""
+def load_url(url: str, syntax: int, agent: str, timeout: float, store: str | None = None) -> Source:
+    """A robots.txt URL and nothing else (``fetch``), downloaded; with ``store`` (a store's
+    path), the store's fresh copy instead when it holds one, as a crawl uses it."""
     try:
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
-    return load(url, syntax, agent, timeout, None)
+    if store is None:
+        return load(url, syntax, agent, timeout, None)
+    robots = robots_txt_url(url)
+    settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
+    fetched, use = stored_download(robots, store, settings)
+    if fetched is None:
+        source = load(url, syntax, agent, timeout, None)
+        source.store = use
+        return source
+    body = fetched.body if fetched.body is not None else Body(b"", None, False)
+    return Source(robots, body.data, body, fetched, url if robots != url else None, use)
 
 
 _OUTCOME_TEXT = {

@@ -220,6 +220,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "conclusion",
         "not_robots_txt",
         "crawl_delay",
+        "store",
         "groups",
         "sitemaps",
         "invalid_sitemaps",
@@ -239,4 +240,5 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "lifetime",
         "expires",
         "retry_after",
+        "from_store",
     }

@@ -1,0 +1,122 @@
+"""A robots.txt store (``RERP_STORE``, :mod:`scrapy_rerp.core.store`) read from the command line:
+opened read only (never made, never changed: a missing path is an error before anything is
+opened), an origin argument reduced to its origin as a crawl keys the store, and a stored copy as
+the :class:`~scrapy_rerp.cli._download.Download` a crawl would have had from it (``fetch
+--store``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
+from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.core.body import read_body
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.status import PARSED
+from scrapy_rerp.core.store import RobotsStore, StoredCopy
+from scrapy_rerp.core.urls import origin_of, robots_url_of
+
+__all__ = ["StoreUse", "from_store", "iso", "open_store", "origin_argument", "stored_download"]
+
+
+def iso(when: float) -> str:
+    """A wall-clock time as UTC, ISO 8601: ``2026-11-28T16:00:00Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+
+
+@contextmanager
+def open_store(path: str) -> Iterator[RobotsStore]:
+    """The store at ``path``, read only; :class:`CliError` when there is none or it cannot be
+    read (its reason, in one line). The store's own log lines are not shown: its reason is."""
+    if not Path(path).exists():
+        raise CliError(f"{path}: no such file (no robots.txt store there; none is made)")
+    logger = logging.getLogger("scrapy_rerp.store")
+    quiet = logging.NullHandler()
+    logger.addHandler(quiet)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        store = RobotsStore(path, read_only=True)
+        try:
+            if not store.available:
+                raise CliError(f"{path}: not a usable robots.txt store: {store.reason}")
+            yield store
+            if not store.available:  # damage met by a read
+                raise CliError(f"{path}: not a usable robots.txt store: {store.reason}")
+        finally:
+            store.close()
+    finally:
+        logger.removeHandler(quiet)
+        logger.propagate = propagate
+
+
+def origin_argument(value: str) -> str:
+    """The store's key for ``value``: an origin (``https://example.com``) or any URL of it,
+    reduced as the crawl reduces it; :class:`CliError` for anything else."""
+    try:
+        check_url(value)
+    except InvalidUrl as error:
+        raise CliError(f"{error}: give an origin such as https://example.com, or a URL") from error
+    return origin_of(value)
+
+
+def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
+    """What a crawl has from ``copy`` for the robots.txt ``url``, as a download gives it: the
+    body read as the middleware reads one (capped; the store keeps no Content-Type, so the
+    charset is the syntax's default unless the bytes say otherwise), fresh until the copy's
+    ``expires_at``."""
+    outcome = copy.outcome
+    body = read_body(copy.body, None, None, settings.max_size) if outcome == PARSED else None
+    return Download(
+        url,
+        outcome,
+        f"HTTP {copy.status}",
+        final_url=copy.url,
+        status=copy.status,
+        redirects=[copy.url] if copy.url != url else [],
+        body=body,
+        lifetime=max(copy.expires_at - copy.fetched_at, 0.0),
+        fetched_at=copy.fetched_at,
+        from_store=True,
+    )
+
+
+@dataclass
+class StoreUse:
+    """What ``fetch --store`` made of the store: whether it answered, and why (not)."""
+
+    path: str
+    origin: str
+    used: bool
+    why: str  # "fresh until ...", "expired at ...: downloaded", "no copy: downloaded"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "origin": self.origin, "used": self.used, "why": self.why}
+
+
+def stored_download(
+    url: str, path: str, settings: RerpSettings, now: float | None = None
+) -> tuple[Download | None, StoreUse]:
+    """For the robots.txt ``url``, the store's fresh copy as a crawl would use it (no download),
+    or None (expired, absent, or ``url`` is not the site's robots.txt), and why."""
+    origin = origin_of(url)
+    if url != robots_url_of(url):
+        return None, StoreUse(path, origin, False, "not the site's robots.txt: not looked up")
+    now = time.time() if now is None else now
+    with open_store(path) as store:
+        copy = store.get(origin)
+    if copy is None:
+        return None, StoreUse(path, origin, False, "no stored copy: downloaded")
+    if copy.expires_at <= now:
+        why = f"the stored copy expired at {iso(copy.expires_at)}: downloaded"
+        return None, StoreUse(path, origin, False, why)
+    why = (
+        f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(copy.expires_at)}"
+        " (not downloaded)"
+    )
+    return from_store(url, copy, settings), StoreUse(path, origin, True, why)
