@@ -239,3 +239,22 @@ def test_fetch_downloads_an_origin_not_stored(tmp_path: Path, server: Server) ->
     assert server.paths() == ["/robots.txt"]
     status, doc = run_json("fetch", server.origin)
     assert doc["store"] is None and doc["fetch"]["from_store"] is False
+
+
+def test_fetch_of_another_url_does_not_look_the_store_up(tmp_path: Path, server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /downloaded\n")
+    path = stored(tmp_path, server, NOW + 3600)
+    _, doc = run_json("fetch", server.url("/other.txt"), "--store", str(path))
+    assert doc["store"]["used"] is False
+    assert doc["store"]["why"] == "not the site's robots.txt: not looked up"
+    assert server.paths() == ["/other.txt"]
+
+
+def test_fetch_with_a_damaged_store_is_one_line(tmp_path: Path, server: Server) -> None:
+    path = tmp_path / "bad.sqlite"
+    path.write_bytes(b"garbage " * 200)
+    done = run("fetch", server.origin, "--store", str(path))
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"scrapy-rerp: error: {path}: not a usable robots.txt store: ")
+    assert server.paths() == []
