@@ -23,6 +23,7 @@ import difflib
 import json
 import logging
 import math
+import os
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core.body import MAX_SIZE, default_charset
+from scrapy_rerp.core.store import DEFAULT_MAX_ORIGINS
 from scrapy_rerp.core.urls import DONT_OBEY_META
 from scrapy_rerp.engine import RFC9309, USAGE_CATEGORIES, usage_category
 from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
@@ -156,6 +158,9 @@ class RerpSettings:
     error_lifetime: float = 3600.0  # RERP_ERROR_LIFETIME: 4xx, redirect loops, give-ups
     cache_max_origins: int = 10_000  # RERP_CACHE_MAX_ORIGINS
     cache: str = _DEFAULT_CACHE  # RERP_CACHE, dotted path of the origin cache class
+    store: str | None = None  # RERP_STORE: the robots.txt store's path, None = no store
+    store_max_origins: int = DEFAULT_MAX_ORIGINS  # RERP_STORE_MAX_ORIGINS
+    stale_max_age: float = 30 * DAY  # RERP_STALE_MAX_AGE: oldest copy used in an outage, 0 = none
     crawl_delay: bool = True  # RERP_CRAWL_DELAY
     max_crawl_delay: float = 30.0  # RERP_MAX_CRAWL_DELAY, seconds
     sitemap_discovery: bool = False  # RERP_SITEMAP_DISCOVERY
@@ -254,6 +259,9 @@ class RerpSettings:
             error_lifetime=r.seconds("RERP_ERROR_LIFETIME", min(3600.0, lifetime)),
             cache_max_origins=r.integer("RERP_CACHE_MAX_ORIGINS", 10_000, minimum=1),
             cache=r.dotted_path("RERP_CACHE", _DEFAULT_CACHE),
+            store=r.optional_path("RERP_STORE"),
+            store_max_origins=r.integer("RERP_STORE_MAX_ORIGINS", DEFAULT_MAX_ORIGINS, minimum=1),
+            stale_max_age=r.seconds("RERP_STALE_MAX_AGE", 30 * DAY),
             crawl_delay=r.boolean("RERP_CRAWL_DELAY", True),
             max_crawl_delay=r.seconds("RERP_MAX_CRAWL_DELAY", 30.0),
             sitemap_discovery=r.boolean("RERP_SITEMAP_DISCOVERY", False),
@@ -366,6 +374,17 @@ class _Reader:
         if isinstance(value, str):
             return value
         raise RerpSettingsError(name, value, "a string")
+
+    def optional_path(self, name: str) -> str | None:
+        """A file path: a string or an ``os.PathLike`` (users write ``Path(...)``)."""
+        value = self.raw(name)
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if value is None or value == "":
+            return None
+        if isinstance(value, str):
+            return value
+        raise RerpSettingsError(name, value, "a path (a string)")
 
     def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
         value = self.raw(name)
