@@ -52,6 +52,7 @@ __all__ = [
     "Claim",
     "OriginService",
     "Refused",
+    "Remembered",
     "RulesListener",
     "Sharing",
     "Transport",
@@ -114,6 +115,17 @@ class Transport(Protocol):
         """Download robots.txt once, redirects followed, and say what it means."""
 
 
+class Remembered(Protocol):
+    """Each origin's last good robots.txt kept across runs (``RERP_STORE``:
+    :class:`~scrapy_rerp.core.recall.StoredRules`)."""
+
+    def recall(self, origin: str) -> RobotsEntry | None:
+        """The stored copy of ``origin``, fresh or expired, or None."""
+
+    def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
+        """Keep the good copy just fetched; whether it was kept."""
+
+
 class Waiters(Protocol):
     """The requests that wait for an origin's robots.txt (the middleware's parking lot), under
     the origin's key for it: a ``ParkingKey`` of ``Purpose.ROBOTS_TXT``."""
@@ -171,6 +183,7 @@ class OriginService:
         stats: Any,
         shared: Sharing | None = None,
         spider: Callable[[], Any] = lambda: None,
+        remembered: Remembered | None = None,
     ) -> None:
         self.settings = settings
         self.cache = cache
@@ -181,6 +194,10 @@ class OriginService:
         self.stats = stats
         self.shared = shared
         self._spider = spider
+        # Only a crawl alone: a fleet shares its robots.txt through Redis instead.
+        self.remembered = remembered if shared is None else None
+        self._stored: set[str] = set()  # origins served by a stored copy not refetched since
+        self._stale_said: set[str] = set()  # origins whose stale stored copy was logged
         self._flights: dict[str, _Flight] = {}
         self._stopped = False
 
@@ -280,6 +297,16 @@ class OriginService:
             await self._sleep(flight, delay)
         previous = flight.previous
         origin = flight.origin
+        if previous is None and self.remembered is not None:
+            recalled = self.remembered.recall(origin)
+            if recalled is not None:
+                self._stored.add(origin)
+                if recalled.expires_at > time.time():
+                    # Fresh: a restarted crawl uses it with no download.
+                    self.stats.inc_value("robotstxt/store/reused")
+                    await self._rules_fetched(flight, recalled, None)
+                    return
+                previous = recalled  # expired: refetched, and kept through an outage
         while True:
             claim = await self.shared.claim(origin) if self.shared is not None else None
             if self._stopped:
@@ -305,6 +332,11 @@ class OriginService:
             if self._stopped:
                 return
             if fetched.robots is not None:
+                if self.remembered is not None:
+                    if origin in self._stored:
+                        self._stored.discard(origin)
+                        self.stats.inc_value("robotstxt/store/replaced")
+                    self.remembered.remember(origin, entry, fetched)
                 await self._rules_fetched(flight, entry, fetched)
                 return
             self.stats.inc_value("robotstxt/unreachable/count")
@@ -335,7 +367,7 @@ class OriginService:
         failures = (previous.failures if previous is not None else 0) + 1
         backoff = self.listener.robots_retry_in(failures, fetched.retry_after)
         outage_since = (previous.outage_since if previous is not None else None) or now
-        if previous is not None and previous.robots is not None:
+        if previous is not None and previous.robots is not None and self._young(previous, now):
             return previous.with_(
                 expires_at=now + backoff,
                 failures=failures,
@@ -363,7 +395,30 @@ class OriginService:
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
 
+    def _young(self, entry: RobotsEntry, now: float) -> bool:
+        """Whether a good copy may stand in while robots.txt is unreachable: fetched less than
+        ``RERP_STALE_MAX_AGE`` ago (0: never)."""
+        max_age = self.settings.stale_max_age
+        return max_age > 0 and now - entry.fetched_at < max_age
+
     def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        if flight.origin in self._stored:
+            self.stats.inc_value("robotstxt/store/stale_used")
+            if flight.origin not in self._stale_said:
+                # WARNING, not INFO: the crawl obeys rules from an earlier run, which the site
+                # may have changed since; the user should see it.
+                self._stale_said.add(flight.origin)
+                logger.warning(
+                    "robots.txt of %(origin)s unreachable (%(reason)s); crawling under the "
+                    "copy stored %(age)ds ago (RERP_STALE_MAX_AGE %(max)gs)",
+                    {
+                        "origin": flight.origin,
+                        "reason": fetched.reason,
+                        "age": time.time() - entry.fetched_at,
+                        "max": self.settings.stale_max_age,
+                    },
+                    extra={"spider": self._spider()},
+                )
         logger.info(
             "robots.txt of %(origin)s unreachable (%(reason)s); keeping the copy "
             "fetched %(age)ds ago, retrying in %(backoff).2fs",

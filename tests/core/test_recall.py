@@ -1,0 +1,94 @@
+"""StoredRules: stored copies to entries and back, on a real store file."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from scrapy_rerp.core.body import parse_body
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.recall import StoredRules
+from scrapy_rerp.core.store import RobotsStore
+from scrapy_rerp.engine import RFC9309, RobotsTxt
+
+ORIGIN = "https://example.com"
+BODY = b"User-agent: *\nDisallow: /private\n"
+
+
+class Stats:
+    """The stats collector's calls StoredRules makes."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def inc_value(self, key: str, count: int = 1) -> None:
+        self.values[key] = self.values.get(key, 0) + count
+
+    def set_value(self, key: str, value: Any) -> None:
+        self.values[key] = value
+
+    def get_value(self, key: str) -> Any:
+        return self.values.get(key)
+
+
+def stats() -> Stats:
+    return Stats()
+
+
+class Response:
+    headers = {b"ETag": b'"v1"'}
+
+
+def fetched_entry(
+    outcome: Outcome, robots: RobotsTxt, body: bytes | None
+) -> tuple[Fetched, RobotsEntry]:
+    now = time.time()
+    fetched = Fetched(
+        outcome,
+        robots,
+        status=200 if outcome == Outcome.PARSED else 404,
+        url=f"{ORIGIN}/robots.txt",
+        body=body,
+        response=Response(),
+    )
+    entry = RobotsEntry(robots, now, now + 3600, fetched.status, fetched.url, outcome)
+    return fetched, entry
+
+
+def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
+    collector = stats()
+    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, collector)
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    assert rules.remember(ORIGIN, entry, fetched)
+    recalled = rules.recall(ORIGIN)
+    assert recalled is not None
+    assert recalled.robots is not None
+    assert not recalled.robots.allowed(f"{ORIGIN}/private/x", "bot")
+    assert recalled.robots.allowed(f"{ORIGIN}/a", "bot")
+    assert recalled.expires_at == entry.expires_at
+    assert rules.store.get(ORIGIN).etag == b'"v1"'  # type: ignore[union-attr]
+    assert collector.get_value("robotstxt/store/stored") == 1
+    rules.close()
+
+
+def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None:
+    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, stats())
+    fetched, entry = fetched_entry(Outcome.ALLOW_ALL, RobotsTxt.allow_all(RFC9309), None)
+    assert rules.remember(ORIGIN, entry, fetched)
+    recalled = rules.recall(ORIGIN)
+    assert recalled is not None
+    assert recalled.outcome == Outcome.ALLOW_ALL
+    assert not rules.remember(
+        "https://other.example", entry, Fetched(Outcome.UNREACHABLE, status=503)
+    )
+    assert rules.recall("https://other.example") is None
+
+
+def test_an_unusable_store_is_counted_once(tmp_path: Path) -> None:
+    collector = stats()
+    (tmp_path / "dir").mkdir()
+    rules = StoredRules(RobotsStore(tmp_path / "dir"), RFC9309, collector)
+    assert rules.recall(ORIGIN) is None
+    assert rules.recall(ORIGIN) is None
+    assert collector.get_value("robotstxt/store/unavailable") == 1
