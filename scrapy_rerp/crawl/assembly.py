@@ -6,7 +6,9 @@ settings, and stopped in order when the crawl closes.
   (logged, and the crawl closes as the spider opens);
 * :func:`assemble`: the :class:`Parts`: the parking lot, the politeness controller (alone, or
   a fleet worker's, joined on the shared store) on Scrapy's download slots, the resume store,
-  the listener for new rules and the origin service with its transport and cache;
+  the listener for new rules and the origin service with its transport and cache, and the
+  robots.txt store (``RERP_STORE``: :func:`~scrapy_rerp.crawl.stored.open_store`), closed when
+  the spider closes;
 * :class:`Misconfigured`: what Scrapy gets instead of the middleware when the settings are bad.
 
 The parts are built in the order the middleware always built them: those that connect Scrapy
@@ -35,6 +37,7 @@ from scrapy_rerp.crawl.parking import ParkingLot
 from scrapy_rerp.crawl.resume import ResumeStore
 from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp.crawl.slots import SlotFloors
+from scrapy_rerp.crawl.stored import open_store
 from scrapy_rerp.crawl.transport import RobotsTxtDownloader
 from scrapy_rerp.crawl.usage import UsagePolicy
 
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rerp.cache import OriginCache
+    from scrapy_rerp.core.recall import StoredRules
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.sharing import SharedRules
     from scrapy_rerp.fleet.store import SharedOriginCache
@@ -97,6 +101,7 @@ class Parts:
     fleet: SharedRules | None
     resume: ResumeStore
     origins: OriginService
+    stored: StoredRules | None = None
 
     def closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
@@ -119,6 +124,8 @@ class Parts:
         self.resume.keep_cool_downs(self.politeness.cool_down_ends())
         self.origins.cancel_all()  # background refetches end with the crawl
         self.for_spider.clear()
+        if self.stored is not None:
+            self.stored.close()
         if self.fleet is not None:
             await self.politeness.finish()  # the last turns' ends reach Redis first
             await self.fleet.close()
@@ -157,6 +164,7 @@ def assemble(
     resume = ResumeStore(crawler, politeness.cool_down)
     sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
     applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for)
+    stored = open_store(crawler, settings) if fleet is None else None
     failover = FailoverCache(
         cache, settings.cache_max_origins, stats, applied.forget, applied.forget_all, spider
     )
@@ -170,8 +178,9 @@ def assemble(
         stats,
         fleet,
         spider,
+        stored,
     )
-    parts = Parts(lot, for_spider, usage, politeness, fleet, resume, origins)
+    parts = Parts(lot, for_spider, usage, politeness, fleet, resume, origins, stored)
     return parts
 
 

@@ -1,0 +1,37 @@
+"""The crawl's side of the robots.txt store (``RERP_STORE``): where the file is, and the
+:class:`~scrapy_rerp.core.recall.StoredRules` the origin service reads and writes through.
+Built by :mod:`scrapy_rerp.crawl.assembly`, closed when the spider closes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scrapy.utils.project import data_path
+
+from scrapy_rerp.core.recall import StoredRules
+from scrapy_rerp.core.store import RobotsStore
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from scrapy_rerp.core.settings import RerpSettings
+
+__all__ = ["open_store"]
+
+
+def open_store(crawler: Crawler, settings: RerpSettings) -> StoredRules | None:
+    """The robots.txt store ``RERP_STORE`` names, or None when there is none (the default) or
+    the crawl is a fleet's (its robots.txt is shared through Redis). A relative path is under
+    the project's data directory (``.scrapy``), as ``HTTPCACHE_DIR`` is. A file that cannot be
+    used makes the store a no-op with one WARNING (:class:`RobotsStore`): the crawl goes on as
+    without it."""
+    if settings.store is None:
+        return None
+    path = Path(data_path(settings.store))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # the store says why it cannot open the file
+    store = RobotsStore(path, settings.store_max_origins)
+    return StoredRules(store, settings.syntax, crawler.stats)

@@ -1,0 +1,164 @@
+"""The robots.txt store (``RERP_STORE``) in real crawls: a second crawl against the same local
+server, and what the server received."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+
+from scrapy_rerp.core.data import Outcome
+from scrapy_rerp.core.store import RobotsStore, StoredCopy
+from tests.support.crawls import FAST_OUTAGE, ignored, pages, rerp, stat
+from tests.support.servers import Server, crawl, own, stopped_by_settings
+
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
+ROBOTS = "User-agent: *\nDisallow: /private\n"
+
+
+def stored(path: Path, **settings: Any) -> dict[str, Any]:
+    return rerp(RERP_STORE=str(path), **settings)
+
+
+def age(path: Path, origin: str, seconds: float) -> None:
+    """Make the stored copy of ``origin`` ``seconds`` old and expired, as a past run left it."""
+    with RobotsStore(path) as store:
+        copy = store.get(origin)
+        assert copy is not None
+        then = time.time() - seconds
+        store.forget(origin)
+        assert store.put(
+            origin,
+            StoredCopy(
+                url=copy.url,
+                status=copy.status,
+                outcome=copy.outcome,
+                fetched_at=then,
+                expires_at=then + 1,
+                body=copy.body,
+            ),
+        )
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_second_crawl_uses_the_fresh_stored_copy(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    urls = [server.url("/a"), server.url("/private/b")]
+    first = await crawl(settings=stored(path), urls=urls)
+    assert stat(first, "robotstxt/store/stored") == 1
+    with RobotsStore(path) as store:
+        copy = store.get(server.origin)
+        assert copy is not None
+        assert copy.outcome == Outcome.PARSED
+        assert copy.body == ROBOTS.encode()
+        assert copy.status == 200
+    server.clear()
+    second = await crawl(settings=stored(path), urls=urls)
+    assert server.count("/robots.txt") == 0  # no download
+    assert pages(server) == ["/a"]  # the stored rules obeyed
+    assert ignored(second) == [server.url("/private/b")]
+    assert stat(second, "robotstxt/store/reused") == 1
+    assert stat(second, "robotstxt/request_count") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_expired_copy_is_refetched_and_replaced(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    await crawl(settings=stored(path), urls=[server.url("/a")])
+    age(path, server.origin, 60)
+    server.robots("User-agent: *\nDisallow: /a\n")
+    server.clear()
+    second = await crawl(settings=stored(path), urls=[server.url("/a"), server.url("/private")])
+    assert server.count("/robots.txt") == 1
+    assert pages(server) == ["/private"]  # the new rules, not the stored ones
+    assert stat(second, "robotstxt/store/replaced") == 1
+    with RobotsStore(path) as store:
+        copy = store.get(server.origin)
+        assert copy is not None
+        assert copy.body == b"User-agent: *\nDisallow: /a\n"
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_outage_is_crawled_under_the_stored_copy(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    await crawl(settings=stored(path), urls=[server.url("/a")])
+    age(path, server.origin, 3600)
+    server.robots("", status=503)
+    server.clear()
+    urls = [server.url("/a"), server.url("/private/b")]
+    with caplog.at_level(logging.INFO):
+        second = await crawl(settings=stored(path, **FAST_OUTAGE), urls=urls)
+    assert pages(server) == ["/a"]  # disallowed still refused
+    assert ignored(second) == [server.url("/private/b")]
+    assert stat(second, "robotstxt/store/stale_used") == 1
+    warnings = [r.getMessage() for r in own(caplog.records) if r.levelname == "WARNING"]
+    assert len([w for w in warnings if "copy stored" in w]) == 1, warnings
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_copy_past_the_stale_max_age_is_not_used(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    await crawl(settings=stored(path), urls=[server.url("/a")])
+    age(path, server.origin, 3600)
+    server.robots("", status=503)
+    server.clear()
+    second = await crawl(
+        settings=stored(path, RERP_STALE_MAX_AGE=60, **FAST_OUTAGE), urls=[server.url("/a")]
+    )
+    assert pages(server) == []  # parked, then dropped, as without a store
+    assert stat(second, "robotstxt/dropped/unreachable") == 1
+    assert stat(second, "robotstxt/store/stale_used") is None
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage"])
+@pytest_twisted.ensureDeferred
+async def test_an_unusable_store_is_one_warning_and_the_crawl_goes_on(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str
+) -> None:
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    if kind == "directory":
+        path.mkdir()
+    else:
+        path.write_bytes(b"not a database at all" * 100)
+    urls = [server.url("/a"), server.url("/private/b")]
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(settings=stored(path), urls=urls)
+    assert pages(server) == ["/a"]
+    assert server.count("/robots.txt") == 1
+    assert ignored(crawler) == [server.url("/private/b")]
+    warnings = [r.getMessage() for r in own(caplog.records) if r.levelname == "WARNING"]
+    assert len(warnings) == 1, warnings
+    assert stat(crawler, "robotstxt/store/unavailable") == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("RERP_STORE", 42),
+        ("RERP_STORE_MAX_ORIGINS", 0),
+        ("RERP_STORE_MAX_ORIGINS", "many"),
+        ("RERP_STALE_MAX_AGE", -1),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_bad_store_settings_stop_the_crawl(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, setting: str, value: Any
+) -> None:
+    server.robots(ROBOTS)
+    settings = {"RERP_STORE": str(tmp_path / "robots.sqlite"), setting: value}
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(settings=rerp(**settings), urls=[server.url("/a")])
+    stopped_by_settings(crawler, caplog.records, setting)
+    assert server.paths() == []
