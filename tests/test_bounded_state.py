@@ -23,7 +23,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
 from scrapy_rerp.core.admission import ParkingKey, Purpose
 from scrapy_rerp.core.body import parse_body
-from scrapy_rerp.core.data import Fetched, Outcome
+from scrapy_rerp.core.data import Fetched, Outcome, Validators
 from scrapy_rerp.core.origins import WAIT
 from scrapy_rerp.crawl.compat import close_spider, open_spider
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
@@ -90,7 +90,9 @@ class Instant:
     def __init__(self) -> None:
         self.next: Fetched | None = None
 
-    async def fetch(self, robots_url: str, origin: str) -> Fetched:
+    async def fetch(
+        self, robots_url: str, origin: str, validators: Validators | None = None
+    ) -> Fetched:
         assert self.next is not None
         return self.next
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["Fetched", "Outcome", "RobotsEntry"]
+__all__ = ["Fetched", "Outcome", "RobotsEntry", "Validators"]
 
 
 class Outcome(str, Enum):
@@ -47,6 +47,19 @@ class Fetched:
     reason: str = ""
     body: bytes | None = None  # what was parsed: decoded, capped (for a fleet's shared cache)
     charset: str | None = None  # the charset it was parsed with
+    # A 304 to a conditional request (RERP_STORE): the stored copy stands. Its outcome is
+    # UNREACHABLE, so that no path that ignores this flag ever reads it as "allow all".
+    not_modified: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Validators:
+    """What makes a robots.txt request conditional: a stored copy's URL (after redirects) and
+    the headers for it (``If-None-Match`` from its ETag, ``If-Modified-Since`` from its
+    Last-Modified), so that an unchanged file costs a 304 rather than its body."""
+
+    url: str
+    headers: dict[bytes, bytes]
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.urls import robots_url_of
 
 if TYPE_CHECKING:
@@ -111,8 +111,11 @@ class Sharing(Protocol):
 
 
 class Transport(Protocol):
-    async def fetch(self, robots_url: str, origin: str) -> Fetched:
-        """Download robots.txt once, redirects followed, and say what it means."""
+    async def fetch(
+        self, robots_url: str, origin: str, validators: Validators | None = None
+    ) -> Fetched:
+        """Download robots.txt once, redirects followed, and say what it means; conditional
+        for ``validators.url`` when given (a 304 is ``Fetched.not_modified``)."""
 
 
 class Remembered(Protocol):
@@ -124,6 +127,14 @@ class Remembered(Protocol):
 
     def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
         """Keep the good copy just fetched; whether it was kept."""
+
+    def validators(self, origin: str) -> Validators | None:
+        """What makes the refetch of the expired copy just recalled conditional, or None."""
+
+    def renew(
+        self, origin: str, fetched_at: float, expires_at: float, fetched: Fetched
+    ) -> RobotsEntry | None:
+        """A 304 renewed the stored copy: the renewed entry, or None if the store lost it."""
 
 
 class Waiters(Protocol):
@@ -297,6 +308,7 @@ class OriginService:
             await self._sleep(flight, delay)
         previous = flight.previous
         origin = flight.origin
+        validators: Validators | None = None
         if previous is None and self.remembered is not None:
             recalled = self.remembered.recall(origin)
             if recalled is not None:
@@ -307,6 +319,7 @@ class OriginService:
                     await self._rules_fetched(flight, recalled, None)
                     return
                 previous = recalled  # expired: refetched, and kept through an outage
+                validators = self.remembered.validators(origin)
         while True:
             claim = await self.shared.claim(origin) if self.shared is not None else None
             if self._stopped:
@@ -324,7 +337,15 @@ class OriginService:
                 continue
             if claim is not None and previous is None:
                 previous = claim.previous
-            fetched = await self.transport.fetch(flight.robots_url, origin)
+            if validators is not None:
+                fetched = await self.transport.fetch(flight.robots_url, origin, validators)
+            else:
+                fetched = await self.transport.fetch(flight.robots_url, origin)
+            if fetched.not_modified and previous is not None and previous.robots is not None:
+                if self._stopped:
+                    return
+                await self._rules_fetched(flight, self._renewed(origin, previous, fetched), None)
+                return
             entry = self._entry(fetched, previous)
             if claim is not None and self.shared is not None:
                 await self.listener.before_sharing(origin, entry.robots, flight.trigger)
@@ -394,6 +415,17 @@ class OriginService:
         # downloaded before the listener has applied the rules (Crawl-delay, the signal).
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
+
+    def _renewed(self, origin: str, previous: RobotsEntry, fetched: Fetched) -> RobotsEntry:
+        """The stored copy a 304 confirmed, fresh again (its lifetime from the 304's headers,
+        RFC 9111 4.3.4): the store's renewed copy, else the one recalled."""
+        assert self.remembered is not None
+        now = time.time()
+        expires_at = now + ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
+        renewed = self.remembered.renew(origin, now, expires_at, fetched)
+        if renewed is None:
+            renewed = previous.with_(fetched_at=now, expires_at=expires_at)
+        return renewed.with_(failures=0, outage_since=None)
 
     def _young(self, entry: RobotsEntry, now: float) -> bool:
         """Whether a good copy may stand in while robots.txt is unreachable: fetched less than

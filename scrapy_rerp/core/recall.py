@@ -16,10 +16,11 @@ when it is fetched): short enough to make inline rather than in a thread pool.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from scrapy_rerp.core.body import default_charset, parse_body
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.store import STORED_OUTCOMES, RobotsStore, StoredCopy, header_fields
 from scrapy_rerp.engine import RobotsTxt
 
@@ -37,6 +38,7 @@ class StoredRules:
         self.syntax = syntax
         self.stats = stats
         self._unavailable_counted = False
+        self._validators: dict[str, Validators] = {}  # of the expired copies recalled
 
     def recall(self, origin: str) -> RobotsEntry | None:
         """The stored copy of ``origin`` as an entry (fresh or expired: the caller decides), or
@@ -45,6 +47,16 @@ class StoredRules:
         self._check()
         if copy is None:
             return None
+        conditional = {}
+        if copy.etag is not None:
+            conditional[b"If-None-Match"] = copy.etag
+        if copy.last_modified is not None:
+            conditional[b"If-Modified-Since"] = copy.last_modified
+        if conditional and copy.expires_at <= time.time():
+            self._validators[origin] = Validators(copy.url, conditional)
+        return self._entry(copy)
+
+    def _entry(self, copy: StoredCopy) -> RobotsEntry:
         if copy.outcome == Outcome.PARSED:
             robots = parse_body(copy.body, self.syntax, default_charset(self.syntax))
         elif copy.outcome == Outcome.DISALLOW_ALL:
@@ -59,6 +71,24 @@ class StoredRules:
             url=copy.url,
             outcome=copy.outcome,
         )
+
+    def validators(self, origin: str) -> Validators | None:
+        """The conditional headers of the copy recalled for ``origin``, once (None when it has
+        neither ETag nor Last-Modified)."""
+        return self._validators.pop(origin, None)
+
+    def renew(
+        self, origin: str, fetched_at: float, expires_at: float, fetched: Fetched
+    ) -> RobotsEntry | None:
+        """Record a 304 for ``origin``'s stored copy: the renewed copy as an entry, or None
+        when the store no longer has it (the caller keeps the copy it recalled)."""
+        headers = getattr(fetched.response, "headers", None)
+        copy = self.store.renew(origin, fetched_at, expires_at, headers or {})
+        self._check()
+        if copy is None:
+            return None
+        self.stats.inc_value("robotstxt/store/revalidated")
+        return self._entry(copy)
 
     def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
         """Store what ``fetched`` brought (a good copy only: never an outage); whether it was

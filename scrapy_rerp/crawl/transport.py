@@ -25,7 +25,7 @@ from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
-from scrapy_rerp.core.data import Fetched
+from scrapy_rerp.core.data import Fetched, Validators
 from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META, robotstxt_request_meta
 from scrapy_rerp.core.status import (
     ALLOW_ALL,
@@ -75,15 +75,24 @@ class RobotsTxtDownloader:
         maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._other_maxsize = maxsize and max(maxsize, 2 * settings.max_size)
 
-    async def fetch(self, robots_url: str, origin: str) -> Fetched:
-        """Download robots.txt once, following up to RERP_MAX_REDIRECTS redirects."""
+    async def fetch(
+        self, robots_url: str, origin: str, validators: Validators | None = None
+    ) -> Fetched:
+        """Download robots.txt once, following up to RERP_MAX_REDIRECTS redirects; with
+        ``validators`` (a stored copy's URL and its conditional headers), the request for that
+        URL is conditional, and a 304 to it says the stored copy stands."""
         s = self.settings
         url = robots_url
         for hop in range(s.max_redirects + 1):
+            conditional = validators is not None and validators.url == url
             try:
                 request = self._robots_request(url, origin)
             except ValueError as exc:  # a Location that is no URL Scrapy can make a request of
                 return self._unfollowable(origin, url, str(exc), None, url)
+            if conditional:
+                assert validators is not None
+                for name, value in validators.headers.items():
+                    request.headers[name] = value
             self.stats.inc_value("robotstxt/request_count")
             try:
                 response = await self._download(request)
@@ -103,6 +112,16 @@ class RobotsTxtDownloader:
             status = response.status
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{status}")
+            if conditional and status == 304:
+                return Fetched(
+                    UNREACHABLE,
+                    status=status,
+                    url=response.url,
+                    lifetime=ladder.lifetime_from_headers(response.headers),
+                    response=response,
+                    reason="HTTP 304",
+                    not_modified=True,
+                )
             location = response.headers.get(b"Location")
             outcome = ladder.status_outcome(status, legacy=s.legacy, has_location=bool(location))
             reason = f"HTTP {status}"

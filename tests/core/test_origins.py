@@ -17,7 +17,7 @@ import pytest
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.origins import WAIT, Claim, OriginService, Refused
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import RobotsTxt, parse
@@ -45,7 +45,9 @@ class Transport:
         self.answers = list(answers)
         self.calls: list[float] = []
 
-    async def fetch(self, robots_url: str, origin: str) -> Fetched:
+    async def fetch(
+        self, robots_url: str, origin: str, validators: Validators | None = None
+    ) -> Fetched:
         assert robots_url == "http://a.test/robots.txt" and origin == ORIGIN
         self.calls.append(time.monotonic())
         await asyncio.sleep(0.001)  # a download takes a moment

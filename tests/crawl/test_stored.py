@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,9 @@ import pytest
 import pytest_twisted
 
 from scrapy_rerp.core.data import Outcome
-from scrapy_rerp.core.store import RobotsStore, StoredCopy
+from scrapy_rerp.core.store import RobotsStore
 from tests.support.crawls import FAST_OUTAGE, ignored, pages, rerp, stat
-from tests.support.servers import Server, crawl, own, stopped_by_settings
+from tests.support.servers import Hit, Reply, Server, crawl, own, stopped_by_settings
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
@@ -32,17 +33,7 @@ def age(path: Path, origin: str, seconds: float) -> None:
         assert copy is not None
         then = time.time() - seconds
         store.forget(origin)
-        assert store.put(
-            origin,
-            StoredCopy(
-                url=copy.url,
-                status=copy.status,
-                outcome=copy.outcome,
-                fetched_at=then,
-                expires_at=then + 1,
-                body=copy.body,
-            ),
-        )
+        assert store.put(origin, replace(copy, fetched_at=then, expires_at=then + 1))
 
 
 @pytest_twisted.ensureDeferred
@@ -83,6 +74,41 @@ async def test_an_expired_copy_is_refetched_and_replaced(server: Server, tmp_pat
         copy = store.get(server.origin)
         assert copy is not None
         assert copy.body == b"User-agent: *\nDisallow: /a\n"
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_expired_copy_is_revalidated_and_a_304_keeps_it(
+    server: Server, tmp_path: Path
+) -> None:
+    server.robots(
+        ROBOTS, headers={"ETag": '"v1"', "Last-Modified": "Mon, 02 Nov 2026 10:00:00 GMT"}
+    )
+    path = tmp_path / "robots.sqlite"
+    await crawl(settings=stored(path), urls=[server.url("/a")])
+    age(path, server.origin, 60)
+
+    def robots(hit: Hit) -> Reply:
+        if hit.header("If-None-Match") == '"v1"':
+            return Reply(status=304, headers={"Cache-Control": "max-age=7200"}, content_type=None)
+        return Reply(body="User-agent: *\nDisallow: /\n")
+
+    server.route("/robots.txt", robots)
+    server.clear()
+    urls = [server.url("/a"), server.url("/private/b")]
+    second = await crawl(settings=stored(path), urls=urls)
+    [hit] = server.hits("/robots.txt")
+    assert hit.header("If-None-Match") == '"v1"'
+    assert hit.header("If-Modified-Since") == "Mon, 02 Nov 2026 10:00:00 GMT"
+    assert hit.status == 304
+    assert pages(server) == ["/a"]  # the stored rules kept
+    assert ignored(second) == [server.url("/private/b")]
+    assert stat(second, "robotstxt/store/revalidated") == 1
+    with RobotsStore(path) as store:
+        copy = store.get(server.origin)
+        assert copy is not None
+        assert copy.body == ROBOTS.encode()
+        assert copy.cache_control == b"max-age=7200"
+        assert copy.expires_at > time.time() + 3600
 
 
 @pytest_twisted.ensureDeferred
