@@ -188,3 +188,34 @@ async def test_bad_store_settings_stop_the_crawl(
         crawler = await crawl(settings=rerp(**settings), urls=[server.url("/a")])
     stopped_by_settings(crawler, caplog.records, setting)
     assert server.paths() == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_4xx_replaces_the_stored_copy_with_allow_all(
+    server: Server, tmp_path: Path
+) -> None:
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    await crawl(settings=stored(path), urls=[server.url("/a")])
+    age(path, server.origin, 60)
+    server.robots("", status=404)
+    server.clear()
+    second = await crawl(settings=stored(path), urls=[server.url("/private/b")])
+    assert pages(server) == ["/private/b"]
+    assert stat(second, "robotstxt/store/replaced") == 1
+    with RobotsStore(path) as store:
+        copy = store.get(server.origin)
+        assert copy is not None
+        assert copy.outcome == Outcome.ALLOW_ALL
+        assert copy.status == 404
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_relative_path_is_under_the_data_directory(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no scrapy.cfg: the data directory is ./.scrapy
+    server.robots(ROBOTS)
+    crawler = await crawl(settings=rerp(RERP_STORE="robots.sqlite"), urls=[server.url("/a")])
+    assert stat(crawler, "robotstxt/store/stored") == 1
+    assert (tmp_path / ".scrapy" / "robots.sqlite").is_file()
