@@ -102,7 +102,9 @@ class Listener:
 
 
 class Setup:
-    def __init__(self, transport: Transport, shared: Any = None, **settings: Any) -> None:
+    def __init__(
+        self, transport: Transport, shared: Any = None, remembered: Any = None, **settings: Any
+    ) -> None:
         self.settings = RerpSettings.from_settings(
             {"RERP_UNREACHABLE_MAX_WAIT": 0.5, **settings}, require_obey=False
         )
@@ -121,6 +123,7 @@ class Setup:
             self.runtime,
             self.stats,
             shared,
+            remembered=remembered,
         )
         self.listener.service = self.service
 
@@ -288,3 +291,96 @@ async def test_a_fleet_worker_holding_the_lock_downloads_and_publishes() -> None
     assert [e[0] for e in s.listener.events] == ["before_sharing", "rules_known"]
     [(entry, locked)] = shared.published
     assert entry.robots is RULES and locked
+
+
+class Remembered:
+    """A store holding one copy of ORIGIN, fetched ``age`` seconds ago, fresh or expired."""
+
+    def __init__(self, age: float, fresh: bool) -> None:
+        now = time.time()
+        expires = now + 60 if fresh else now - 1
+        self.copy = RobotsEntry(RULES, now - age, expires, 200, "http://a.test/robots.txt")
+        self.remembered: list[RobotsEntry] = []
+        self.renewed: list[float] = []
+
+    def recall(self, origin: str) -> RobotsEntry | None:
+        return self.copy if origin == ORIGIN else None
+
+    def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
+        self.remembered.append(entry)
+        return True
+
+    def validators(self, origin: str) -> Validators | None:
+        return Validators("http://a.test/robots.txt", {b"If-None-Match": b'"v1"'})
+
+    def renew(
+        self, origin: str, fetched_at: float, expires_at: float, fetched: Fetched
+    ) -> RobotsEntry | None:
+        self.renewed.append(expires_at)
+        return self.copy.with_(fetched_at=fetched_at, expires_at=expires_at)
+
+
+@scenario
+async def test_a_fresh_stored_copy_is_used_without_a_download() -> None:
+    store = Remembered(age=10, fresh=True)
+    s = Setup(Transport(ok()), remembered=store)
+    s.wait(2)
+    await s.runtime.settle()
+    assert s.transport.calls == []
+    assert s.waiters.released == [2]
+    assert s.service.rules(ORIGIN, URL, "t") is RULES
+    assert s.stats.get_value("robotstxt/store/reused") == 1
+
+
+@scenario
+async def test_a_304_renews_the_stored_copy() -> None:
+    store = Remembered(age=10, fresh=False)
+    not_modified = Fetched(Outcome.UNREACHABLE, status=304, lifetime=7200, not_modified=True)
+    s = Setup(Transport(not_modified), remembered=store)
+    s.wait()
+    await s.runtime.settle()
+    assert len(s.transport.calls) == 1
+    assert s.service.rules(ORIGIN, URL, "t") is RULES
+    [expires_at] = store.renewed
+    assert expires_at > time.time() + 3000  # the 304's lifetime, clamped
+    assert store.remembered == []
+
+
+@scenario
+async def test_an_outage_uses_a_stored_copy_younger_than_the_max_age(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    s = Setup(Transport(down()), remembered=Remembered(age=3600, fresh=False))
+    s.wait()
+    await s.runtime.settle()
+    assert s.waiters.released == [1] and s.waiters.dropped == []
+    assert s.service.rules(ORIGIN, URL, "t") is RULES
+    assert s.stats.get_value("robotstxt/store/stale_used") == 1
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "copy stored 3600s ago" in warning.getMessage()
+
+
+@scenario
+async def test_an_outage_ignores_a_stored_copy_past_the_max_age() -> None:
+    s = Setup(
+        Transport(down()), remembered=Remembered(age=3600, fresh=False), RERP_STALE_MAX_AGE=60
+    )
+    s.wait()
+    await s.runtime.settle()
+    assert s.waiters.released == []
+    [(reason, _)] = s.waiters.dropped
+    assert reason == UNREACHABLE
+    assert s.stats.get_value("robotstxt/store/stale_used") is None
+
+
+@scenario
+async def test_a_stale_max_age_of_zero_keeps_no_earlier_copy() -> None:
+    s = Setup(Transport(ok(lifetime=0), down()), RERP_MIN_LIFETIME=0, RERP_STALE_MAX_AGE=0)
+    s.wait()
+    await s.runtime.settle()
+    s.waiters.waiting[ORIGIN] += 1
+    assert s.service.rules(ORIGIN, URL, "t") is RULES  # expired: refresh starts, and fails
+    await s.runtime.settle()
+    entry = s.service.entry(ORIGIN)
+    assert entry is not None and entry.robots is None
+    assert s.stats.get_value("robotstxt/unreachable/stale_copy_kept") is None
