@@ -219,3 +219,24 @@ async def test_a_relative_path_is_under_the_data_directory(
     crawler = await crawl(settings=rerp(RERP_STORE="robots.sqlite"), urls=[server.url("/a")])
     assert stat(crawler, "robotstxt/store/stored") == 1
     assert (tmp_path / ".scrapy" / "robots.sqlite").is_file()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_copy_expired_by_its_max_age_is_revalidated(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS, headers={"ETag": '"v2"', "Cache-Control": "max-age=0"})
+    path = tmp_path / "robots.sqlite"
+    settings = stored(path, RERP_MIN_LIFETIME=0)
+    await crawl(settings=settings, urls=[server.url("/a")])
+
+    def robots(hit: Hit) -> Reply:
+        if hit.header("If-None-Match") == '"v2"':
+            return Reply(status=304, content_type=None)
+        return Reply(body="User-agent: *\nDisallow: /\n")
+
+    server.route("/robots.txt", robots)
+    server.clear()
+    second = await crawl(settings=settings, urls=[server.url("/private/b")])
+    assert [h.status for h in server.hits("/robots.txt")][:1] == [304]
+    assert pages(server) == []  # the stored rules, not the server's other file
+    assert ignored(second) == [server.url("/private/b")]
+    assert stat(second, "robotstxt/store/revalidated") >= 1
