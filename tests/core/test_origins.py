@@ -369,7 +369,7 @@ async def test_an_outage_ignores_a_stored_copy_past_the_max_age() -> None:
     await s.runtime.settle()
     assert s.waiters.released == []
     [(reason, _)] = s.waiters.dropped
-    assert reason == UNREACHABLE
+    assert reason is DropReason.UNREACHABLE
     assert s.stats.get_value("robotstxt/store/stale_used") is None
 
 
