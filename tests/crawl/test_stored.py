@@ -3,7 +3,10 @@ server, and what the server received."""
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -56,6 +59,37 @@ async def test_a_second_crawl_uses_the_fresh_stored_copy(server: Server, tmp_pat
     assert ignored(second) == [server.url("/private/b")]
     assert stat(second, "robotstxt/store/reused") == 1
     assert stat(second, "robotstxt/request_count") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_command_line_reads_the_store_a_crawl_wrote(
+    server: Server, tmp_path: Path
+) -> None:
+    # The crawl and the command line name an origin alike: what one writes, the other finds.
+    server.robots(ROBOTS)
+    path = tmp_path / "robots.sqlite"
+    await crawl(settings=stored(path), urls=[server.url("/a")])
+    server.clear()
+    command = [sys.executable, "-m", "scrapy_rerp"]
+    shown = subprocess.run(
+        [*command, "store", str(path), server.url("/any/page")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == ROBOTS
+    fetched = subprocess.run(
+        [*command, "fetch", server.url("/robots.txt"), "--store", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    assert json.loads(fetched.stdout)["store"]["used"] is True
+    assert server.count("/robots.txt") == 0  # answered from the store
 
 
 @pytest_twisted.ensureDeferred
