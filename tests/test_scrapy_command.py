@@ -167,12 +167,23 @@ def test_robots_command_skips_a_bad_sitemap_line_only(server: Server, project: P
 
 URL = "http://example.com/robots.txt"
 
+
 #: Each cause, with what a crawl's download raises for it (Twisted's and Scrapy's errors, which
 #: only the command meets) and what urllib raises for it (Python's, which both meet).
+def scrapy_s(name: str, *args: str) -> list[Exception]:
+    """Scrapy's own download error ``name`` (Scrapy 2.14 and later), else none: Scrapy 2.13
+    raises Twisted's."""
+    error = getattr(scrapy_errors, name, None)
+    return [] if error is None else [error(*args)]
+
+
 NO_ANSWER = [
     (
         CONNECTION_REFUSED,
-        [twisted_errors.ConnectionRefusedError(), scrapy_errors.DownloadConnectionRefusedError()],
+        [
+            twisted_errors.ConnectionRefusedError(),
+            *scrapy_s("DownloadConnectionRefusedError"),
+        ],
         [urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))],
     ),
     (
@@ -180,7 +191,7 @@ NO_ANSWER = [
         [
             twisted_errors.TimeoutError(),
             twisted_errors.TCPTimedOutError(),
-            scrapy_errors.DownloadTimeoutError(f"Getting {URL} took longer than 5 seconds."),
+            *scrapy_s("DownloadTimeoutError", f"Getting {URL} took longer than 5 seconds."),
         ],
         [urllib.error.URLError(TimeoutError("timed out")), TimeoutError("read timed out")],
     ),

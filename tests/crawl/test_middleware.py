@@ -275,7 +275,7 @@ async def test_an_unreachable_robots_txt_is_logged_with_its_cause_in_a_few_words
     url = f"http://127.0.0.1:{port}/a"
     with caplog.at_level(logging.WARNING, logger="scrapy_rerp"):
         await crawl(settings=rerp(**FAST_OUTAGE), urls=[url])
-    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    said = [r.getMessage() for r in own(caplog.records) if r.levelno == logging.WARNING]
     assert said == [
         f"Dropping 1 request(s): robots.txt of http://127.0.0.1:{port} unreachable for more"
         " than 0.6s (last: connection refused)"
