@@ -7,10 +7,7 @@ not half a minute), else with venv and pip. Every supported Python runs one cell
 cell runs tells its Scrapy, Python or reactor apart, within ``.ci/run``'s eight minutes on two
 cores (markers: pyproject.toml):
 
-* ``tests-3.13(scrapy='newest')``: the whole suite on the newest Scrapy and Python, but the
-  CPU-bound tests (``heavy``: corpus sweeps, the benchmark scripts' smoke runs);
-* ``heavy-3.11``: those, on the newest Scrapy, in the other lane (where the crawls mostly wait
-  on sockets, so that the CPU-bound tests slow neither lane's timings much);
+* ``tests-3.13(scrapy='newest')``: the whole suite, on the newest Scrapy and Python;
 * ``oldest-3.10(scrapy='2.13.4')``: what speaks to Scrapy (``-m "crawl or scrapy"``) on the
   oldest supported Scrapy and Python; the engine and the command line, which import no Scrapy,
   are not repeated;
@@ -57,16 +54,9 @@ def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
 @nox.session(python=["3.13"])
 @nox.parametrize("scrapy", [NEWEST])
 def tests(session: nox.Session, scrapy: str) -> None:
-    """The whole suite but the CPU-bound tests, on the newest Scrapy and Python."""
+    """The whole suite, on the newest Scrapy and Python."""
     install(session, scrapy)
-    pytest(session, "-m", "not heavy")
-
-
-@nox.session(python=["3.11"])
-def heavy(session: nox.Session) -> None:
-    """The CPU-bound tests (corpus sweeps, the benchmark scripts' smoke runs)."""
-    install(session, NEWEST)
-    pytest(session, "-m", "heavy")
+    pytest(session)
 
 
 @nox.session(python=["3.10"])

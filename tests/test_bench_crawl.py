@@ -16,8 +16,6 @@ import pytest
 
 from tests.support.scripts import load_script
 
-pytestmark = pytest.mark.heavy  # CPU-bound: a cell of its own (markers: pyproject.toml)
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_crawl.py"
 TIMEOUT = 240  # seconds; a guard against a hung crawl, not a timing assertion

@@ -9,8 +9,6 @@ import pytest
 
 from tests.support.scripts import load_script
 
-pytestmark = pytest.mark.heavy  # CPU-bound: a cell of its own (markers: pyproject.toml)
-
 
 def test_small_fleet_run_writes_its_report(tmp_path: Path) -> None:
     bench = load_script("bench_fleet")

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.support.scripts import load_script
-
-pytestmark = pytest.mark.heavy  # CPU-bound: a cell of its own (markers: pyproject.toml)
 
 
 def test_quick_run_writes_a_row_per_page(tmp_path: Path) -> None:

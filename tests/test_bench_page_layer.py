@@ -9,7 +9,6 @@ from scrapy.core.spidermw import SpiderMiddlewareManager
 from tests.support.scripts import child_result, load_script
 
 pytestmark = [
-    pytest.mark.heavy,  # CPU-bound: a cell of its own (markers: pyproject.toml)
     pytest.mark.scrapy,  # Scrapy's API (markers: pyproject.toml)
     pytest.mark.skipif(
         not hasattr(SpiderMiddlewareManager, "scrape_response_async"),

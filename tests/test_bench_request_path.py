@@ -9,7 +9,6 @@ from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from tests.support.scripts import child_result
 
 pytestmark = [
-    pytest.mark.heavy,  # CPU-bound: a cell of its own (markers: pyproject.toml)
     pytest.mark.scrapy,  # Scrapy's API (markers: pyproject.toml)
     pytest.mark.skipif(
         not hasattr(DownloaderMiddlewareManager, "download_async"),

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.support.scripts import load_script
-
-pytestmark = pytest.mark.heavy  # CPU-bound: a cell of its own (markers: pyproject.toml)
 
 
 def rows(report: str, heading: str) -> dict[str, list[str]]:

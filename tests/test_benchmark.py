@@ -8,11 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.support.scripts import load_script
-
-pytestmark = pytest.mark.heavy  # CPU-bound: a cell of its own (markers: pyproject.toml)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_engine.py"

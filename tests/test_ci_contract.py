@@ -94,7 +94,7 @@ def ci(tmp_path: Path) -> CiRun:
 #: The matrix as .ci/run runs it, in two lanes side by side.
 LANES = {
     "nox --non-interactive -s tests-3.13(scrapy='newest')",
-    "nox --non-interactive -s oldest-3.10(scrapy='2.13.4') reactorless-3.12 epoll-3.11 heavy-3.11",
+    "nox --non-interactive -s oldest-3.10(scrapy='2.13.4') reactorless-3.12 epoll-3.11",
 }
 
 

@@ -32,8 +32,6 @@ import robotexclusionrulesparser as rerp
 from scrapy_rerp.engine import GYM2008, MK1996, RFC9309
 from scrapy_rerp.engine.rerp import RobotExclusionRulesParser
 
-pytestmark = pytest.mark.heavy  # CPU-bound: a cell of its own (markers: pyproject.toml)
-
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("SCRAPY_RERP_CORPUS") or REPO.parent / "shared" / "corpus")
 
