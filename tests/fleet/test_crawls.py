@@ -224,7 +224,10 @@ def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
 ) -> None:
     slow = hosts[0]
     slow.robots("User-agent: *\nAllow: /\n", delay=3)
-    config = fleet_config(redis_server, RERP_REDIS_LOCK_TIMEOUT=4)
+    # The other workers start once the first is killed, and must be asking before its lock
+    # expires: their start-up took up to 7 s on a loaded CI host, so the lock lasts 10 s.
+    lock_timeout = 10
+    config = fleet_config(redis_server, RERP_REDIS_LOCK_TIMEOUT=lock_timeout)
     # The first worker takes the download lock, and is killed while it downloads.
     first = start_worker({**config, "urls": [slow.url("/first")]})
     client = redis_server.client()
@@ -247,7 +250,7 @@ def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
     robots = slow.hits("/robots.txt")
     # The killed worker's download, then exactly one more, once its lock had expired.
     assert len(robots) == 2
-    assert 4 - 0.1 <= robots[1].time - locked_at <= 4 + 1.5
+    assert lock_timeout - 0.1 <= robots[1].time - locked_at <= lock_timeout + 1.5
     assert sorted(pages(slow)) == sorted(f"/w{w}/p{i}" for w in (1, 2) for i in range(4))
     assert all(r["finish_reason"] == "finished" for r in reports)
     stats = [r["stats"] for r in reports]
