@@ -641,18 +641,10 @@ def _open(path: Path, timeout: float, read_only: bool = False) -> sqlite3.Connec
             # Text that is not UTF-8 (a tampered row) is read, then refused by the checks,
             # rather than failing the whole call.
             conn.text_factory = _text
-            try:
+            with _closed_on_failure(conn):
                 if _made(conn):
                     return conn
                 _set_aside(conn, path)
-            except sqlite3.DatabaseError as exc:
-                conn.close()
-                if isinstance(exc, sqlite3.OperationalError):
-                    raise
-                raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
-            except BaseException:
-                conn.close()
-                raise
     raise _Unusable("a store of another version came back after being set aside")
 
 
@@ -668,7 +660,7 @@ def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
         uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
     )
     conn.text_factory = _text
-    try:
+    with _closed_on_failure(conn):
         conn.execute("PRAGMA query_only = ON")
         application_id, version, objects = _identify(conn)
         if (application_id, version, objects) == (0, 0, 0):
@@ -685,6 +677,15 @@ def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
             raise _Unusable(
                 f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
             )
+    return conn
+
+
+@contextmanager
+def _closed_on_failure(conn: sqlite3.Connection) -> Iterator[None]:
+    """Close ``conn`` if what runs inside fails; a file SQLite cannot read is damaged
+    (:class:`_Unusable`), a locked or unreachable one stays an ``OperationalError``."""
+    try:
+        yield
     except sqlite3.DatabaseError as exc:
         conn.close()
         if isinstance(exc, sqlite3.OperationalError):
@@ -693,7 +694,6 @@ def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
-    return conn
 
 
 def _made(conn: sqlite3.Connection) -> bool:
