@@ -61,6 +61,17 @@ class Validators:
     url: str
     headers: dict[bytes, bytes]
 
+    @classmethod
+    def of(cls, url: str, etag: bytes | None, last_modified: bytes | None) -> Validators | None:
+        """The validators of a copy fetched from ``url`` with these headers, or None when it
+        has neither (it cannot be revalidated, only fetched again)."""
+        headers = {}
+        if etag is not None:
+            headers[b"If-None-Match"] = etag
+        if last_modified is not None:
+            headers[b"If-Modified-Since"] = last_modified
+        return cls(url, headers) if headers else None
+
 
 @dataclass(frozen=True, slots=True)
 class RobotsEntry:

@@ -96,6 +96,7 @@ class Claim:
     download: bool = False  # this worker downloads (holding the lock unless Redis is down)
     locked: bool = False
     previous: RobotsEntry | None = None  # the fleet's expired copy, if any
+    validators: Validators | None = None  # what revalidates ``previous``, if anything
 
 
 class Sharing(Protocol):
@@ -335,16 +336,25 @@ class OriginService:
                 if not await self._wait_for_retry(flight, previous):
                     return
                 continue
-            if claim is not None and previous is None:
+            if claim is not None and previous is None and claim.previous is not None:
+                # The fleet's expired copy, to this worker as a stored copy is to a crawl
+                # alone: revalidated when it can be, kept through an outage when young.
                 previous = claim.previous
+                validators = claim.validators
+                if previous.robots is not None:
+                    self._stored.add(origin)
             if validators is not None:
                 fetched = await self.transport.fetch(flight.robots_url, origin, validators)
             else:
                 fetched = await self.transport.fetch(flight.robots_url, origin)
             if fetched.not_modified and previous is not None and previous.robots is not None:
+                renewed = self._renewed(origin, previous, fetched)
+                if claim is not None and self.shared is not None:
+                    await self.listener.before_sharing(origin, renewed.robots, flight.trigger)
+                    await self.shared.publish(origin, renewed, fetched, claim.locked)
                 if self._stopped:
                     return
-                await self._rules_fetched(flight, self._renewed(origin, previous, fetched), None)
+                await self._rules_fetched(flight, renewed, None)
                 return
             entry = self._entry(fetched, previous)
             if claim is not None and self.shared is not None:
@@ -418,11 +428,13 @@ class OriginService:
 
     def _renewed(self, origin: str, previous: RobotsEntry, fetched: Fetched) -> RobotsEntry:
         """The stored copy a 304 confirmed, fresh again (its lifetime from the 304's headers,
-        RFC 9111 4.3.4): the store's renewed copy, else the one recalled."""
-        assert self.remembered is not None
+        RFC 9111 4.3.4): the store's renewed copy, else the one recalled (a fleet's, or one
+        the store lost meanwhile)."""
         now = time.time()
         expires_at = now + ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
-        renewed = self.remembered.renew(origin, now, expires_at, fetched)
+        renewed = None
+        if self.remembered is not None:
+            renewed = self.remembered.renew(origin, now, expires_at, fetched)
         if renewed is None:
             renewed = previous.with_(fetched_at=now, expires_at=expires_at)
         return renewed.with_(failures=0, outage_since=None)

@@ -47,13 +47,9 @@ class StoredRules:
         self._check()
         if copy is None:
             return None
-        conditional = {}
-        if copy.etag is not None:
-            conditional[b"If-None-Match"] = copy.etag
-        if copy.last_modified is not None:
-            conditional[b"If-Modified-Since"] = copy.last_modified
-        if conditional and copy.expires_at <= time.time():
-            self._validators[origin] = Validators(copy.url, conditional)
+        validators = Validators.of(copy.url, copy.etag, copy.last_modified)
+        if validators is not None and copy.expires_at <= time.time():
+            self._validators[origin] = validators
         return self._entry(copy)
 
     def _entry(self, copy: StoredCopy) -> RobotsEntry:

@@ -19,12 +19,16 @@ field              value
 ``expires_at``     when to fetch it again, or retry an unreachable one
 ``failures``       failed attempts in a row
 ``outage_since``   when the current outage began
+``etag``           the copy's ``ETag``, if it had one (a validator: see :func:`validators`)
+``last_modified``  the copy's ``Last-Modified``, if it had one
 =================  ===========================================================================
 
 A worker that keeps earlier rules through a failed download (an outage) no longer holds their
 bytes: :func:`encode` takes them from the fleet's stored copy, or stores the outage without
 rules when there is none (never rules without bytes, which a reader would parse as "allow
-all").
+all"). A 304 to a conditional refetch renews the fleet's copy the same way: its bytes stay,
+its times are the 304's (:func:`encode` with ``fetched.not_modified``); with no copy in the
+fleet there is nothing to renew, and nothing is stored.
 
 Standard library only; the store (:mod:`scrapy_rerp.fleet.store`) writes ``v`` and keeps the
 times on Redis's clock.
@@ -36,7 +40,7 @@ import math
 from collections.abc import Mapping
 
 from scrapy_rerp.core.body import Body
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "decode",
     "encode",
     "keeps_earlier_rules",
+    "validators",
 ]
 
 #: Version of the hash layout; a hash of another version is ignored (fetched again).
@@ -59,8 +64,23 @@ CLOCK_FIELDS = frozenset({b"fetched_at", b"expires_at", b"outage_since"})
 
 #: Rules kept through an outage: the fields of the copy's download stay, the outage's are
 #: written over them.
-_COPY_FIELDS = (b"syntax", b"outcome", b"body", b"charset", b"status", b"url", b"fetched_at")
+_COPY_FIELDS = (
+    b"syntax",
+    b"outcome",
+    b"body",
+    b"charset",
+    b"status",
+    b"url",
+    b"fetched_at",
+    b"etag",
+    b"last_modified",
+)
 _OUTAGE_FIELDS = (b"expires_at", b"failures", b"outage_since")
+#: A 304 renews the copy: its times and validators are the 304's, the rest the copy's.
+_RENEWED_FIELDS = (b"fetched_at", b"expires_at", b"failures", b"etag", b"last_modified")
+
+#: The longest validator kept (a header value; a longer one is not sent back, as the store's).
+MAX_VALIDATOR = 8192
 
 
 class Unreadable(ValueError):
@@ -83,9 +103,13 @@ def encode(
 
     Rules kept through a failed download (:func:`keeps_earlier_rules`) keep the bytes of
     ``stored``, the fleet's hash, when it holds a parsed copy in this syntax; the outage's state
-    is written over it. Without one they are stored as the outage alone, without rules.
+    is written over it. Without one they are stored as the outage alone, without rules. Rules
+    a 304 renewed keep the bytes of ``stored`` too; without them the result is empty: nothing
+    to store.
     """
     if keeps_earlier_rules(entry, fetched):
+        if fetched is not None and fetched.not_modified:
+            return _renewed(entry, fetched, syntax_name, stored)
         return _kept(entry, fetched, syntax_name, stored)
     body = fetched.body if fetched is not None and entry.outcome == Outcome.PARSED else None
     values: dict[str, object] = {
@@ -99,6 +123,7 @@ def encode(
         "expires_at": repr(entry.expires_at),
         "failures": entry.failures,
         "outage_since": None if entry.outage_since is None else repr(entry.outage_since),
+        **_validator_fields(fetched),
     }
     fields: dict[bytes, bytes] = {}
     for name, value in values.items():
@@ -124,15 +149,68 @@ def _kept(
         fetched,
         syntax_name,
     )
-    if (
-        stored is None
-        or stored.get(b"syntax") != syntax_name.encode()
-        or stored.get(b"outcome") != Outcome.PARSED.value.encode()
-        or b"body" not in stored
-    ):
+    if not _holds_parsed_copy(stored, syntax_name):
         return outage  # no bytes of these rules in the fleet (flushed, another syntax...)
+    assert stored is not None
     copy = {name: stored[name] for name in _COPY_FIELDS if name in stored}
     return {**copy, **{name: outage[name] for name in _OUTAGE_FIELDS if name in outage}}
+
+
+def _renewed(
+    entry: RobotsEntry,
+    fetched: Fetched,
+    syntax_name: str,
+    stored: Mapping[bytes, bytes] | None,
+) -> dict[bytes, bytes]:
+    if not _holds_parsed_copy(stored, syntax_name):
+        return {}
+    assert stored is not None
+    renewal = encode(entry.with_(robots=None, outcome=Outcome.ALLOW_ALL), fetched, syntax_name)
+    copy = {name: stored[name] for name in _COPY_FIELDS if name in stored}
+    # RFC 9111 4.3.4: a 304's validators replace the stored ones; absent, the copy's stay.
+    return {**copy, **{name: renewal[name] for name in _RENEWED_FIELDS if name in renewal}}
+
+
+def _holds_parsed_copy(stored: Mapping[bytes, bytes] | None, syntax_name: str) -> bool:
+    return (
+        stored is not None
+        and stored.get(b"syntax") == syntax_name.encode()
+        and stored.get(b"outcome") == Outcome.PARSED.value.encode()
+        and b"body" in stored
+    )
+
+
+def _validator_fields(fetched: Fetched | None) -> dict[str, bytes]:
+    """The validators of the response ``fetched`` came with, as the hash keeps them."""
+    headers = getattr(fetched.response, "headers", None) if fetched is not None else None
+    if headers is None:
+        return {}
+    fields = {}
+    for name, header in (("etag", b"ETag"), ("last_modified", b"Last-Modified")):
+        value = headers.get(header)
+        if isinstance(value, bytes) and _sendable(value):
+            fields[name] = value
+    return fields
+
+
+def _sendable(value: bytes) -> bool:
+    """Whether a validator can go back in a request header as it is."""
+    return 0 < len(value) <= MAX_VALIDATOR and not any(c in value for c in b"\r\n\x00")
+
+
+def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
+    """The conditional headers that revalidate the copy a hash holds, or None (no validator, or
+    one that cannot be sent back: a hash is read like a site's bytes)."""
+    url = fields.get(b"url")
+    if not url or fields.get(b"outcome") == Outcome.UNREACHABLE.value.encode():
+        return None
+    etag = fields.get(b"etag")
+    last_modified = fields.get(b"last_modified")
+    return Validators.of(
+        url.decode("utf-8", "replace"),
+        etag if etag is not None and _sendable(etag) else None,
+        last_modified if last_modified is not None and _sendable(last_modified) else None,
+    )
 
 
 def decode(

@@ -6,6 +6,10 @@ downloads, then :meth:`SharedRules.publish` stores the result and releases the l
 another worker holds the lock, a wait for its result. An outage is shared too: a dead origin is
 retried by one worker at the backoff rate, not by each.
 
+An expired copy comes with its validators (a conditional refetch: :attr:`Claim.validators`), and
+a 304 renews the fleet's copy; rules stay in Redis until ``RERP_STALE_MAX_AGE`` old, to stand in
+through outages (:meth:`SharedRules._kept_for`).
+
 Redis down or slow: each worker carries on alone (:mod:`scrapy_rerp.fleet.guard`). Stats:
 ``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``
 (downloads waited for), ``robotstxt/redis/unreadable`` (hashes that could not be read),
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.data import Fetched, RobotsEntry
 from scrapy_rerp.core.origins import Claim
-from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules
+from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules, validators
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.settings import RerpSettings
@@ -81,34 +85,43 @@ class SharedRules:
             poll = min(2 * poll, POLL_MAX)
 
     async def _look(self, origin: str) -> Claim:
-        stored = await self._load(origin)
+        stored, _ = await self._load(origin)
         if stored is not None and not stored.expired():
             self.stats.inc_value("robotstxt/redis/shared")
             return Claim(entry=stored)
         if await self.store.lock(origin):
             # Another worker may have stored its result between the two calls.
-            again = await self._load(origin)
+            again, fields = await self._load(origin)
             if again is not None and not again.expired():
                 await self.store.unlock(origin)
                 self.stats.inc_value("robotstxt/redis/shared")
                 return Claim(entry=again)
-            return Claim(download=True, locked=True, previous=again)
-        if stored is not None and stored.robots is not None:
-            # Expired, and another worker refreshes it: its rules serve meanwhile.
+            revalidate = validators(fields) if again is not None and fields is not None else None
+            return Claim(download=True, locked=True, previous=again, validators=revalidate)
+        if (
+            stored is not None
+            and stored.robots is not None
+            and time.time() < stored.expires_at + self.settings.max_lifetime
+        ):
+            # Expired lately, and another worker refreshes it: its rules serve meanwhile. An
+            # older copy (kept for outages, up to RERP_STALE_MAX_AGE) waits for the refresh,
+            # as a crawl alone waits for its stored copy's.
             self.stats.inc_value("robotstxt/redis/shared")
             return Claim(entry=stored.with_(expires_at=time.time() + STALE_RECHECK))
         return Claim()  # wait for the worker that holds the lock
 
-    async def _load(self, origin: str) -> RobotsEntry | None:
+    async def _load(self, origin: str) -> tuple[RobotsEntry | None, dict[bytes, bytes] | None]:
+        """The fleet's entry for ``origin`` and the hash it was read from (both None when there
+        is none, or it cannot be read)."""
         fields = await self.store.load(origin)
         if fields is None:
-            return None
+            return None, None
         s = self.settings
         try:
-            return decode(fields, s.syntax, s.syntax_name, s.max_size)
+            return decode(fields, s.syntax, s.syntax_name, s.max_size), fields
         except Unreadable:
             self.stats.inc_value("robotstxt/redis/unreadable")
-            return None
+            return None, None
 
     async def publish(
         self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
@@ -121,13 +134,26 @@ class SharedRules:
         async def store() -> None:
             copy = await self.store.load(origin) if keeps_earlier_rules(entry, fetched) else None
             fields = encode(entry, fetched, syntax_name, copy)
-            await self.store.store(origin, fields, entry.expires_at - time.time())
+            if fields:  # empty: a 304 for a copy the fleet no longer holds
+                await self.store.store(origin, fields, self._kept_for(entry))
+                if fetched is not None and fetched.not_modified:
+                    self.stats.inc_value("robotstxt/redis/revalidated")
             if locked:
                 await self.store.unlock(origin)
 
         await self.guard.call(store)
         if locked:
             self._locked.discard(origin)
+
+    def _kept_for(self, entry: RobotsEntry) -> float:
+        """Seconds Redis keeps ``entry`` (the store adds its stale-serving window): its
+        lifetime, and for rules, as long as they may stand in for an unreachable robots.txt
+        (``RERP_STALE_MAX_AGE`` from their fetch), as a crawl alone keeps them in its store."""
+        now = time.time()
+        kept = entry.expires_at - now
+        if entry.robots is not None and self.settings.stale_max_age > 0:
+            kept = max(kept, entry.fetched_at + self.settings.stale_max_age - now)
+        return kept
 
     async def close(self) -> None:
         # A download that the closing crawl left unfinished (paused while robots.txt was on the

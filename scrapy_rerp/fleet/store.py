@@ -16,7 +16,9 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
   a crawl knows of it), with its format version. Its times are on Redis's clock (``TIME``, in
   the scripts that write and read it), so workers whose clocks disagree agree on them. Its
   Redis TTL is the entry's lifetime plus the stale-serving window (``RERP_MAX_LIFETIME``), so
-  an expired copy can still serve while it is refetched;
+  an expired copy can still serve while it is refetched; rules are kept at least until
+  ``RERP_STALE_MAX_AGE`` from their fetch (plus that window), to stand in through outages
+  (the caller's ``ttl``: :mod:`scrapy_rerp.fleet.sharing`);
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;

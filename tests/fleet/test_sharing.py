@@ -7,13 +7,17 @@ processes: test_crawls.py."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+import pytest_twisted
+from scrapy.http import Response
 
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
@@ -22,8 +26,10 @@ from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
 from scrapy_rerp.fleet.sharing import POLL_FIRST, POLL_MAX, STALE_RECHECK, SharedRules
 from scrapy_rerp.fleet.store import RedisOriginCache
 from tests.support import Stats
+from tests.support.crawls import FAST_OUTAGE, ignored, rerp, stat
 from tests.support.redis import RedisServer
 from tests.support.scenarios import scenario
+from tests.support.servers import Hit, Reply, Server, crawl, own
 
 pytestmark = pytest.mark.needs_asyncio  # the store: redis.asyncio (markers: pyproject.toml)
 
@@ -367,7 +373,7 @@ async def test_only_the_lock_s_holder_releases_it(redis_server: RedisServer) -> 
 async def test_a_stored_entry_lives_in_redis_its_lifetime_and_the_stale_window(
     redis_server: RedisServer,
 ) -> None:
-    one = Worker(redis_server.url, RERP_MAX_LIFETIME=50, RERP_MIN_LIFETIME=0)
+    one = Worker(redis_server.url, RERP_MAX_LIFETIME=50, RERP_MIN_LIFETIME=0, RERP_STALE_MAX_AGE=0)
     await one.claim()
     await one.publish(*downloaded(lifetime=100.0))
     ttl = redis_server.client().pttl(f"s:robots:{ORIGIN}") / 1000
@@ -376,10 +382,163 @@ async def test_a_stored_entry_lives_in_redis_its_lifetime_and_the_stale_window(
 
 
 @scenario
+async def test_rules_live_in_redis_as_long_as_they_may_stand_in_for_an_outage(
+    redis_server: RedisServer,
+) -> None:
+    # RERP_STALE_MAX_AGE beyond the lifetime: the fleet keeps the copy until it is that old
+    # (plus the stale window), as a crawl alone keeps it in its store.
+    one = Worker(
+        redis_server.url, RERP_MAX_LIFETIME=50, RERP_MIN_LIFETIME=0, RERP_STALE_MAX_AGE=1000
+    )
+    await one.claim()
+    await one.publish(*downloaded(lifetime=100.0))
+    ttl = redis_server.client().pttl(f"s:robots:{ORIGIN}") / 1000
+    assert 1045 < ttl <= 1050
+    # Kept through an outage: still as long as the copy may stand in, counted from its fetch.
+    entry, _ = downloaded(lifetime=100.0)
+    fetched_earlier = entry.with_(fetched_at=entry.fetched_at - 400)
+    await one.publish(*kept_through(fetched_earlier, retry_in=5.0), locked=False)
+    ttl = redis_server.client().pttl(f"s:robots:{ORIGIN}") / 1000
+    assert 645 < ttl <= 650
+    # An outage without rules: only until its retry (plus the window).
+    await one.publish(*outage(retry_in=5.0), locked=False)
+    ttl = redis_server.client().pttl(f"s:robots:{ORIGIN}") / 1000
+    assert 50 < ttl <= 55
+    await one.rules.close()
+
+
+def validated(lifetime: float = 3600.0) -> tuple[RobotsEntry, Fetched]:
+    """A download of ``BODY`` whose response had validators."""
+    entry, fetched = downloaded(lifetime=lifetime)
+    response = Response(
+        "http://a.test/robots.txt",
+        headers={"ETag": '"v1"', "Last-Modified": "Sat, 28 Nov 2026 10:00:00 GMT"},
+    )
+    return entry, dataclasses.replace(fetched, response=response)
+
+
+@scenario
+async def test_the_fleet_s_expired_copy_comes_with_its_validators(
+    redis_server: RedisServer,
+) -> None:
+    one, two = Worker(redis_server.url), Worker(redis_server.url)
+    await one.claim()
+    await one.publish(*validated(lifetime=-1.0))
+    claim = await two.claim()
+    assert claim.locked and claim.previous is not None
+    assert claim.validators == Validators(
+        "http://a.test/robots.txt",
+        {b"If-None-Match": b'"v1"', b"If-Modified-Since": b"Sat, 28 Nov 2026 10:00:00 GMT"},
+    )
+    for worker in (one, two):
+        await worker.rules.close()
+
+
+@scenario
+async def test_a_copy_without_validators_or_with_unsendable_ones_has_none(
+    redis_server: RedisServer,
+) -> None:
+    one, two = Worker(redis_server.url), Worker(redis_server.url)
+    await one.claim()
+    await one.publish(*downloaded(lifetime=-1.0))
+    claim = await two.claim()
+    assert claim.locked and claim.previous is not None and claim.validators is None
+    await two.publish(*downloaded(lifetime=-1.0))
+    # What Redis hands back is input: a validator no request header can carry is not sent.
+    redis_server.client().hset(f"s:robots:{ORIGIN}", "etag", b'"a\r\nX-Injected: 1"')
+    claim = await one.claim()
+    assert claim.locked and claim.previous is not None and claim.validators is None
+    for worker in (one, two):
+        await worker.rules.close()
+
+
+def not_modified(
+    previous: RobotsEntry, lifetime: float, etag: str | None
+) -> tuple[RobotsEntry, Fetched]:
+    """What a worker knows after a 304 to its conditional refetch of ``previous``."""
+    now = time.time()
+    headers = {"ETag": etag} if etag is not None else {}
+    response = Response("http://a.test/robots.txt", status=304, headers=headers)
+    fetched = Fetched(
+        Outcome.UNREACHABLE,
+        status=304,
+        url="http://a.test/robots.txt",
+        response=response,
+        reason="HTTP 304",
+        not_modified=True,
+    )
+    return previous.with_(fetched_at=now, expires_at=now + lifetime), fetched
+
+
+@scenario
+async def test_a_304_renews_the_fleet_s_copy_keeping_its_bytes(redis_server: RedisServer) -> None:
+    one, two, three = (Worker(redis_server.url) for _ in range(3))
+    await one.claim()
+    await one.publish(*validated(lifetime=-1.0))
+    claim = await two.claim()
+    assert claim.locked and claim.previous is not None
+    await two.publish(*not_modified(claim.previous, 600.0, etag='"v2"'), locked=True)
+    assert lock_holder(redis_server) is None and two.stat("revalidated") == 1
+    claim = await three.claim()
+    assert claim.entry is not None and not claim.download  # fresh again: no download
+    assert decisions(claim.entry.robots) == RULES
+    assert claim.entry.expires_at == pytest.approx(time.time() + 600, abs=5)
+    assert claim.entry.fetched_at == pytest.approx(time.time(), abs=5)
+    stored = redis_server.client().hgetall(f"s:robots:{ORIGIN}")
+    assert stored[b"etag"] == b'"v2"'  # the 304's validator replaces the copy's
+    assert stored[b"last_modified"] == b"Sat, 28 Nov 2026 10:00:00 GMT"  # unsaid: kept
+    assert stored[b"body"] == BODY
+    for worker in (one, two, three):
+        await worker.rules.close()
+
+
+@scenario
+async def test_a_304_for_a_copy_the_fleet_lost_stores_nothing(redis_server: RedisServer) -> None:
+    one, two = Worker(redis_server.url), Worker(redis_server.url)
+    await one.claim()
+    await one.publish(*validated(lifetime=-1.0))
+    claim = await two.claim()
+    assert claim.locked and claim.previous is not None
+    redis_server.client().delete(f"s:robots:{ORIGIN}")  # FLUSHALL, eviction
+    await two.publish(*not_modified(claim.previous, 600.0, etag=None), locked=True)
+    assert lock_holder(redis_server) is None and two.stat("revalidated") == 0
+    assert redis_server.client().exists(f"s:robots:{ORIGIN}") == 0
+    claim = await one.claim()  # the next worker downloads it again
+    assert claim.locked and claim.previous is None
+    for worker in (one, two):
+        await worker.rules.close()
+
+
+@scenario
+async def test_an_old_copy_waits_for_its_refresh_rather_than_serving(
+    redis_server: RedisServer,
+) -> None:
+    # Expired longer ago than RERP_MAX_LIFETIME (kept in Redis for outages only): while another
+    # worker refreshes it, the others wait for the refresh, as a crawl alone waits.
+    one = Worker(redis_server.url, RERP_MAX_LIFETIME=50, RERP_MIN_LIFETIME=0)
+    two = Worker(redis_server.url, RERP_MAX_LIFETIME=50, RERP_MIN_LIFETIME=0)
+    await one.claim()
+    await one.publish(*downloaded(lifetime=-60.0))
+    assert (await one.claim()).locked  # the first refreshes it
+
+    async def one_publishes() -> None:
+        await one.publish(*downloaded())
+
+    two.polls.then = {1: one_publishes}
+    claim = await two.claim()
+    assert claim.entry is not None and not claim.entry.expired()
+    assert len(two.polls.slept) == 1 and two.stat("lock_waits") == 1
+    for worker in (one, two):
+        await worker.rules.close()
+
+
+@scenario
 async def test_an_entry_gone_from_redis_is_downloaded_again(redis_server: RedisServer) -> None:
-    # RERP_MAX_LIFETIME 0: no stale window, Redis drops the hash when the entry expires.
+    # RERP_MAX_LIFETIME 0: no stale window, and RERP_STALE_MAX_AGE 0: no copy for outages;
+    # Redis drops the hash when the entry expires.
     one, two = (
-        Worker(redis_server.url, RERP_MAX_LIFETIME=0, RERP_MIN_LIFETIME=0) for _ in range(2)
+        Worker(redis_server.url, RERP_MAX_LIFETIME=0, RERP_MIN_LIFETIME=0, RERP_STALE_MAX_AGE=0)
+        for _ in range(2)
     )
     await one.claim()
     await one.publish(*downloaded(lifetime=0.2))
@@ -497,3 +656,114 @@ async def test_close_reports_the_round_trips(redis_server: RedisServer) -> None:
     await one.publish(*downloaded(), locked=False)  # the hash: no lock to release
     await one.rules.close()
     assert one.stats.get_value("robotstxt/redis/round_trips") == 7
+
+
+# -- across runs and outages, in crawls: a fleet of one worker, a real crawl, the same Redis ----
+
+ROBOTS = "User-agent: *\nDisallow: /private\n"
+
+
+def fleet(redis_server: RedisServer, **settings: Any) -> dict[str, Any]:
+    return rerp(
+        RERP_CACHE="scrapy_rerp.cache.RedisOriginCache",
+        RERP_REDIS_URL=redis_server.url,
+        **settings,
+    )
+
+
+def age_in_redis(redis_server: RedisServer, origin: str, seconds: float) -> None:
+    """Make the fleet's copy of ``origin`` ``seconds`` old and expired, as yesterday's run left
+    it (Redis runs on this machine: its clock is this one's)."""
+    then = time.time() - seconds
+    key = f"rerp:robots:{origin}"
+    client = redis_server.client()
+    assert client.exists(key)
+    client.hset(key, mapping={"fetched_at": repr(then), "expires_at": repr(then + 1)})
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_fleet_restarted_within_freshness_downloads_no_robots_txt(
+    server: Server, redis_server: RedisServer
+) -> None:
+    server.robots(ROBOTS)
+    urls = [server.url("/a"), server.url("/private/b")]
+    await crawl(settings=fleet(redis_server), urls=urls)
+    server.clear()
+    second = await crawl(settings=fleet(redis_server), urls=urls)
+    assert server.count("/robots.txt") == 0
+    assert crawled(server) == ["/a"]
+    assert ignored(second) == [server.url("/private/b")]
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_fleet_revalidates_its_expired_copy_and_a_304_renews_it(
+    server: Server, redis_server: RedisServer
+) -> None:
+    server.robots(ROBOTS, headers={"ETag": '"v1"'})
+    await crawl(settings=fleet(redis_server), urls=[server.url("/a")])
+    age_in_redis(redis_server, server.origin, 3600)
+
+    def robots(hit: Hit) -> Reply:
+        if hit.header("If-None-Match") == '"v1"':
+            return Reply(status=304, headers={"Cache-Control": "max-age=7200"}, content_type=None)
+        return Reply(body="User-agent: *\nDisallow: /\n")
+
+    server.route("/robots.txt", robots)
+    server.clear()
+    urls = [server.url("/a"), server.url("/private/b")]
+    second = await crawl(settings=fleet(redis_server), urls=urls)
+    [hit] = server.hits("/robots.txt")
+    assert (hit.header("If-None-Match"), hit.status) == ('"v1"', 304)
+    assert crawled(server) == ["/a"]  # the fleet's rules kept
+    assert ignored(second) == [server.url("/private/b")]
+    assert stat(second, "robotstxt/redis/revalidated") == 1
+    stored = redis_server.client().hgetall(f"rerp:robots:{server.origin}")
+    assert stored[b"body"] == ROBOTS.encode()
+    assert float(stored[b"expires_at"]) == pytest.approx(time.time() + 7200, abs=60)
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_fleet_meeting_an_outage_crawls_under_its_last_good_copy(
+    server: Server, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(ROBOTS)
+    await crawl(settings=fleet(redis_server), urls=[server.url("/a")])
+    age_in_redis(redis_server, server.origin, 3 * 24 * 3600)  # past any stale-serving window
+    server.robots("", status=503)
+    server.clear()
+    urls = [server.url("/a"), server.url("/private/b")]
+    with caplog.at_level(logging.INFO):
+        second = await crawl(settings=fleet(redis_server, **FAST_OUTAGE), urls=urls)
+    assert crawled(server) == ["/a"]  # disallowed still refused
+    assert ignored(second) == [server.url("/private/b")]
+    assert stat(second, "robotstxt/store/stale_used") == 1
+    warnings = [r.getMessage() for r in own(caplog.records) if r.levelname == "WARNING"]
+    assert len([w for w in warnings if "copy stored" in w]) == 1, warnings
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_fleet_s_copy_past_the_stale_max_age_is_not_used(
+    server: Server, redis_server: RedisServer
+) -> None:
+    server.robots(ROBOTS)
+    await crawl(settings=fleet(redis_server), urls=[server.url("/a")])
+    age_in_redis(redis_server, server.origin, 3600)
+    server.robots("", status=503)
+    server.clear()
+    second = await crawl(
+        settings=fleet(redis_server, RERP_STALE_MAX_AGE=60, **FAST_OUTAGE),
+        urls=[server.url("/a")],
+    )
+    assert crawled(server) == []  # parked, then dropped, as without a copy
+    assert stat(second, "robotstxt/dropped/unreachable") == 1
+    assert stat(second, "robotstxt/store/stale_used") is None
+    stored = redis_server.client().hgetall(f"rerp:robots:{server.origin}")
+    assert stored[b"outcome"] == b"unreachable" and b"body" not in stored  # replaced
+
+
+def crawled(server: Server) -> list[str]:
+    return sorted(h.path for h in server.hits() if h.path != "/robots.txt")
