@@ -37,6 +37,12 @@ def pages(server: Server) -> list[str]:
     return [h.path for h in server.hits() if h.path != "/robots.txt"]
 
 
+def started(server: Server, *workers: str) -> bool:
+    """Whether each of ``workers`` (their ``X-Worker`` header) has sent ``server`` a page."""
+    sent = {h.header("X-Worker") for h in server.hits() if h.path != "/robots.txt"}
+    return sent >= set(workers)
+
+
 def seed(redis_server: RedisServer, urls: list[str]) -> None:
     client = redis_server.client()
     client.delete("fleet:start_urls")
@@ -280,10 +286,17 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
                 "redis": redis_server.url,
                 "urls": urls,
                 "settings": {**settings, "DEFAULT_REQUEST_HEADERS": {"X-Worker": f"w{w}"}},
+                "barrier": 2,
             }
         )
         for w, urls in enumerate(halves)
     ]
+    # Redis goes away 3 s after both workers crawl, however long they took to start (up to 7 s
+    # on a loaded host: had Redis gone before a worker started, that worker would never have
+    # known it away).
+    both_started = time.monotonic() + 60
+    while not started(polite, "w0", "w1") and time.monotonic() < both_started:
+        time.sleep(0.01)
     time.sleep(3)
     redis_server.stop()
     time.sleep(4)
