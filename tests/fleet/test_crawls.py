@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.redis import RedisServer, finish, kill, start_worker
+from tests.support.redis import RedisServer, finish, kill, release, start_worker, wait_held
 from tests.support.servers import Hit, Reply, Server, gaps, rate_limited
 
 
@@ -230,10 +230,21 @@ def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
 ) -> None:
     slow = hosts[0]
     slow.robots("User-agent: *\nAllow: /\n", delay=3)
-    # The other workers start once the first is killed, and must be asking before its lock
-    # expires: their start-up took up to 7 s on a loaded CI host, so the lock lasts 10 s.
-    lock_timeout = 10
+    lock_timeout = 4
     config = fleet_config(redis_server, RERP_REDIS_LOCK_TIMEOUT=lock_timeout)
+    # Two more workers that want the same origin, started now and held ready, so that their
+    # start-up (seconds on a loaded host) is over before the lock they will wait for is taken.
+    others = [
+        start_worker(
+            {
+                **config,
+                "urls": [slow.url(f"/w{w}/p{i}") for i in range(4)],
+                "held_until": "fleet:go",
+            }
+        )
+        for w in (1, 2)
+    ]
+    wait_held(redis_server, 2)
     # The first worker takes the download lock, and is killed while it downloads.
     first = start_worker({**config, "urls": [slow.url("/first")]})
     client = redis_server.client()
@@ -247,11 +258,8 @@ def test_a_worker_killed_holding_the_lock_delays_the_others_by_the_lock_timeout(
     kill(first)
     # Killed before it could store anything: the others find only its lock.
     assert client.exists(f"rerp:robots:{slow.origin}") == 0
-    # Two more workers want the same origin: they wait for the lock, then one downloads.
-    others = [
-        start_worker({**config, "urls": [slow.url(f"/w{w}/p{i}") for i in range(4)]})
-        for w in (1, 2)
-    ]
+    # The two others go: they wait for the lock, then one downloads.
+    release(redis_server)
     reports = [finish(w) for w in others]
     robots = slow.hits("/robots.txt")
     # The killed worker's download, then exactly one more, once its lock had expired.
@@ -392,16 +400,25 @@ def test_workers_with_skewed_clocks_share_an_outage_on_redis_s_clock(
         "RERP_UNREACHABLE_MAX_WAIT": max_wait,
     }
     config = {"redis": redis_server.url, "settings": settings}
+    # A second worker whose wall clock is 400 s off, started first and held ready (its
+    # start-up, seconds on a loaded host, must not run past the outage's end).
+    second = start_worker(
+        {
+            **config,
+            "clock_skew": skew,
+            "urls": [dead.url(f"/b{i}") for i in range(3)],
+            "held_until": "fleet:go",
+        }
+    )
+    wait_held(redis_server, 1)
     first = start_worker({**config, "urls": [dead.url(f"/a{i}") for i in range(3)]})
     deadline = time.monotonic() + 30
     while not dead.count("/robots.txt") and time.monotonic() < deadline:
         time.sleep(0.01)
     outage_began = dead.hits("/robots.txt")[0].time
     time.sleep(1.0)
-    # A second worker whose wall clock is 400 s off reads the outage the first one stored.
-    second = start_worker(
-        {**config, "clock_skew": skew, "urls": [dead.url(f"/b{i}") for i in range(3)]}
-    )
+    # The second reads the outage the first one stored.
+    release(redis_server)
     reports = [finish(first), finish(second)]
     assert pages(dead) == []
     assert [r["stats"].get("robotstxt/dropped/unreachable") for r in reports] == [3, 3]
@@ -510,23 +527,29 @@ def test_a_download_that_fails_ends_its_turn_a_floor_after_the_failure(
     """A turn lasts until its request's answer; a download that times out has none, and its
     turn ends a floor after the failure, not at the turn's longest (two floors)."""
     site = hosts[0]
-    # The second worker starts once /slow has been sent and must be ready when the turn ends,
-    # 1 + floor seconds later: a worker's start-up took 4.4 s on a loaded CI host, so the floor
-    # leaves it 6 s. (The turn's longest, two floors, stays well apart from a floor after the
-    # failure.)
-    floor = 5.0
+    # The turn's longest, two floors, stays well apart from a floor after the failure.
+    floor = 2.0
     site.robots(f"User-agent: *\nCrawl-delay: {floor}\n")
     site.route("/slow", Reply(body="too late", delay=8))
     settings = {"DOWNLOAD_TIMEOUT": 1}
+    # The second worker is started first and held ready (its start-up, seconds on a loaded
+    # host, out of the way); it goes once /slow has been sent, and waits for the turn.
+    other = start_worker(
+        {
+            "redis": redis_server.url,
+            "urls": [site.url("/next")],
+            "settings": settings,
+            "held_until": "fleet:go",
+        }
+    )
+    wait_held(redis_server, 1)
     slow = start_worker(
         {"redis": redis_server.url, "urls": [site.url("/slow")], "settings": settings}
     )
     deadline = time.monotonic() + 30
     while not site.count("/slow") and time.monotonic() < deadline:
         time.sleep(0.005)
-    other = start_worker(
-        {"redis": redis_server.url, "urls": [site.url("/next")], "settings": settings}
-    )
+    release(redis_server)
     reports = [finish(slow), finish(other)]
     assert [h.path for h in site.hits()] == ["/robots.txt", "/slow", "/next"]
     assert site.count("/robots.txt") == 1

@@ -7,7 +7,10 @@ false: Scrapy's own), ``urls`` (the worker's start URLs; without them, a scrapy-
 ``fed_when_idle``: one with docs/fleet.rst's ``start()``, which yields nothing;
 ``redis_batch_size``: the URLs it pops at a time), ``dont_filter`` (of
 the start requests, default true), ``clock_skew`` (seconds the worker's wall clock is off),
-``barrier`` (the number of workers to wait for, as the spider opens, before crawling). The
+``barrier`` (the number of workers to wait for, as the spider opens, before crawling),
+``held_until`` (a Redis key: the worker says it is ready, pushing its pid to ``fleet:held``,
+then waits as its spider opens until the test sets that key, so that its start-up, seconds on
+a loaded host, stays out of what the test times). The
 worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
 ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its robots.txt
 stats, the pages it received, the requests dropped and when it finished.
@@ -93,6 +96,25 @@ def barrier(redis_url: str, workers: int) -> Any:
     return wait_for_the_fleet
 
 
+def held_until(redis_url: str, key: str) -> Any:
+    """A spider_opened handler: this worker is ready (its pid pushed to ``fleet:held``), and
+    starts crawling once ``key`` exists in Redis."""
+
+    async def wait_for_the_go(**kwargs: Any) -> None:
+        import asyncio
+
+        import redis.asyncio
+
+        client = redis.asyncio.Redis.from_url(redis_url)
+        await client.rpush("fleet:held", os.getpid())
+        deadline = time.monotonic() + 120
+        while not await client.exists(key) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        await client.aclose()
+
+    return wait_for_the_go
+
+
 def skew_clock(seconds: float) -> None:
     """This worker's wall clock runs ``seconds`` ahead (behind, if negative) of the machine's,
     as a badly synchronised host's would: for code that asks ``time.time()``."""
@@ -151,6 +173,12 @@ def main() -> None:
     if config.get("barrier"):
         crawler.signals.connect(
             barrier(config["redis"], config["barrier"]), signal=signals.spider_opened, weak=False
+        )
+    if config.get("held_until"):
+        crawler.signals.connect(
+            held_until(config["redis"], config["held_until"]),
+            signal=signals.spider_opened,
+            weak=False,
         )
     process.crawl(crawler, **kwargs)
     process.start()

@@ -98,6 +98,20 @@ def start_worker(config: dict[str, Any]) -> subprocess.Popen[str]:
     )
 
 
+def wait_held(redis_server: RedisServer, workers: int, timeout: float = 60) -> None:
+    """Wait until ``workers`` workers started with ``held_until`` are ready, held."""
+    client = redis_server.client()
+    deadline = time.monotonic() + timeout
+    while client.llen("fleet:held") < workers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client.llen("fleet:held") >= workers, "the held workers did not start"
+
+
+def release(redis_server: RedisServer, key: str = "fleet:go") -> None:
+    """Let the workers held until ``key`` crawl."""
+    redis_server.client().set(key, 1)
+
+
 def finish(worker: subprocess.Popen[str], timeout: float = 90) -> dict[str, Any]:
     """Wait for a worker and return its report (with its log's WARNING lines)."""
     out, err = worker.communicate(timeout=timeout)
