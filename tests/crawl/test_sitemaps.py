@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from scrapy_rerp.crawl.sitemaps import (
     STAT_FILTERED_OFFSITE,
     STAT_INVALID,
     STAT_SCHEDULED,
+    STAT_SERVED,
     SitemapDiscovery,
 )
 from tests.support.servers import ListSpider, Reply, Server, crawl, urlset
@@ -314,3 +316,31 @@ async def test_a_malformed_sitemap_line_skips_itself_only(
         f"Ignoring sitemap '' listed in {server.url('/robots.txt')}: empty",
     ]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_in_sitemap_urls_with_the_rules_from_the_store(
+    server: Server, tmp_path: Path
+) -> None:
+    # A second crawl takes the rules from RERP_STORE with no download: the spider's own
+    # robots.txt request has no download to be answered from, so it is downloaded, once, and
+    # its sitemaps are followed under the stored rules.
+    server.robots(f"User-agent: *\nDisallow: /private\nSitemap: {server.url('/sitemap.xml')}\n")
+    server.route("/sitemap.xml", urlset([server.url("/page"), server.url("/private/page")]))
+    store = str(tmp_path / "robots.sqlite")
+    await crawl(
+        RobotsTxtSitemaps, settings(ADDON, RERP_STORE=store), sitemap_urls=[server.url("/a")]
+    )
+    server.clear()
+    second = await crawl(
+        RobotsTxtSitemaps,
+        settings(ADDON, RERP_STORE=store),
+        sitemap_urls=[server.url("/robots.txt")],
+    )
+    assert second.stats.get_value("robotstxt/store/reused") == 1
+    assert second.stats.get_value("robotstxt/request_count") is None  # the rules: no download
+    assert second.stats.get_value(STAT_SERVED) is None
+    assert server.count("/robots.txt") == 1  # the spider's request
+    assert server.count("/sitemap.xml") == 1
+    assert server.count("/page") == 1
+    assert server.count("/private/page") == 0  # the stored rules obeyed
