@@ -37,10 +37,15 @@ def pages(server: Server) -> list[str]:
     return [h.path for h in server.hits() if h.path != "/robots.txt"]
 
 
-def started(server: Server, *workers: str) -> bool:
-    """Whether each of ``workers`` (their ``X-Worker`` header) has sent ``server`` a page."""
-    sent = {h.header("X-Worker") for h in server.hits() if h.path != "/robots.txt"}
-    return sent >= set(workers)
+def sent(server: Server, worker: str) -> int:
+    """The pages ``worker`` (its ``X-Worker`` header) has sent ``server``."""
+    return sum(
+        1 for h in server.hits() if h.path != "/robots.txt" and h.header("X-Worker") == worker
+    )
+
+
+def sent_each(server: Server, pages: int, *workers: str) -> bool:
+    return all(sent(server, w) >= pages for w in workers)
 
 
 def seed(redis_server: RedisServer, urls: list[str]) -> None:
@@ -278,7 +283,7 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     polite.robots("User-agent: *\nCrawl-delay: 0.4\n")
     fast.robots("User-agent: *\nAllow: /\n")
     # Two workers with Scrapy's own scheduler (scrapy-redis's needs Redis itself), each with
-    # its half of the URLs of both origins. Enough polite pages that the crawl goes on well
+    # its half of the URLs of both origins. Enough polite pages that each worker goes on well
     # after Redis is back: before Redis goes, the fleet sends one every 0.4 s; while it is
     # away, each worker does (twice the rate); then once every 0.4 s again.
     polite_pages = 18
@@ -299,15 +304,19 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
         )
         for w, urls in enumerate(halves)
     ]
-    # Redis goes away 3 s after both workers crawl, however long they took to start (up to 7 s
-    # on a loaded host: had Redis gone before a worker started, that worker would never have
-    # known it away).
-    both_started = time.monotonic() + 60
-    while not started(polite, "w0", "w1") and time.monotonic() < both_started:
+    # Each phase ends on what the site received, not after a fixed time: a worker's start-up
+    # (up to 7 s on a loaded host) or a turn won unevenly must not leave a worker that never
+    # knew Redis away, or one whose pages were all sent before Redis was back.
+    # Redis goes away once each worker has sent two polite pages through the fleet's turns...
+    deadline = time.monotonic() + 60
+    while not sent_each(polite, 2, "w0", "w1") and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(3)
+    assert sent_each(polite, 2, "w0", "w1"), "the workers did not crawl"
     redis_server.stop()
-    time.sleep(4)
+    before = {w: sent(polite, w) for w in ("w0", "w1")}
+    # ...and is back once each has sent three more alone (by then its turns have failed).
+    while not all(sent(polite, w) >= before[w] + 3 for w in before) and time.monotonic() < deadline:
+        time.sleep(0.01)
     redis_server.start()
     back = time.monotonic()
     reports = [finish(w, timeout=120) for w in workers]
@@ -330,6 +339,7 @@ def test_redis_stopped_mid_crawl_the_crawl_goes_on(
     floor = 0.4
     after = [h for h in polite.hits() if h.time > back]
     assert len(after) >= 6, "the crawl ended before Redis was back"
+    assert {h.header("X-Worker") for h in after} == {"w0", "w1"}, "a worker ended before"
     shown = [(round(h.time - back, 3), h.header("X-Worker")) for h in after]
     late_short = short_gaps([h for h in after if h.time > back + floor], floor)
     assert late_short == [], shown
