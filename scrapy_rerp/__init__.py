@@ -30,11 +30,19 @@ from .engine import (
     RobotExclusionRulesParser,
     RobotFileParserLookalike,
     RobotsTxt,
+    TdmRepDecision,
+    TdmRepEntry,
+    TdmRepFile,
+    TdmRepStatement,
+    TdmRepWarning,
+    TdmReservation,
     UsageDecision,
     VisitTime,
     page_directives,
     parse,
+    parse_tdmrep,
     robots_meta_tags,
+    tdm_reservation,
 )
 
 if TYPE_CHECKING:
@@ -70,12 +78,20 @@ __all__ = [
     "RobotFileParserLookalike",
     "RobotsTxt",
     "RobotsTxtMiddleware",
+    "TdmRepDecision",
+    "TdmRepEntry",
+    "TdmRepFile",
+    "TdmRepStatement",
+    "TdmRepWarning",
+    "TdmReservation",
     "UsageDecision",
     "VisitTime",
     "__version__",
     "page_directives",
     "parse",
+    "parse_tdmrep",
     "robots_meta_tags",
+    "tdm_reservation",
 ]
 
 # Scrapy-facing names, resolved on first use so that the engine never imports scrapy.

@@ -16,6 +16,21 @@ from ._page import (
 from ._page_rules import PAGE_RULE_USAGE, PAGE_RULES, PageRule
 from ._robots import Decision, Group, RobotsTxt, parse
 from ._shared import set_shared_table_limit, shared_table_limit
+from ._tdmrep import (
+    MAX_TDMREP_BYTES,
+    TDMREP_META_NAMES,
+    TDMREP_PATH,
+    TDMREP_PURPOSES,
+    TDMREP_WARNING_CODES,
+    TdmRepDecision,
+    TdmRepEntry,
+    TdmRepFile,
+    TdmRepStatement,
+    TdmRepWarning,
+    TdmReservation,
+    parse_tdmrep,
+    tdm_reservation,
+)
 from ._usage import CATEGORIES as USAGE_CATEGORIES
 from ._usage import UsageDecision, header_usage, usage_category
 from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
@@ -23,11 +38,16 @@ from .rerp import RobotExclusionRulesParser, RobotFileParserLookalike
 __all__ = [
     "GYM2008",
     "MAX_FILESIZE",
+    "MAX_TDMREP_BYTES",
     "MK1996",
     "PAGE_RULES",
     "PAGE_RULE_USAGE",
     "RFC9309",
     "SEVEN_DAYS",
+    "TDMREP_META_NAMES",
+    "TDMREP_PATH",
+    "TDMREP_PURPOSES",
+    "TDMREP_WARNING_CODES",
     "USAGE_CATEGORIES",
     "WARNING_CODES",
     "Decision",
@@ -42,13 +62,21 @@ __all__ = [
     "RobotExclusionRulesParser",
     "RobotFileParserLookalike",
     "RobotsTxt",
+    "TdmRepDecision",
+    "TdmRepEntry",
+    "TdmRepFile",
+    "TdmRepStatement",
+    "TdmRepWarning",
+    "TdmReservation",
     "UsageDecision",
     "VisitTime",
     "header_usage",
     "page_directives",
     "parse",
+    "parse_tdmrep",
     "robots_meta_tags",
     "set_shared_table_limit",
     "shared_table_limit",
+    "tdm_reservation",
     "usage_category",
 ]

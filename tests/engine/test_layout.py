@@ -24,6 +24,8 @@ LEAVES = {
     "_dates",
     "_html_meta",
     "_page",
+    # TDMRep: tdmrep.json, its headers and meta tags, combined
+    "_tdmrep",
 }
 CHAIN = [
     "_lines",
