@@ -116,14 +116,17 @@ class TdmRepEntry(NamedTuple):
 class TdmRepStatement(NamedTuple):
     """What one technique says of a resource: ``technique`` is one of ``TDMREP_TECHNIQUES``;
     ``reservation`` 1, 0 or None (unset: not stated, or a protocol error); ``policy`` the
-    ``tdm-policy`` URL as written, or None; ``source`` where (``tdmrep.json entry 2 (location
-    "/directory-b/html/")``, ``tdm-reservation header``, ``meta tag 3 (tdm-reservation)``);
-    ``entry`` the tdmrep.json rule, for that technique."""
+    ``tdm-policy`` URL as written, or None; ``source`` where the statement was read
+    (``tdmrep.json entry 2 (location "/directory-b/html/")``, ``tdm-reservation header``,
+    ``meta tag 3 (tdm-reservation)``: where its ``tdm-reservation`` is, else its policy), and
+    ``policy_source`` where its ``tdm-policy`` is (``tdm-policy header``, ``meta tag 4
+    (tdm-policy)``); ``entry`` the tdmrep.json rule, for that technique."""
 
     technique: str
     reservation: int | None
     policy: str | None
     source: str
+    policy_source: str | None = None
     entry: TdmRepEntry | None = None
 
 
@@ -223,8 +226,9 @@ class TdmRepFile:
         for entry, glob in zip(self.entries, self._globs, strict=True):
             if glob_match(path, *glob):
                 source = f"tdmrep.json entry {entry.position} (location {_shown(entry.location)})"
+                policy_source = source if entry.policy is not None else None
                 return TdmRepStatement(
-                    "tdmrep.json", entry.reservation, entry.policy, source, entry
+                    "tdmrep.json", entry.reservation, entry.policy, source, policy_source, entry
                 )
         return None
 
@@ -431,7 +435,9 @@ def _statement(
     policy_text, policy_source = _one_value(policies, _POLICY, warn)
     policy = None if policy_text is None else _policy(policy_text, policy_source or "", warn)
     source = reservation_source or policy_source or ""
-    return TdmRepStatement(technique, reservation, policy, source)
+    return TdmRepStatement(
+        technique, reservation, policy, source, policy_source if policy is not None else None
+    )
 
 
 def _header_statement(headers: object, warn: Warn) -> TdmRepStatement | None:
@@ -495,7 +501,7 @@ class TdmReservation:
         if self.policy is not None and self.policy_statement is not None:
             reason += (
                 f"; a licence may be offered by the TDM policy {self.policy}"
-                f" ({self.policy_statement.source})"
+                f" ({self.policy_statement.policy_source})"
             )
         return TdmRepDecision(DISALLOWED, category, True, self.policy, self.statement, reason)
 
