@@ -141,7 +141,8 @@ def robots_meta_tags(html: bytes | str, encoding: str | None = None) -> list[tup
 
     Names are lower-cased and stripped; contents are as written, character references decoded.
     A tag without a name or without a content attribute is left out. Pass every pair to
-    ``page_directives``: it reads those named ``robots`` or for the crawler, and no other.
+    ``page_directives``, which reads those named ``robots`` or for the crawler, and to
+    ``tdm_reservation``, which reads ``tdm-reservation`` and ``tdm-policy`` (TDMRep).
 
     *html* is bytes (decoded with a BOM's encoding, else *encoding*, else a ``<meta charset>``
     among its first 1024 bytes, else UTF-8; undecodable bytes become U+FFFD) or str. Only the

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ._page import _header_lines, _meta_tags
+from ._page import _header_text, _meta_tags, _pairs
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
@@ -442,10 +442,14 @@ def _statement(
 
 def _header_statement(headers: object, warn: Warn) -> TdmRepStatement | None:
     found: dict[str, list[tuple[str, str]]] = {_RESERVATION: [], _POLICY: []}
-    for name, value in _header_lines(headers):
-        lines = found.get(name)
-        if lines is not None:
-            lines.append((f"{name} header", value))
+    for name, value in _pairs(headers, "headers"):
+        key = _header_text(name, "a header name").strip(_SPACE).lower()
+        lines = found.get(key)
+        if lines is None:
+            continue  # the values of other headers are not read (a response has many)
+        source = f"{key} header"
+        for line in value if isinstance(value, (list, tuple)) else (value,):
+            lines.append((source, _header_text(line, "a header value")))
     return _statement("header", found[_RESERVATION], found[_POLICY], warn)
 
 

@@ -37,7 +37,9 @@ def codes(file: TdmRepFile) -> list[str]:
     return [warning.code for warning in file.warnings]
 
 
-def reserved(url: str, file: TdmRepFile | None = None, headers=None, meta=None) -> bool | None:  # type: ignore[no-untyped-def]
+def reserved(
+    url: str, file: TdmRepFile | None = None, headers: object = None, meta: object = None
+) -> bool | None:
     return tdm_reservation(url, file, headers, meta).reserved
 
 
