@@ -63,8 +63,8 @@ TDMREP_META_NAMES = ("tdm-reservation", "tdm-policy")
 #: The techniques, in the report's processing order: each supersedes those before it.
 TDMREP_TECHNIQUES = ("tdmrep.json", "header", "meta")
 #: The purposes a reservation forbids. TDM, as the DSM Directive defines it, covers training
-#: and using content as AI input; TDMRep says nothing about search (its CG notes: search
-#: engines are "not affected by the TDM reservation techniques").
+#: and using content as AI input; TDMRep says nothing about search (its group's note "TDM:
+#: what does it mean in practice?": search engines "don't apply TDM techniques").
 TDMREP_PURPOSES = frozenset({"train-ai", "ai-input"})
 
 _MAX_WARNINGS = 256

@@ -15,6 +15,7 @@ from scrapy_rerp.engine import (
     TDMREP_META_NAMES,
     TDMREP_PATH,
     TDMREP_PURPOSES,
+    TDMREP_TECHNIQUES,
     TDMREP_WARNING_CODES,
     USAGE_CATEGORIES,
     TdmRepFile,
@@ -51,6 +52,7 @@ def test_the_constants() -> None:
     assert TDMREP_META_NAMES == ("tdm-reservation", "tdm-policy")
     assert TDMREP_PURPOSES == {"train-ai", "ai-input"}
     assert TDMREP_PURPOSES < set(USAGE_CATEGORIES)
+    assert TDMREP_TECHNIQUES == ("tdmrep.json", "header", "meta")  # the report's order
 
 
 def test_a_well_formed_file_keeps_its_entries_in_order() -> None:
