@@ -213,6 +213,11 @@ class TdmRepFile:
         default=(), repr=False, compare=False
     )
 
+    def __post_init__(self) -> None:
+        if len(self._globs) != len(self.entries):  # built from entries alone
+            globs = tuple(_compiled(entry.location) for entry in self.entries)
+            object.__setattr__(self, "_globs", globs)
+
     def reservation(self, url: str) -> TdmRepStatement | None:
         """What the file says of *url* (a URL, or a path with its query): the first entry
         whose location matches, or None when none does (the reservation is then unset)."""

@@ -261,6 +261,8 @@ def test_a_parsed_file_is_a_value() -> None:
     assert copy.reservation("/a/b.pdf") == file.reservation("/a/b.pdf") is not None
     with pytest.raises(AttributeError):
         file.valid = False  # type: ignore[misc]
+    built = TdmRepFile(file.entries, (), True)  # from entries alone: its patterns compiled
+    assert built == file and built.reservation("/a/b.pdf") == file.reservation("/a/b.pdf")
 
 
 # -- matching a location ------------------------------------------------------------------------
