@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -25,7 +26,7 @@ from scrapy_rerp.crawl.compat import close_spider, sleep
 from tests.support.crawls import ignored, pages, rerp, timed_crawl
 from tests.support.parts import build
 from tests.support.redis import RedisServer
-from tests.support.servers import ListSpider, Server, crawl, ledger
+from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, ledger
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
@@ -49,15 +50,20 @@ class BroadSpider(ListSpider):
 
     name = "broad"
 
-    def __init__(self, healthy: int = 0, **kwargs: Any) -> None:
+    def __init__(
+        self, healthy: int = 0, done: threading.Event | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.healthy = healthy
         self.healthy_done: float | None = None
+        self.done = done  # set with healthy_done, for the servers
 
     def parse(self, response: scrapy.http.Response) -> None:
         super().parse(response)
         if len(self.responses) == self.healthy and self.healthy_done is None:
             self.healthy_done = time.monotonic()
+            if self.done is not None:
+                self.done.set()
             close_spider(self.crawler, "healthy_done")
 
 
@@ -65,8 +71,11 @@ def interleaved(origins: list[Server]) -> list[str]:
     return [s.url(f"/p{i}") for i in range(PAGES_PER_ORIGIN) for s in origins]
 
 
-async def healthy_seconds(healthy: list[Server], others: list[Server]) -> tuple[float, Crawler]:
-    """Seconds from the start of a crawl of all origins until the healthy ones' pages are in."""
+async def healthy_seconds(
+    healthy: list[Server], others: list[Server], done: threading.Event | None = None
+) -> tuple[float, Crawler]:
+    """Seconds from the start of a crawl of all origins until the healthy ones' pages are in
+    (``done`` is set then)."""
     for s in healthy + others:
         s.clear()
     urls = interleaved(healthy + others)
@@ -76,6 +85,7 @@ async def healthy_seconds(healthy: list[Server], others: list[Server]) -> tuple[
         rerp(RERP_UNREACHABLE_MAX_WAIT=20, **BROAD),
         urls=urls,
         healthy=len(healthy) * PAGES_PER_ORIGIN,
+        done=done,
     )
     last = max(h.time for s in healthy for h in s.hits() if h.path != "/robots.txt")
     return last - started, crawler
@@ -87,17 +97,23 @@ async def test_a_few_troubled_origins_do_not_stall_a_broad_crawl(
     hosts: list[Server], trouble: str
 ) -> None:
     healthy, troubled = hosts[:36], hosts[36:]
+    healthy_done = threading.Event()
     for s in healthy:
         s.robots("User-agent: *\nDisallow: /private\n")
     for s in troubled:
         if trouble == "dead":
             s.robots("", status=503)
         else:
-            # Longer than the healthy crawl takes on a loaded machine (two nox lanes side by
-            # side on two cores), so that it is still unanswered when the crawl closes.
-            s.robots("User-agent: *\nAllow: /\n", delay=8)
+            # Answered a second after the healthy pages are all in, as the crawl closes, however
+            # long they took on a loaded machine (a fixed delay of 8 s was once too short).
+            def slow_robots(hit: Hit) -> Reply:
+                healthy_done.wait(60)
+                time.sleep(1.0)
+                return Reply(body="User-agent: *\nAllow: /\n")
+
+            s.route("/robots.txt", slow_robots)
     alone, _ = await healthy_seconds(healthy, [])
-    together, crawler = await healthy_seconds(healthy, troubled)
+    together, crawler = await healthy_seconds(healthy, troubled, healthy_done)
     spider = crawler.spider
     assert isinstance(spider, BroadSpider)
     for s in healthy:
