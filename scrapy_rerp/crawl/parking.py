@@ -189,6 +189,11 @@ class ParkingLot:
         else:  # released or dropped before it came back
             del self._spots[request]
             action = spot.pending
+        if action is _KEEP:
+            # Kept as a resumable crawl closed, but the scheduler never saw it (a media
+            # pipeline's download): nothing can keep it for the resumed crawl.
+            self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
+            action = "crawl closing"
         if action != _RELEASE:
             self._drop_now(request, action)
 

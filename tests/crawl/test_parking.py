@@ -19,6 +19,7 @@ import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest
 from twisted.python.failure import Failure
 
 from scrapy_rerp.core.admission import ParkingKey, Purpose
@@ -255,6 +256,25 @@ async def test_closing_names_what_the_dropped_requests_waited_for_per_purpose(
     ]
     assert ledger(crawler) == {"parked": 8, "released": 0, "dropped/crawl_closing": 8}
     assert lot.counts() == {} and len(lot) == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_media_download_kept_at_a_resumable_close_is_dropped_and_counted() -> None:
+    # engine.download_async (a media pipeline) downloads the request process_request returned
+    # again at once: parked, the crawl closes (resumable: JOBDIR) before it comes back. The
+    # scheduler never saw it, so it cannot be kept for the resumed crawl: it is dropped as the
+    # crawl closes, and the ledger closes (it was once dropped as "keep", counted nowhere).
+    crawler, parts = build({})
+    lot = parts.lot
+    key = ParkingKey("http://a.test:80", Purpose.ROBOTS_TXT)
+    request = scrapy.Request("http://a.test/image.png")
+    assert lot.park(key, request) is None
+    lot.close(keep=True)
+    assert lot.came_back(request)
+    with pytest.raises(IgnoreRequest, match="^crawl closing$"):
+        await lot.wait_in_place(request)
+    assert lot.take_kept() == [] and len(lot) == 0
+    assert ledger(crawler) == {"parked": 1, "released": 0, "dropped/crawl_closing": 1}
 
 
 # -- what the spider, the other middlewares and the stats see ----------------------------------
