@@ -16,7 +16,7 @@ from typing import Any
 
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
 from scrapy_rerp.cli._output import CliError
-from scrapy_rerp.core.body import read_body
+from scrapy_rerp.core.recall import stored_body
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.status import PARSED
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
@@ -67,11 +67,11 @@ def origin_argument(value: str) -> str:
 
 def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     """What a crawl has from ``copy`` for the robots.txt ``url``, as a download gives it: the
-    body read as the middleware reads one (capped; the store keeps no Content-Type, so the
-    charset is the syntax's default unless the bytes say otherwise), fresh until the copy's
+    body read as the crawl reads a stored one (:func:`~scrapy_rerp.core.recall.stored_body`),
+    fresh until the copy's
     ``expires_at``."""
     outcome = copy.outcome
-    body = read_body(copy.body, None, None, settings.max_size) if outcome == PARSED else None
+    body = stored_body(copy, settings.max_size) if outcome == PARSED else None
     return Download(
         url,
         outcome,

@@ -6,7 +6,9 @@
 protocol. Rules are parsed again from the stored body with the crawl's syntax, as a download's
 body is: a store outlives changes to the parser and to ``RERP_SYNTAX``. The charset a body was
 parsed with is not stored (the store keeps no ``Content-Type``): a stored body is read in the
-syntax's default charset.
+syntax's default charset. :func:`stored_body` is the one reader of a stored body, for the crawl and
+the command line alike: capped at the crawl's ``RERP_MAX_SIZE`` as a download is (a store written
+under a larger cap is read as this crawl reads).
 
 Each store call is one short SQLite transaction (about 100 µs, measured), made on the reactor
 thread at most a few times per origin per crawl (once when its robots.txt is first wanted, once
@@ -19,23 +21,30 @@ import logging
 import time
 from typing import Any
 
-from scrapy_rerp.core.body import default_charset, parse_body
+from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.store import STORED_OUTCOMES, RobotsStore, StoredCopy, header_fields
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["StoredRules"]
+__all__ = ["StoredRules", "stored_body"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
+
+
+def stored_body(copy: StoredCopy, max_size: int) -> Body:
+    """The body of ``copy`` as a crawl reads a downloaded one: its first ``max_size`` bytes,
+    in the syntax's default charset (the store keeps no Content-Type)."""
+    return read_body(copy.body, None, None, max_size)
 
 
 class StoredRules:
     """Each origin's last good robots.txt, read from and written to a store, with stats under
     ``robotstxt/store/``."""
 
-    def __init__(self, store: RobotsStore, syntax: int, stats: Any) -> None:
+    def __init__(self, store: RobotsStore, syntax: int, max_size: int, stats: Any) -> None:
         self.store = store
         self.syntax = syntax
+        self.max_size = max_size
         self.stats = stats
         self._unavailable_counted = False
         self._validators: dict[str, Validators] = {}  # of the expired copies recalled
@@ -54,7 +63,7 @@ class StoredRules:
 
     def _entry(self, copy: StoredCopy) -> RobotsEntry:
         if copy.outcome == Outcome.PARSED:
-            robots = parse_body(copy.body, self.syntax, default_charset(self.syntax))
+            robots = stored_body(copy, self.max_size).rules(self.syntax)
         elif copy.outcome == Outcome.DISALLOW_ALL:
             robots = RobotsTxt.disallow_all(self.syntax)
         else:

@@ -34,4 +34,4 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> StoredRules | None:
     except OSError:
         pass  # the store says why it cannot open the file
     store = RobotsStore(path, settings.store_max_origins)
-    return StoredRules(store, settings.syntax, crawler.stats)
+    return StoredRules(store, settings.syntax, settings.max_size, crawler.stats)

@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scrapy_rerp.core.body import parse_body
+from scrapy_rerp.core.body import MAX_SIZE, parse_body, read_body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
-from scrapy_rerp.core.recall import StoredRules
-from scrapy_rerp.core.store import RobotsStore
+from scrapy_rerp.core.recall import StoredRules, stored_body
+from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.engine import RFC9309, RobotsTxt
 
 ORIGIN = "https://example.com"
@@ -58,7 +58,7 @@ def fetched_entry(
 
 def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
     collector = stats()
-    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, collector)
+    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     assert rules.remember(ORIGIN, entry, fetched)
     recalled = rules.recall(ORIGIN)
@@ -73,7 +73,7 @@ def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
 
 
 def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None:
-    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, stats())
+    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats())
     fetched, entry = fetched_entry(Outcome.ALLOW_ALL, RobotsTxt.allow_all(RFC9309), None)
     assert rules.remember(ORIGIN, entry, fetched)
     recalled = rules.recall(ORIGIN)
@@ -88,7 +88,33 @@ def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None
 def test_an_unusable_store_is_counted_once(tmp_path: Path) -> None:
     collector = stats()
     (tmp_path / "dir").mkdir()
-    rules = StoredRules(RobotsStore(tmp_path / "dir"), RFC9309, collector)
+    rules = StoredRules(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, collector)
     assert rules.recall(ORIGIN) is None
     assert rules.recall(ORIGIN) is None
     assert collector.get_value("robotstxt/store/unavailable") == 1
+
+
+def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Path) -> None:
+    # A store written under a larger RERP_MAX_SIZE: this crawl reads the first max_size bytes,
+    # as it reads a download, so a rule past the cap is not applied.
+    head = b"User-agent: *\nDisallow: /a\n"
+    body = head + b"#" * 200 + b"\nDisallow: /b\n"
+    cap = len(head) + 100
+    now = time.time()
+    store = RobotsStore(tmp_path / "s.sqlite")
+    copy = StoredCopy(f"{ORIGIN}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
+    assert store.put(ORIGIN, copy)
+    rules = StoredRules(store, RFC9309, cap, stats())
+    recalled = rules.recall(ORIGIN)
+    assert recalled is not None and recalled.robots is not None
+    downloaded = read_body(body, None, None, cap)
+    assert downloaded.truncated
+    assert stored_body(copy, cap) == downloaded
+    for path, allowed in (("/a", False), ("/b", True), ("/c", True)):
+        assert recalled.robots.allowed(f"{ORIGIN}{path}", "bot") is allowed
+        assert downloaded.rules(RFC9309).allowed(f"{ORIGIN}{path}", "bot") is allowed
+    # Under a cap that holds it all, the same copy's last rule applies.
+    whole = StoredRules(store, RFC9309, MAX_SIZE, stats()).recall(ORIGIN)
+    assert whole is not None and whole.robots is not None
+    assert not whole.robots.allowed(f"{ORIGIN}/b", "bot")
+    rules.close()
