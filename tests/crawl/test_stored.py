@@ -7,7 +7,9 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,9 @@ import pytest
 import pytest_twisted
 
 from scrapy_rerp.core.data import Outcome
-from scrapy_rerp.core.store import RobotsStore
+from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from tests.support.crawls import FAST_OUTAGE, ignored, pages, rerp, stat
+from tests.support.redis import finish, start_worker
 from tests.support.servers import Hit, Reply, Server, crawl, own, stopped_by_settings
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
@@ -181,7 +184,21 @@ async def test_a_copy_past_the_stale_max_age_is_not_used(server: Server, tmp_pat
     assert stat(second, "robotstxt/store/stale_used") is None
 
 
-@pytest.mark.parametrize("kind", ["directory", "garbage"])
+def truncated_store(path: Path, origin: str) -> None:
+    """A store that held a fresh copy of ``origin`` allowing everything, cut to half its
+    length: nothing in it may be read."""
+    now = time.time()
+    with RobotsStore(path) as store:
+        for i in range(200):  # pages enough that half the file is most of its rows
+            body = f"User-agent: *\nAllow: /\n# {i} {'x' * 200}\n".encode()
+            copy = StoredCopy(f"{origin}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
+            assert store.put(origin if i == 0 else f"http://site-{i}.example", copy)
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage", "truncated"])
 @pytest_twisted.ensureDeferred
 async def test_an_unusable_store_is_one_warning_and_the_crawl_goes_on(
     server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str
@@ -190,8 +207,10 @@ async def test_an_unusable_store_is_one_warning_and_the_crawl_goes_on(
     path = tmp_path / "robots.sqlite"
     if kind == "directory":
         path.mkdir()
-    else:
+    elif kind == "garbage":
         path.write_bytes(b"not a database at all" * 100)
+    else:
+        truncated_store(path, server.origin)
     urls = [server.url("/a"), server.url("/private/b")]
     with caplog.at_level(logging.INFO):
         crawler = await crawl(settings=stored(path), urls=urls)
@@ -274,3 +293,63 @@ async def test_a_copy_expired_by_its_max_age_is_revalidated(server: Server, tmp_
     assert pages(server) == []  # the stored rules, not the server's other file
     assert ignored(second) == [server.url("/private/b")]
     assert stat(second, "robotstxt/store/revalidated") >= 1
+
+
+def test_two_crawl_processes_share_one_store(
+    make_server: Callable[[], Server], tmp_path: Path
+) -> None:
+    # Two crawls started together, each with origins of its own and one in common, write one
+    # store file: neither logs an error, and the store ends with every origin's own copy.
+    sites = [make_server() for _ in range(5)]
+    for i, site in enumerate(sites):
+        site.robots(f"User-agent: *\nDisallow: /private-{i}\n")
+    shared, *others = sites
+    both_asked = threading.Barrier(2, timeout=60)
+
+    def shared_robots(hit: Hit) -> Reply:
+        both_asked.wait()  # answered once both crawls are running: their writes meet
+        return Reply(body="User-agent: *\nDisallow: /private-0\n")
+
+    shared.route("/robots.txt", shared_robots)
+    path = tmp_path / "robots.sqlite"
+
+    def urls(group: list[Server]) -> list[str]:
+        return [
+            site.url(page) for site in group for page in ("/a", f"/private-{sites.index(site)}/x")
+        ]
+
+    groups = [[others[0], others[1], shared], [others[2], others[3], shared]]
+    workers = [
+        start_worker({"urls": urls(group), "settings": {"RERP_STORE": str(path)}})
+        for group in groups
+    ]
+    reports = [finish(worker) for worker in workers]
+    for group, report in zip(groups, reports, strict=True):
+        assert report["finish_reason"] == "finished"
+        assert sorted(report["received"]) == sorted(site.url("/a") for site in group)
+        assert " ERROR" not in report["log"] and "Traceback" not in report["log"]
+        assert report["warnings"] == []
+        assert report["stats"].get("robotstxt/store/unavailable") is None
+        assert report["stats"].get("robotstxt/store/errors") is None
+    assert [hit.status for hit in shared.hits("/robots.txt")] == [200, 200]
+    for i, site in enumerate(sites):
+        assert site.count(f"/private-{i}/x") == 0  # each crawl obeyed its robots.txt
+    with RobotsStore(path) as store:
+        assert sorted(entry.origin for entry in store.origins()) == sorted(
+            site.origin for site in sites
+        )
+        for i, site in enumerate(sites):
+            copy = store.get(site.origin)
+            assert copy is not None
+            assert copy.body == f"User-agent: *\nDisallow: /private-{i}\n".encode()
+    command = [sys.executable, "-m", "scrapy_rerp", "store", str(path)]
+    listed = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert listed.returncode == 0, listed.stderr
+    for site in sites:
+        assert site.origin in listed.stdout
+    for i, site in enumerate(sites):
+        shown = subprocess.run(
+            [*command, site.origin], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout == f"User-agent: *\nDisallow: /private-{i}\n"
