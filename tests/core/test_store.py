@@ -27,6 +27,7 @@ from scrapy_rerp.core.store import (
     MAX_ORIGIN,
     MAX_URL,
     SCHEMA_VERSION,
+    USES_AT_ONCE,
     RobotsStore,
     StoredCopy,
     StoredOrigin,
@@ -299,6 +300,23 @@ def test_the_least_recently_used_origins_are_evicted(path: Path) -> None:
         store.put("https://f.test", robots())
         assert [o.origin for o in store.origins()] == ["https://f.test"]
         assert store.counts.evicted == 3
+
+
+def test_a_lookup_s_use_is_recorded_with_the_next_write_or_at_close(path: Path) -> None:
+    with RobotsStore(path, max_origins=2) as store:
+        for name in "ab":
+            assert store.put(f"https://{name}.test", robots())
+        assert store.get("https://a.test") is not None
+    # recorded at close: in another run, b is the oldest
+    with RobotsStore(path, max_origins=2) as store:
+        store.put("https://c.test", robots())
+        assert [o.origin for o in store.origins()] == ["https://a.test", "https://c.test"]
+        # and in batches, without a write: another process sees the uses
+        for _ in range(USES_AT_ONCE):
+            assert store.get("https://a.test") is not None
+        with RobotsStore(path, max_origins=2) as other:
+            other.put("https://d.test", robots())
+            assert [o.origin for o in other.origins()] == ["https://a.test", "https://d.test"]
 
 
 def test_the_bound_holds_through_forgets_and_replacements(store: RobotsStore) -> None:
@@ -613,8 +631,9 @@ def test_a_lock_held_past_the_busy_timeout(path: Path, caplog: pytest.LogCapture
     store = RobotsStore(path, timeout=0.1)
     other = raw(path)
     other.execute("BEGIN EXCLUSIVE")  # a process that writes and does not let go
+    assert store.get(ORIGIN) is not None  # a lookup is a read: it does not wait (WAL)
     started = time.monotonic()
-    assert store.get(ORIGIN) is None
+    assert not store.put("https://other.example", robots())
     assert 0.1 <= time.monotonic() - started < 5
     assert "locked" in store.reason and store.counts.errors == 1
     other.execute("ROLLBACK")
