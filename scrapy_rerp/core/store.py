@@ -112,7 +112,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -394,40 +394,40 @@ class RobotsStore:
         """Store ``copy`` as ``origin``'s, evicting the least recently used origins over the
         bound. False when it was not stored: refused (a body over :data:`MAX_BODY`, a bad value;
         logged, counted), a copy fetched later is stored already, or the store is unavailable."""
+        return self.put_many([(origin, copy)]) == 1
 
-        def op(conn: sqlite3.Connection) -> bool:
+    def put_many(self, copies: Iterable[tuple[str, StoredCopy]]) -> int:
+        """:meth:`put` for several origins in one write (one transaction: one commit for all);
+        how many were stored."""
+        items = list(copies)
+
+        def op(conn: sqlite3.Connection) -> int:
             if self.read_only:
-                return False
-            problem = _key_problem(origin) or _copy_problem(copy)
-            if problem is not None:
-                self._refuse(origin, problem)
-                return False
-            values = _values(copy)
-            evicted = 0
+                return 0
+            valid = []
+            for origin, copy in items:
+                problem = _key_problem(origin) or _copy_problem(copy)
+                if problem is not None:
+                    self._refuse(origin, problem)
+                else:
+                    valid.append((origin, copy))
+            if not valid:
+                return 0
+            stored = evicted = 0
             with _transaction(conn):
                 self._record_uses(conn)  # before any eviction, which goes by them
-                updated = conn.execute(
-                    f"UPDATE robots SET {', '.join(f'{c} = ?' for c in _COPY_COLUMNS)},"
-                    f" used_at = {_NEXT_TICK} WHERE origin = ?"
-                    # a copy fetched later, stored by another process, stays (a damaged time
-                    # does not keep it)
-                    " AND NOT (typeof(fetched_at) = 'real' AND fetched_at > ?)",
-                    (*values, origin, copy.fetched_at),
-                ).rowcount
-                if not updated:
-                    if conn.execute("SELECT 1 FROM robots WHERE origin = ?", (origin,)).fetchone():
-                        return False
-                    conn.execute(
-                        f"INSERT INTO robots ({', '.join(_COLUMNS)}) VALUES"
-                        f" (?, {_NEXT_TICK}, {', '.join('?' * len(_COPY_COLUMNS))})",
-                        (origin, *values),
-                    )
+                added = False
+                for origin, copy in valid:
+                    written = _write(conn, origin, copy)
+                    stored += written is not None
+                    added = added or bool(written)
+                if added:
                     evicted = self._evict(conn)
-            self.counts.stored += 1
+            self.counts.stored += stored
             self.counts.evicted += evicted
-            return True
+            return stored
 
-        return self._call("put", op, False)
+        return self._call("put", op, 0)
 
     def renew(
         self, origin: str, fetched_at: float, expires_at: float, headers: HeadersLike
@@ -877,6 +877,30 @@ def _truncated(path: Path) -> str | None:
     if valid and pages and size < pages * page_size:
         return f"truncated: {size} bytes where its header says {pages * page_size}"
     return None
+
+
+def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | None:
+    """Write ``copy`` as ``origin``'s in the caller's transaction: True when the origin is new,
+    False when its copy was replaced, None when a copy fetched later is stored already."""
+    values = _values(copy)
+    updated = conn.execute(
+        f"UPDATE robots SET {', '.join(f'{c} = ?' for c in _COPY_COLUMNS)},"
+        f" used_at = {_NEXT_TICK} WHERE origin = ?"
+        # a copy fetched later, stored by another process, stays (a damaged time does not
+        # keep it)
+        " AND NOT (typeof(fetched_at) = 'real' AND fetched_at > ?)",
+        (*values, origin, copy.fetched_at),
+    ).rowcount
+    if updated:
+        return False
+    if conn.execute("SELECT 1 FROM robots WHERE origin = ?", (origin,)).fetchone():
+        return None
+    conn.execute(
+        f"INSERT INTO robots ({', '.join(_COLUMNS)}) VALUES"
+        f" (?, {_NEXT_TICK}, {', '.join('?' * len(_COPY_COLUMNS))})",
+        (origin, *values),
+    )
+    return True
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from typing import Any
 
 from scrapy_rerp.core.body import MAX_SIZE, parse_body, read_body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
-from scrapy_rerp.core.recall import StoredRules, stored_body
+from scrapy_rerp.core.recall import WRITES_AT_ONCE, StoredRules, stored_body
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.engine import RFC9309, RobotsTxt
 
@@ -67,9 +67,32 @@ def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
     assert not recalled.robots.allowed(f"{ORIGIN}/private/x", "bot")
     assert recalled.robots.allowed(f"{ORIGIN}/a", "bot")
     assert recalled.expires_at == entry.expires_at
-    assert rules.store.get(ORIGIN).etag == b'"v1"'  # type: ignore[union-attr]
+    rules.close()  # written at close, with what is left of the batch
     assert collector.get_value("robotstxt/store/stored") == 1
-    rules.close()
+    with RobotsStore(tmp_path / "s.sqlite") as store:
+        assert store.get(ORIGIN).etag == b'"v1"'  # type: ignore[union-attr]
+
+
+def test_copies_are_written_in_batches(tmp_path: Path) -> None:
+    collector = stats()
+    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    origins = [f"https://site{i}.example" for i in range(WRITES_AT_ONCE + 1)]
+
+    def written() -> int:
+        return len(RobotsStore(tmp_path / "s.sqlite", read_only=True))
+
+    for origin in origins[: WRITES_AT_ONCE - 1]:
+        assert rules.remember(origin, entry, fetched)
+    assert written() == 0  # not yet
+    assert rules.recall(origins[0]) is not None  # recalled meanwhile all the same
+    assert rules.remember(origins[WRITES_AT_ONCE - 1], entry, fetched)  # a full batch: written
+    assert written() == WRITES_AT_ONCE
+    assert rules.remember(origins[-1], entry, fetched)
+    assert written() == WRITES_AT_ONCE
+    rules.close()  # and the rest
+    assert written() == WRITES_AT_ONCE + 1
+    assert collector.get_value("robotstxt/store/stored") == WRITES_AT_ONCE + 1
 
 
 def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None:
