@@ -1,0 +1,196 @@
+"""Evidence records: what a crawl read and decided, as JSON lines (docs/evidence.rst).
+
+Plain data and the standard library only: the builders make one record (a ``dict`` ready for
+``json.dumps``) each, and :func:`read_records` reads a file of them back. Writing them to a
+storage is the crawl's part. Only the headers named in :data:`ROBOTS_HEADERS` are ever copied
+into a record, so request headers (cookies, ``Authorization``, proxy credentials) never are, and
+URLs lose any ``user:password@``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = [
+    "FORMAT_VERSION",
+    "ROBOTS_HEADERS",
+    "EvidenceRead",
+    "decision_record",
+    "item_provenance",
+    "read_records",
+    "robots_record",
+    "utc_time",
+]
+
+#: The records' format; a reader refuses a version it does not know.
+FORMAT_VERSION = 1
+#: The response headers kept in a robots.txt record: those that decide its meaning (type,
+#: encoding) and its lifetime. No other header is ever written.
+ROBOTS_HEADERS: tuple[str, ...] = (
+    "Content-Type",
+    "Content-Encoding",
+    "Date",
+    "Cache-Control",
+    "Expires",
+    "ETag",
+    "Last-Modified",
+    "Retry-After",
+)
+#: The verdicts of a decision record.
+VERDICTS = frozenset({"downloaded", "refused", "dropped"})
+
+
+def utc_time(timestamp: float) -> str:
+    """``timestamp`` (``time.time()``) as RFC 3339 UTC with milliseconds."""
+    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _without_credentials(url: str) -> str:
+    # A URL's userinfo is a secret like a header's; the host and the rest stay.
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _text(value: bytes | str | None) -> str | None:
+    if value is None:
+        return None
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def robots_record(
+    *,
+    origin: str,
+    url: str,
+    final_url: str | None,
+    status: int | None,
+    fetched_at: float,
+    outcome: str,
+    body: bytes | None,
+    headers: Mapping[str, bytes | str | None] | None = None,
+    syntax: str = "rfc9309",
+    agent: str | None = None,
+    plugin_version: str,
+) -> dict[str, Any]:
+    """One robots.txt as read. ``headers`` may hold any response headers (by name, any case):
+    only :data:`ROBOTS_HEADERS` are kept. ``body`` is the body as parsed (decoded, capped);
+    its sha256 is what decision records point to."""
+    wanted = {name.lower(): name for name in ROBOTS_HEADERS}
+    kept: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        canonical = wanted.get(name.lower())
+        text = _text(value)
+        if canonical is not None and text is not None:
+            kept[canonical] = text
+    data = body if body is not None else b""
+    return {
+        "v": FORMAT_VERSION,
+        "kind": "robots",
+        "origin": origin,
+        "url": _without_credentials(url),
+        "final_url": _without_credentials(final_url) if final_url else None,
+        "status": status,
+        "fetched_at": utc_time(fetched_at),
+        "outcome": outcome,
+        "headers": kept,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "body": data.decode("utf-8", "replace") if body is not None else None,
+        "syntax": syntax,
+        "agent": agent,
+        "plugin_version": plugin_version,
+    }
+
+
+def decision_record(
+    *,
+    url: str,
+    at: float,
+    verdict: str,
+    reason: str | None = None,
+    robots_sha256: str | None = None,
+    line: int | None = None,
+    rule: str | None = None,
+    group: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    page_directives: Iterable[str] = (),
+) -> dict[str, Any]:
+    """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt) or
+    ``dropped`` (``reason`` says why); ``line``, ``rule`` and ``group`` are the robots.txt line
+    that decided, ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``)."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {sorted(VERDICTS)}, not {verdict!r}")
+    return {
+        "v": FORMAT_VERSION,
+        "kind": "decision",
+        "url": _without_credentials(url),
+        "at": utc_time(at),
+        "verdict": verdict,
+        "reason": reason,
+        "robots_sha256": robots_sha256,
+        "line": line,
+        "rule": rule,
+        "group": group,
+        "usage": dict(usage) if usage is not None else None,
+        "page_directives": list(page_directives),
+    }
+
+
+def item_provenance(
+    *,
+    robots_sha256: str | None,
+    fetched_at: float | None,
+    line: int | None,
+    usage: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The compact provenance put in an item's ``RERP_EVIDENCE_ITEM_FIELD``."""
+    return {
+        "v": FORMAT_VERSION,
+        "robots_sha256": robots_sha256,
+        "robots_fetched_at": utc_time(fetched_at) if fetched_at is not None else None,
+        "line": line,
+        "usage": dict(usage) if usage is not None else None,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRead:
+    """What :func:`read_records` found: the whole records, and where the file ends early (the
+    1-based line of a record cut short, as a crash mid-write leaves it), if it does."""
+
+    records: list[dict[str, Any]]
+    cut_at_line: int | None = None
+    unknown_version_lines: tuple[int, ...] = ()
+
+
+def read_records(lines: Iterable[bytes]) -> EvidenceRead:
+    """Read an evidence file's lines (``open(path, "rb")`` will do). A line that is not a whole
+    JSON object is where the file was cut: counted as such if it is the last, and any record
+    after it is read all the same. A record of a version this reader does not know is left
+    out and its line listed."""
+    records: list[dict[str, Any]] = []
+    unknown: list[int] = []
+    cut_at: int | None = None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            cut_at = cut_at if cut_at is not None else number
+            continue
+        if not isinstance(record, dict):
+            cut_at = cut_at if cut_at is not None else number
+            continue
+        if record.get("v") != FORMAT_VERSION:
+            unknown.append(number)
+            continue
+        records.append(record)
+    return EvidenceRead(records, cut_at, tuple(unknown))
