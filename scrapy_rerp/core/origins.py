@@ -133,9 +133,15 @@ class Remembered(Protocol):
         """What makes the refetch of the expired copy just recalled conditional, or None."""
 
     def renew(
-        self, origin: str, fetched_at: float, expires_at: float, fetched: Fetched
+        self,
+        origin: str,
+        previous: RobotsEntry,
+        fetched_at: float,
+        expires_at: float,
+        fetched: Fetched,
     ) -> RobotsEntry | None:
-        """A 304 renewed the stored copy: the renewed entry, or None if the store lost it."""
+        """A 304 renewed the stored copy ``previous`` was recalled from: the renewed entry (its
+        rules ``previous``'s when the store renewed that copy), or None if the store lost it."""
 
 
 class Waiters(Protocol):
@@ -434,7 +440,7 @@ class OriginService:
         expires_at = now + ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
         renewed = None
         if self.remembered is not None:
-            renewed = self.remembered.renew(origin, now, expires_at, fetched)
+            renewed = self.remembered.renew(origin, previous, now, expires_at, fetched)
         if renewed is None:
             renewed = previous.with_(fetched_at=now, expires_at=expires_at)
         return renewed.with_(failures=0, outage_since=None)

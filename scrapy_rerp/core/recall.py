@@ -69,13 +69,10 @@ class StoredRules:
             self._validators[origin] = validators
         return self._entry(copy)
 
-    def _entry(self, copy: StoredCopy) -> RobotsEntry:
-        if copy.outcome == Outcome.PARSED:
-            robots = stored_body(copy, self.max_size).rules(self.syntax)
-        elif copy.outcome == Outcome.DISALLOW_ALL:
-            robots = RobotsTxt.disallow_all(self.syntax)
-        else:
-            robots = RobotsTxt.allow_all(self.syntax)
+    def _entry(self, copy: StoredCopy, robots: RobotsTxt | None = None) -> RobotsEntry:
+        """``copy`` as an entry, its rules ``robots`` when they are at hand, else parsed."""
+        if robots is None:
+            robots = self._rules(copy)
         return RobotsEntry(
             robots=robots,
             fetched_at=copy.fetched_at,
@@ -85,16 +82,30 @@ class StoredRules:
             outcome=copy.outcome,
         )
 
+    def _rules(self, copy: StoredCopy) -> RobotsTxt:
+        if copy.outcome == Outcome.PARSED:
+            return stored_body(copy, self.max_size).rules(self.syntax)
+        if copy.outcome == Outcome.DISALLOW_ALL:
+            return RobotsTxt.disallow_all(self.syntax)
+        return RobotsTxt.allow_all(self.syntax)
+
     def validators(self, origin: str) -> Validators | None:
         """The conditional headers of the copy recalled for ``origin``, once (None when it has
         neither ETag nor Last-Modified)."""
         return self._validators.pop(origin, None)
 
     def renew(
-        self, origin: str, fetched_at: float, expires_at: float, fetched: Fetched
+        self,
+        origin: str,
+        previous: RobotsEntry,
+        fetched_at: float,
+        expires_at: float,
+        fetched: Fetched,
     ) -> RobotsEntry | None:
-        """Record a 304 for ``origin``'s stored copy: the renewed copy as an entry, or None
-        when the store no longer has it (the caller keeps the copy it recalled)."""
+        """Record a 304 for ``origin``'s stored copy, recalled as ``previous``: the renewed copy
+        as an entry, or None when the store no longer has it (the caller keeps the copy it
+        recalled). The rules are ``previous``'s, not parsed again, unless another process stored
+        a later copy meanwhile (the store then answers with that one)."""
         if origin in self._unwritten:
             self._write()  # the copy renewed is the one stored
         headers = getattr(fetched.response, "headers", None)
@@ -103,6 +114,8 @@ class StoredRules:
         if copy is None:
             return None
         self.stats.inc_value("robotstxt/store/revalidated")
+        if copy.fetched_at == fetched_at and previous.robots is not None:
+            return self._entry(copy, previous.robots)  # the copy recalled, renewed
         return self._entry(copy)
 
     def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:

@@ -314,7 +314,12 @@ class Remembered:
         return Validators("http://a.test/robots.txt", {b"If-None-Match": b'"v1"'})
 
     def renew(
-        self, origin: str, fetched_at: float, expires_at: float, fetched: Fetched
+        self,
+        origin: str,
+        previous: RobotsEntry,
+        fetched_at: float,
+        expires_at: float,
+        fetched: Fetched,
     ) -> RobotsEntry | None:
         self.renewed.append(expires_at)
         return self.copy.with_(fetched_at=fetched_at, expires_at=expires_at)

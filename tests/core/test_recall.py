@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -140,4 +141,30 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
     whole = StoredRules(store, RFC9309, MAX_SIZE, stats()).recall(ORIGIN)
     assert whole is not None and whole.robots is not None
     assert not whole.robots.allowed(f"{ORIGIN}/b", "bot")
+    rules.close()
+
+
+def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    rules.remember(ORIGIN, entry.with_(expires_at=entry.fetched_at + 1), fetched)
+    rules.close()
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    recalled = rules.recall(ORIGIN)
+    assert recalled is not None and recalled.robots is not None
+    now = time.time()
+    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    renewed = rules.renew(ORIGIN, recalled, now + 10, now + 3600, not_modified)
+    assert renewed is not None and renewed.robots is recalled.robots  # not parsed again
+    assert (renewed.fetched_at, renewed.expires_at) == (now + 10, now + 3600)
+    # Another process stores a later copy before this one's next 304: that copy's rules.
+    later = b"User-agent: *\nDisallow: /\n"
+    with RobotsStore(path) as other:
+        copy = other.get(ORIGIN)
+        assert copy is not None
+        assert other.put(ORIGIN, replace(copy, body=later, fetched_at=now + 100))
+    renewed = rules.renew(ORIGIN, recalled, now + 20, now + 3600, not_modified)
+    assert renewed is not None and renewed.robots is not None
+    assert not renewed.robots.allowed(f"{ORIGIN}/a", "bot")  # the later copy's rules
     rules.close()
