@@ -13,7 +13,11 @@ each response that reaches the spider (docs/page-directives.rst, "In a crawl"):
   links to only with ``rel="nofollow"``;
 * items yielded from a page that forbids one of the ``RERP_USAGE`` purposes (``noindex`` for
   search, ``noai`` for train-ai, ``noimageai`` for the images of train-ai, ...) are dropped, or,
-  with ``RERP_USAGE_DROP = False``, kept and marked.
+  with ``RERP_USAGE_DROP = False``, kept and marked;
+* with a ``RERP_USAGE`` purpose TDMRep speaks to (train-ai, ai-input), the page's
+  ``tdm-reservation`` and ``tdm-policy`` headers and meta tags (the same reading of its head)
+  are combined by the engine's ``tdm_reservation``; a reservation drops or marks the page's
+  items as the page directives do, and the decisions are in ``response.meta["rerp_tdmrep"]``.
 
 Requests with ``dont_obey_robotstxt`` in their meta, and responses of schemes without
 robots.txt, are left alone, as the downloader middleware leaves them
@@ -54,6 +58,14 @@ from scrapy_rerp.crawl.compat import (
 from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
 from scrapy_rerp.engine._agents import caller_tokens
+from scrapy_rerp.engine._tdmrep import (
+    TDMREP_META_NAMES,
+    TDMREP_PURPOSES,
+    TdmRepDecision,
+    TdmReservation,
+    tdm_reservation,
+)
+from scrapy_rerp.engine._usage import usage_category
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -69,6 +81,7 @@ __all__ = [
     "PAGE_META",
     "PAGE_MIDDLEWARE_PRIORITY",
     "PAGE_USAGE_META",
+    "TDMREP_META",
     "PageDirectivesMiddleware",
 ]
 
@@ -80,6 +93,10 @@ PAGE_META = "rerp_page"
 #: ``response.meta`` key, with ``RERP_USAGE``: purpose -> ``PageUsageDecision`` for the page's
 #: content (an image response's decisions are those for images).
 PAGE_USAGE_META = "rerp_page_usage"
+#: ``response.meta`` key, with a ``RERP_USAGE`` purpose TDMRep speaks to: purpose ->
+#: ``TdmRepDecision`` (which technique, and which statement, decided), for pages whose headers
+#: or meta tags state ``tdm-reservation`` or ``tdm-policy``.
+TDMREP_META = "rerp_tdmrep"
 #: The key a marked item gets (``RERP_USAGE_DROP = False``): purpose -> ``{"source",
 #: "statement", "reason"}`` for each purpose the page forbids for it; plain strings, so that
 #: feed exports write it as it is.
@@ -90,7 +107,19 @@ PAGE_MIDDLEWARE_PRIORITY = 950
 
 #: The response headers that carry page directives (RERP_PAGE_HEADER).
 _PAGE_HEADERS = (header_key("X-Robots-Tag"), header_key("Robots-Tag"))
+#: The response headers of TDMRep (read only when a RERP_USAGE purpose is one it speaks to).
+_TDMREP_HEADERS = tuple(header_key(name) for name in TDMREP_META_NAMES)
 _CONTENT_TYPE = header_key("Content-Type")
+
+
+class _Refusal(NamedTuple):
+    """Why a page's items are refused for one purpose: a page directive or a TDMRep
+    reservation, in the terms a marked item and the stats use."""
+
+    rule: str  # the stat's last part: the page directive's rule, or "tdm-reservation"
+    source: str  # the header or meta tag that said it
+    statement: str
+    reason: str
 
 
 @dataclass
@@ -100,8 +129,8 @@ class _Page:
     url: str
     #: The statement that says nofollow, when the page's requests are dropped.
     nofollow: PageStatement | None
-    #: image item? -> the purposes the page forbids for it, each with its decision.
-    refused: Mapping[bool, list[tuple[str, PageUsageDecision]]]
+    #: image item? -> the purposes the page forbids for it, each with why.
+    refused: Mapping[bool, list[tuple[str, _Refusal]]]
     image_response: bool
     #: URLs the page links to only with rel="nofollow" (strict mode), read on first use.
     rel_nofollow_only: frozenset[str] | None = field(default=None)
@@ -123,6 +152,10 @@ class PageDirectivesMiddleware:
         self.settings = settings
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self.purposes = settings.usage
+        #: The RERP_USAGE purposes a TDMRep reservation forbids (none: TDMRep is not read).
+        self.tdmrep_purposes = tuple(
+            purpose for purpose in self.purposes if usage_category(purpose) in TDMREP_PURPOSES
+        )
         self.drop = settings.usage_drop
         self._images_fields = (
             crawler.settings.get("IMAGES_URLS_FIELD") or "image_urls",
@@ -216,18 +249,16 @@ class PageDirectivesMiddleware:
         refused = page.refused[page.image_response or self._is_image_item(item)]
         if not refused:
             return True
-        purpose, decision = refused[0]
-        assert decision.statement is not None  # a forbidden purpose has its statement
-        rule = decision.statement.rule.name
+        purpose, refusal = refused[0]
         if self.drop:
-            self._count(f"items_dropped/{rule}")
+            self._count(f"items_dropped/{refusal.rule}")
             logger.debug(
                 "Dropped an item from %(page)s: %(reason)s",
-                {"page": page.url, "reason": decision.reason},
+                {"page": page.url, "reason": refusal.reason},
                 extra={"spider": self.crawler.spider},
             )
             return False
-        self._count(f"items_marked/{rule}")
+        self._count(f"items_marked/{refusal.rule}")
         _mark(item, refused)
         return True
 
@@ -246,25 +277,47 @@ class PageDirectivesMiddleware:
         # The user agent robots.txt is matched against, chosen where
         # RobotsTxtMiddleware.user_agent_for chooses it.
         user_agent = crawler_user_agent(self.settings, user_agent_header(request))
+        tdmrep_named: list[tuple[bytes, bytes]] = []
+        if self.tdmrep_purposes:
+            for name in _TDMREP_HEADERS:
+                values = header_values(headers, name)
+                if values:
+                    tdmrep_named.extend((name, value) for value in values)
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
-            meta = head_meta_tags(response.body, facts.encoding, _names_of(user_agent))
-        if not named and not meta:
+            names = _names_of(user_agent)
+            if self.tdmrep_purposes:
+                names = (*names, *TDMREP_META_NAMES)
+            # One reading of the head serves the robots meta tags and TDMRep's.
+            meta = head_meta_tags(response.body, facts.encoding, names)
+        reservation = None
+        tdmrep_refused: list[tuple[str, _Refusal]] = []
+        if tdmrep_named or (meta and self.tdmrep_purposes):
+            reservation = tdm_reservation(response.url, None, tdmrep_named, meta)
+            if not reservation.statements and not reservation.warnings:
+                reservation = None
+        if reservation is not None:
+            tdmrep_refused = self._tdmrep(response, reservation)
+        if not named and not meta and reservation is None:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
                 return None
             return _Page(response.url, None, _NOTHING_REFUSED, facts.image)
         directives = page_directives(named, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
-        refused: dict[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
+        refused: dict[bool, list[tuple[str, _Refusal]]] = {False: [], True: []}
         decisions: dict[str, PageUsageDecision] = {}
         for purpose in self.purposes:
             for image in (False, True):
                 decision = directives.usage(purpose, image=image, now=now)
                 if not decision.allowed:
-                    refused[image].append((purpose, decision))
+                    refused[image].append((purpose, _page_refusal(decision)))
                 if image == facts.image:
                     decisions[purpose] = decision
+        if reservation is not None:
+            # After the page's own directives: a page refused by both says so by its directive.
+            for image in (False, True):
+                refused[image].extend(tdmrep_refused)
         response.meta[PAGE_META] = directives
         if self.purposes:
             response.meta[PAGE_USAGE_META] = decisions
@@ -273,6 +326,39 @@ class PageDirectivesMiddleware:
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
         return _Page(response.url, nofollow, refused, facts.image)
+
+    def _tdmrep(
+        self, response: Response, reservation: TdmReservation
+    ) -> list[tuple[str, _Refusal]]:
+        """Record and count what TDMRep says of the page; the purposes it refuses."""
+        decisions: dict[str, TdmRepDecision] = {}
+        refused: list[tuple[str, _Refusal]] = []
+        for purpose in self.tdmrep_purposes:
+            decision = reservation.usage(purpose)
+            decisions[purpose] = decision
+            statement = decision.statement
+            if decision.reserved and statement is not None:
+                said = f"tdm-reservation: {statement.reservation}"
+                if decision.policy is not None:
+                    said += f"; tdm-policy: {decision.policy}"
+                refused.append(
+                    (purpose, _Refusal("tdm-reservation", statement.source, said, decision.reason))
+                )
+        response.meta[TDMREP_META] = decisions
+        if reservation.statement is not None:
+            technique = reservation.statement.technique
+            if reservation.reserved:
+                self.stats.inc_value(f"robotstxt/tdmrep/reserved/{technique}")
+            else:
+                self.stats.inc_value(f"robotstxt/tdmrep/not_reserved/{technique}")
+        for warning in reservation.warnings:
+            self.stats.inc_value(f"robotstxt/tdmrep/warnings/{warning.code}")
+            logger.debug(
+                "TDMRep statement of %(page)s not used: %(source)s: %(message)s",
+                {"page": response.url, "source": warning.source, "message": warning.message},
+                extra={"spider": self.crawler.spider},
+            )
+        return refused
 
     def _said_nothing(self, meta: dict[str, Any], image_response: bool) -> None:
         """What ``_read`` records in the ``meta`` of a page without any page directive, as it
@@ -362,7 +448,13 @@ class PageDirectivesMiddleware:
 #: Pages that say nothing, counted into robotstxt/page/responses at once.
 _SILENT_BATCH = 100
 
-_NOTHING_REFUSED: Mapping[bool, list[tuple[str, PageUsageDecision]]] = {False: [], True: []}
+_NOTHING_REFUSED: Mapping[bool, list[tuple[str, _Refusal]]] = {False: [], True: []}
+
+
+def _page_refusal(decision: PageUsageDecision) -> _Refusal:
+    statement = decision.statement
+    assert statement is not None  # a forbidden purpose has its statement
+    return _Refusal(statement.rule.name, statement.source, statement.text, decision.reason)
 
 
 def _said(statement: PageStatement) -> str:
@@ -399,20 +491,19 @@ def _without_fragment(url: str) -> str:
     return urldefrag(url)[0]
 
 
-def _mark(item: Any, refused: list[tuple[str, PageUsageDecision]]) -> None:
+def _mark(item: Any, refused: list[tuple[str, _Refusal]]) -> None:
     """Put the purposes the page forbids into *item*, if it is an item that takes the key (a
     dict, or an item class declaring the field); the decisions are in ``response.meta``
     whatever the item."""
     if not is_item(item):
         return
     marks = {}
-    for purpose, decision in refused:
-        assert decision.statement is not None
-        marks[purpose] = {
-            "source": decision.statement.source,
-            "statement": decision.statement.text,
-            "reason": decision.reason,
-        }
+    for purpose, refusal in refused:
+        # The first refusal of a purpose says why: the page's own directive before TDMRep.
+        marks.setdefault(
+            purpose,
+            {"source": refusal.source, "statement": refusal.statement, "reason": refusal.reason},
+        )
     try:
         ItemAdapter(item)[ITEM_KEY] = marks
     except KeyError:  # an Item, dataclass or attrs class without the field
