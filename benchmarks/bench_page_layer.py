@@ -8,7 +8,10 @@ from the Addon's settings, with page directives on or off, and scrapes made-up r
 through it (the crawl benchmark's page: a small HTML page whose head names neither ``robots``
 nor the crawler, as most pages; the callback yields nothing). Under valgrind's callgrind each
 way scrapes ``--responses`` responses and twice as many; the difference divided by the extra
-responses leaves start-up out. The page layer's cost is the difference between the two ways.
+responses leaves start-up out. The page layer's cost is the difference between the first two
+ways; the third, ``RERP_USAGE = "train-ai"``, adds what reading the usage purposes costs a page
+that says nothing of them (TDMRep's ``tdm-reservation`` and ``tdm-policy`` headers looked up,
+and their names among those that make a head worth parsing).
 
 No network, no event loop timing and one hash seed: the count is the same from run to run,
 which the crawl benchmark's (benchmarks/bench_crawl.py) is not to within a few tenths of a
@@ -32,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_crawl import child_instructions_per_unit, engineless_crawler, page  # noqa: E402
 
-WAYS = ("page directives off", "page directives on")
+WAYS = ("page directives off", "page directives on", "page directives on, train-ai")
 USER_AGENT = "Scrapy/2.19 (+https://scrapy.org)"
 
 
@@ -48,6 +51,8 @@ def scrape(way: str, responses: int) -> dict[str, Any]:
     settings: dict[str, Any] = {"ADDONS": {"scrapy_rerp.Addon": 100}}
     if way == WAYS[0]:
         settings.update(RERP_PAGE_HEADER=False, RERP_PAGE_META=False)
+    elif way == WAYS[2]:
+        settings.update(RERP_USAGE="train-ai")
     crawler = engineless_crawler("page_layer", settings)
     manager = SpiderMiddlewareManager.from_crawler(crawler)
     headers = {"Content-Type": "text/html; charset=utf-8"}
@@ -87,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         per[way] = child_instructions_per_unit(__file__, way, small)
         print(f"{way}: {per[way]:,.0f} instructions per response", flush=True)
     print(f"page directives layer: {per[WAYS[1]] - per[WAYS[0]]:,.0f} instructions per response")
+    print(f"RERP_USAGE train-ai: {per[WAYS[2]] - per[WAYS[1]]:+,.0f} instructions per response")
     return 0
 
 

@@ -23,6 +23,7 @@ def child(way: str, responses: int) -> dict[str, int]:
 
 
 def test_the_page_layer_reads_every_response_only_when_on() -> None:
-    off, on = load_script("bench_page_layer").WAYS
+    off, on, usage = load_script("bench_page_layer").WAYS
     assert child(on, 150) == {"read": 150}
+    assert child(usage, 150) == {"read": 150}
     assert child(off, 150) == {"read": 0}

@@ -13,8 +13,14 @@ What a crawl does follows from both: a page robots.txt disallows (or whose robot
 unreachable) is never downloaded; a 429 or 503 answer makes the crawl wait (its
 ``Retry-After``, else a raised delay floor) and ask again; another answer outside 2xx never
 reaches the spider. Only a page the spider gets has its links followed and its content used, as
-its directives say. Exit status 0 when every purpose may use the page, 1 when one may not, 2 when
-the page cannot be downloaded (a :class:`CliError`).
+its directives say.
+
+TDMRep (docs/usage.rst) is read for a page the spider gets: the origin's
+``/.well-known/tdmrep.json`` is downloaded after the page (a 2xx is parsed; any other answer,
+or none, is no file), then the page's ``tdm-reservation`` and ``tdm-policy`` headers and meta
+tags are combined with it by ``tdm_reservation``, and ``train-ai`` and ``ai-input`` are asked
+of it. Exit status 0 when every purpose may use the page, 1 when one may not (a page directive
+or a TDMRep reservation), 2 when the page cannot be downloaded (a :class:`CliError`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import datetime
 import http.client
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -46,6 +53,15 @@ from scrapy_rerp.engine import (
     robots_meta_tags,
 )
 from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES
+from scrapy_rerp.engine._tdmrep import (
+    TDMREP_PATH,
+    TDMREP_PURPOSES,
+    TdmRepDecision,
+    TdmRepFile,
+    TdmReservation,
+    parse_tdmrep,
+    tdm_reservation,
+)
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 # The page's yes-or-no directives, as the engine's PageDirectives names them.
@@ -119,6 +135,77 @@ def fetch_page(url: str, agent: str, timeout: float) -> Page:
         raise CliError(f"{url}: {error}") from error
     truncated = truncated or (not encodings and len(raw) > MAX_HTML_BYTES)
     return Page(url, final_url, status, headers, body[:MAX_HTML_BYTES], truncated)
+
+
+@dataclass(frozen=True)
+class TdmRepReport:
+    """What TDMRep says of the page: its origin's file, as found, and the techniques combined."""
+
+    file_url: str
+    file_found: str  # what the download of the file gave, in a few words
+    file: TdmRepFile | None
+    reservation: TdmReservation
+
+    @classmethod
+    def of(
+        cls, page: Page, meta: list[tuple[str, str]] | None, agent: str, timeout: float
+    ) -> TdmRepReport:
+        parts = urllib.parse.urlsplit(page.url)
+        file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
+        file: TdmRepFile | None = None
+        try:
+            found = fetch_page(file_url, agent, timeout)
+        except CliError as error:
+            file_found = f"unreachable ({error})"
+        else:
+            if 200 <= found.status < 300:
+                file = parse_tdmrep(found.body)
+                kind = "valid" if file.valid else "not read: no reservation from the file"
+                file_found = f"{found.status}, {len(file.entries)} entries, {kind}"
+            else:
+                file_found = f"{found.status}: no file"
+        reservation = tdm_reservation(page.url, file, page.headers, meta)
+        return cls(file_url, file_found, file, reservation)
+
+    @property
+    def decisions(self) -> dict[str, TdmRepDecision]:
+        return {purpose: self.reservation.usage(purpose) for purpose in sorted(TDMREP_PURPOSES)}
+
+    def as_dict(self) -> dict[str, Any]:
+        file = self.file
+        statement = self.reservation.statement
+        return {
+            "file": {
+                "url": self.file_url,
+                "found": self.file_found,
+                "valid": None if file is None else file.valid,
+                "entries": None if file is None else len(file.entries),
+                "warnings": [] if file is None else [w._asdict() for w in file.warnings],
+            },
+            "reserved": self.reservation.reserved,
+            "policy": self.reservation.policy,
+            "technique": None if statement is None else statement.technique,
+            "source": None if statement is None else statement.source,
+            "warnings": [w._asdict() for w in self.reservation.warnings],
+            "usage": {
+                purpose: {
+                    "preference": decision.preference,
+                    "licensable": decision.licensable,
+                    "reason": decision.reason,
+                }
+                for purpose, decision in self.decisions.items()
+            },
+        }
+
+    def render_text(self, out: Callable[[str], None]) -> None:
+        out(f"tdmrep.json {self.file_url} ({self.file_found})")
+        for purpose, decision in self.decisions.items():
+            verdict = (
+                "DISALLOWED" if decision.preference == "disallowed" else decision.preference.upper()
+            )
+            out(f"  {'TDMRep ' + purpose:<{_ROW}}  {verdict:<12}  {decision.reason}")
+        for warning in self.reservation.warnings:
+            out(f"  {warning.source}: {warning.message}")
 
 
 @dataclass(frozen=True)
@@ -250,6 +337,7 @@ class PageReport:
     robots: RobotsTxtVerdict
     slow: SlowAnswer | None  # a 429 or 503 answer, and its Retry-After
     crawl: CrawlDecision
+    tdmrep: TdmRepReport | None = None  # for a page the spider gets
 
     @classmethod
     def fetch(cls, url: str, agent: str, timeout: float) -> PageReport:
@@ -280,14 +368,18 @@ class PageReport:
             statements = directives.statements
             nofollow = next((s for s in statements if "nofollow" in s.rule.restricts), None)
             follow = Answer.follow(nofollow)
+            tdmrep = TdmRepReport.of(page, meta, agent, timeout)
         else:
+            tdmrep = None
             follow = crawl.refuses()
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
-        return cls(page, agent, directives, now, follow, usage, robots, slow, crawl)
+        return cls(page, agent, directives, now, follow, usage, robots, slow, crawl, tdmrep)
 
     @property
     def status(self) -> int:
         refused = any(not answer.allowed for both in self.usage.values() for answer in both)
+        if self.tdmrep is not None and self.tdmrep.reservation.reserved:
+            refused = True
         return EXIT_FLAGGED if refused else EXIT_OK
 
     @property
@@ -346,6 +438,7 @@ class PageReport:
                 purpose: {"page": page_answer.as_dict(), "images": images.as_dict()}
                 for purpose, (page_answer, images) in self.usage.items()
             },
+            "tdmrep": None if self.tdmrep is None else self.tdmrep.as_dict(),
             "notes": self.notes,
         }
 
@@ -390,6 +483,8 @@ class PageReport:
             if not page.is_image:
                 out(_verdict_line(purpose, page_answer, "ALLOWED", no_use, why))
             out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
+        if self.tdmrep is not None:
+            self.tdmrep.render_text(out)
 
 
 _ROW = max(map(len, USAGE_CATEGORIES)) + len(" (images)")

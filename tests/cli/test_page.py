@@ -64,8 +64,15 @@ def test_text_shows_each_directive_where_it_was_stated_and_what_a_crawl_does(
         "restrictions in force: noai, nofollow, noindex",
     ]
     assert lines[10:12] == ["warnings: 1", "  meta tag 1 (robots): unknown rule 'nope', ignored"]
-    verdicts = {line[:21].strip(): line[21:].strip() for line in lines[13:]}
+    verdicts = {line[:21].strip(): line[21:].strip() for line in lines[13:-3]}
     assert lines[12] == "in a crawl:"
+    # The test server answers every path with a page: a tdmrep.json that is no JSON array.
+    assert lines[-3:] == [
+        f"tdmrep.json {site.url('/.well-known/tdmrep.json')} (200, 0 entries, not read: no "
+        "reservation from the file)",
+        "  TDMRep ai-input    UNKNOWN       ai-input unknown: no tdm-reservation stated",
+        "  TDMRep train-ai    UNKNOWN       train-ai unknown: no tdm-reservation stated",
+    ]
     assert verdicts == {
         "links": "NOT FOLLOWED  meta tag 2 (mybot): nofollow",
         "train-ai": "DISALLOWED    meta tag 1 (robots): noai",
@@ -123,6 +130,7 @@ def test_json_document_keys(site: Server) -> None:
         "warnings",
         "robots_txt",
         "retry_after",
+        "tdmrep",
         "crawl",
         "follow",
         "usage",
@@ -312,7 +320,75 @@ def test_a_page_robots_txt_allows_says_so(server: Server) -> None:
     assert lines[1] == f"robots.txt  {robots} (HTTP 200): ALLOWED (no rule matched)"
     assert "in a crawl:" in lines
     assert "  links              NOT FOLLOWED  meta tag 1 (robots): nofollow" in lines
-    assert server.paths() == ["/robots.txt", "/open"]  # robots.txt first, as in a crawl
+    # robots.txt first, as in a crawl; then the page, then its origin's tdmrep.json.
+    assert server.paths() == ["/robots.txt", "/open", "/.well-known/tdmrep.json"]
+
+
+TDMREP_FILE = (
+    '[{"location": "/reserved/*", "tdm-reservation": 1, "tdm-policy": "https://example.com/p"}]'
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "meta", "status", "technique", "train_ai"),
+    [
+        ("/reserved/a", {}, "", 1, "tdmrep.json", "disallowed"),
+        ("/open", {}, "", 0, None, "unknown"),
+        ("/open", {"tdm-reservation": "1"}, "", 1, "header", "disallowed"),
+        # The meta tag supersedes the header, and the header the file.
+        (
+            "/reserved/b",
+            {"tdm-reservation": "1"},
+            robots_meta("tdm-reservation", "0"),
+            0,
+            "meta",
+            "allowed",
+        ),
+    ],
+)
+def test_the_tdmrep_decision_of_the_file_the_header_and_the_meta_tag(
+    server: Server,
+    path: str,
+    headers: dict[str, str],
+    meta: str,
+    status: int,
+    technique: str | None,
+    train_ai: str,
+) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route(
+        "/.well-known/tdmrep.json", Reply(body=TDMREP_FILE, content_type="application/json")
+    )
+    server.route(path, page(meta, "text", headers=headers))
+    exit_status, document = page_json(server.url(path))
+    assert exit_status == status
+    tdmrep = document["tdmrep"]
+    assert tdmrep["file"]["valid"] is True and tdmrep["file"]["entries"] == 1
+    assert tdmrep["technique"] == technique
+    assert tdmrep["usage"]["train-ai"]["preference"] == train_ai
+    assert tdmrep["usage"]["ai-input"]["preference"] == train_ai
+    if path == "/reserved/a":
+        assert tdmrep["policy"] == "https://example.com/p"
+        assert tdmrep["usage"]["train-ai"]["licensable"] is True
+
+
+@pytest.mark.parametrize(
+    "reply", [Reply(status=404), Reply(body="{nope", content_type="application/json")]
+)
+def test_no_tdmrep_file_or_a_broken_one_reserves_nothing(server: Server, reply: Reply) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/.well-known/tdmrep.json", reply)
+    server.route("/open", page(body="text"))
+    done = run("page", server.url("/open"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    found = (
+        "404: no file"
+        if reply.status == 404
+        else "200, 0 entries, not read: no reservation from the file"
+    )
+    assert f"tdmrep.json {server.url('/.well-known/tdmrep.json')} ({found})" in lines
+    assert "  TDMRep train-ai    UNKNOWN       train-ai unknown: no tdm-reservation stated" in lines
 
 
 @pytest.mark.parametrize("status", [429, 503])
