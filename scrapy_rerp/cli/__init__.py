@@ -58,6 +58,7 @@ from scrapy_rerp.cli._page import PageReport
 from scrapy_rerp.cli._parser import build_parser
 from scrapy_rerp.cli._source import load, load_url
 from scrapy_rerp.cli._store import StoreReport
+from scrapy_rerp.cli._tdmrep import TdmRepFileReport, is_tdmrep_source
 
 __all__ = ["main"]
 
@@ -97,6 +98,10 @@ def _report(args: argparse.Namespace) -> Report:
         # The URLs before ROBOTS: nothing is downloaded for arguments given in the wrong order.
         for url in args.urls if args.command == "check" else [args.url]:
             check_url_argument(url, args.command)
+    if args.command == "fetch" and is_tdmrep_source(args.url):
+        return TdmRepFileReport.build(args.url, args.agent, args.timeout, lint=False)
+    if args.command == "lint" and is_tdmrep_source(args.robots):
+        return TdmRepFileReport.build(args.robots, args.agent, args.timeout, lint=True)
     # The others read a robots.txt: ROBOTS, or fetch's URL.
     if args.command == "fetch":
         source = load_url(args.url, args.syntax, args.agent, args.timeout, args.store)
