@@ -112,7 +112,7 @@ def _report(args: argparse.Namespace) -> Report:
             note(line)
     if args.command == "check":
         return CheckReport.build(
-            source, args.urls, args.syntax, args.agent, args.usage, args.read_anyway
+            source, args.urls, args.syntax, args.agent, args.usage, args.read_anyway, args.timeout
         )
     if args.command == "explain":
         return ExplainReport.build(source, args.url, args.syntax, args.agent, args.read_anyway)

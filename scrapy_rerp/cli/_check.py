@@ -8,10 +8,17 @@ error with a hint, never a guess.
 
 Exit status 0 when every URL may be crawled (and no usage asked about is disallowed), 1 when
 one may not (or a usage is disallowed), 2 when a URL is not one a crawler can request, or ROBOTS
-is no robots.txt."""
+is no robots.txt.
+
+With ``--usage`` naming a purpose TDMRep speaks to (train-ai, ai-input) and ROBOTS a URL, the
+origin's ``/.well-known/tdmrep.json`` is downloaded too and each URL's TDMRep decision from it is
+shown under its usage lines (the pages themselves are not downloaded: their headers and meta
+tags are ``page``'s business); a reservation makes the exit status 1 as a disallowed usage
+does."""
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +30,8 @@ from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import ALLOW_ALL
 from scrapy_rerp.core.urls import crawl_decision, origin_of, request_url, rules_url
 from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
+from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepDecision, TdmRepFile, tdm_reservation
+from scrapy_rerp.engine._usage import usage_category
 
 
 def check_url_argument(url: str, command: str) -> None:
@@ -86,6 +95,8 @@ class Verdict:
     rule: str | None
     reason: str
     usage: dict[str, Usage]  # by category, in the order asked
+    #: TDMRep's decision from the origin's file, per category it speaks to (None: not read).
+    tdmrep: dict[str, TdmRepDecision] | None = None
 
     @classmethod
     def of(
@@ -114,7 +125,9 @@ class Verdict:
     @property
     def disallows_a_usage(self) -> bool:
         """Whether the site says "not for this purpose" for one of the categories asked about."""
-        return any(found.preference == "disallowed" for found in self.usage.values())
+        if any(found.preference == "disallowed" for found in self.usage.values()):
+            return True
+        return any(d.preference == "disallowed" for d in (self.tdmrep or {}).values())
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -124,7 +137,23 @@ class Verdict:
             "rule": self.rule,
             "reason": self.reason,
             "usage": {category: found.as_dict() for category, found in self.usage.items()},
+            **({} if self.tdmrep is None else {"tdmrep": _tdmrep_dict(self.tdmrep)}),
         }
+
+
+def _tdmrep_dict(decisions: dict[str, TdmRepDecision]) -> dict[str, Any]:
+    return {
+        category: {
+            "preference": d.preference,
+            "licensable": d.licensable,
+            "policy": d.policy,
+            "entry": None
+            if d.statement is None or d.statement.entry is None
+            else d.statement.entry.position,
+            "reason": d.reason,
+        }
+        for category, d in decisions.items()
+    }
 
 
 def not_a_request(error: ValueError) -> str:
@@ -156,6 +185,7 @@ class CheckReport:
     results: list[Verdict]
     notes: list[str] = field(default_factory=list)
     read_from: str | None = None  # --read-anyway: what ROBOTS is, when it is no robots.txt
+    tdmrep_found: str | None = None  # the origin's tdmrep.json, as found (None: not read)
 
     @classmethod
     def build(
@@ -166,9 +196,10 @@ class CheckReport:
         agent: str,
         categories: Sequence[str] = (),
         read_anyway: bool = False,
+        timeout: float = 10.0,
     ) -> CheckReport:
         """The verdict for each of *urls*; CliError for ROBOTS that is no robots.txt, unless
-        *read_anyway*."""
+        *read_anyway*. *timeout*: for the origin's tdmrep.json, when it is read."""
         read_from = refuse_unless_read_anyway(source, read_anyway)
         robots = source.rules(syntax)
         asked = list(dict.fromkeys(categories))
@@ -187,7 +218,14 @@ class CheckReport:
                         f"{url}: not on {origin}, so this robots.txt does not apply to it "
                         "(RFC 9309 section 2.3)"
                     )
-        return cls(source, syntax, agent, asked, results, notes, read_from)
+        tdmrep_found = None
+        speaks_to = [c for c in asked if usage_category(c) in TDMREP_PURPOSES]
+        if speaks_to and source.fetched is not None and source.fetched.url:
+            tdmrep_found, file = _origin_file(source.fetched.url, agent, timeout)
+            for result in results:
+                if result.allowed is not None:
+                    result.tdmrep = _tdmrep_of(result.url, source.fetched.url, file, speaks_to)
+        return cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
 
     @property
     def status(self) -> int:
@@ -205,6 +243,7 @@ class CheckReport:
             "usage_categories": self.categories,
             "results": [result.as_dict() for result in self.results],
             "notes": self.notes,
+            **({} if self.tdmrep_found is None else {"tdmrep_file": self.tdmrep_found}),
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
@@ -219,3 +258,24 @@ class CheckReport:
             out(f"{verdict:<10}  {result.url}  {why}")
             for line in usage_lines(result.usage):
                 out(f"  {line}")
+            for category, d in (result.tdmrep or {}).items():
+                label = f"TDMRep {category}"
+                out(f"  {label:<{_CATEGORY_WIDTH}}  {d.preference.upper():<10}  ({d.reason})")
+        if self.tdmrep_found is not None:
+            out(f"tdmrep.json {self.tdmrep_found}")
+
+
+def _origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile | None]:
+    # Imported here: the page command's module imports this one.
+    from scrapy_rerp.cli._tdmrep import origin_file
+
+    return origin_file(url, agent, timeout)
+
+
+def _tdmrep_of(
+    url: str, robots_url: str, file: TdmRepFile | None, categories: Sequence[str]
+) -> dict[str, TdmRepDecision]:
+    """TDMRep's decision for *url* (a path is taken on robots.txt's origin) from the file."""
+    absolute = url if is_url(url) else urllib.parse.urljoin(robots_url, url)
+    reservation = tdm_reservation(absolute, file)
+    return {category: reservation.usage(category) for category in categories}

@@ -17,7 +17,7 @@ from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._page import fetch_page
 from scrapy_rerp.engine._tdmrep import MAX_TDMREP_BYTES, TDMREP_PATH, TdmRepFile, parse_tdmrep
 
-__all__ = ["TdmRepFileReport", "is_tdmrep_source"]
+__all__ = ["TdmRepFileReport", "is_tdmrep_source", "origin_file"]
 
 
 def is_tdmrep_source(source: str) -> bool:
@@ -25,6 +25,22 @@ def is_tdmrep_source(source: str) -> bool:
     if source.startswith(("http://", "https://")):
         return urllib.parse.urlsplit(source).path == TDMREP_PATH
     return source.replace("\\", "/").rsplit("/", 1)[-1] == "tdmrep.json"
+
+
+def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile | None]:
+    """The TDMRep file of *url*'s origin, downloaded as ``page`` downloads it: what was found,
+    in a few words, and the parsed file (None: no file, or none could be downloaded)."""
+    parts = urllib.parse.urlsplit(url)
+    file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
+    try:
+        found = fetch_page(file_url, agent, timeout)
+    except CliError as error:
+        return f"{file_url}: unreachable ({error})", None
+    if not 200 <= found.status < 300:
+        return f"{file_url}: HTTP {found.status}, no file", None
+    file = parse_tdmrep(found.body)
+    read = f"{len(file.entries)} entries" if file.valid else "no JSON array: no reservation"
+    return f"{file_url}: HTTP {found.status}, {read}", file
 
 
 @dataclass

@@ -424,7 +424,9 @@ def test_check_usage_from_a_robots_url(server: Server) -> None:
     done = run("check", server.url("/robots.txt"), server.url("/blog"), "--usage", "train-ai")
     assert done.returncode == 1, done.stderr
     assert usage_lines(done.stdout)[server.url("/blog")] == [
-        "train-ai DISALLOWED line 3: Content-Usage: train-ai=n"
+        "train-ai DISALLOWED line 3: Content-Usage: train-ai=n",
+        # The server answers every path with a page: no tdmrep.json, no reservation.
+        "TDMRep train-ai UNKNOWN (train-ai unknown: no tdm-reservation stated)",
     ]
 
 
@@ -549,3 +551,36 @@ def test_check_url_neither_a_path_nor_a_url_is_an_error(tmp_path: Path, url: str
         )
     else:
         assert line.endswith(f"write /{url} for a path, or the URL with its scheme")
+
+
+TDMREP_FILE = (
+    '[{"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "https://e.com/p.json"},'
+    ' {"location": "/*", "tdm-reservation": 0}]'
+)
+
+
+def test_check_usage_reads_the_origins_tdmrep_file_for_the_purposes_it_speaks_to(
+    server: Server,
+) -> None:
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/.well-known/tdmrep.json", Reply(body=TDMREP_FILE))
+    robots = server.url("/robots.txt")
+    status, doc = run_json("check", robots, "/books/a", "/news/b", "--usage", "train-ai,search")
+    assert status == 1  # a reservation disallows train-ai
+    assert doc["tdmrep_file"].endswith("tdmrep.json: HTTP 200, 2 entries")
+    books, news = doc["results"]
+    assert set(books["tdmrep"]) == {"train-ai"}  # search: TDMRep does not speak to it
+    assert books["tdmrep"]["train-ai"]["preference"] == "disallowed"
+    assert books["tdmrep"]["train-ai"]["licensable"] is True
+    assert books["tdmrep"]["train-ai"]["entry"] == 1
+    assert news["tdmrep"]["train-ai"]["preference"] == "allowed"
+    done = run("check", robots, "/books/a", "--usage", "train-ai")
+    assert done.returncode == 1
+    assert usage_lines(done.stdout)["/books/a"][-1].startswith(
+        "TDMRep train-ai DISALLOWED (train-ai disallowed: TDM rights reserved by tdmrep.json"
+    )
+    # search alone: the file is not asked for.
+    before = server.paths().count("/.well-known/tdmrep.json")
+    status, doc = run_json("check", robots, "/books/a", "--usage", "search")
+    assert status == 0 and "tdmrep_file" not in doc and "tdmrep" not in doc["results"][0]
+    assert server.paths().count("/.well-known/tdmrep.json") == before
