@@ -58,7 +58,7 @@ from scrapy_rerp.cli._page import PageReport
 from scrapy_rerp.cli._parser import build_parser
 from scrapy_rerp.cli._source import load, load_url
 from scrapy_rerp.cli._store import StoreReport
-from scrapy_rerp.cli._tdmrep import TdmRepFileReport, is_tdmrep_source
+from scrapy_rerp.cli._tdmrep import TdmRepFileReport, is_tdmrep_source, origin_file
 
 __all__ = ["main"]
 
@@ -112,7 +112,14 @@ def _report(args: argparse.Namespace) -> Report:
             note(line)
     if args.command == "check":
         return CheckReport.build(
-            source, args.urls, args.syntax, args.agent, args.usage, args.read_anyway, args.timeout
+            source,
+            args.urls,
+            args.syntax,
+            args.agent,
+            args.usage,
+            args.read_anyway,
+            args.timeout,
+            origin_file,
         )
     if args.command == "explain":
         return ExplainReport.build(source, args.url, args.syntax, args.agent, args.read_anyway)

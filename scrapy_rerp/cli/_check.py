@@ -161,6 +161,9 @@ def not_a_request(error: ValueError) -> str:
 
 
 _CATEGORY_WIDTH = max(map(len, USAGE_CATEGORIES))
+#: ``_tdmrep.origin_file``, given by the command line (the page command, which it downloads
+#: with, imports this module): (URL, agent, timeout) -> (what was found, the parsed file).
+OriginFile = Callable[[str, str, float], tuple[str, "TdmRepFile | None"]]
 
 
 def usage_lines(usage: dict[str, Usage]) -> list[str]:
@@ -197,9 +200,11 @@ class CheckReport:
         categories: Sequence[str] = (),
         read_anyway: bool = False,
         timeout: float = 10.0,
+        origin_file: OriginFile | None = None,
     ) -> CheckReport:
         """The verdict for each of *urls*; CliError for ROBOTS that is no robots.txt, unless
-        *read_anyway*. *timeout*: for the origin's tdmrep.json, when it is read."""
+        *read_anyway*. *origin_file* downloads the origin's tdmrep.json (within *timeout*) when a
+        category asked about is one TDMRep speaks to; None: TDMRep is not read."""
         read_from = refuse_unless_read_anyway(source, read_anyway)
         robots = source.rules(syntax)
         asked = list(dict.fromkeys(categories))
@@ -220,11 +225,12 @@ class CheckReport:
                     )
         tdmrep_found = None
         speaks_to = [c for c in asked if usage_category(c) in TDMREP_PURPOSES]
-        if speaks_to and source.fetched is not None and source.fetched.url:
-            tdmrep_found, file = _origin_file(source.fetched.url, agent, timeout)
+        fetched = source.fetched
+        if speaks_to and origin_file is not None and fetched is not None and fetched.url:
+            tdmrep_found, file = origin_file(fetched.url, agent, timeout)
             for result in results:
                 if result.allowed is not None:
-                    result.tdmrep = _tdmrep_of(result.url, source.fetched.url, file, speaks_to)
+                    result.tdmrep = _tdmrep_of(result.url, fetched.url, file, speaks_to)
         return cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
 
     @property
@@ -263,13 +269,6 @@ class CheckReport:
                 out(f"  {label:<{_CATEGORY_WIDTH}}  {d.preference.upper():<10}  ({d.reason})")
         if self.tdmrep_found is not None:
             out(f"tdmrep.json {self.tdmrep_found}")
-
-
-def _origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile | None]:
-    # Imported here: the page command's module imports this one.
-    from scrapy_rerp.cli._tdmrep import origin_file
-
-    return origin_file(url, agent, timeout)
 
 
 def _tdmrep_of(
