@@ -23,7 +23,10 @@ __all__ = ["TdmRepFileReport", "is_tdmrep_source", "origin_file"]
 def is_tdmrep_source(source: str) -> bool:
     """Whether a command's ``ROBOTS`` (or ``fetch``'s URL) names a TDMRep file."""
     if source.startswith(("http://", "https://")):
-        return urllib.parse.urlsplit(source).path == TDMREP_PATH
+        try:
+            return urllib.parse.urlsplit(source).path == TDMREP_PATH
+        except ValueError:  # no URL: the robots.txt reading says why, in one line
+            return False
     return source.replace("\\", "/").rsplit("/", 1)[-1] == "tdmrep.json"
 
 
