@@ -89,6 +89,7 @@ from _results import (  # noqa: E402
     machine_description,
     write_results,
 )
+from _spiders import counting_spider  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "CRAWL_RESULTS.md"
 RESULTS_TITLE = "Crawl benchmark results"
@@ -610,7 +611,6 @@ def crawl_child(config: dict[str, Any]) -> None:
     import scrapy
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
-    from scrapy.exceptions import IgnoreRequest
 
     way = config["way"]
     planned = plan(config["netlocs"], config["pages"], config["concurrency"], config["every"])
@@ -635,27 +635,7 @@ def crawl_child(config: dict[str, Any]) -> None:
     downloader_middlewares: list[str] = []  # their class names, for the facts
     memory: dict[str, int] = {}
 
-    class BenchSpider(scrapy.Spider):
-        name = "bench"
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.pages = 0
-            self.ignored = 0
-            self.errors = 0
-
-        async def start(self) -> Any:
-            for url in urls:
-                yield scrapy.Request(url, callback=self.parse, errback=self.errback)
-
-        def parse(self, response: Any) -> None:
-            self.pages += 1
-
-        def errback(self, failure: Any) -> None:
-            if failure.check(IgnoreRequest):
-                self.ignored += 1
-            else:
-                self.errors += 1
+    BenchSpider = counting_spider(urls)
 
     def opened(spider: scrapy.Spider) -> None:
         # Timing the middleware costs CPU time of its own: only in the runs that ask for it,

@@ -61,6 +61,7 @@ from typing import Any
 # The shared report helpers sit beside the script, which also runs as a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import add_write_results_argument, write_results  # noqa: E402
+from _spiders import counting_spider  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "STORE_RESULTS.md"
 RESULTS_TITLE = "Robots.txt store benchmark results"
@@ -240,9 +241,7 @@ def _time_store_calls(totals: list[float]) -> None:
 
 def crawl_child(config: dict[str, Any]) -> None:
     """Run one crawl; print its measurements as one JSON line."""
-    import scrapy
     from scrapy.crawler import CrawlerProcess
-    from scrapy.exceptions import IgnoreRequest
 
     urls = urls_of(config["netlocs"], config["pages"])
     settings = {**CRAWL_SETTINGS}
@@ -251,27 +250,7 @@ def crawl_child(config: dict[str, Any]) -> None:
     store_calls = [0.0, 0]
     _time_store_calls(store_calls)
 
-    class BenchSpider(scrapy.Spider):
-        name = "bench"
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.pages = 0
-            self.ignored = 0
-            self.errors = 0
-
-        async def start(self) -> Any:
-            for url in urls:
-                yield scrapy.Request(url, callback=self.parse, errback=self.errback)
-
-        def parse(self, response: Any) -> None:
-            self.pages += 1
-
-        def errback(self, failure: Any) -> None:
-            if failure.check(IgnoreRequest):
-                self.ignored += 1
-            else:
-                self.errors += 1
+    BenchSpider = counting_spider(urls)
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
