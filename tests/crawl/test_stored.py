@@ -19,7 +19,7 @@ import pytest_twisted
 
 from scrapy_rerp.core.data import Outcome
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
-from tests.support.crawls import FAST_OUTAGE, ignored, pages, rerp, stat
+from tests.support.crawls import FAST_OUTAGE, ignored, not_modified_for, pages, rerp, stat
 from tests.support.redis import finish, start_worker
 from tests.support.servers import Hit, Reply, Server, crawl, own, stopped_by_settings
 
@@ -124,12 +124,7 @@ async def test_an_expired_copy_is_revalidated_and_a_304_keeps_it(
     await crawl(settings=stored(path), urls=[server.url("/a")])
     age(path, server.origin, 60)
 
-    def robots(hit: Hit) -> Reply:
-        if hit.header("If-None-Match") == '"v1"':
-            return Reply(status=304, headers={"Cache-Control": "max-age=7200"}, content_type=None)
-        return Reply(body="User-agent: *\nDisallow: /\n")
-
-    server.route("/robots.txt", robots)
+    server.route("/robots.txt", not_modified_for('"v1"', {"Cache-Control": "max-age=7200"}))
     server.clear()
     urls = [server.url("/a"), server.url("/private/b")]
     second = await crawl(settings=stored(path), urls=urls)
@@ -281,12 +276,7 @@ async def test_a_copy_expired_by_its_max_age_is_revalidated(server: Server, tmp_
     settings = stored(path, RERP_MIN_LIFETIME=0)
     await crawl(settings=settings, urls=[server.url("/a")])
 
-    def robots(hit: Hit) -> Reply:
-        if hit.header("If-None-Match") == '"v2"':
-            return Reply(status=304, content_type=None)
-        return Reply(body="User-agent: *\nDisallow: /\n")
-
-    server.route("/robots.txt", robots)
+    server.route("/robots.txt", not_modified_for('"v2"'))
     server.clear()
     second = await crawl(settings=settings, urls=[server.url("/private/b")])
     assert [h.status for h in server.hits("/robots.txt")][:1] == [304]

@@ -26,10 +26,10 @@ from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
 from scrapy_rerp.fleet.sharing import POLL_FIRST, POLL_MAX, STALE_RECHECK, SharedRules
 from scrapy_rerp.fleet.store import RedisOriginCache
 from tests.support import Stats
-from tests.support.crawls import FAST_OUTAGE, ignored, rerp, stat
+from tests.support.crawls import FAST_OUTAGE, ignored, not_modified_for, pages, rerp, stat
 from tests.support.redis import RedisServer
 from tests.support.scenarios import scenario
-from tests.support.servers import Hit, Reply, Server, crawl, own
+from tests.support.servers import Server, crawl, own
 
 pytestmark = pytest.mark.needs_asyncio  # the store: redis.asyncio (markers: pyproject.toml)
 
@@ -692,7 +692,7 @@ async def test_a_fleet_restarted_within_freshness_downloads_no_robots_txt(
     server.clear()
     second = await crawl(settings=fleet(redis_server), urls=urls)
     assert server.count("/robots.txt") == 0
-    assert crawled(server) == ["/a"]
+    assert pages(server) == ["/a"]
     assert ignored(second) == [server.url("/private/b")]
 
 
@@ -705,18 +705,13 @@ async def test_a_fleet_revalidates_its_expired_copy_and_a_304_renews_it(
     await crawl(settings=fleet(redis_server), urls=[server.url("/a")])
     age_in_redis(redis_server, server.origin, 3600)
 
-    def robots(hit: Hit) -> Reply:
-        if hit.header("If-None-Match") == '"v1"':
-            return Reply(status=304, headers={"Cache-Control": "max-age=7200"}, content_type=None)
-        return Reply(body="User-agent: *\nDisallow: /\n")
-
-    server.route("/robots.txt", robots)
+    server.route("/robots.txt", not_modified_for('"v1"', {"Cache-Control": "max-age=7200"}))
     server.clear()
     urls = [server.url("/a"), server.url("/private/b")]
     second = await crawl(settings=fleet(redis_server), urls=urls)
     [hit] = server.hits("/robots.txt")
     assert (hit.header("If-None-Match"), hit.status) == ('"v1"', 304)
-    assert crawled(server) == ["/a"]  # the fleet's rules kept
+    assert pages(server) == ["/a"]  # the fleet's rules kept
     assert ignored(second) == [server.url("/private/b")]
     assert stat(second, "robotstxt/redis/revalidated") == 1
     stored = redis_server.client().hgetall(f"rerp:robots:{server.origin}")
@@ -737,7 +732,7 @@ async def test_a_fleet_meeting_an_outage_crawls_under_its_last_good_copy(
     urls = [server.url("/a"), server.url("/private/b")]
     with caplog.at_level(logging.INFO):
         second = await crawl(settings=fleet(redis_server, **FAST_OUTAGE), urls=urls)
-    assert crawled(server) == ["/a"]  # disallowed still refused
+    assert pages(server) == ["/a"]  # disallowed still refused
     assert ignored(second) == [server.url("/private/b")]
     assert stat(second, "robotstxt/store/stale_used") == 1
     warnings = [r.getMessage() for r in own(caplog.records) if r.levelname == "WARNING"]
@@ -758,12 +753,8 @@ async def test_a_fleet_s_copy_past_the_stale_max_age_is_not_used(
         settings=fleet(redis_server, RERP_STALE_MAX_AGE=60, **FAST_OUTAGE),
         urls=[server.url("/a")],
     )
-    assert crawled(server) == []  # parked, then dropped, as without a copy
+    assert pages(server) == []  # parked, then dropped, as without a copy
     assert stat(second, "robotstxt/dropped/unreachable") == 1
     assert stat(second, "robotstxt/store/stale_used") is None
     stored = redis_server.client().hgetall(f"rerp:robots:{server.origin}")
     assert stored[b"outcome"] == b"unreachable" and b"body" not in stored  # replaced
-
-
-def crawled(server: Server) -> list[str]:
-    return sorted(h.path for h in server.hits() if h.path != "/robots.txt")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import scrapy
@@ -12,7 +12,7 @@ from scrapy.exceptions import IgnoreRequest
 from twisted.python.failure import Failure
 
 from scrapy_rerp.crawl.compat import sleep
-from tests.support.servers import ListSpider, Server, crawl
+from tests.support.servers import Hit, ListSpider, Reply, Server, crawl
 
 SCRAPY_MW = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 RERP_MW = "scrapy_rerp.RobotsTxtMiddleware"
@@ -46,6 +46,22 @@ def ignored(crawler: Crawler) -> list[str]:
 def stat(crawler: Crawler, name: str) -> Any:
     assert crawler.stats is not None
     return crawler.stats.get_value(name)
+
+
+#: The robots.txt a revalidating server answers when the copy asked about is not the current one.
+CHANGED_ROBOTS = "User-agent: *\nDisallow: /\n"
+
+
+def not_modified_for(etag: str, headers: dict[str, str] | None = None) -> Callable[[Hit], Reply]:
+    """A robots.txt route that answers 304 (with ``headers``) to ``If-None-Match: etag``, and
+    :data:`CHANGED_ROBOTS` to any other request."""
+
+    def robots(hit: Hit) -> Reply:
+        if hit.header("If-None-Match") == etag:
+            return Reply(status=304, headers=headers or {}, content_type=None)
+        return Reply(body=CHANGED_ROBOTS)
+
+    return robots
 
 
 def pages(server: Server) -> list[str]:
