@@ -15,7 +15,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.support.servers import TEST_REACTOR, Server
+# The shared conformance check asserts for the test that calls it: with pytest's messages.
+pytest.register_assert_rewrite("tests.support.conformance")
+
+from tests.support.servers import TEST_REACTOR, Server  # noqa: E402
 
 #: pytest-twisted's --reactor for each test reactor.
 _PYTEST_TWISTED_REACTOR = {"asyncio": "asyncio", "epoll": "default"}
