@@ -41,6 +41,7 @@ from collections.abc import Mapping
 
 from scrapy_rerp.core.body import Body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
+from scrapy_rerp.core.store import MAX_HEADER  # the longest validator the store keeps too
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
@@ -76,11 +77,6 @@ _COPY_FIELDS = (
     b"last_modified",
 )
 _OUTAGE_FIELDS = (b"expires_at", b"failures", b"outage_since")
-#: A 304 renews the copy: its times and validators are the 304's, the rest the copy's.
-_RENEWED_FIELDS = (b"fetched_at", b"expires_at", b"failures", b"etag", b"last_modified")
-
-#: The longest validator kept (a header value; a longer one is not sent back, as the store's).
-MAX_VALIDATOR = 8192
 
 
 class Unreadable(ValueError):
@@ -165,10 +161,15 @@ def _renewed(
     if not _holds_parsed_copy(stored, syntax_name):
         return {}
     assert stored is not None
-    renewal = encode(entry.with_(robots=None, outcome=Outcome.ALLOW_ALL), fetched, syntax_name)
     copy = {name: stored[name] for name in _COPY_FIELDS if name in stored}
-    # RFC 9111 4.3.4: a 304's validators replace the stored ones; absent, the copy's stay.
-    return {**copy, **{name: renewal[name] for name in _RENEWED_FIELDS if name in renewal}}
+    renewal = {
+        b"fetched_at": repr(entry.fetched_at).encode(),
+        b"expires_at": repr(entry.expires_at).encode(),
+        b"failures": str(entry.failures).encode(),
+        # RFC 9111 4.3.4: a 304's validators replace the stored ones; absent, the copy's stay.
+        **{name.encode(): value for name, value in _validator_fields(fetched).items()},
+    }
+    return {**copy, **renewal}
 
 
 def _holds_parsed_copy(stored: Mapping[bytes, bytes] | None, syntax_name: str) -> bool:
@@ -195,7 +196,7 @@ def _validator_fields(fetched: Fetched | None) -> dict[str, bytes]:
 
 def _sendable(value: bytes) -> bool:
     """Whether a validator can go back in a request header as it is."""
-    return 0 < len(value) <= MAX_VALIDATOR and not any(c in value for c in b"\r\n\x00")
+    return 0 < len(value) <= MAX_HEADER and not any(c in value for c in b"\r\n\x00")
 
 
 def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
