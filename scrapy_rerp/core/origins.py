@@ -349,10 +349,7 @@ class OriginService:
                 validators = claim.validators
                 if previous.robots is not None:
                     self._stored.add(origin)
-            if validators is not None:
-                fetched = await self.transport.fetch(flight.robots_url, origin, validators)
-            else:
-                fetched = await self.transport.fetch(flight.robots_url, origin)
+            fetched = await self.transport.fetch(flight.robots_url, origin, validators)
             if fetched.not_modified and previous is not None and previous.robots is not None:
                 renewed = self._renewed(origin, previous, fetched)
                 if claim is not None and self.shared is not None:
