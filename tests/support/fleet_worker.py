@@ -22,7 +22,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import scrapy
@@ -77,42 +77,45 @@ def redis_worker_class(fed_when_idle: bool = False) -> type[scrapy.Spider]:
     return IdleFedWorker
 
 
-def barrier(redis_url: str, workers: int) -> Any:
-    """A spider_opened handler that waits until ``workers`` workers have opened their spiders,
-    so that a fleet test starts with every worker ready to take URLs."""
+def _announce_and_wait(
+    redis_url: str, announce: str, ready: Callable[[Any], Awaitable[bool]], timeout: float
+) -> Any:
+    """A spider_opened handler: this worker pushes its pid to the Redis list ``announce``, then
+    waits until ``ready(client)`` (at most ``timeout`` seconds) before it crawls."""
 
-    async def wait_for_the_fleet(**kwargs: Any) -> None:
+    async def wait(**kwargs: Any) -> None:
         import asyncio
 
         import redis.asyncio
 
         client = redis.asyncio.Redis.from_url(redis_url)
-        await client.rpush("fleet:opened", os.getpid())
-        deadline = time.monotonic() + 30
-        while await client.llen("fleet:opened") < workers and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
+        await client.rpush(announce, os.getpid())
+        deadline = time.monotonic() + timeout
+        while not await ready(client) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         await client.aclose()
 
-    return wait_for_the_fleet
+    return wait
+
+
+def barrier(redis_url: str, workers: int) -> Any:
+    """A spider_opened handler that waits until ``workers`` workers have opened their spiders,
+    so that a fleet test starts with every worker ready to take URLs."""
+
+    async def all_opened(client: Any) -> bool:
+        return bool(await client.llen("fleet:opened") >= workers)
+
+    return _announce_and_wait(redis_url, "fleet:opened", all_opened, 30)
 
 
 def held_until(redis_url: str, key: str) -> Any:
     """A spider_opened handler: this worker is ready (its pid pushed to ``fleet:held``), and
     starts crawling once ``key`` exists in Redis."""
 
-    async def wait_for_the_go(**kwargs: Any) -> None:
-        import asyncio
+    async def released(client: Any) -> bool:
+        return bool(await client.exists(key))
 
-        import redis.asyncio
-
-        client = redis.asyncio.Redis.from_url(redis_url)
-        await client.rpush("fleet:held", os.getpid())
-        deadline = time.monotonic() + 120
-        while not await client.exists(key) and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
-        await client.aclose()
-
-    return wait_for_the_go
+    return _announce_and_wait(redis_url, "fleet:held", released, 120)
 
 
 def skew_clock(seconds: float) -> None:
