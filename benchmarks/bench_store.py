@@ -28,11 +28,12 @@ taken around the whole crawl (from before ``crawl()`` to after the reactor stops
 opened and closed inside), and so is the CPU time spent inside the store's calls (opening the
 file, and :class:`~scrapy_rerp.core.recall.StoredRules`' ``recall``, ``renew``, ``remember`` and
 ``close``, each timed by ``time.thread_time``: the reactor thread's CPU time, as SQLite lets
-go of the GIL and other threads run meanwhile; ``recall`` includes parsing the stored rules,
-which a download's rules need as well). Goal: the store's calls take under
-:data:`CPU_GOAL` of the crawl's CPU time; the comparison of whole crawls with and without the
-store is reported beside it (the difference of two medians of noisy totals, the calls' own time
-is the finer measure).
+go of the GIL and other threads run meanwhile). ``recall`` parses the stored rules, work a
+downloaded robots.txt needs as well: that parse is timed apart and reported beside the rest.
+Goal: in every crawl with a store (first, restarted fresh, restarted expired, and the paired
+ones), the store's calls without that parse take under :data:`CPU_GOAL` of the crawl's CPU
+time; the comparison of whole crawls with and without the store is reported beside it (the
+difference of two medians of noisy totals, the calls' own time is the finer measure).
 
 Usage::
 
@@ -217,9 +218,10 @@ def _cpu_seconds() -> float:
 
 
 def _time_store_calls(totals: list[float]) -> None:
-    """Add the CPU time of every store call to ``totals[0]``, their number to ``totals[1]``.
-    The calling thread's time: SQLite lets go of the GIL, and the process's other threads
-    (Scrapy's DNS resolver pool among them) run meanwhile."""
+    """Add the CPU time of every store call to ``totals[0]``, their number to ``totals[1]``,
+    and the time spent parsing stored rules (inside ``recall``) to ``totals[2]``. The calling
+    thread's time: SQLite lets go of the GIL, and the process's other threads (Scrapy's DNS
+    resolver pool among them) run meanwhile."""
     from scrapy_rerp.core.recall import StoredRules
     from scrapy_rerp.core.store import RobotsStore
 
@@ -234,8 +236,19 @@ def _time_store_calls(totals: list[float]) -> None:
 
         return call
 
+    def timed_parse(method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                totals[2] += time.thread_time() - started
+
+        return call
+
+    StoredRules._rules = timed_parse(StoredRules._rules)  # type: ignore[method-assign]
     RobotsStore.__init__ = timed(RobotsStore.__init__)  # type: ignore[method-assign]
-    for name in ("recall", "renew", "remember", "close"):
+    for name in ("__init__", "recall", "renew", "remember", "close"):
         setattr(StoredRules, name, timed(getattr(StoredRules, name)))
 
 
@@ -247,7 +260,7 @@ def crawl_child(config: dict[str, Any]) -> None:
     settings = {**CRAWL_SETTINGS}
     if config["store"]:
         settings["RERP_STORE"] = config["store"]
-    store_calls = [0.0, 0]
+    store_calls = [0.0, 0, 0.0]
     _time_store_calls(store_calls)
 
     BenchSpider = counting_spider(urls)
@@ -270,6 +283,7 @@ def crawl_child(config: dict[str, Any]) -> None:
         "cpu": cpu,
         "store_cpu": store_calls[0],
         "store_calls": store_calls[1],
+        "store_parse_cpu": store_calls[2],
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
     }
     print("RESULT " + json.dumps(result, default=str), flush=True)
@@ -351,13 +365,18 @@ def _median(runs: Sequence[dict[str, Any]], key: str) -> float:
     return statistics.median(run[key] for run in runs)
 
 
+def _own_share(run: dict[str, Any]) -> float:
+    """The store's calls' share of the crawl's CPU, without parsing the stored rules (the
+    parse a downloaded robots.txt needs as well)."""
+    return (run["store_cpu"] - run.get("store_parse_cpu", 0.0)) / run["cpu"]
+
+
 def summary(data: dict[str, Any]) -> dict[str, Any]:
     runs = data["runs"]
     by_name = {run["name"]: run for run in runs}
-    stored = [run for run in runs if run["name"] in ("first", "with store")]
     paired = [run for run in runs if run["name"] == "with store"]
     without = [run for run in runs if run["name"] == "without store"]
-    shares = [run["store_cpu"] / run["cpu"] for run in stored]
+    shares = [_own_share(run) for run in runs if run["store_calls"]]
     fresh, expired = by_name["restarted fresh"]["served"], by_name["restarted expired"]["served"]
     origins, pages = data["origins"], data["origins"] * data["pages"]
     return {
@@ -386,17 +405,19 @@ def render(data: dict[str, Any]) -> str:
         f"{(pages + 1) * origins:,} requests per crawl. Counts are the servers'.",
         "",
         "| Crawl | robots.txt requests | full (200) | conditional | 304 | pages | wall s "
-        "| CPU s | store calls | store CPU s | store share |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| CPU s | store calls | store CPU s | of which parsing | store share | without parsing |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in data["runs"]:
         served = run["served"]
         share = f"{run['store_cpu'] / run['cpu']:.2%}" if run["store_calls"] else "-"
+        own = f"{_own_share(run):.2%}" if run["store_calls"] else "-"
         lines.append(
             f"| {run['name']} | {served['robots']} | {served['robots_full']} "
             f"| {served['robots_conditional']} | {served['robots_304']} | {served['pages']} "
             f"| {run['wall']:.2f} | {run['cpu']:.2f} | {run['store_calls']} "
-            f"| {run['store_cpu']:.3f} | {share} |"
+            f"| {run['store_cpu']:.3f} | {run.get('store_parse_cpu', 0.0):.3f} | {share} "
+            f"| {own} |"
         )
     lines += [
         "",
@@ -409,8 +430,9 @@ def render(data: dict[str, Any]) -> str:
         f"Every allowed page downloaded in every crawl: {'yes' if s['all_pages'] else 'NO'}; "
         f"errors: {'none' if s['no_errors'] else 'SOME'}.",
         "",
-        f"The store's calls, share of the crawl's CPU time (crawls with a new store file, "
-        f"median): {s['store_share']:.2%} (at most {s['store_share_max']:.2%}); goal under "
+        "The store's calls, share of the crawl's CPU time without parsing the stored rules "
+        "(which a downloaded robots.txt needs as well), every crawl with a store: median "
+        f"{s['store_share']:.2%}, at most {s['store_share_max']:.2%}; goal under "
         f"{CPU_GOAL:.0%}: {'met' if s['store_share_max'] < CPU_GOAL else 'NOT met'}.",
     ]
     if s["cpu_with"] and s["cpu_without"]:

@@ -10,10 +10,13 @@ syntax's default charset. :func:`stored_body` is the one reader of a stored body
 the command line alike: capped at the crawl's ``RERP_MAX_SIZE`` as a download is (a store written
 under a larger cap is read as this crawl reads).
 
-Each store call is short (a lookup is one read, about 20 µs; copies are written 64 to a
-transaction), made on the reactor thread at most a few times per origin per crawl (once when its
-robots.txt is first wanted, once when it is fetched): short enough to make inline rather than in
-a thread pool.
+The store is read and written in bulk where it can be, as each call into SQLite costs a crawl
+200 to 350 µs of CPU (caches cold between two; about 20 µs in a loop): when it opens, the
+origins it holds and its most recently used copies (:data:`PRELOADED`) are read in one statement
+each, so that an origin it does not hold and, on a restart over the same sites, most that it
+does are answered from memory; copies and 304 renewals are written 64 to a transaction
+(:data:`WRITES_AT_ONCE`). The remaining calls are short and rare (a lookup beyond the preloaded
+copies, a batch), so they are made inline on the reactor thread rather than in a thread pool.
 """
 
 from __future__ import annotations
@@ -24,10 +27,23 @@ from typing import Any
 
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
-from scrapy_rerp.core.store import STORED_OUTCOMES, RobotsStore, StoredCopy, header_fields
+from scrapy_rerp.core.store import (
+    STORED_OUTCOMES,
+    RobotsStore,
+    StoredCopy,
+    header_fields,
+    renewed_copy,
+)
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["WRITES_AT_ONCE", "StoredRules", "stored_body"]
+__all__ = [
+    "PRELOADED",
+    "PRELOADED_BYTES",
+    "REVALIDATING",
+    "WRITES_AT_ONCE",
+    "StoredRules",
+    "stored_body",
+]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -37,6 +53,16 @@ def stored_body(copy: StoredCopy, max_size: int) -> Body:
     in the syntax's default charset (the store keeps no Content-Type)."""
     return read_body(copy.body, None, None, max_size)
 
+
+#: The most recently used copies read in one statement when the store opens (at most this many,
+#: and :data:`PRELOADED_BYTES` of bodies): a crawl that runs again over the same sites then reads
+#: none of them one by one. In a crawl a lookup costs 200 to 300 µs of CPU (caches cold between
+#: two), a copy read with the others a few (docs/benchmarks.rst).
+PRELOADED = 4096
+PRELOADED_BYTES = 8 * 1024 * 1024
+#: Expired copies kept, between their recall and the answer to their conditional refetch, so that
+#: a 304 renews them without reading the file (past this many, a 304 reads it).
+REVALIDATING = 4096
 
 #: Copies written in one transaction, as a commit is most of a write's cost (1,000 copies:
 #: 94 ms one by one, 14 to 24 ms in batches of 64, measured on this project's machine). A crawl
@@ -55,18 +81,37 @@ class StoredRules:
         self.stats = stats
         self._unavailable_counted = False
         self._validators: dict[str, Validators] = {}  # of the expired copies recalled
+        self._revalidating: dict[str, StoredCopy] = {}  # expired copies recalled
         self._unwritten: dict[str, StoredCopy] = {}  # copies to write with the next batch
+        self._renewed: dict[str, StoredCopy] = {}  # copies renewed, to write with it
+        self._preloaded = store.recent(PRELOADED, PRELOADED_BYTES)
+        # The origins stored when the crawl opened the store, and those it stored since: an
+        # origin not among them is not looked up. A lookup that finds nothing costs a read of
+        # the file (50 to 350 µs of CPU in a crawl, most of the store's cost on a first crawl:
+        # docs/benchmarks.rst); a copy another process stores meanwhile is not seen, and its
+        # robots.txt downloaded instead. Bounded by the store's own bound.
+        self._known = store.origin_keys()
 
     def recall(self, origin: str) -> RobotsEntry | None:
         """The stored copy of ``origin`` as an entry (fresh or expired: the caller decides), or
         None when there is none or the store is unavailable."""
-        copy = self._unwritten.get(origin) or self.store.get(origin)
+        copy = self._unwritten.get(origin) or self._renewed.get(origin)
+        if copy is None:
+            copy = self._preloaded.pop(origin, None)
+            if copy is not None:
+                self.store.used(origin)
+            elif origin in self._known:
+                copy = self.store.get(origin)
         self._check()
         if copy is None:
             return None
-        validators = Validators.of(copy.url, copy.etag, copy.last_modified)
-        if validators is not None and copy.expires_at <= time.time():
-            self._validators[origin] = validators
+        if copy.expires_at <= time.time():
+            validators = Validators.of(copy.url, copy.etag, copy.last_modified)
+            if validators is not None:
+                self._validators[origin] = validators
+            if len(self._revalidating) >= REVALIDATING:  # those whose refetch never answered
+                del self._revalidating[next(iter(self._revalidating))]
+            self._revalidating[origin] = copy
         return self._entry(copy)
 
     def _entry(self, copy: StoredCopy, robots: RobotsTxt | None = None) -> RobotsEntry:
@@ -104,11 +149,19 @@ class StoredRules:
     ) -> RobotsEntry | None:
         """Record a 304 for ``origin``'s stored copy, recalled as ``previous``: the renewed copy
         as an entry, or None when the store no longer has it (the caller keeps the copy it
-        recalled). The rules are ``previous``'s, not parsed again, unless another process stored
-        a later copy meanwhile (the store then answers with that one)."""
+        recalled). The rules are ``previous``'s, not parsed again. The copy recalled is renewed
+        and written with the next batch; past :data:`REVALIDATING` copies, the store renews it
+        at once, and answers with a later copy if another process stored one meanwhile."""
+        recalled = self._revalidating.pop(origin, None)
+        headers = getattr(fetched.response, "headers", None)
+        if recalled is not None and previous.robots is not None:
+            renewed = renewed_copy(recalled, fetched_at, expires_at, headers or {})
+            self._renewed[origin] = renewed
+            self.stats.inc_value("robotstxt/store/revalidated")
+            self._write_when_due()
+            return self._entry(renewed, previous.robots)
         if origin in self._unwritten:
             self._write()  # the copy renewed is the one stored
-        headers = getattr(fetched.response, "headers", None)
         copy = self.store.renew(origin, fetched_at, expires_at, headers or {})
         self._check()
         if copy is None:
@@ -136,21 +189,36 @@ class StoredRules:
             **fields,
         )
         self._unwritten[origin] = copy
-        if len(self._unwritten) >= WRITES_AT_ONCE:
-            self._write()
+        self._renewed.pop(origin, None)
+        self._revalidating.pop(origin, None)
+        self._known.add(origin)
+        if len(self._known) > 2 * self.store.max_origins + WRITES_AT_ONCE:
+            # The store evicted some of them: what it holds now, and the batch not yet written
+            # (at most once per bound's worth of origins stored).
+            self._known = self.store.origin_keys() | self._unwritten.keys()
+        self._write_when_due()
         return self.store.available
+
+    def _write_when_due(self) -> None:
+        if len(self._unwritten) + len(self._renewed) >= WRITES_AT_ONCE:
+            self._write()
 
     def _write(self) -> None:
         batch, self._unwritten = self._unwritten, {}
-        stored = self.store.put_many(batch.items())
+        renewed, self._renewed = self._renewed, {}
+        if batch:
+            stored = self.store.put_many(batch.items())
+            if stored:
+                self.stats.inc_value("robotstxt/store/stored", stored)
+        if renewed:
+            # A copy fetched later by another process stays (put_many keeps the later one).
+            self.store.put_many(renewed.items())
         self._check()
-        if stored:
-            self.stats.inc_value("robotstxt/store/stored", stored)
 
     def close(self) -> None:
         """Write what is left, close the store, its counts into the stats (failures among
         them)."""
-        if self._unwritten:
+        if self._unwritten or self._renewed:
             self._write()
         counts = self.store.counts
         self.store.close()

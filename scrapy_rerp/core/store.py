@@ -52,7 +52,9 @@ At most ``max_origins`` origins (a constructor argument, :data:`DEFAULT_MAX_ORIG
 recently used evicted. Each row has a ``used_at`` tick (one more than the file's highest), set by
 :meth:`~RobotsStore.get`, :meth:`~RobotsStore.put` and :meth:`~RobotsStore.renew`, and indexed
 (a lookup's use is recorded with the next write, :data:`USES_AT_ONCE` lookups at most later,
-or at :meth:`~RobotsStore.close`, so that a lookup is a read alone);
+or at :meth:`~RobotsStore.close`, so that a lookup is a read alone; :meth:`~RobotsStore.recent`
+reads the most recently used copies in one statement, and :meth:`~RobotsStore.used` records the
+use of one of them);
 triggers keep the number of rows in a one-row table, so that a put that adds an origin knows
 whether the store is over its bound without counting, and evicts the excess in one statement
 (the oldest ticks, through the index). The rows are counted once per opening, which sets a tally
@@ -138,6 +140,7 @@ __all__ = [
     "StoredCopy",
     "StoredOrigin",
     "header_fields",
+    "renewed_copy",
 ]
 
 logger = logging.getLogger("scrapy_rerp.store")
@@ -213,6 +216,16 @@ class StoredCopy:
         validators of a conditional request."""
         values = {header: getattr(self, name) for name, header in HEADERS.items()}
         return {header: value for header, value in values.items() if value is not None}
+
+
+def renewed_copy(
+    copy: StoredCopy, fetched_at: float, expires_at: float, headers: HeadersLike
+) -> StoredCopy:
+    """``copy`` as a 304 renews it: new fetch and expiry times, the kept headers the 304
+    carried in place of the stored ones (RFC 9111 4.3.4: those it did not carry stay), the
+    body kept."""
+    carried = {k: v for k, v in header_fields(headers).items() if v is not None}
+    return replace(copy, fetched_at=fetched_at, expires_at=expires_at, **carried)
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,8 +459,7 @@ class RobotsStore:
                 copy = self._read(conn, origin)
                 if copy is None:
                     return None
-                carried = {k: v for k, v in header_fields(headers).items() if v is not None}
-                renewed = replace(copy, fetched_at=fetched_at, expires_at=expires_at, **carried)
+                renewed = renewed_copy(copy, fetched_at, expires_at, headers)
                 problem = _copy_problem(renewed)
                 if problem is not None:
                     self._refuse(origin, problem)
@@ -519,6 +531,59 @@ class RobotsStore:
             return listing
 
         return self._call("origins", op, [])
+
+    def recent(self, most: int, max_bytes: int) -> dict[str, StoredCopy]:
+        """The most recently used copies, checked, read in one statement: at most ``most``
+        copies and ``max_bytes`` of bodies. Their use is recorded only when :meth:`used` says
+        so. Rows that fail their checks are dropped as :meth:`get` drops them."""
+
+        def op(conn: sqlite3.Connection) -> dict[str, StoredCopy]:
+            copies: dict[str, StoredCopy] = {}
+            bad: list[tuple[object, str]] = []
+            size = 0
+            rows = conn.execute(
+                f"SELECT origin, {', '.join(_COPY_COLUMNS)} FROM robots"
+                " ORDER BY used_at DESC LIMIT ?",
+                (most,),
+            )
+            for origin, *row in rows:
+                body = row[-1]
+                size += len(body) if isinstance(body, bytes) else 0
+                if size > max_bytes:
+                    break
+                try:
+                    if not _key_ok(origin):
+                        raise _BadRow("the origin is not a string")
+                    copies[origin] = _copy(tuple(row))
+                except _BadRow as exc:
+                    bad.append((origin, str(exc)))
+            rows.close()
+            if bad and not self.read_only:
+                with _transaction(conn):
+                    for origin, _ in bad:
+                        conn.execute("DELETE FROM robots WHERE origin IS ?", (origin,))
+            for origin, problem in bad:
+                self._dropped(origin, problem)
+            return copies
+
+        return self._call("recent", op, {})
+
+    def used(self, origin: str) -> None:
+        """Record, with the next write, the use of a copy :meth:`recent` read."""
+        with self._lock:
+            if self._conn is not None:
+                self.counts.read += 1
+                if not self.read_only and _key_ok(origin):
+                    self._used.append(origin)
+
+    def origin_keys(self) -> set[str]:
+        """The origins stored, without their copies (one read; empty when unavailable)."""
+
+        def op(conn: sqlite3.Connection) -> set[str]:
+            rows = conn.execute("SELECT origin FROM robots").fetchall()
+            return {origin for (origin,) in rows if _key_ok(origin)}
+
+        return self._call("origin_keys", op, set())
 
     def __len__(self) -> int:
         """The origins stored (0 when unavailable)."""

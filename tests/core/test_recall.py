@@ -168,3 +168,133 @@ def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path:
     assert renewed is not None and renewed.robots is not None
     assert not renewed.robots.allowed(f"{ORIGIN}/a", "bot")  # the later copy's rules
     rules.close()
+
+
+def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    first = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first.remember(ORIGIN, entry, fetched)
+    first.close()
+    store = RobotsStore(path)
+    rules = StoredRules(store, RFC9309, MAX_SIZE, stats())
+    assert rules.recall(ORIGIN) is not None
+    reads = store.counts.read
+    assert rules.recall("https://not-stored.example") is None
+    assert store.counts.read == reads  # no read of the file for an origin it does not hold
+    # A copy another process stores once this crawl has opened the store is not seen: the
+    # crawl downloads that robots.txt instead.
+    with RobotsStore(path) as other:
+        other.put(
+            "https://later.example",
+            replace(other.get(ORIGIN), url="https://later.example/robots.txt"),
+        )  # type: ignore[arg-type]
+    assert rules.recall("https://later.example") is None
+    rules.close()
+
+
+def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -> None:
+    store = RobotsStore(tmp_path / "s.sqlite", max_origins=10)
+    rules = StoredRules(store, RFC9309, MAX_SIZE, stats())
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    for number in range(200):
+        rules.remember(f"https://{number}.example", entry, fetched)
+        assert len(rules._known) <= 2 * store.max_origins + WRITES_AT_ONCE
+    rules.close()
+    with RobotsStore(tmp_path / "s.sqlite") as reopened:
+        assert len(reopened) == 10
+        assert reopened.origin_keys() == {f"https://{n}.example" for n in range(190, 200)}
+
+
+def _stored(path: Path, origins: list[str], expires_in: float = 3600) -> None:
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    for origin in origins:
+        rules.remember(origin, entry.with_(expires_at=entry.fetched_at + expires_in), fetched)
+    rules.close()
+
+
+def _statements(store: RobotsStore) -> list[str]:
+    """The SQL statements ``store``'s connection runs from now on."""
+    seen: list[str] = []
+    assert store._conn is not None
+    store._conn.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_restart_reads_the_recent_copies_at_once_not_one_by_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    origins = [f"https://{n}.example" for n in range(5)]
+    _stored(path, origins)
+    store = RobotsStore(path)
+    rules = StoredRules(store, RFC9309, MAX_SIZE, stats())
+    statements = _statements(store)
+    for origin in origins:
+        recalled = rules.recall(origin)
+        assert recalled is not None and recalled.robots is not None
+        assert not recalled.robots.allowed(f"{origin}/private/x", "bot")
+    assert statements == []  # every copy came from the one read at start
+    assert store.counts.read == 5
+    rules.close()  # their uses recorded: the least recently used is the first recalled
+    with RobotsStore(path) as reopened:
+        assert list(reopened.recent(5, 10**6)) == origins[::-1]
+
+
+def test_the_copies_read_at_once_are_the_most_recent_within_both_bounds(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    origins = [f"https://{n}.example" for n in range(5)]
+    _stored(path, origins)
+    with RobotsStore(path) as store:
+        assert list(store.recent(3, 10**6)) == origins[:1:-1]
+        assert list(store.recent(5, 2 * len(BODY))) == origins[:2:-1]
+        assert store.recent(5, len(BODY) - 1) == {}
+
+
+def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    _stored(path, [ORIGIN], expires_in=-1)
+    store = RobotsStore(path)
+    collector = stats()
+    rules = StoredRules(store, RFC9309, MAX_SIZE, collector)
+    recalled = rules.recall(ORIGIN)
+    assert recalled is not None and recalled.robots is not None
+    assert rules.validators(ORIGIN) is not None
+    statements = _statements(store)
+
+    class NotModified:
+        headers = {b"ETag": b'"v2"', b"Cache-Control": b"max-age=60"}
+
+    now = time.time()
+    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified.response = NotModified()
+    renewed = rules.renew(ORIGIN, recalled, now, now + 60, not_modified)
+    assert renewed is not None and renewed.robots is recalled.robots
+    assert (renewed.fetched_at, renewed.expires_at) == (now, now + 60)
+    assert statements == []  # not written yet
+    assert collector.get_value("robotstxt/store/revalidated") == 1
+    assert rules.recall(ORIGIN).expires_at == now + 60  # type: ignore[union-attr]
+    rules.close()
+    with RobotsStore(path) as reopened:
+        copy = reopened.get(ORIGIN)
+        assert copy is not None
+        assert (copy.fetched_at, copy.expires_at, copy.body) == (now, now + 60, BODY)
+        assert (copy.etag, copy.cache_control) == (b'"v2"', b"max-age=60")
+
+
+def test_a_batched_renewal_keeps_a_later_copy_another_process_stored(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    _stored(path, [ORIGIN], expires_in=-1)
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    recalled = rules.recall(ORIGIN)
+    assert recalled is not None
+    now = time.time()
+    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    assert rules.renew(ORIGIN, recalled, now, now + 60, not_modified) is not None
+    later = b"User-agent: *\nDisallow: /\n"
+    with RobotsStore(path) as other:
+        copy = other.get(ORIGIN)
+        assert copy is not None
+        assert other.put(ORIGIN, replace(copy, body=later, fetched_at=now + 100))
+    rules.close()
+    with RobotsStore(path) as reopened:
+        assert reopened.get(ORIGIN).body == later  # type: ignore[union-attr]
