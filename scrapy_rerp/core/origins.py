@@ -253,6 +253,16 @@ class OriginService:
     def entry(self, origin: str) -> RobotsEntry | None:
         return self.cache.get(origin)
 
+    def forget(self, origin: str) -> None:
+        """``origin`` left the cache: what was kept of it beside its entry goes too."""
+        self._stored.discard(origin)
+        self._stale_said.discard(origin)
+
+    def forget_all(self) -> None:
+        """The cache was emptied (a backend that failed): every origin starts again."""
+        self._stored.clear()
+        self._stale_said.clear()
+
     def busy(self, origin: str) -> bool:
         return origin in self._flights
 

@@ -165,9 +165,16 @@ def assemble(
     sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
     applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for)
     stored = open_store(crawler, settings) if fleet is None else None
-    failover = FailoverCache(
-        cache, settings.cache_max_origins, stats, applied.forget, applied.forget_all, spider
-    )
+
+    def forget(origin: str) -> None:  # an origin left the cache
+        applied.forget(origin)
+        origins.forget(origin)
+
+    def forget_all() -> None:  # the cache backend failed: an empty one took over
+        applied.forget_all()
+        origins.forget_all()
+
+    failover = FailoverCache(cache, settings.cache_max_origins, stats, forget, forget_all, spider)
     origins = OriginService(
         settings,
         failover,

@@ -389,3 +389,17 @@ async def test_a_stale_max_age_of_zero_keeps_no_earlier_copy() -> None:
     entry = s.service.entry(ORIGIN)
     assert entry is not None and entry.robots is None
     assert s.stats.get_value("robotstxt/unreachable/stale_copy_kept") is None
+
+
+@scenario
+async def test_what_is_kept_of_an_origin_beside_its_entry_goes_with_it() -> None:
+    s = Setup(Transport(down()), remembered=Remembered(age=3600, fresh=False))
+    s.wait()
+    await s.runtime.settle()
+    assert s.stats.get_value("robotstxt/store/stale_used") == 1
+    assert ORIGIN in s.service._stored and ORIGIN in s.service._stale_said
+    s.service.forget(ORIGIN)  # the cache evicted it
+    assert ORIGIN not in s.service._stored and ORIGIN not in s.service._stale_said
+    s.service._stored.add(ORIGIN)
+    s.service.forget_all()
+    assert not s.service._stored and not s.service._stale_said
