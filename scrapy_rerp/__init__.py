@@ -47,6 +47,7 @@ from .engine import (
 
 if TYPE_CHECKING:
     from .addon import Addon
+    from .crawl.evidence import EvidenceItemsMiddleware
     from .crawl.middleware import AnswersMiddleware, RobotsTxtMiddleware
     from .crawl.page_directives import PageDirectivesMiddleware
     from .crawl.robotparser import RerpRobotParser
@@ -64,6 +65,7 @@ __all__ = [
     "Addon",
     "AnswersMiddleware",
     "Decision",
+    "EvidenceItemsMiddleware",
     "PageDirectives",
     "PageDirectivesMiddleware",
     "PageRule",
@@ -100,6 +102,7 @@ _LAZY = {
     "RobotsTxtMiddleware": "scrapy_rerp.crawl.middleware",
     "AnswersMiddleware": "scrapy_rerp.crawl.middleware",
     "PageDirectivesMiddleware": "scrapy_rerp.crawl.page_directives",
+    "EvidenceItemsMiddleware": "scrapy_rerp.crawl.evidence",
     "Addon": "scrapy_rerp.addon",
 }
 

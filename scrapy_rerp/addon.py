@@ -9,7 +9,10 @@ The equivalent manual settings::
         "scrapy_rerp.RobotsTxtMiddleware": 100,
         "scrapy_rerp.AnswersMiddleware": 950,
     }
-    SPIDER_MIDDLEWARES = {"scrapy_rerp.PageDirectivesMiddleware": 950}
+    SPIDER_MIDDLEWARES = {
+        "scrapy_rerp.PageDirectivesMiddleware": 950,
+        "scrapy_rerp.EvidenceItemsMiddleware": 900,
+    }
 """
 
 from __future__ import annotations
@@ -81,6 +84,16 @@ class Addon:
             _SPIDER_SETTING,
             "scrapy_rerp.PageDirectivesMiddleware",
             PAGE_MIDDLEWARE_PRIORITY,
+        )
+        # An item's provenance (RERP_EVIDENCE_ITEM_FIELD; off otherwise), added to the items
+        # the page directives kept.
+        from scrapy_rerp.crawl.evidence import EVIDENCE_ITEMS_PRIORITY
+
+        _setdefault(
+            settings,
+            _SPIDER_SETTING,
+            "scrapy_rerp.EvidenceItemsMiddleware",
+            EVIDENCE_ITEMS_PRIORITY,
         )
 
 

@@ -139,7 +139,10 @@ def test_a_project_listing_of_the_page_middleware_is_kept(priority: int | None) 
     ):
         settings = Settings({"SPIDER_MIDDLEWARES": {key: priority}})
         Addon().update_settings(settings)
-        assert settings.getdict("SPIDER_MIDDLEWARES") == {key: priority}
+        assert settings.getdict("SPIDER_MIDDLEWARES") == {
+            key: priority,
+            "scrapy_rerp.EvidenceItemsMiddleware": 900,
+        }
 
 
 @pytest.mark.crawl

@@ -25,6 +25,7 @@ PUBLIC = [
     "Addon",
     "AnswersMiddleware",
     "Decision",
+    "EvidenceItemsMiddleware",
     "PageDirectives",
     "PageDirectivesMiddleware",
     "PageRule",
@@ -176,6 +177,7 @@ PUBLIC_PATHS = [
     "scrapy_rerp.AnswersMiddleware",
     "scrapy_rerp.RerpRobotParser",
     "scrapy_rerp.PageDirectivesMiddleware",
+    "scrapy_rerp.EvidenceItemsMiddleware",
     "scrapy_rerp.addon.Addon",
     "scrapy_rerp.middleware.RobotsTxtMiddleware",
     "scrapy_rerp.middleware.AnswersMiddleware",
@@ -267,6 +269,7 @@ def test_engine_does_not_import_scrapy_or_twisted() -> None:
         "RobotsTxtMiddleware",
         "AnswersMiddleware",
         "PageDirectivesMiddleware",
+        "EvidenceItemsMiddleware",
         "Addon",
     ],
 )

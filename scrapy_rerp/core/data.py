@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["Fetched", "Outcome", "RobotsEntry", "Validators"]
+__all__ = ["Fetched", "Outcome", "RobotsEntry", "Validators", "body_sha256"]
 
 
 class Outcome(str, Enum):
@@ -91,9 +92,15 @@ class RobotsEntry:
     failures: int = 0  # consecutive unreachable attempts
     outage_since: float | None = None  # first failure of the current outage
     failure: str = ""  # why the last attempt got no robots.txt, in a few words (local only)
+    sha256: str | None = None  # of the body the rules were read from: evidence records name it
 
     def expired(self, now: float | None = None) -> bool:
         return (time.time() if now is None else now) >= self.expires_at
 
     def with_(self, **changes: object) -> RobotsEntry:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def body_sha256(body: bytes | None) -> str:
+    """The hash an entry and an evidence record give a body (of no bytes when there was none)."""
+    return hashlib.sha256(body or b"").hexdigest()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 __all__ = [
     "FORMAT_VERSION",
     "ROBOTS_HEADERS",
+    "SOURCES",
     "EvidenceRead",
     "decision_record",
     "item_provenance",
@@ -42,8 +44,12 @@ ROBOTS_HEADERS: tuple[str, ...] = (
     "Last-Modified",
     "Retry-After",
 )
+#: Where a crawl got a robots.txt: downloaded, its run's robots.txt store, its fleet's Redis.
+SOURCES = frozenset({"download", "store", "fleet"})
 #: The verdicts of a decision record.
-VERDICTS = frozenset({"downloaded", "refused", "dropped"})
+#: ``failed``: robots.txt allowed it, and its download failed (no answer: a timeout, a refused
+#: connection, a DNS error).
+VERDICTS = frozenset({"downloaded", "refused", "dropped", "failed"})
 
 
 def utc_time(timestamp: float) -> str:
@@ -58,6 +64,15 @@ def _without_credentials(url: str) -> str:
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+#: ``user:password@`` as it appears in a URL or in a message that quotes a host.
+_USERINFO = re.compile(r"[^\s:/@\"'<>]+:[^\s/@\"'<>]*@")
+
+
+def _without_userinfo(text: str) -> str:
+    """``text`` (a reason, which may quote an exception's message) without ``user:password@``."""
+    return _USERINFO.sub("", text) if "@" in text else text
 
 
 def _text(value: bytes | str | None) -> str | None:
@@ -79,10 +94,17 @@ def robots_record(
     syntax: str = "rfc9309",
     agent: str | None = None,
     plugin_version: str,
+    source: str = "download",
+    sha256: str | None = None,
 ) -> dict[str, Any]:
     """One robots.txt as read. ``headers`` may hold any response headers (by name, any case):
     only :data:`ROBOTS_HEADERS` are kept. ``body`` is the body as parsed (decoded, capped);
-    its sha256 is what decision records point to."""
+    its sha256 is what decision records point to. ``source`` says where this crawl got it
+    (:data:`SOURCES`): a copy from the store or the fleet comes without its body (``body``
+    None) but with the ``sha256`` of the body it was read from, whose record is in the
+    evidence of the run, or the worker, that downloaded it."""
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {sorted(SOURCES)}, not {source!r}")
     wanted = {name.lower(): name for name in ROBOTS_HEADERS}
     kept: dict[str, str] = {}
     for name, value in (headers or {}).items():
@@ -101,11 +123,14 @@ def robots_record(
         "fetched_at": utc_time(fetched_at),
         "outcome": outcome,
         "headers": kept,
-        "sha256": hashlib.sha256(data).hexdigest(),
+        "sha256": sha256
+        if body is None and sha256 is not None
+        else hashlib.sha256(data).hexdigest(),
         "body": data.decode("utf-8", "replace") if body is not None else None,
         "syntax": syntax,
         "agent": agent,
         "plugin_version": plugin_version,
+        "source": source,
     }
 
 
@@ -122,9 +147,10 @@ def decision_record(
     usage: Mapping[str, Any] | None = None,
     page_directives: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt) or
-    ``dropped`` (``reason`` says why); ``line``, ``rule`` and ``group`` are the robots.txt line
-    that decided, ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``)."""
+    """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt),
+    ``dropped`` (``reason`` says why) or ``failed`` (allowed, its download failed:
+    ``reason``); ``line``, ``rule`` and ``group`` are the robots.txt line that decided,
+    ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``)."""
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {sorted(VERDICTS)}, not {verdict!r}")
     return {
@@ -133,7 +159,7 @@ def decision_record(
         "url": _without_credentials(url),
         "at": utc_time(at),
         "verdict": verdict,
-        "reason": reason,
+        "reason": _without_userinfo(reason) if reason is not None else None,
         "robots_sha256": robots_sha256,
         "line": line,
         "rule": rule,

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.urls import robots_url_of
 
 if TYPE_CHECKING:
@@ -407,6 +407,8 @@ class OriginService:
                 status=fetched.status,
                 url=fetched.url,
                 outcome=fetched.outcome,
+                # the rules' bytes: none for a file read as allow-all or disallow-all
+                sha256=body_sha256(fetched.body if fetched.outcome == Outcome.PARSED else None),
             )
         failures = (previous.failures if previous is not None else 0) + 1
         backoff = self.listener.robots_retry_in(failures, fetched.retry_after)

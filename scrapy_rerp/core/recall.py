@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from scrapy_rerp.core.body import Body, read_body
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
     RobotsStore,
@@ -125,6 +125,7 @@ class StoredRules:
             status=copy.status,
             url=copy.url,
             outcome=copy.outcome,
+            sha256=copy.sha256 if copy.outcome == Outcome.PARSED else body_sha256(None),
         )
 
     def _rules(self, copy: StoredCopy) -> RobotsTxt:

@@ -24,6 +24,7 @@ import json
 import logging
 import math
 import os
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -161,6 +162,11 @@ class RerpSettings:
     store: str | None = None  # RERP_STORE: the robots.txt store's path, None = no store
     store_max_origins: int = DEFAULT_MAX_ORIGINS  # RERP_STORE_MAX_ORIGINS
     stale_max_age: float = 30 * DAY  # RERP_STALE_MAX_AGE: oldest copy used in an outage, 0 = none
+    evidence: str | None = None  # RERP_EVIDENCE: where evidence records go (a FEEDS-style URI)
+    evidence_batch_records: int = 0  # RERP_EVIDENCE_BATCH_RECORDS: records per file, 0 = one file
+    evidence_on_failure: str = "stop"  # RERP_EVIDENCE_ON_FAILURE: "stop" or "continue"
+    evidence_item_field: str | None = None  # RERP_EVIDENCE_ITEM_FIELD: an item's provenance field
+    evidence_warc: str | None = None  # RERP_EVIDENCE_WARC: the same records as WARC (a URI)
     crawl_delay: bool = True  # RERP_CRAWL_DELAY
     max_crawl_delay: float = 30.0  # RERP_MAX_CRAWL_DELAY, seconds
     sitemap_discovery: bool = False  # RERP_SITEMAP_DISCOVERY
@@ -221,6 +227,7 @@ class RerpSettings:
         syntax = r.syntax("RERP_SYNTAX")
         legacy_default = WEEK if syntax != RFC9309 else DAY
         lifetime = r.seconds("RERP_LIFETIME", legacy_default)
+        batched = r.integer("RERP_EVIDENCE_BATCH_RECORDS", 0, minimum=0)
         min_lifetime = r.seconds("RERP_MIN_LIFETIME", min(3600.0, lifetime))
         max_lifetime = r.seconds("RERP_MAX_LIFETIME", max(legacy_default, lifetime))
         if min_lifetime > max_lifetime:
@@ -260,6 +267,11 @@ class RerpSettings:
             cache_max_origins=r.integer("RERP_CACHE_MAX_ORIGINS", 10_000, minimum=1),
             cache=r.dotted_path("RERP_CACHE", _DEFAULT_CACHE),
             store=r.optional_path("RERP_STORE"),
+            evidence=r.evidence_uri("RERP_EVIDENCE", batched),
+            evidence_batch_records=batched,
+            evidence_on_failure=r.choice("RERP_EVIDENCE_ON_FAILURE", ("stop", "continue"), "stop"),
+            evidence_item_field=r.optional_text("RERP_EVIDENCE_ITEM_FIELD"),
+            evidence_warc=r.evidence_uri("RERP_EVIDENCE_WARC", batched),
             store_max_origins=r.integer("RERP_STORE_MAX_ORIGINS", DEFAULT_MAX_ORIGINS, minimum=1),
             stale_max_age=r.seconds("RERP_STALE_MAX_AGE", 30 * DAY),
             crawl_delay=r.boolean("RERP_CRAWL_DELAY", True),
@@ -374,6 +386,22 @@ class _Reader:
         if isinstance(value, str):
             return value
         raise RerpSettingsError(name, value, "a string")
+
+    def evidence_uri(self, name: str, batched: int) -> str | None:
+        """Where evidence goes: a path or a URI as ``FEEDS`` keys are written (its scheme is
+        checked against Scrapy's feed storages when the crawl starts); in batches, with
+        ``%(batch_id)d`` or ``%(batch_time)s`` to tell the files apart."""
+        value = self.optional_path(name)
+        if value is None:
+            return None
+        if batched and not re.search(r"%\(batch_time\)s|%\(batch_id\)", value):
+            raise RerpSettingsError(
+                name,
+                value,
+                "a URI with %(batch_id)d or %(batch_time)s, as RERP_EVIDENCE_BATCH_RECORDS"
+                f" = {batched} writes several files",
+            )
+        return value
 
     def optional_path(self, name: str) -> str | None:
         """A file path: a string or an ``os.PathLike`` (users write ``Path(...)``)."""

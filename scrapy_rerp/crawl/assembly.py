@@ -8,7 +8,8 @@ settings, and stopped in order when the crawl closes.
   a fleet worker's, joined on the shared store) on Scrapy's download slots, the resume store,
   the listener for new rules and the origin service with its transport and cache, and the
   robots.txt store (``RERP_STORE``: :func:`~scrapy_rerp.crawl.stored.open_store`), closed when
-  the spider closes;
+  the spider closes, and the evidence log (``RERP_EVIDENCE``:
+  :class:`~scrapy_rerp.crawl.evidence.EvidenceLog`), its files stored when the spider closes;
 * :class:`Misconfigured`: what Scrapy gets instead of the middleware when the settings are bad.
 
 The parts are built in the order the middleware always built them: those that connect Scrapy
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 
@@ -32,6 +34,7 @@ from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError
 from scrapy_rerp.crawl.compat import ScrapyRuntime, asyncio_available, close_when_opened
+from scrapy_rerp.crawl.evidence import EvidenceLog
 from scrapy_rerp.crawl.new_rules import RulesApplied
 from scrapy_rerp.crawl.parking import ParkingLot
 from scrapy_rerp.crawl.resume import ResumeStore
@@ -102,6 +105,7 @@ class Parts:
     resume: ResumeStore
     origins: OriginService
     stored: StoredRules | None = None
+    evidence: EvidenceLog | None = None
 
     def closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
@@ -126,6 +130,8 @@ class Parts:
         self.for_spider.clear()
         if self.stored is not None:
             self.stored.close()
+        if self.evidence is not None:
+            await self.evidence.close()
         if self.fleet is not None:
             await self.politeness.finish()  # the last turns' ends reach Redis first
             await self.fleet.close()
@@ -163,8 +169,12 @@ def assemble(
         )
     resume = ResumeStore(crawler, politeness.cool_down)
     sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
-    applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for)
     stored = open_store(crawler, settings) if fleet is None else None
+    evidence = None
+    if settings.evidence is not None:
+        evidence = EvidenceLog(crawler, settings, "store" if fleet is None else "fleet")
+        crawler.signals.connect(evidence.spider_opened, signal=signals.spider_opened)
+    applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for, evidence)
 
     def forget(origin: str) -> None:  # an origin left the cache
         applied.forget(origin)
@@ -187,7 +197,7 @@ def assemble(
         spider,
         stored,
     )
-    parts = Parts(lot, for_spider, usage, politeness, fleet, resume, origins, stored)
+    parts = Parts(lot, for_spider, usage, politeness, fleet, resume, origins, stored, evidence)
     return parts
 
 

@@ -41,6 +41,7 @@ from scrapy_rerp.core.urls import (
     origin_of_parts,
     robots_url_of,
 )
+from scrapy_rerp.crawl.evidence import DECISION_META
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -49,7 +50,10 @@ if TYPE_CHECKING:
     from scrapy_rerp.crawl.assembly import Parts
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["RobotsGate"]
+__all__ = ["FORBIDDEN", "RobotsGate"]
+
+#: The message of the ``IgnoreRequest`` of a request robots.txt disallows.
+FORBIDDEN = "Forbidden by robots.txt"
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
@@ -70,6 +74,7 @@ class RobotsGate:
         self.politeness = parts.politeness
         self._for_spider = parts.for_spider
         self._usage = parts.usage
+        self._evidence = parts.evidence
 
     def process(self, request: Request) -> Request | Response | Awaitable[Any] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
@@ -107,8 +112,12 @@ class RobotsGate:
 
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
-        # request.url is as scrapy.Request writes it already: what urls.rules_url would make.
-        if robots.allowed(request.url, user_agent):
+        if self._evidence is not None:
+            allowed = self._decide_for_evidence(robots, request, user_agent)
+        else:
+            # request.url is as scrapy.Request writes it already: what urls.rules_url makes.
+            allowed = robots.allowed(request.url, user_agent)
+        if allowed:
             if self._usage is not None:
                 self._usage.check_request(robots, request, user_agent)
             return
@@ -127,7 +136,20 @@ class RobotsGate:
                 },
                 extra={"spider": self.crawler.spider},
             )
-        raise IgnoreRequest("Forbidden by robots.txt")
+        raise IgnoreRequest(FORBIDDEN)
+
+    def _decide_for_evidence(self, robots: RobotsTxt, request: Request, user_agent: str) -> bool:
+        """The verdict, and the line that decided kept in the request's meta for its evidence
+        record (the check that names the line: slower than ``allowed``, so only then)."""
+        decision = crawl_decision(robots, request.url, user_agent)
+        entry = self.origins.entry(origin_of_parts(urlparse_cached(request)))
+        request.meta[DECISION_META] = {
+            "robots_sha256": entry.sha256 if entry is not None else None,
+            "robots_fetched_at": entry.fetched_at if entry is not None else None,
+            "line": decision.line,
+            "rule": decision.rule,
+        }
+        return decision.allowed
 
     def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
         """Take a request with no usable rules out of the downloader until they come."""

@@ -20,7 +20,9 @@ out. Its collaborators are built, and stopped when the crawl closes, by
   (tests/test_slowdown_crawl.py, a slow 429). In a fleet, :class:`AnswersMiddleware` tells the
   gate of downloads that end without an answer;
 * with ``RERP_USAGE``, ``process_response`` checks the page's ``Content-Usage`` header;
-  without it the middleware has no ``process_response``.
+  without it (and without ``RERP_EVIDENCE``) the middleware has no ``process_response``;
+* with ``RERP_EVIDENCE``, every request decided is recorded (:mod:`scrapy_rerp.crawl.evidence`):
+  refused or dropped as ``process_request`` raises, downloaded as its answer comes.
 
 New rules reach the politeness controller (floors), sitemap discovery and Scrapy's
 ``robots_parsed`` signal before the waiting requests are released
@@ -29,18 +31,26 @@ New rules reach the politeness controller (floors), sitemap discovery and Scrapy
 
 from __future__ import annotations
 
+import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 
-from scrapy_rerp.core.settings import crawler_user_agent, settings_for
+from scrapy_rerp.core.settings import (
+    CLOSE_REASON,
+    RerpSettingsError,
+    crawler_user_agent,
+    settings_for,
+)
 from scrapy_rerp.core.urls import obeys_robots_txt, origin_of, page_obeys_robots_txt
 from scrapy_rerp.crawl.assembly import Misconfigured, assemble, origin_caches
 from scrapy_rerp.crawl.compat import close_when_opened, user_agent_header
-from scrapy_rerp.crawl.gate import RobotsGate
+from scrapy_rerp.crawl.evidence import DECISION_META, check_storages, usage_of
+from scrapy_rerp.crawl.gate import FORBIDDEN, RobotsGate
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -56,6 +66,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddleware"]
 
+logger = logging.getLogger("scrapy_rerp.middleware")
+
 #: The answers middleware's place: its ``process_exception`` runs before any other downloader
 #: middleware's (higher runs first on the way back), before ``RetryMiddleware`` (550) turns a
 #: failed download into a retry.
@@ -69,9 +81,11 @@ class RobotsTxtMiddleware:
     docs/settings.rst.
     """
 
-    #: Set on an instance only with ``RERP_USAGE`` (the Content-Usage check): Scrapy calls a
-    #: downloader middleware's ``process_response`` on every response, idle or not.
+    #: Set on an instance only with ``RERP_USAGE`` (the Content-Usage check) or
+    #: ``RERP_EVIDENCE``: Scrapy calls a downloader middleware's ``process_response`` on every
+    #: response, idle or not.
     process_response: Callable[[Request, Response], Response]
+    process_exception: Callable[[Request, Exception], None]  # with RERP_EVIDENCE only
 
     def __init__(
         self,
@@ -89,7 +103,12 @@ class RobotsTxtMiddleware:
         self.politeness = parts.politeness
         self.fleet = parts.fleet
         self._usage = parts.usage
-        if self._usage is not None:
+        self._evidence = parts.evidence
+        if self._evidence is not None:
+            self.process_request = self._process_request_with_evidence  # type: ignore[method-assign]
+            self.process_response = self._answered_with_evidence
+            self.process_exception = self._failed_with_evidence
+        elif self._usage is not None:
             # The hook exists only when it has work: Scrapy's downloader calls every
             # middleware's process_response on every response, about 15,000 instructions
             # each even when it returns at once (docs/benchmarks.rst).
@@ -108,6 +127,12 @@ class RobotsTxtMiddleware:
             return Misconfigured()
         if not settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
+        try:
+            check_storages(crawler, settings)
+        except RerpSettingsError as error:
+            logger.error("%s; the crawl stops before it starts", error, extra={"crawler": crawler})
+            close_when_opened(crawler, CLOSE_REASON)
+            return Misconfigured()
         caches = origin_caches(crawler, settings)
         if caches is None:  # the shared cache cannot run here (logged): the same
             return Misconfigured()
@@ -120,6 +145,80 @@ class RobotsTxtMiddleware:
         if not obeys_robots_txt(request.url, request.meta):
             return None
         return self.gate.process(request)
+
+    # -- with RERP_EVIDENCE: every decision recorded ----------------------------------------------
+    def _process_request_with_evidence(
+        self, request: Request, spider: Spider | None = None
+    ) -> Request | Response | Awaitable[Response | None] | None:
+        if not obeys_robots_txt(request.url, request.meta):
+            return None
+        try:
+            result = self.gate.process(request)
+        except IgnoreRequest as refusal:
+            self._not_downloaded(request, refusal)
+            raise
+        if inspect.isawaitable(result):
+            return self._awaited_with_evidence(request, result)
+        return result
+
+    async def _awaited_with_evidence(
+        self, request: Request, waiting: Awaitable[Response | None]
+    ) -> Response | None:
+        try:
+            return await waiting
+        except IgnoreRequest as refusal:
+            self._not_downloaded(request, refusal)
+            raise
+
+    def _not_downloaded(self, request: Request, refusal: IgnoreRequest) -> None:
+        message = str(refusal)
+        refused = message == FORBIDDEN
+        self._evidence.decision(  # type: ignore[union-attr]
+            request.url,
+            "refused" if refused else "dropped",
+            reason="robots.txt" if refused else message,
+            decided=request.meta.get(DECISION_META),
+            usage=usage_of(request.meta),
+        )
+
+    def _answered_with_evidence(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """``process_response`` with ``RERP_EVIDENCE``: the usage check, then the record of a
+        request the gate decided and a site answered."""
+        if self._usage is not None:
+            try:
+                self._check_usage(request, response)
+            except IgnoreRequest as refusal:
+                self._not_downloaded(request, refusal)
+                raise
+        decided = request.meta.get(DECISION_META)
+        if decided is not None:
+            self._evidence.decision(  # type: ignore[union-attr]
+                request.url,
+                "downloaded",
+                decided=decided,
+                usage=usage_of(request.meta),
+                page_directives=tuple(
+                    value.decode("latin-1") for value in response.headers.getlist("X-Robots-Tag")
+                ),
+            )
+        return response
+
+    def _failed_with_evidence(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
+        """``process_exception`` with ``RERP_EVIDENCE``: a request the gate let through whose
+        download failed (an ``IgnoreRequest`` is recorded where it is raised)."""
+        decided = request.meta.get(DECISION_META)
+        if decided is not None and not isinstance(exception, IgnoreRequest):
+            self._evidence.decision(  # type: ignore[union-attr]
+                request.url,
+                "failed",
+                reason=f"{type(exception).__name__}: {exception}"[:500],
+                decided=decided,
+                usage=usage_of(request.meta),
+            )
 
     def _check_usage(
         self, request: Request, response: Response, spider: Spider | None = None

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from scrapy_rerp.core.data import Fetched, RobotsEntry
     from scrapy_rerp.core.politeness import Politeness
+    from scrapy_rerp.crawl.evidence import EvidenceLog
     from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
     from scrapy_rerp.engine import RobotsTxt
 
@@ -41,12 +42,14 @@ class RulesApplied:
         sitemaps: SitemapDiscovery,
         for_spider: RobotsTxtForTheSpider,
         user_agent_for: Callable[[Any], str],
+        evidence: EvidenceLog | None = None,
     ) -> None:
         self.crawler = crawler
         self.politeness = politeness
         self.sitemaps = sitemaps
         self.for_spider = for_spider
         self.user_agent_for = user_agent_for
+        self.evidence = evidence
 
     async def before_sharing(self, origin: str, robots: RobotsTxt | None, trigger: Any) -> None:
         await self.politeness.before_sharing(origin, robots, self.user_agent_for(trigger))
@@ -58,6 +61,8 @@ class RulesApplied:
         assert robots is not None
         if fetched is not None:
             self.for_spider.keep(origin, fetched.response)  # type: ignore[arg-type]
+        if self.evidence is not None:
+            self.evidence.robots(origin, entry, fetched, self.user_agent_for(trigger))
         try:
             self.politeness.rules_known(origin, robots, self.user_agent_for(trigger))
         except Exception:

@@ -40,7 +40,7 @@ import math
 from collections.abc import Mapping
 
 from scrapy_rerp.core.body import Body
-from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.store import MAX_HEADER  # the longest validator the store keeps too
 from scrapy_rerp.engine import RobotsTxt
 
@@ -252,6 +252,7 @@ def decode(
             outcome=outcome,
             failures=int(fields.get(b"failures", b"0")),
             outage_since=_moment(outage_since) if outage_since else None,
+            sha256=body_sha256(fields.get(b"body")) if robots is not None else None,
         )
     except (KeyError, ValueError, LookupError) as exc:
         raise Unreadable(f"{type(exc).__name__}: {exc}") from exc

@@ -151,3 +151,15 @@ def test_a_whole_file_is_not_cut_and_an_unknown_version_is_listed() -> None:
     assert read.cut_at_line is None
     assert len(read.records) == 1
     assert read.unknown_version_lines == (2,)
+
+
+def test_a_reason_quoting_credentials_loses_them() -> None:
+    record = decision_record(
+        url="http://user:secret@example.com/a",
+        at=0.0,
+        verdict="failed",
+        reason="ValueError: invalid hostname: user:secret@example.com",
+    )
+    assert "secret" not in json.dumps(record)
+    assert record["reason"] == "ValueError: invalid hostname: example.com"
+    assert record["url"] == "http://example.com/a"

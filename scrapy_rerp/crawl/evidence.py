@@ -1,0 +1,470 @@
+"""Evidence written during a crawl (``RERP_EVIDENCE``, docs/evidence.rst).
+
+The records are built by :mod:`scrapy_rerp.core.evidence`; this module writes them where the
+settings say, through Scrapy's own feed storages (``FEED_STORAGES``: ``file://`` or a plain
+path, ``s3://``, ``gs://``, ``ftp://``, built with ``build_from_crawler`` as the feed exporter
+builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
+(:mod:`scrapy_rerp.core.evidence_warc`).
+
+* A robots.txt record when an origin's rules become known (:meth:`EvidenceLog.robots`), once
+  per file read (the same origin and body read again are not written again, within a bounded
+  memory of the last :data:`REMEMBERED_FILES`).
+* A decision record per request decided: refused by robots.txt, dropped (and why), or
+  downloaded (:meth:`EvidenceLog.decision`). The robots.txt line that let a request through is
+  kept in its meta (:data:`DECISION_META`) for the record written when its answer comes, and
+  for an item's provenance (:class:`EvidenceItemsMiddleware`).
+* Each record is written whole and flushed: a crawl killed mid-write leaves at most its last
+  line cut short, which :func:`~scrapy_rerp.core.evidence.read_records` and ``scrapy-rerp
+  audit`` report.
+* A storage that fails (a full disk, S3 refusing an upload) is logged at ERROR and counted
+  (``robotstxt/evidence/failed``); with ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the
+  crawl then stops (close reason ``rerp_evidence_failed``), as evidence that silently stops is
+  no evidence; with ``"continue"`` it goes on, and the records not written are counted
+  (``robotstxt/evidence/lost``).
+
+The URI's placeholders: ``%(name)s`` (the spider's name), ``%(time)s`` (the crawl's start,
+UTC, as Scrapy's feeds write it), ``%(worker)s`` (host name and process id: each worker of a
+fleet writes its own files), and with ``RERP_EVIDENCE_BATCH_RECORDS`` ``%(batch_id)d`` and
+``%(batch_time)s``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import IO, TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlparse
+
+from itemadapter import ItemAdapter
+from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet.defer import Deferred
+
+from scrapy_rerp import __version__
+from scrapy_rerp.core.evidence import (
+    ROBOTS_HEADERS,
+    decision_record,
+    item_provenance,
+    robots_record,
+)
+from scrapy_rerp.core.settings import RerpSettingsError
+from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.crawl.compat import close_spider
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_rerp.core.data import Fetched, RobotsEntry
+    from scrapy_rerp.core.settings import RerpSettings
+
+__all__ = [
+    "CLOSE_REASON",
+    "EVIDENCE_ITEMS_PRIORITY",
+    "check_storages",
+    "DECISION_META",
+    "REMEMBERED_FILES",
+    "EvidenceItemsMiddleware",
+    "EvidenceLog",
+]
+
+logger = logging.getLogger("scrapy_rerp.evidence")
+
+#: Where the Addon puts :class:`EvidenceItemsMiddleware`: between the spider and it, the page
+#: directives' middleware (950) drops the items a page refuses first.
+EVIDENCE_ITEMS_PRIORITY = 900
+#: The spider's close reason when evidence cannot be written and the crawl stops for it.
+CLOSE_REASON = "rerp_evidence_failed"
+#: ``request.meta`` / ``response.meta``: the robots.txt decision a request went on with
+#: (``robots_sha256``, ``robots_fetched_at``, ``line``, ``rule``), for its records.
+DECISION_META = "rerp_robots_decision"
+#: robots.txt files (origin and body) remembered as written: one read again is not written
+#: again. Bounded: past it, one read again is written again, which costs a line, never a gap.
+REMEMBERED_FILES = 65_536
+
+
+class _Sink(Protocol):
+    """What records are written to (a JSON-lines or a WARC writer on an open file)."""
+
+    def write(self, record: Mapping[str, Any]) -> None: ...
+
+
+class _JsonLines:
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        # Whole lines, flushed one by one: a crash cuts at most the last.
+        self.file.write(line.encode("utf-8", "surrogatepass") + b"\n")
+        self.file.flush()
+
+
+def _warc_sink(file: IO[bytes]) -> _Sink:
+    from scrapy_rerp.core.evidence_warc import WarcEvidenceWriter
+
+    return WarcEvidenceWriter(file, software=f"scrapy_rerp/{__version__}")
+
+
+class _Output:
+    """The files of one URI template: opened through a feed storage, a new one per batch."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        template: str,
+        make_sink: Callable[[IO[bytes]], _Sink],
+        batch_records: int,
+        store_failed: Callable[[BaseException, str], None],
+    ) -> None:
+        self.crawler = crawler
+        self.store_failed = store_failed
+        self.template = template
+        self.make_sink = make_sink
+        self.batch_records = batch_records
+        self.storages = _storages(crawler)
+        self.batch_id = 0
+        self.written = 0
+        self.storage: Any = None
+        self.file: IO[bytes] | None = None
+        self.sink: _Sink | None = None
+        self.pending: list[Deferred[Any]] = []
+
+    def open(self, spider: Spider, params: Mapping[str, Any]) -> None:
+        self.batch_id += 1
+        now = datetime.now(tz=timezone.utc)
+        values = {
+            **params,
+            "batch_id": self.batch_id,
+            "batch_time": now.isoformat().replace(":", "-"),
+        }
+        uri = self.template % values
+        scheme = urlparse(uri).scheme
+        storage_class = load_object(self.storages.get(scheme, self.storages["file"]))
+        self.storage = build_from_crawler(storage_class, self.crawler, uri, feed_options={})
+        self.file = self.storage.open(spider)
+        self.sink = self.make_sink(self.file)
+        self.written = 0
+        self.uri = uri
+
+    def write(self, record: Mapping[str, Any], spider: Spider, params: Mapping[str, Any]) -> None:
+        if self.sink is None:
+            self.open(spider, params)
+        assert self.sink is not None
+        self.sink.write(record)
+        self.written += 1
+        if self.batch_records and self.written >= self.batch_records:
+            self.finish()
+
+    def finish(self) -> Deferred[Any] | None:
+        """Hand the current file to its storage (an upload, for remote ones)."""
+        file, storage = self.file, self.storage
+        self.file = self.sink = self.storage = None
+        if file is None:
+            return None
+        stored = storage.store(file)
+        if isinstance(stored, Deferred):
+            stored.addErrback(lambda failure: self.store_failed(failure.value, self.template))
+            self.pending.append(stored)
+        return stored
+
+
+def _storages(crawler: Crawler) -> dict[str, Any]:
+    """Scrapy's feed storages by URI scheme (``FEED_STORAGES_BASE`` and ``FEED_STORAGES``)."""
+    storages = crawler.settings.getwithbase("FEED_STORAGES")
+    return {scheme: path for scheme, path in storages.items() if path is not None}
+
+
+def check_storages(crawler: Crawler, settings: RerpSettings) -> None:
+    """Raise :class:`RerpSettingsError` for an evidence URI no feed storage writes, so that the
+    crawl stops before it starts rather than run without its evidence."""
+    storages = _storages(crawler)
+    for name, uri in (
+        ("RERP_EVIDENCE", settings.evidence),
+        ("RERP_EVIDENCE_WARC", settings.evidence_warc),
+    ):
+        if uri is None:
+            continue
+        scheme = urlparse(uri).scheme
+        if len(scheme) > 1 and scheme not in storages:  # one letter: a Windows drive
+            raise RerpSettingsError(
+                name, uri, f"a path or a URI of a feed storage ({', '.join(sorted(storages))})"
+            )
+    if settings.evidence is None and (settings.evidence_warc or settings.evidence_item_field):
+        raise RerpSettingsError(
+            "RERP_EVIDENCE",
+            None,
+            "a path or URI when RERP_EVIDENCE_WARC or RERP_EVIDENCE_ITEM_FIELD is set",
+        )
+    if settings.evidence_warc is not None:
+        try:
+            import warcio  # noqa: F401
+        except ImportError:
+            raise RerpSettingsError(
+                "RERP_EVIDENCE_WARC", settings.evidence_warc, "warcio installed (the [warc] extra)"
+            ) from None
+
+
+class EvidenceLog:
+    """The crawl's evidence: records built and written, failures handled per the settings."""
+
+    def __init__(self, crawler: Crawler, settings: RerpSettings, copies_from: str) -> None:
+        assert settings.evidence is not None
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.stop_on_failure = settings.evidence_on_failure == "stop"
+        self.syntax = settings.syntax_name
+        self.copies_from = copies_from  # where copies not downloaded come from: store, fleet
+        batch = settings.evidence_batch_records
+        self.outputs = [_Output(crawler, settings.evidence, _JsonLines, batch, self._store_failed)]
+        if settings.evidence_warc is not None:
+            self.outputs.append(
+                _Output(crawler, settings.evidence_warc, _warc_sink, batch, self._store_failed)
+            )
+        self._written_files: OrderedDict[tuple[str, str | None], None] = OrderedDict()
+        self._params: dict[str, Any] = {}
+        self._failed = False
+        self._closed = False
+
+    # -- records ---------------------------------------------------------------------------------
+    def robots(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, user_agent: str
+    ) -> None:
+        """The robots.txt ``entry`` of ``origin`` became known: downloaded (``fetched``), or
+        a copy from the store or the fleet."""
+        key = (origin, entry.sha256)
+        if key in self._written_files:
+            self._written_files.move_to_end(key)
+            return
+        self._written_files[key] = None
+        if len(self._written_files) > REMEMBERED_FILES:
+            self._written_files.popitem(last=False)
+        robots_url = robots_url_of(origin)
+        if fetched is not None:
+            response = fetched.response
+            record = robots_record(
+                origin=origin,
+                url=robots_url,
+                final_url=fetched.url,
+                status=fetched.status,
+                fetched_at=entry.fetched_at,
+                outcome=entry.outcome.value,
+                body=fetched.body if entry.outcome.value == "parsed" else None,
+                headers=_headers(response),
+                syntax=self.syntax,
+                agent=user_agent,
+                plugin_version=__version__,
+                sha256=entry.sha256,
+            )
+        else:
+            record = robots_record(
+                origin=origin,
+                url=robots_url,
+                final_url=entry.url,
+                status=entry.status,
+                fetched_at=entry.fetched_at,
+                outcome=entry.outcome.value,
+                body=None,
+                syntax=self.syntax,
+                agent=user_agent,
+                plugin_version=__version__,
+                source=self.copies_from,
+                sha256=entry.sha256,
+            )
+        self._write(record)
+        self.stats.inc_value("robotstxt/evidence/robots")  # type: ignore[union-attr]
+
+    def decision(
+        self,
+        url: str,
+        verdict: str,
+        reason: str | None = None,
+        decided: Mapping[str, Any] | None = None,
+        usage: Mapping[str, Any] | None = None,
+        page_directives: tuple[str, ...] = (),
+    ) -> None:
+        """A request decided: ``decided`` is its :data:`DECISION_META` (the robots.txt line)."""
+        decided = decided or {}
+        record = decision_record(
+            url=url,
+            at=time.time(),
+            verdict=verdict,
+            reason=reason,
+            robots_sha256=decided.get("robots_sha256"),
+            line=decided.get("line"),
+            rule=decided.get("rule"),
+            usage=usage,
+            page_directives=page_directives,
+        )
+        self._write(record)
+        self.stats.inc_value(f"robotstxt/evidence/{verdict}")  # type: ignore[union-attr]
+
+    # -- writing ---------------------------------------------------------------------------------
+    def spider_opened(self, spider: Spider) -> None:
+        self._params = {
+            "name": spider.name,
+            "time": datetime.now(tz=timezone.utc)
+            .replace(microsecond=0)
+            .isoformat()
+            .replace(":", "-"),
+            "worker": f"{socket.gethostname()}-{os.getpid()}",
+        }
+        for output in self.outputs:
+            try:
+                output.open(spider, self._params)
+            except Exception as exc:  # noqa: BLE001 - any storage's failure is one
+                self._fail(exc, f"cannot open {output.template}")
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        if self._closed:
+            return
+        if self._failed:
+            self.stats.inc_value("robotstxt/evidence/lost")  # type: ignore[union-attr]
+            return
+        spider = self.crawler.spider
+        for output in self.outputs:
+            try:
+                output.write(record, spider, self._params)  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001 - any storage's failure is one
+                self._fail(exc, f"cannot write to {output.template}")
+                self.stats.inc_value("robotstxt/evidence/lost")  # type: ignore[union-attr]
+                return
+
+    def _store_failed(self, exc: BaseException, template: str) -> None:
+        self._fail(exc, f"cannot store {template}")
+
+    def _fail(self, exc: BaseException, what: str) -> None:
+        self.stats.inc_value("robotstxt/evidence/failed")  # type: ignore[union-attr]
+        if self._failed:
+            return
+        self._failed = True
+        logger.error(
+            "Evidence: %(what)s: %(error)s; %(then)s",
+            {
+                "what": what,
+                "error": f"{type(exc).__name__}: {exc}",
+                "then": "the crawl stops (RERP_EVIDENCE_ON_FAILURE = 'stop')"
+                if self.stop_on_failure
+                else "the crawl goes on without evidence (RERP_EVIDENCE_ON_FAILURE = 'continue')",
+            },
+            extra={"spider": self.crawler.spider},
+        )
+        if self.stop_on_failure and self.crawler.engine is not None and self.crawler.spider:
+            close_spider(self.crawler, CLOSE_REASON)
+
+    async def close(self) -> None:
+        """The crawl is over: every file handed to its storage, uploads awaited."""
+        if self._closed:
+            return
+        self._closed = True
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        for output in self.outputs:
+            try:
+                output.finish()
+            except Exception as exc:  # noqa: BLE001
+                self._fail(exc, f"cannot close {output.template}")
+            for stored in output.pending:  # their failures went to _store_failed
+                await maybe_deferred_to_future(stored)
+
+
+class EvidenceItemsMiddleware:
+    """A spider middleware that puts an item's provenance in ``RERP_EVIDENCE_ITEM_FIELD``: the
+    robots.txt its page was fetched under (sha256, fetch time), the line that let it through,
+    and the usage decision."""
+
+    def __init__(self, crawler: Crawler, field: str) -> None:
+        self.crawler = crawler
+        self.field = field
+        self._refused_said = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> EvidenceItemsMiddleware:
+        from scrapy.exceptions import NotConfigured
+
+        from scrapy_rerp.core.settings import settings_for
+        from scrapy_rerp.crawl.compat import close_when_opened
+
+        settings = settings_for(crawler, close_when_opened)
+        if settings is None or settings.evidence_item_field is None:
+            raise NotConfigured  # no message: Scrapy logs a WARNING for one
+        return cls(crawler, settings.evidence_item_field)
+
+    def process_spider_output(
+        self, response: Response, result: Any, spider: Spider | None = None
+    ) -> Any:
+        for output in result:
+            yield self._marked(response, output)
+
+    async def process_spider_output_async(
+        self, response: Response, result: Any, spider: Spider | None = None
+    ) -> Any:
+        async for output in result:
+            yield self._marked(response, output)
+
+    def _marked(self, response: Response, output: Any) -> Any:
+        from scrapy.http import Request
+
+        if isinstance(output, Request) or not ItemAdapter.is_item(output):
+            return output
+        decided = response.meta.get(DECISION_META) or {}
+        provenance = item_provenance(
+            robots_sha256=decided.get("robots_sha256"),
+            fetched_at=decided.get("robots_fetched_at"),
+            line=decided.get("line"),
+            usage=usage_of(response.meta),
+        )
+        try:
+            ItemAdapter(output)[self.field] = provenance
+        except KeyError:  # an Item class without the field
+            self.crawler.stats.inc_value("robotstxt/evidence/item_field_refused")  # type: ignore[union-attr]
+            if not self._refused_said:
+                self._refused_said = True
+                logger.warning(
+                    "RERP_EVIDENCE_ITEM_FIELD %r is not a field of %s: its items carry no "
+                    "provenance (declare the field)",
+                    self.field,
+                    type(output).__name__,
+                )
+        return output
+
+
+def usage_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The usage decision of a request (``RERP_USAGE``) as an evidence record's ``usage``: the
+    purpose a preference refused, else the first purpose asked."""
+    decisions = meta.get("rerp_usage")
+    if not decisions:
+        return None
+    chosen = next(
+        ((p, d) for p, d in decisions.items() if getattr(d, "preference", None) == "disallowed"),
+        next(iter(decisions.items())),
+    )
+    purpose, decision = chosen
+    preference = getattr(decision, "preference", None)
+    line = getattr(decision, "line", None)
+    if preference == "unknown" and line is None:
+        source = "default"
+    elif line is not None:
+        source = "robots.txt"
+    else:
+        source = "header"
+    return {
+        "purpose": purpose,
+        "allowed": {"allowed": True, "disallowed": False}.get(preference or ""),
+        "source": source,
+        "value": getattr(decision, "statement", None),
+    }
+
+
+def _headers(response: Any) -> dict[str, bytes | None]:
+    """The response headers a robots.txt record keeps (no others are ever read)."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return {}
+    return {name: headers.get(name) for name in ROBOTS_HEADERS}

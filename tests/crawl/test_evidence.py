@@ -1,0 +1,257 @@
+"""Evidence records written by real crawls (``RERP_EVIDENCE``), checked against what the local
+servers received and against the records' JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+import scrapy
+from scrapy.http import Response
+
+from scrapy_rerp.core.evidence import read_records
+from tests.support.crawls import FAST_OUTAGE, rerp, stat
+from tests.support.servers import ListSpider, Reply, Server, crawl, stopped_by_settings
+
+pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
+
+ROBOTS = "User-agent: *\nDisallow: /private\n"
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "evidence.schema.json").read_text())
+
+
+def records(*paths: Path) -> list[dict[str, Any]]:
+    """The records of evidence files, each checked against the schema; no file cut short."""
+    import jsonschema
+
+    found: list[dict[str, Any]] = []
+    for path in paths:
+        with path.open("rb") as file:
+            read = read_records(file)
+        assert read.cut_at_line is None and read.unknown_version_lines == ()
+        for record in read.records:
+            jsonschema.validate(record, SCHEMA)
+        found.extend(read.records)
+    return found
+
+
+def of_kind(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [record for record in found if record.get("kind") == kind]
+
+
+def verdicts(found: list[dict[str, Any]]) -> dict[str, str]:
+    return {record["url"]: record["verdict"] for record in of_kind(found, "decision")}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_records_its_robots_txt_and_every_decision(
+    server: Server, tmp_path: Path
+) -> None:
+    server.robots(ROBOTS, headers={"ETag": '"v1"', "Set-Cookie": "session=server-secret"})
+    evidence = tmp_path / "evidence-%(name)s.jsonl"
+    urls = [server.url("/a"), server.url("/b"), server.url("/private/x")]
+    crawler = await crawl(settings=rerp(RERP_EVIDENCE=str(evidence)), urls=urls)
+    found = records(tmp_path / "evidence-list.jsonl")
+    [robots] = of_kind(found, "robots")
+    assert robots["origin"] == server.origin
+    assert robots["url"] == server.url("/robots.txt")
+    assert (robots["status"], robots["outcome"], robots["source"]) == (200, "parsed", "download")
+    assert robots["body"] == ROBOTS
+    assert robots["headers"]["ETag"] == '"v1"'
+    assert "Set-Cookie" not in robots["headers"]
+    # Each page the server answered is recorded downloaded, the refused one refused.
+    answered = {server.url(hit.path) for hit in server.hits() if hit.path != "/robots.txt"}
+    assert answered == {server.url("/a"), server.url("/b")}
+    assert verdicts(found) == {
+        server.url("/a"): "downloaded",
+        server.url("/b"): "downloaded",
+        server.url("/private/x"): "refused",
+    }
+    decisions = {record["url"]: record for record in of_kind(found, "decision")}
+    refused = decisions[server.url("/private/x")]
+    assert (refused["line"], refused["rule"]) == (2, "Disallow: /private")
+    assert all(d["robots_sha256"] == robots["sha256"] for d in decisions.values())
+    assert stat(crawler, "robotstxt/evidence/robots") == 1
+    assert stat(crawler, "robotstxt/evidence/downloaded") == 2
+    assert stat(crawler, "robotstxt/evidence/refused") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_dropped_while_robots_txt_is_unreachable_is_recorded_with_why(
+    server: Server, tmp_path: Path
+) -> None:
+    server.route("/robots.txt", Reply(status=503))
+    evidence = tmp_path / "evidence.jsonl"
+    await crawl(settings=rerp(RERP_EVIDENCE=str(evidence), **FAST_OUTAGE), urls=[server.url("/a")])
+    found = records(evidence)
+    [decision] = of_kind(found, "decision")
+    assert decision["verdict"] == "dropped"
+    assert "unreachable" in decision["reason"]
+    assert [hit.path for hit in server.hits()] == ["/robots.txt"] * server.count("/robots.txt")
+
+
+class SecretSpider(ListSpider):
+    """Sends what must never reach the evidence: cookies, credentials in headers and URL."""
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.urls:
+            yield scrapy.Request(
+                url,
+                headers={
+                    "Authorization": "Basic c2VjcmV0LWF1dGg=",
+                    "Proxy-Authorization": "Basic cHJveHktc2VjcmV0",
+                    "Cookie": "token=cookie-secret",
+                },
+                callback=self.parse,
+                errback=self.errback,
+                dont_filter=True,
+            )
+
+
+@pytest_twisted.ensureDeferred
+async def test_nothing_secret_is_written(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS, headers={"Set-Cookie": "session=server-secret"})
+    server.route("/a", Reply(body="ok", headers={"Set-Cookie": "page=server-secret"}))
+    evidence = tmp_path / "evidence.jsonl"
+    # A URL's user:password@ (Scrapy cannot download one: the download fails, and is
+    # recorded so), and secrets in the request's headers.
+    urls = [
+        server.url("/a"),
+        server.url("/private/x"),
+        f"http://user:url-secret@{server.netloc}/c",
+    ]
+    await crawl(SecretSpider, settings=rerp(RERP_EVIDENCE=str(evidence)), urls=urls)
+    # The secrets reached the server: the evidence had them at hand, and left them out.
+    [page] = server.hits("/a")
+    assert page.header("Authorization") == "Basic c2VjcmV0LWF1dGg="
+    assert "cookie-secret" in (page.header("Cookie") or "")
+    written = evidence.read_text()
+    assert sorted(verdicts(records(evidence)).values()) == ["downloaded", "failed", "refused"]
+    for secret in ("c2VjcmV0", "cHJveHkt", "cookie-secret", "server-secret", "url-secret"):
+        assert secret not in written
+
+
+class ItemSpider(ListSpider):
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url}
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_carry_their_provenance(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS)
+    evidence, items = tmp_path / "evidence.jsonl", tmp_path / "items.jsonl"
+    settings = {
+        "ADDONS": {"scrapy_rerp.Addon": 100},
+        "RERP_EVIDENCE": str(evidence),
+        "RERP_EVIDENCE_ITEM_FIELD": "rerp_provenance",
+        "FEEDS": {str(items): {"format": "jsonlines"}},
+    }
+    await crawl(ItemSpider, settings=settings, urls=[server.url("/a"), server.url("/private/b")])
+    [robots] = of_kind(records(evidence), "robots")
+    [item] = [json.loads(line) for line in items.read_text().splitlines()]
+    provenance = item["rerp_provenance"]
+    assert item["url"] == server.url("/a")
+    assert provenance["robots_sha256"] == robots["sha256"]
+    assert provenance["robots_fetched_at"] == robots["fetched_at"]
+    import jsonschema
+
+    jsonschema.validate(provenance, {"$defs": SCHEMA["$defs"], "$ref": "#/$defs/item_provenance"})
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_stored_copy_is_recorded_by_its_hash(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS)
+    store = tmp_path / "robots.sqlite"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    urls = [server.url("/a")]
+    await crawl(settings=rerp(RERP_STORE=str(store), RERP_EVIDENCE=str(first)), urls=urls)
+    await crawl(settings=rerp(RERP_STORE=str(store), RERP_EVIDENCE=str(second)), urls=urls)
+    assert server.count("/robots.txt") == 1
+    [downloaded] = of_kind(records(first), "robots")
+    [recalled] = of_kind(records(second), "robots")
+    assert (recalled["source"], recalled["body"]) == ("store", None)
+    assert recalled["sha256"] == downloaded["sha256"]
+    [decision] = of_kind(records(second), "decision")
+    assert decision["robots_sha256"] == downloaded["sha256"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_records_are_written_in_batches(server: Server, tmp_path: Path) -> None:
+    server.robots(ROBOTS)
+    urls = [server.url(f"/{n}") for n in range(5)]
+    settings = rerp(
+        RERP_EVIDENCE=str(tmp_path / "evidence-%(batch_id)d.jsonl"),
+        RERP_EVIDENCE_BATCH_RECORDS=2,
+    )
+    await crawl(settings=settings, urls=urls)
+    files = sorted(tmp_path.glob("evidence-*.jsonl"))
+    assert [f.name for f in files] == [f"evidence-{n}.jsonl" for n in (1, 2, 3)]
+    found = records(*files)
+    assert len(of_kind(found, "robots")) == 1
+    assert sorted(verdicts(found)) == sorted(urls)
+
+
+@pytest_twisted.ensureDeferred
+async def test_evidence_that_cannot_be_written_stops_the_crawl(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(ROBOTS)
+    (tmp_path / "taken").write_text("a file where the evidence's folder should be")
+    evidence = tmp_path / "taken" / "evidence.jsonl"
+    urls = [server.url(f"/{n}") for n in range(3)]
+    crawler = await crawl(settings=rerp(RERP_EVIDENCE=str(evidence)), urls=urls)
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "rerp_evidence_failed"
+    assert stat(crawler, "robotstxt/evidence/failed") >= 1
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("cannot open" in e and "the crawl stops" in e for e in errors), errors
+
+
+@pytest_twisted.ensureDeferred
+async def test_evidence_that_cannot_be_written_is_counted_when_the_crawl_goes_on(
+    server: Server, tmp_path: Path
+) -> None:
+    server.robots(ROBOTS)
+    (tmp_path / "taken").write_text("a file where the evidence's folder should be")
+    evidence = tmp_path / "taken" / "evidence.jsonl"
+    urls = [server.url(f"/{n}") for n in range(3)]
+    settings = rerp(RERP_EVIDENCE=str(evidence), RERP_EVIDENCE_ON_FAILURE="continue")
+    crawler = await crawl(settings=settings, urls=urls)
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert sorted(hit.path for hit in server.hits() if hit.path != "/robots.txt") == [
+        "/0",
+        "/1",
+        "/2",
+    ]
+    assert stat(crawler, "robotstxt/evidence/failed") == 1
+    assert stat(crawler, "robotstxt/evidence/lost") == 4  # one robots.txt, three pages
+
+
+@pytest.mark.parametrize(
+    ("settings", "setting"),
+    [
+        ({"RERP_EVIDENCE": "nosuchscheme://bucket/evidence.jsonl"}, "RERP_EVIDENCE"),
+        (
+            {"RERP_EVIDENCE": "evidence.jsonl", "RERP_EVIDENCE_BATCH_RECORDS": 10},
+            "RERP_EVIDENCE",
+        ),
+        ({"RERP_EVIDENCE_ITEM_FIELD": "provenance"}, "RERP_EVIDENCE"),
+        ({"RERP_EVIDENCE": "e.jsonl", "RERP_EVIDENCE_ON_FAILURE": "maybe"}, "RERP_EVIDENCE"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_bad_evidence_setting_stops_the_crawl_before_it_starts(
+    server: Server,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    settings: dict[str, Any],
+    setting: str,
+) -> None:
+    server.robots(ROBOTS)
+    crawler = await crawl(settings=rerp(**settings), urls=[server.url("/a")])
+    stopped_by_settings(crawler, caplog.records, setting)
+    assert server.hits() == []
