@@ -163,7 +163,7 @@ class RerpSettings:
     store_max_origins: int = DEFAULT_MAX_ORIGINS  # RERP_STORE_MAX_ORIGINS
     stale_max_age: float = 30 * DAY  # RERP_STALE_MAX_AGE: oldest copy used in an outage, 0 = none
     evidence: str | None = None  # RERP_EVIDENCE: where evidence records go (a FEEDS-style URI)
-    evidence_batch_records: int = 0  # RERP_EVIDENCE_BATCH_RECORDS: records per file, 0 = one file
+    evidence_batch_size: int = 0  # RERP_EVIDENCE_BATCH_SIZE: records per file, 0 = one file
     evidence_on_failure: str = "stop"  # RERP_EVIDENCE_ON_FAILURE: "stop" or "continue"
     evidence_item_field: str | None = None  # RERP_EVIDENCE_ITEM_FIELD: an item's provenance field
     evidence_warc: str | None = None  # RERP_EVIDENCE_WARC: the same records as WARC (a URI)
@@ -227,7 +227,7 @@ class RerpSettings:
         syntax = r.syntax("RERP_SYNTAX")
         legacy_default = WEEK if syntax != RFC9309 else DAY
         lifetime = r.seconds("RERP_LIFETIME", legacy_default)
-        batched = r.integer("RERP_EVIDENCE_BATCH_RECORDS", 0, minimum=0)
+        batched = r.integer("RERP_EVIDENCE_BATCH_SIZE", 0, minimum=0)
         min_lifetime = r.seconds("RERP_MIN_LIFETIME", min(3600.0, lifetime))
         max_lifetime = r.seconds("RERP_MAX_LIFETIME", max(legacy_default, lifetime))
         if min_lifetime > max_lifetime:
@@ -268,7 +268,7 @@ class RerpSettings:
             cache=r.dotted_path("RERP_CACHE", _DEFAULT_CACHE),
             store=r.optional_path("RERP_STORE"),
             evidence=r.evidence_uri("RERP_EVIDENCE", batched),
-            evidence_batch_records=batched,
+            evidence_batch_size=batched,
             evidence_on_failure=r.choice("RERP_EVIDENCE_ON_FAILURE", ("stop", "continue"), "stop"),
             evidence_item_field=r.optional_text("RERP_EVIDENCE_ITEM_FIELD"),
             evidence_warc=r.evidence_uri("RERP_EVIDENCE_WARC", batched),
@@ -398,7 +398,7 @@ class _Reader:
             raise RerpSettingsError(
                 name,
                 value,
-                "a URI with %(batch_id)d or %(batch_time)s, as RERP_EVIDENCE_BATCH_RECORDS"
+                "a URI with %(batch_id)d or %(batch_time)s, as RERP_EVIDENCE_BATCH_SIZE"
                 f" = {batched} writes several files",
             )
         return value

@@ -24,7 +24,7 @@ builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
 
 The URI's placeholders: ``%(name)s`` (the spider's name), ``%(time)s`` (the crawl's start,
 UTC, as Scrapy's feeds write it), ``%(worker)s`` (host name and process id: each worker of a
-fleet writes its own files), and with ``RERP_EVIDENCE_BATCH_RECORDS`` ``%(batch_id)d`` and
+fleet writes its own files), and with ``RERP_EVIDENCE_BATCH_SIZE`` ``%(batch_id)d`` and
 ``%(batch_time)s``.
 """
 
@@ -221,7 +221,7 @@ class EvidenceLog:
         self.stop_on_failure = settings.evidence_on_failure == "stop"
         self.syntax = settings.syntax_name
         self.copies_from = copies_from  # where copies not downloaded come from: store, fleet
-        batch = settings.evidence_batch_records
+        batch = settings.evidence_batch_size
         self.outputs = [_Output(crawler, settings.evidence, _JsonLines, batch, self._store_failed)]
         if settings.evidence_warc is not None:
             self.outputs.append(

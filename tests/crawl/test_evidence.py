@@ -134,6 +134,24 @@ async def test_nothing_secret_is_written(server: Server, tmp_path: Path) -> None
         assert secret not in written
 
 
+class MediaSpider(scrapy.Spider):
+    """One page, whose parse yields one item naming ``cdn_urls`` for FilesPipeline."""
+
+    name = "media"
+
+    def __init__(self, page: str = "", cdn_urls: dict[str, list[str]] | None = None) -> None:
+        super().__init__()
+        self.page = page
+        self.cdn_urls = cdn_urls or {}
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        yield scrapy.Request(self.page)
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        for kind, urls in self.cdn_urls.items():
+            yield {"kind": kind, "file_urls": urls}
+
+
 class ItemSpider(ListSpider):
     def parse(self, response: Response) -> Iterator[dict[str, Any]]:
         yield {"url": response.url}
@@ -184,7 +202,7 @@ async def test_records_are_written_in_batches(server: Server, tmp_path: Path) ->
     urls = [server.url(f"/{n}") for n in range(5)]
     settings = rerp(
         RERP_EVIDENCE=str(tmp_path / "evidence-%(batch_id)d.jsonl"),
-        RERP_EVIDENCE_BATCH_RECORDS=2,
+        RERP_EVIDENCE_BATCH_SIZE=2,
     )
     await crawl(settings=settings, urls=urls)
     files = sorted(tmp_path.glob("evidence-*.jsonl"))
@@ -236,7 +254,7 @@ async def test_evidence_that_cannot_be_written_is_counted_when_the_crawl_goes_on
     [
         ({"RERP_EVIDENCE": "nosuchscheme://bucket/evidence.jsonl"}, "RERP_EVIDENCE"),
         (
-            {"RERP_EVIDENCE": "evidence.jsonl", "RERP_EVIDENCE_BATCH_RECORDS": 10},
+            {"RERP_EVIDENCE": "evidence.jsonl", "RERP_EVIDENCE_BATCH_SIZE": 10},
             "RERP_EVIDENCE",
         ),
         ({"RERP_EVIDENCE_ITEM_FIELD": "provenance"}, "RERP_EVIDENCE"),
@@ -255,3 +273,45 @@ async def test_a_bad_evidence_setting_stops_the_crawl_before_it_starts(
     crawler = await crawl(settings=rerp(**settings), urls=[server.url("/a")])
     stopped_by_settings(crawler, caplog.records, setting)
     assert server.hits() == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_media_pipeline_s_downloads_are_recorded(tmp_path: Path) -> None:
+    # FilesPipeline downloads outside the scheduler (engine.download_async): its requests wait
+    # for robots.txt in place, and are decided, and recorded, like the others.
+    page = Server(host="127.0.0.7").start()
+    late = Server(host="127.0.0.8").start()
+    down = Server(host="127.0.0.9").start()
+    try:
+        for cdn in (late, down):
+            for path in ("/media/a.png", "/private/c.png"):
+                cdn.route(path, Reply(body=b"\x89PNG", content_type="image/png"))
+        late.robots(ROBOTS, delay=1.0)
+        down.robots(ROBOTS, status=503)
+        evidence = tmp_path / "evidence.jsonl"
+        cdn_urls = {
+            "late": [late.url("/media/a.png"), late.url("/private/c.png")],
+            "down": [down.url("/media/a.png"), down.url("/private/c.png")],
+        }
+        settings = rerp(
+            RERP_EVIDENCE=str(evidence),
+            ITEM_PIPELINES={"scrapy.pipelines.files.FilesPipeline": 1},
+            FILES_STORE=str(tmp_path / "files"),
+            **FAST_OUTAGE,
+        )
+        await crawl(MediaSpider, settings, page=page.url("/"), cdn_urls=cdn_urls)
+        found = records(evidence)
+        assert verdicts(found) == {
+            page.url("/"): "downloaded",
+            late.url("/media/a.png"): "downloaded",
+            late.url("/private/c.png"): "refused",
+            down.url("/media/a.png"): "dropped",
+            down.url("/private/c.png"): "dropped",
+        }
+        # What the servers received, and nothing else, is recorded downloaded.
+        assert sorted(late.paths()) == ["/media/a.png", "/robots.txt"]
+        assert set(down.paths()) == {"/robots.txt"}
+        assert {r["origin"] for r in of_kind(found, "robots")} == {page.origin, late.origin}
+    finally:
+        for server in (page, late, down):
+            server.stop()
