@@ -151,7 +151,6 @@ class _Output:
         self.file = self.storage.open(spider)
         self.sink = self.make_sink(self.file)
         self.written = 0
-        self.uri = uri
 
     def write(self, record: Mapping[str, Any], spider: Spider, params: Mapping[str, Any]) -> None:
         if self.sink is None:
@@ -194,7 +193,9 @@ def check_storages(crawler: Crawler, settings: RerpSettings) -> None:
         scheme = urlparse(uri).scheme
         if len(scheme) > 1 and scheme not in storages:  # one letter: a Windows drive
             raise RerpSettingsError(
-                name, uri, f"a path or a URI of a feed storage ({', '.join(sorted(storages))})"
+                name,
+                uri,
+                f"a path or a URI of a feed storage ({', '.join(sorted(filter(None, storages)))})",
             )
     if settings.evidence is None and (settings.evidence_warc or settings.evidence_item_field):
         raise RerpSettingsError(
