@@ -315,3 +315,41 @@ async def test_a_media_pipeline_s_downloads_are_recorded(tmp_path: Path) -> None
     finally:
         for server in (page, late, down):
             server.stop()
+
+
+@pytest.mark.scrapy
+def test_a_crawl_killed_mid_write_leaves_its_whole_records_readable(
+    server: Server, tmp_path: Path
+) -> None:
+    import signal
+    import time as clock
+
+    from tests.support.redis import start_worker
+
+    server.robots(ROBOTS)
+    for n in range(40):
+        server.route(f"/{n}", Reply(body="ok", delay=0.05 * n))  # answers spread over seconds
+    evidence = tmp_path / "evidence.jsonl"
+    worker = start_worker(
+        {
+            "urls": [server.url(f"/{n}") for n in range(40)],
+            "settings": {"RERP_EVIDENCE": str(evidence)},
+        }
+    )
+    try:
+        deadline = clock.monotonic() + 60
+        while clock.monotonic() < deadline:  # records flushed one by one: seen as they come
+            if evidence.exists() and evidence.read_bytes().count(b'"kind":"decision"') >= 5:
+                break
+            clock.sleep(0.02)
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        worker.communicate(timeout=10)
+    with evidence.open("rb") as file:
+        read = read_records(file)
+    lines = evidence.read_bytes().splitlines()
+    # Every whole line is a record; at most the last was cut, and said to be.
+    assert read.cut_at_line in (None, len(lines))
+    assert len(read.records) >= 6 and len(read.records) >= len(lines) - 1
+    assert of_kind(read.records, "robots") and len(of_kind(read.records, "decision")) >= 5
+    assert server.count("/39") == 0  # killed before the end
