@@ -140,8 +140,9 @@ class RobotsGate:
 
     def _decide_for_evidence(self, robots: RobotsTxt, request: Request, user_agent: str) -> bool:
         """The verdict, and the line that decided kept in the request's meta for its evidence
-        record (the check that names the line: slower than ``allowed``, so only then)."""
-        decision = crawl_decision(robots, request.url, user_agent)
+        record (the check that names the line: slower than ``allowed``, so only then). The URL
+        as ``allowed`` takes it: request.url is what urls.rules_url would make already."""
+        decision = robots.decide(request.url, user_agent)
         entry = self.origins.entry(origin_of_parts(urlparse_cached(request)))
         request.meta[DECISION_META] = {
             "robots_sha256": entry.sha256 if entry is not None else None,
