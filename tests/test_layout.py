@@ -63,8 +63,9 @@ LAZY_RE_EXPORTS = {
 #: nothing of ``cache``, which names the store for its public path only.
 NEVER_WITHIN_THE_CORE_S_LAYER = {"core": {"cache", "fleet", "cli"}, "fleet": {"cache"}}
 #: What the core may import besides the standard library: w3lib, redis-py for a fleet's store,
-#: and the decoders of Content-Encodings that Scrapy installs (imported when a body needs one).
-CORE_THIRD_PARTY = {"w3lib", "redis", "brotli", "brotlicffi", "backports", "compression"}
+#: the decoders of Content-Encodings that Scrapy installs (imported when a body needs one), and
+#: warcio for evidence as WARC (core/evidence_warc, which only a crawl asking for WARC imports).
+CORE_THIRD_PARTY = {"w3lib", "redis", "brotli", "brotlicffi", "backports", "compression", "warcio"}
 #: Scrapy imports the core makes only when a crawl asks for them, inside a function (by module,
 #: or by folder).
 CORE_LAZY_SCRAPY = {("core/settings", "scrapy"), ("cli", "scrapy")}

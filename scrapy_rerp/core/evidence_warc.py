@@ -1,0 +1,162 @@
+"""Evidence records as WARC (docs/evidence.rst, "WARC"), beside or instead of JSON lines.
+
+Only a crawl that asks for WARC (``RERP_EVIDENCE_WARC``) imports this module: it needs
+``warcio`` (the ``warc`` extra), which nothing else of the package does.
+
+* a ``robots`` record with a response: a WARC ``response`` record (the status line, the kept
+  headers, the body) and a ``metadata`` record concurrent to it, holding the rest of the record
+  as JSON;
+* a ``robots`` record without a response of this crawl's own (unreachable with no answer, or a
+  copy from the store or the fleet): the ``metadata`` record only;
+* a ``decision`` record: a ``metadata`` record holding it as JSON.
+
+Each record is gzipped on its own, as WARC tools expect, and flushed: a crawl killed mid-write
+leaves at most its last record cut short.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from http import HTTPStatus
+from io import BytesIO
+from typing import Any, BinaryIO
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from scrapy_rerp.core.evidence import FORMAT_VERSION, ROBOTS_HEADERS
+
+__all__ = ["WarcEvidenceWriter"]
+
+#: Fractional seconds in WARC-Date (the records' milliseconds) need WARC 1.1.
+WARC_VERSION = "1.1"
+JSON_TYPE = "application/json"
+#: The body kept is the decoded one: a reader told it is compressed would try to decompress it.
+#: The header stays in the metadata record.
+_NOT_IN_THE_HTTP_BLOCK = frozenset({"content-encoding"})
+_KEPT = {name.lower(): name for name in ROBOTS_HEADERS}
+
+
+def _one_line(text: str) -> str:
+    # A header value or a URI never spans lines in a WARC header block.
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def _uri(url: str) -> str:
+    # WARC-Target-URI is a URI: no whitespace or control characters, which a URL as Scrapy
+    # writes it has none of anyway.
+    return "".join(f"%{ord(c):02X}" if ord(c) <= 0x20 or ord(c) == 0x7F else c for c in url)
+
+
+def _kept_headers(record: Mapping[str, Any]) -> dict[str, str]:
+    """The record's headers that the evidence format keeps (:data:`ROBOTS_HEADERS`), whatever
+    else the mapping holds: nothing secret is written, even if a record carried it."""
+    kept: dict[str, str] = {}
+    for name, value in (record.get("headers") or {}).items():
+        canonical = _KEPT.get(str(name).lower())
+        if canonical is not None and value is not None:
+            kept[canonical] = _one_line(str(value))
+    return kept
+
+
+def _json_bytes(record: Mapping[str, Any]) -> bytes:
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "surrogatepass")
+
+
+class WarcEvidenceWriter:
+    """Writes evidence records to a WARC file (gzip per record, as WARC tools expect).
+
+    ``stream`` is a binary file open for writing; ``software`` names the writer in the
+    ``warcinfo`` record written first (``scrapy_rerp/1.2.3``). :meth:`write` takes the
+    records :mod:`scrapy_rerp.core.evidence` builds; the stream is the caller's to close."""
+
+    def __init__(self, stream: BinaryIO, *, software: str) -> None:
+        self._stream = stream
+        self._writer = WARCWriter(stream, gzip=True, warc_version=WARC_VERSION)
+        info = {
+            "software": software,
+            "format": "WARC File Format 1.1",
+            "description": f"robots.txt evidence records, format {FORMAT_VERSION} "
+            "(robots.txt files read, requests decided)",
+        }
+        self._writer.write_record(self._writer.create_warcinfo_record(None, info))
+        self._stream.flush()
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """One evidence record: a ``robots`` or a ``decision`` record of this format;
+        anything else raises :class:`ValueError`."""
+        if record.get("v") != FORMAT_VERSION:
+            raise ValueError(
+                f"evidence record of format {FORMAT_VERSION} expected, not {record.get('v')!r}"
+            )
+        kind = record.get("kind")
+        if kind == "robots":
+            self._robots(record)
+        elif kind == "decision":
+            self._metadata(record["url"], record["at"], _json_bytes(record))
+        else:
+            raise ValueError(f"evidence record kind must be robots or decision, not {kind!r}")
+        # warcio flushes each record it writes; this keeps the promise whatever its version.
+        self._stream.flush()
+
+    def _robots(self, record: Mapping[str, Any]) -> None:
+        metadata = {key: value for key, value in record.items() if key != "body"}
+        metadata["headers"] = _kept_headers(record)
+        content = _json_bytes(metadata)
+        # A response this crawl received: its status, and it was downloaded here (a copy from
+        # the store or the fleet has its response in the evidence of the run that downloaded it).
+        if record["status"] is None or record.get("source", "download") != "download":
+            self._metadata(record["url"], record["fetched_at"], content)
+            return
+        response_id = self._response(record)
+        self._metadata(
+            record["final_url"] or record["url"],
+            record["fetched_at"],
+            content,
+            {"WARC-Concurrent-To": response_id},
+        )
+
+    def _response(self, record: Mapping[str, Any]) -> str:
+        status = int(record["status"])
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = ""
+        headers = [
+            (name, value)
+            for name, value in _kept_headers(record).items()
+            if name.lower() not in _NOT_IN_THE_HTTP_BLOCK
+        ]
+        http_headers = StatusAndHeaders(f"{status} {reason}".rstrip(), headers, protocol="HTTP/1.1")
+        warc_headers = {"WARC-Type": "response", "WARC-Date": record["fetched_at"]}
+        body = record.get("body")
+        if body is None:
+            # The crawl kept no body (one it did not parse): the block says so rather than
+            # show an empty body the site never sent.
+            warc_headers["WARC-Truncated"] = "unspecified"
+        payload = body.encode("utf-8", "surrogatepass") if body is not None else b""
+        warc_record = self._writer.create_warc_record(
+            _uri(record["final_url"] or record["url"]),
+            "response",
+            payload=BytesIO(payload),
+            length=len(payload),
+            warc_headers_dict=warc_headers,
+            http_headers=http_headers,
+        )
+        self._writer.write_record(warc_record)
+        return str(warc_record.rec_headers.get_header("WARC-Record-ID"))
+
+    def _metadata(
+        self, url: str, date: str, content: bytes, extra: Mapping[str, str] | None = None
+    ) -> None:
+        warc_record = self._writer.create_warc_record(
+            _uri(url),
+            "metadata",
+            payload=BytesIO(content),
+            length=len(content),
+            warc_content_type=JSON_TYPE,
+            warc_headers_dict={"WARC-Type": "metadata", "WARC-Date": date, **(extra or {})},
+        )
+        self._writer.write_record(warc_record)
