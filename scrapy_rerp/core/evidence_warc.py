@@ -17,6 +17,7 @@ leaves at most its last record cut short.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from io import BytesIO
@@ -43,10 +44,12 @@ def _one_line(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ")
 
 
+#: What a URI never holds: whitespace and control characters (a URL as Scrapy writes it has none).
+_NOT_IN_A_URI = re.compile(r"[\x00-\x20\x7f]")
+
+
 def _uri(url: str) -> str:
-    # WARC-Target-URI is a URI: no whitespace or control characters, which a URL as Scrapy
-    # writes it has none of anyway.
-    return "".join(f"%{ord(c):02X}" if ord(c) <= 0x20 or ord(c) == 0x7F else c for c in url)
+    return _NOT_IN_A_URI.sub(lambda found: f"%{ord(found.group()):02X}", url)
 
 
 def _kept_headers(record: Mapping[str, Any]) -> dict[str, str]:
