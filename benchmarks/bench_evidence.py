@@ -88,6 +88,8 @@ def crawl_child(config: dict[str, Any]) -> None:
     evidence_cpu = [0.0]
     if config["evidence"]:
         settings["RERP_EVIDENCE"] = config["evidence"]
+        if config.get("warc"):
+            settings["RERP_EVIDENCE_WARC"] = config["evidence"] + ".warc.gz"
         _time_evidence_calls(evidence_cpu)
     BenchSpider = counting_spider(urls)
     process = CrawlerProcess(settings)
@@ -113,10 +115,17 @@ def crawl_child(config: dict[str, Any]) -> None:
     print("RESULT " + json.dumps(result, default=str), flush=True)
 
 
-def run_crawl(netlocs: Sequence[str], pages: int, evidence: Path | None) -> dict[str, Any]:
+def run_crawl(
+    netlocs: Sequence[str], pages: int, evidence: Path | None, warc: bool = False
+) -> dict[str, Any]:
     """One crawl in a fresh process; its RESULT. The config goes through a file: with thousands
     of origins it is too long for a command line."""
-    config = {"netlocs": list(netlocs), "pages": pages, "evidence": str(evidence or "") or None}
+    config = {
+        "netlocs": list(netlocs),
+        "pages": pages,
+        "evidence": str(evidence or "") or None,
+        "warc": warc,
+    }
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-evidence-") as file:
         json.dump(config, file)
         file.flush()
@@ -129,6 +138,8 @@ def run_crawl(netlocs: Sequence[str], pages: int, evidence: Path | None) -> dict
     if evidence is not None:
         result["evidence_bytes"] = evidence.stat().st_size
         result["evidence_lines"] = len(evidence.read_bytes().splitlines())
+        if warc:
+            result["warc_bytes"] = Path(f"{evidence}.warc.gz").stat().st_size
     return result
 
 
@@ -138,9 +149,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-evidence-") as tmp:
             for repeat in range(args.repeats):
-                pair = [("with evidence", Path(tmp) / f"e{repeat}.jsonl"), ("without", None)]
-                for name, evidence in pair if repeat % 2 == 0 else pair[::-1]:
-                    result = run_crawl(servers.netlocs, args.pages, evidence)
+                kinds = [("with evidence", Path(tmp) / f"e{repeat}.jsonl", False)]
+                kinds.append(("without", None, False))
+                if args.warc:
+                    kinds.append(("with evidence and WARC", Path(tmp) / f"w{repeat}.jsonl", True))
+                for name, evidence, warc in kinds if repeat % 2 == 0 else kinds[::-1]:
+                    result = run_crawl(servers.netlocs, args.pages, evidence, warc)
                     result["name"] = name
                     result["served"] = servers.counts()
                     runs.append(result)
@@ -153,6 +167,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 def summary(data: dict[str, Any]) -> dict[str, Any]:
     runs = data["runs"]
     with_ = [run for run in runs if run["name"] == "with evidence"]
+    warc_runs = [run for run in runs if run["name"] == "with evidence and WARC"]
     without = [run for run in runs if run["name"] == "without"]
     per_request = {
         name: statistics.median(run["cpu"] / run["requests"] for run in group)
@@ -171,6 +186,9 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         "bytes_per_1000_pages": statistics.median(run["evidence_bytes"] for run in with_)
         * 1000
         / pages,
+        "warc_share": statistics.median(run["evidence_cpu"] / run["cpu"] for run in warc_runs)
+        if warc_runs
+        else None,
         "same_work": len({json.dumps(run["served"], sort_keys=True) for run in runs}) == 1,
         "no_errors": all(run["errors"] == 0 for run in runs),
     }
@@ -208,6 +226,14 @@ def render(data: dict[str, Any]) -> str:
         f"{s['cpu_per_request_with'] * 1000:.3f} ms, without "
         f"{s['cpu_per_request_without'] * 1000:.3f} ms: {s['cpu_ratio']:.4f}x (the difference "
         "of two noisy totals; the calls' own time is the finer measure).",
+        *(
+            [
+                "With WARC as well (RERP_EVIDENCE_WARC), the evidence's own calls' share: "
+                f"median {s['warc_share']:.2%} (warcio compresses and digests every record)."
+            ]
+            if s["warc_share"] is not None
+            else []
+        ),
         f"Peak RSS, median: with evidence {s['rss_with'] / 1024:.1f} MiB, without "
         f"{s['rss_without'] / 1024:.1f} MiB.",
         f"Evidence size: {s['bytes_per_1000_pages'] / 1024:.1f} KiB per 1,000 pages "
@@ -221,6 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--origins", type=int, default=500, help="origins crawled")
     parser.add_argument("--pages", type=int, default=10, help="allowed pages per origin")
     parser.add_argument("--repeats", type=int, default=3, help="pairs of crawls")
+    parser.add_argument(
+        "--warc", action="store_true", help="also crawls writing WARC (RERP_EVIDENCE_WARC)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
     parser.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
     add_write_results_argument(parser, DEFAULT_RESULTS)

@@ -353,3 +353,36 @@ def test_a_crawl_killed_mid_write_leaves_its_whole_records_readable(
     assert len(read.records) >= 6 and len(read.records) >= len(lines) - 1
     assert of_kind(read.records, "robots") and len(of_kind(read.records, "decision")) >= 5
     assert server.count("/39") == 0  # killed before the end
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_evidence_as_warc_holds_the_same_records(server: Server, tmp_path: Path) -> None:
+    from warcio.archiveiterator import ArchiveIterator
+
+    server.robots(ROBOTS, headers={"ETag": '"v1"', "Set-Cookie": "session=server-secret"})
+    jsonl, warc = tmp_path / "evidence.jsonl", tmp_path / "evidence.warc.gz"
+    urls = [server.url("/a"), server.url("/private/x")]
+    settings = rerp(RERP_EVIDENCE=str(jsonl), RERP_EVIDENCE_WARC=str(warc))
+    await crawl(settings=settings, urls=urls)
+    with warc.open("rb") as file:
+        found = [
+            (
+                record.rec_type,
+                record.rec_headers.get_header("WARC-Target-URI"),
+                record.http_headers.statusline if record.http_headers else None,
+                record.content_stream().read(),
+            )
+            for record in ArchiveIterator(file)
+        ]
+    assert [kind for kind, *_ in found] == [
+        "warcinfo",
+        "response",
+        "metadata",
+        "metadata",
+        "metadata",
+    ]
+    _, target, status, body = found[1]
+    assert (target, status, body) == (server.url("/robots.txt"), "200 OK", ROBOTS.encode())
+    decisions = [json.loads(content) for kind, _, _, content in found[3:]]
+    assert decisions == of_kind(records(jsonl), "decision")  # the same records as the JSON lines
+    assert b"server-secret" not in warc.read_bytes()
