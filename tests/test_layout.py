@@ -75,7 +75,17 @@ LAZY_UPWARD = {("cli/_demo", "scrapy_rerp.demo")}
 
 #: The command line (``cli/``, in the core's layer): a module per command, and the modules the
 #: commands share, which import no command (docs/design.rst, "Layout").
-CLI_COMMANDS = {"_check", "_explain", "_lint", "_fetch", "_page", "_demo", "_store", "_tdmrep"}
+CLI_COMMANDS = {
+    "_audit",
+    "_check",
+    "_explain",
+    "_lint",
+    "_fetch",
+    "_page",
+    "_demo",
+    "_store",
+    "_tdmrep",
+}
 CLI_SHARED = {"_parser", "_output", "_source", "_download", "_summary", "_problems", "_stored"}
 CLI = PACKAGE / "cli"
 

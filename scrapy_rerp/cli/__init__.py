@@ -15,6 +15,10 @@ Commands::
                                         crawl with each purpose does with the page
     scrapy-rerp store   PATH [ORIGIN]   what a robots.txt store holds, or one origin's stored
                                         robots.txt (read only)
+    scrapy-rerp audit   FILES... URL    evidence files (RERP_EVIDENCE): the robots.txt in force
+                                        for URL and its verdict; --origin ORIGIN: its robots.txt
+                                        over time; verify FILES... ITEMS: items that should not
+                                        be there
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
@@ -30,7 +34,7 @@ Every command takes ``--format json`` (before or after its name): one JSON docum
 output, whose keys are documented.
 
 Exit status: 0 allowed / no problem; 1 disallowed / problems found / an origin not in the
-store; 2 usage error, input that
+store / an item audit lists; 2 usage error, evidence without the robots.txt asked for, input that
 cannot be read (a missing file, an invalid URL), or a robots.txt that is none. ``check --usage
 CATEGORY`` keeps 0 and 1 for the crawl verdict and adds one case to 1: a URL that may be crawled
 but whose usage is ``disallowed`` for a category asked about ("not for this purpose"). A usage
@@ -48,6 +52,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from scrapy_rerp.cli._audit import AuditReport, OriginReport, VerifyReport, split_arguments
 from scrapy_rerp.cli._check import CheckReport, check_url_argument
 from scrapy_rerp.cli._demo import DemoReport
 from scrapy_rerp.cli._explain import ExplainReport
@@ -94,6 +99,17 @@ def _report(args: argparse.Namespace) -> Report:
         return DemoReport.run(args.pages, args.blog_robots, args.verbose)
     if args.command == "store":
         return StoreReport.build(args.path, args.origin)
+    if args.command == "audit":
+        form, *rest = split_arguments(args.arguments, args.origin)
+        if form == "verify":
+            *files, items = rest
+            return VerifyReport.build(
+                files, items, args.purpose, args.url_field, args.provenance_field
+            )
+        if form == "origin":
+            return OriginReport.build(rest, args.origin)
+        *files, url = rest
+        return AuditReport.build(files, url, args.purpose, args.at)
     if args.command in ("check", "explain"):
         # The URLs before ROBOTS: nothing is downloaded for arguments given in the wrong order.
         for url in args.urls if args.command == "check" else [args.url]:

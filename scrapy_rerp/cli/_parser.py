@@ -193,6 +193,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="an origin (https://example.com) or any URL of it: print its stored robots.txt",
     )
 
+    audit = commands.add_parser(
+        "audit",
+        parents=[output],
+        help="what evidence files (RERP_EVIDENCE) show: the robots.txt in force for a URL, an "
+        "origin's robots.txt over time, items that should not be there",
+        description="Read evidence files (paths or globs; several workers' files together). "
+        "audit FILES URL: the robots.txt in force for URL (at --at), URL decided against it "
+        "again, and its decision records; exit 0 allowed, 1 not, 2 no robots.txt. audit FILES "
+        "--origin ORIGIN: the origin's robots.txt over time, the rules added and removed, the "
+        "pages downloaded under each. audit verify FILES ITEMS: every item's URL decided again "
+        "against the robots.txt in force when it was fetched; exit 1 when an item should not "
+        "be there or cannot be verified.",
+    )
+    audit.add_argument(
+        "arguments",
+        metavar="ARG",
+        nargs="+",
+        help="FILES... URL, or FILES... with --origin, or verify FILES... ITEMS",
+    )
+    audit.add_argument("--origin", help="an origin (or any URL of it): its robots.txt over time")
+    audit.add_argument(
+        "--purpose",
+        type=lambda value: _usage_categories(value)[0],
+        help="a usage category (train-ai, ai-input, search...): its preference too",
+    )
+    audit.add_argument("--at", help="an RFC 3339 time: the robots.txt in force then")
+    audit.add_argument(
+        "--url-field", default="url", help="verify: the items' field holding their page's URL"
+    )
+    audit.add_argument(
+        "--provenance-field",
+        default="rerp_provenance",
+        help="verify: the items' provenance field (RERP_EVIDENCE_ITEM_FIELD)",
+    )
+
     page = commands.add_parser(
         "page",
         parents=[output],
