@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scrapy_rerp.engine import RobotsTxt
+    from scrapy_rerp.engine._tdmrep import TdmRepFile
 
 __all__ = ["Fetched", "Outcome", "RobotsEntry", "Validators", "body_sha256"]
 
@@ -36,10 +37,11 @@ class Outcome(str, Enum):
 
 @dataclass
 class Fetched:
-    """The result of downloading robots.txt once (following redirects)."""
+    """The result of downloading robots.txt (or another per-origin document) once, following
+    redirects."""
 
     outcome: Outcome
-    robots: RobotsTxt | None = None
+    robots: RobotsTxt | TdmRepFile | None = None  # the document, as in RobotsEntry
     status: int | None = None
     url: str | None = None
     lifetime: float | None = None  # from HTTP headers; None = unsaid
@@ -76,14 +78,17 @@ class Validators:
 
 @dataclass(frozen=True, slots=True)
 class RobotsEntry:
-    """What is known about one origin's robots.txt.
+    """What is known about one origin's robots.txt (or another per-origin document: the
+    ``robots`` field holds what its kind, :mod:`scrapy_rerp.core.documents`, parsed: the field
+    keeps its name whatever the kind, since every cache backend, the store and the fleet's codec
+    read it, and robots.txt, which most code reads, keeps its words).
 
     ``robots`` is None while the origin is unreachable and no earlier copy exists; then
     ``expires_at`` is the time of the next attempt. Times are wall-clock (``time.time()``)
     so that an entry means the same thing to a backend that outlives the process.
     """
 
-    robots: RobotsTxt | None
+    robots: RobotsTxt | TdmRepFile | None
     fetched_at: float  # last attempt
     expires_at: float  # refetch (or retry) after this
     status: int | None = None  # HTTP status of the response the rules came from

@@ -1,5 +1,8 @@
 """The origin service: what is known of each origin's robots.txt, and how it is got.
 
+One service serves one :class:`~scrapy_rerp.core.documents.DocumentKind` (robots.txt unless
+told otherwise; ``tdmrep.json`` is the other): what follows says robots.txt, and holds for each.
+
 Standard library only: downloads go through a :class:`Transport`, waiting requests are counted,
 released and dropped through :class:`Waiters`, what follows new rules is the business of a
 :class:`RulesListener`, and tasks run on a :class:`~scrapy_rerp.core.runtime.Runtime`. The Scrapy
@@ -33,18 +36,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_rerp.core import status as ladder
-from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
+from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
-from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.core.documents import DocumentKind, robots_txt
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
+    from scrapy_rerp.engine._tdmrep import TdmRepFile
 
 __all__ = [
     "WAIT",
@@ -146,7 +150,8 @@ class Remembered(Protocol):
 
 class Waiters(Protocol):
     """The requests that wait for an origin's robots.txt (the middleware's parking lot), under
-    the origin's key for it: a ``ParkingKey`` of ``Purpose.ROBOTS_TXT``."""
+    the origin's key for it: a ``ParkingKey`` of the kind's purpose, ``Purpose.ROBOTS_TXT``
+    for robots.txt)."""
 
     def count(self, key: ParkingKey) -> int: ...
 
@@ -158,7 +163,9 @@ class Waiters(Protocol):
 class RulesListener(Protocol):
     """What a crawl does with an origin's new rules (the middleware)."""
 
-    async def before_sharing(self, origin: str, robots: RobotsTxt | None, trigger: Any) -> None:
+    async def before_sharing(
+        self, origin: str, robots: RobotsTxt | TdmRepFile | None, trigger: Any
+    ) -> None:
         """A fleet worker downloaded new rules, about to store them for the others."""
 
     async def rules_known(
@@ -179,16 +186,14 @@ class _Flight:
     robots_url: str
     trigger: Any  # what caused the download (the listener gets it back)
     previous: RobotsEntry | None  # what was known before: expired rules, or an outage
+    key: ParkingKey  # the parking key of the requests that wait for it
     task: Task | None = None
     sleeping: bool = False
-    key: ParkingKey = field(init=False)  # the parking key of the requests that wait for it
-
-    def __post_init__(self) -> None:
-        self.key = ParkingKey(self.origin, Purpose.ROBOTS_TXT)
 
 
 class OriginService:
-    """The origin cache, one flight per origin, and outage deadlines."""
+    """The origin cache, one flight per origin, and outage deadlines, for one ``kind`` of
+    document (robots.txt when None)."""
 
     def __init__(
         self,
@@ -202,7 +207,9 @@ class OriginService:
         shared: Sharing | None = None,
         spider: Callable[[], Any] = lambda: None,
         remembered: Remembered | None = None,
+        kind: DocumentKind | None = None,
     ) -> None:
+        self.kind = kind if kind is not None else robots_txt(settings.syntax)
         self.settings = settings
         self.cache = cache
         self.transport = transport
@@ -213,7 +220,7 @@ class OriginService:
         self.shared = shared
         self._spider = spider
         # Only a crawl alone: a fleet shares its robots.txt through Redis instead.
-        self.remembered = remembered if shared is None else None
+        self.remembered = remembered if shared is None and self.kind.stored else None
         self._stored: set[str] = set()  # origins served by a stored copy not refetched since
         self._stale_said: set[str] = set()  # origins whose stale stored copy was logged
         self._flights: dict[str, _Flight] = {}
@@ -230,8 +237,8 @@ class OriginService:
             robots = entry.robots
             if robots is not None:
                 if entry.expires_at <= time.time() and origin not in self._flights:
-                    self.stats.inc_value("robotstxt/refresh_count")
-                    self._start(origin, robots_url_of(url), trigger, entry)
+                    self.stats.inc_value(self.kind.stat("robotstxt/refresh_count"))
+                    self._start(origin, self.kind.url_of(url), trigger, entry)
                 return robots
             if not entry.expired() and self._outage_over(entry):
                 # Known dead for longer than the limit, and no retry due yet.
@@ -248,7 +255,7 @@ class OriginService:
             return
         entry = self.cache.get(origin)
         delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
-        self._start(origin, robots_url_of(url), trigger, entry, delay)
+        self._start(origin, self.kind.url_of(url), trigger, entry, delay)
 
     def entry(self, origin: str) -> RobotsEntry | None:
         return self.cache.get(origin)
@@ -298,7 +305,9 @@ class OriginService:
     ) -> None:
         if self._stopped:
             return
-        flight = _Flight(origin, robots_url, trigger, previous)
+        flight = _Flight(
+            origin, robots_url, trigger, previous, ParkingKey(origin, self.kind.purpose)
+        )
         self._flights[origin] = flight
         task = self.runtime.spawn(self._fly(flight, delay), lambda error: self._done(flight, error))
         if self._flights.get(origin) is flight:  # not over already
@@ -309,7 +318,8 @@ class OriginService:
             del self._flights[flight.origin]
         if error is not None:  # a bug here, never a site's fault
             logger.error(
-                "robots.txt handling of %s failed",
+                "%s handling of %s failed",
+                self.kind.name,
                 flight.origin,
                 exc_info=(type(error), error, error.__traceback__),
                 extra={"spider": self._spider()},
@@ -317,7 +327,7 @@ class OriginService:
             self.waiters.drop(
                 flight.key,
                 DropReason.ERROR,
-                f"robots.txt handling of {flight.origin} failed",
+                f"{self.kind.name} handling of {flight.origin} failed",
             )
 
     async def _fly(self, flight: _Flight, delay: float) -> None:
@@ -332,7 +342,7 @@ class OriginService:
                 self._stored.add(origin)
                 if recalled.expires_at > time.time():
                     # Fresh: a restarted crawl uses it with no download.
-                    self.stats.inc_value("robotstxt/store/reused")
+                    self.stats.inc_value(self.kind.stat("robotstxt/store/reused"))
                     await self._rules_fetched(flight, recalled, None)
                     return
                 previous = recalled  # expired: refetched, and kept through an outage
@@ -379,11 +389,11 @@ class OriginService:
                 if self.remembered is not None:
                     if origin in self._stored:
                         self._stored.discard(origin)
-                        self.stats.inc_value("robotstxt/store/replaced")
+                        self.stats.inc_value(self.kind.stat("robotstxt/store/replaced"))
                     self.remembered.remember(origin, entry, fetched)
                 await self._rules_fetched(flight, entry, fetched)
                 return
-            self.stats.inc_value("robotstxt/unreachable/count")
+            self.stats.inc_value(self.kind.stat("robotstxt/unreachable/count"))
             if entry.robots is not None:
                 # An earlier good copy keeps serving; retried once it "expires" again.
                 self._stale_copy_kept(flight, entry, fetched)
@@ -391,7 +401,7 @@ class OriginService:
             self._unreachable(flight, entry, fetched)
             if not await self._wait_for_retry(flight, entry):
                 return
-            self.stats.inc_value("robotstxt/retry_count")
+            self.stats.inc_value(self.kind.stat("robotstxt/retry_count"))
             previous = entry
 
     def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
@@ -462,15 +472,16 @@ class OriginService:
 
     def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         if flight.origin in self._stored:
-            self.stats.inc_value("robotstxt/store/stale_used")
+            self.stats.inc_value(self.kind.stat("robotstxt/store/stale_used"))
             if flight.origin not in self._stale_said:
                 # WARNING, not INFO: the crawl obeys rules from an earlier run, which the site
                 # may have changed since; the user should see it.
                 self._stale_said.add(flight.origin)
                 logger.warning(
-                    "robots.txt of %(origin)s unreachable (%(reason)s); crawling under the "
+                    "%(kind)s of %(origin)s unreachable (%(reason)s); crawling under the "
                     "copy stored %(age)ds ago (RERP_STALE_MAX_AGE %(max)gs)",
                     {
+                        "kind": self.kind.name,
                         "origin": flight.origin,
                         "reason": fetched.reason,
                         "age": time.time() - entry.fetched_at,
@@ -479,9 +490,10 @@ class OriginService:
                     extra={"spider": self._spider()},
                 )
         logger.info(
-            "robots.txt of %(origin)s unreachable (%(reason)s); keeping the copy "
+            "%(kind)s of %(origin)s unreachable (%(reason)s); keeping the copy "
             "fetched %(age)ds ago, retrying in %(backoff).2fs",
             {
+                "kind": self.kind.name,
                 "origin": flight.origin,
                 "reason": fetched.reason,
                 "age": time.time() - entry.fetched_at,
@@ -489,16 +501,17 @@ class OriginService:
             },
             extra={"spider": self._spider()},
         )
-        self.stats.inc_value("robotstxt/unreachable/stale_copy_kept")
+        self.stats.inc_value(self.kind.stat("robotstxt/unreachable/stale_copy_kept"))
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
 
     def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         self.cache.set(flight.origin, entry)
         logger.info(
-            "robots.txt of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
+            "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
             "retry %(failures)d in %(backoff).2fs",
             {
+                "kind": self.kind.name,
                 "origin": flight.origin,
                 "reason": fetched.reason,
                 "n": self.waiters.count(flight.key),
@@ -554,7 +567,7 @@ class OriginService:
 
     def _unreachable_message(self, origin: str, last_failure: str = "") -> str:
         message = (
-            f"robots.txt of {origin} unreachable for more than "
+            f"{self.kind.name} of {origin} unreachable for more than "
             f"{self.settings.unreachable_max_wait:g}s"
         )
         return f"{message} (last: {last_failure})" if last_failure else message

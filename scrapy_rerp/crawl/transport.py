@@ -1,5 +1,9 @@
 """robots.txt downloaded through Scrapy: the origin service's transport in a crawl.
 
+One downloader serves one :class:`~scrapy_rerp.core.documents.DocumentKind` (robots.txt unless
+told otherwise): its stats have the kind's prefix, and the kind reads the bodies and says what an
+origin without a file has.
+
 :class:`RobotsTxtDownloader` does each download through the engine (``download_async``, or
 ``download`` before Scrapy 2.14: :func:`scrapy_rerp.crawl.compat.download`), so through the other
 downloader middlewares and download handlers, following redirects itself (to any host:
@@ -26,7 +30,8 @@ from scrapy.utils.python import to_unicode
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
 from scrapy_rerp.core.data import Fetched, Validators
-from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META, robotstxt_request_meta
+from scrapy_rerp.core.documents import DocumentKind, robots_txt
+from scrapy_rerp.core.settings import robotstxt_request_meta
 from scrapy_rerp.core.status import (
     ALLOW_ALL,
     DISALLOW_ALL,
@@ -37,7 +42,6 @@ from scrapy_rerp.core.status import (
 )
 from scrapy_rerp.core.urls import redirect_target
 from scrapy_rerp.crawl.compat import download
-from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -54,6 +58,9 @@ logger = logging.getLogger("scrapy_rerp.middleware")
 _RECEIVED = "_rerp_received"  # body bytes received so far
 _TRUNCATED = "_rerp_truncated"  # the download was stopped at the cap
 _ENCODING = "_rerp_content_encoding"  # the Content-Encoding taken off the raw response
+# The kind's name: the downloader of each kind hears every download's signals, and handles
+# those of its own requests only.
+_KIND = "_rerp_document"
 
 #: Priority of robots.txt requests: ahead of the pages waiting for them.
 DOWNLOAD_PRIORITY = 1000
@@ -63,9 +70,14 @@ class RobotsTxtDownloader:
     """Downloads robots.txt once: redirects followed, the status policy applied, the body
     capped and parsed."""
 
-    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+    def __init__(
+        self, crawler: Crawler, settings: RerpSettings, kind: DocumentKind | None = None
+    ) -> None:
         self.crawler = crawler
         self.settings = settings
+        self.kind = kind if kind is not None else robots_txt(settings.syntax)
+        # A kind without a legacy reading of 401/403 reads them as any 4xx.
+        self._legacy = settings.legacy and self.kind.refused is not None
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
         self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
         # The cap is RERP_MAX_SIZE, enforced while receiving (bytes_received, StopDownload): over
@@ -89,29 +101,36 @@ class RobotsTxtDownloader:
                 request = self._robots_request(url, origin)
             except ValueError as exc:  # a Location that is no URL Scrapy can make a request of
                 return self._unfollowable(origin, url, str(exc), None, url)
+            request.meta[_KIND] = self.kind.name
             if conditional:
                 assert validators is not None
                 for name, value in validators.headers.items():
                     request.headers[name] = value
-            self.stats.inc_value("robotstxt/request_count")
+            self.stats.inc_value(self.kind.stat("robotstxt/request_count"))
             try:
                 response = await self._download(request)
             except IgnoreRequest as exc:
                 # Another middleware refused to download it: like Scrapy, rules are unknown,
                 # so allow all (but say so).
-                self.stats.inc_value("robotstxt/ignored")
+                self.stats.inc_value(self.kind.stat("robotstxt/ignored"))
                 logger.warning(
-                    "robots.txt request %(request)s ignored (%(exc)s); allowing all of %(origin)s",
-                    {"request": request, "exc": exc, "origin": origin},
+                    "%(kind)s request %(request)s ignored (%(exc)s); %(means)s of %(origin)s",
+                    {
+                        "kind": self.kind.name,
+                        "request": request,
+                        "exc": exc,
+                        "means": self.kind.absent_means,
+                        "origin": origin,
+                    },
                     extra={"spider": self.crawler.spider},
                 )
-                return Fetched(ALLOW_ALL, RobotsTxt.allow_all(s.syntax), url=url, reason="ignored")
+                return Fetched(ALLOW_ALL, self.kind.absent(), url=url, reason="ignored")
             except Exception as exc:
-                self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                self.stats.inc_value(self.kind.stat(f"robotstxt/exception_count/{type(exc)}"))
                 return Fetched(UNREACHABLE, url=url, reason=download_failure(exc))
             status = response.status
-            self.stats.inc_value("robotstxt/response_count")
-            self.stats.inc_value(f"robotstxt/response_status_count/{status}")
+            self.stats.inc_value(self.kind.stat("robotstxt/response_count"))
+            self.stats.inc_value(self.kind.stat(f"robotstxt/response_status_count/{status}"))
             if conditional and status == 304:
                 return Fetched(
                     UNREACHABLE,
@@ -123,12 +142,14 @@ class RobotsTxtDownloader:
                     not_modified=True,
                 )
             location = response.headers.get(b"Location")
-            outcome = ladder.status_outcome(status, legacy=s.legacy, has_location=bool(location))
+            outcome = ladder.status_outcome(
+                status, legacy=self._legacy, has_location=bool(location)
+            )
             reason = f"HTTP {status}"
             if outcome == REDIRECT:
                 assert location is not None
                 if hop == s.max_redirects:
-                    self.stats.inc_value("robotstxt/redirect/limit")
+                    self.stats.inc_value(self.kind.stat("robotstxt/redirect/limit"))
                     return self._allow_all(
                         f"more than {s.max_redirects} redirects", status, response.url
                     )
@@ -136,7 +157,7 @@ class RobotsTxtDownloader:
                     url = redirect_target(response.url, to_unicode(location, errors="replace"))
                 except ValueError as exc:
                     return self._unfollowable(origin, location, str(exc), status, response.url)
-                self.stats.inc_value("robotstxt/redirect/count")
+                self.stats.inc_value(self.kind.stat("robotstxt/redirect/count"))
                 continue
             if outcome == PARSED:
                 return self._parse(response, request)
@@ -149,10 +170,11 @@ class RobotsTxtDownloader:
                     reason=reason,
                 )
             if outcome == DISALLOW_ALL:
-                self.stats.inc_value(f"robotstxt/disallow_all/{status}")
+                assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
+                self.stats.inc_value(self.kind.stat(f"robotstxt/disallow_all/{status}"))
                 return Fetched(
                     DISALLOW_ALL,
-                    RobotsTxt.disallow_all(s.syntax),
+                    self.kind.refused(),
                     status,
                     response.url,
                     response=response,
@@ -166,11 +188,12 @@ class RobotsTxtDownloader:
     def _allow_all(
         self, reason: str, status: int | None, url: str | None, response: Response | None = None
     ) -> Fetched:
-        """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all."""
-        self.stats.inc_value("robotstxt/allow_all")
+        """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all (for
+        another kind: what an origin without the file has)."""
+        self.stats.inc_value(self.kind.stat("robotstxt/allow_all"))
         return Fetched(
             ALLOW_ALL,
-            RobotsTxt.allow_all(self.settings.syntax),
+            self.kind.absent(),
             status,
             url,
             response=response,
@@ -182,12 +205,12 @@ class RobotsTxtDownloader:
     ) -> Fetched:
         """A redirect that cannot be followed (malformed, or to a scheme other than http and
         https): robots.txt is unavailable, as google reads it; counted and logged."""
-        self.stats.inc_value("robotstxt/redirect/invalid")
+        self.stats.inc_value(self.kind.stat("robotstxt/redirect/invalid"))
         target = to_unicode(location, errors="replace") if isinstance(location, bytes) else location
         logger.info(
-            "robots.txt of %(origin)s redirects to %(target)r, which cannot be followed "
-            "(%(why)s): read as unavailable, every URL allowed",
-            {"origin": origin, "target": target[:200], "why": why},
+            "%(kind)s of %(origin)s redirects to %(target)r, which cannot be followed "
+            "(%(why)s): read as unavailable",
+            {"kind": self.kind.name, "origin": origin, "target": target[:200], "why": why},
             extra={"spider": self.crawler.spider},
         )
         return self._allow_all(f"bad redirect target {target[:200]!r}: {why}", status, url)
@@ -205,24 +228,24 @@ class RobotsTxtDownloader:
         if body.undecodable is not None:
             # Undecodable: the bytes are no rules a crawler could read; treat the file as
             # unavailable (allow all), as for an unparsable body of any other kind.
-            self.stats.inc_value("robotstxt/undecodable")
+            self.stats.inc_value(self.kind.stat("robotstxt/undecodable"))
             return self._allow_all(body.undecodable, response.status, response.url, response)
         if body.truncated:
-            self.stats.inc_value("robotstxt/truncated")
+            self.stats.inc_value(self.kind.stat("robotstxt/truncated"))
             logger.info(
-                "robots.txt %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
+                "%(kind)s %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
                 "only the first %(max)d bytes are used",
-                {"url": response.url, "max": s.max_size},
+                {"kind": self.kind.name, "url": response.url, "max": s.max_size},
                 extra={"spider": self.crawler.spider},
             )
         if body.charset_note is not None:
-            self.stats.inc_value("robotstxt/charset_replaced")
+            self.stats.inc_value(self.kind.stat("robotstxt/charset_replaced"))
             logger.warning(
-                "robots.txt %(url)s: %(note)s",
-                {"url": response.url, "note": body.charset_note},
+                "%(kind)s %(url)s: %(note)s",
+                {"kind": self.kind.name, "url": response.url, "note": body.charset_note},
                 extra={"spider": self.crawler.spider},
             )
-        robots = body.rules(s.syntax)
+        robots = self.kind.parse(body)
         if encodings:
             response = response.replace(body=body.data)
         return Fetched(
@@ -273,7 +296,7 @@ class RobotsTxtDownloader:
 
     def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
         meta = request.meta
-        if ROBOTS_ORIGIN_META not in meta:
+        if meta.get(_KIND) != self.kind.name:  # not a download of this kind's (or not one)
             return
         received = meta.get(_RECEIVED, 0) + len(data)
         meta[_RECEIVED] = received
@@ -288,7 +311,7 @@ class RobotsTxtDownloader:
         # Runs before the downloader middlewares' process_response: the raw response still
         # carries its Content-Encoding, which HttpCompressionMiddleware would undo up to
         # DOWNLOAD_MAXSIZE (1 GiB by default). Taken off here, undone in _parse() up to the cap.
-        if ROBOTS_ORIGIN_META not in request.meta:
+        if request.meta.get(_KIND) != self.kind.name:
             return
         encodings = response.headers.getlist(b"Content-Encoding")
         if encodings:

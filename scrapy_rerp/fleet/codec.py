@@ -41,8 +41,8 @@ from collections.abc import Mapping
 
 from scrapy_rerp.core.body import Body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
+from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.store import MAX_HEADER  # the longest validator the store keeps too
-from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
     "CLOCK_FIELDS",
@@ -215,15 +215,21 @@ def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
 
 
 def decode(
-    fields: Mapping[bytes, bytes], syntax: int, syntax_name: str, max_size: int
+    fields: Mapping[bytes, bytes],
+    syntax: int,
+    syntax_name: str,
+    max_size: int,
+    kind: DocumentKind | None = None,
 ) -> RobotsEntry | None:
-    """The entry a stored hash describes, its body parsed again in ``syntax``; None when it was
-    written for another syntax. Raises :class:`Unreadable` for a hash that cannot be read."""
+    """The entry a stored hash describes, its body parsed again in ``syntax`` (by ``kind``,
+    robots.txt when None); None when it was written for another syntax. Raises
+    :class:`Unreadable` for a hash that cannot be read."""
+    if kind is None:
+        kind = robots_txt(syntax)
     try:
         if fields[b"syntax"].decode() != syntax_name:
             return None  # a fleet member with another RERP_SYNTAX: not the same rules
         outcome = Outcome(fields[b"outcome"].decode())
-        robots: RobotsTxt | None
         if outcome == Outcome.PARSED:
             charset = fields.get(b"charset")
             body = Body(
@@ -231,11 +237,11 @@ def decode(
                 _charset(charset) if charset else None,
                 truncated=False,
             )
-            robots = body.rules(syntax)  # as the worker that downloaded it read it
+            robots = kind.parse(body)  # as the worker that downloaded it read it
         elif outcome == Outcome.ALLOW_ALL:
-            robots = RobotsTxt.allow_all(syntax)
-        elif outcome == Outcome.DISALLOW_ALL:
-            robots = RobotsTxt.disallow_all(syntax)
+            robots = kind.absent()
+        elif outcome == Outcome.DISALLOW_ALL and kind.refused is not None:
+            robots = kind.refused()
         elif outcome == Outcome.UNREACHABLE:
             robots = None
         else:

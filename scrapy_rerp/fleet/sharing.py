@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.data import Fetched, RobotsEntry
+from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules, validators
 
@@ -51,7 +52,10 @@ class SharedRules:
         settings: RerpSettings,
         stats: Any,
         sleep: Callable[[float], Awaitable[Any]],
+        kind: DocumentKind | None = None,
     ) -> None:
+        self.kind = kind if kind is not None else robots_txt(settings.syntax)
+        self._key = self.kind.fleet_key
         self.store = store
         self.guard = guard
         self.settings = settings
@@ -80,21 +84,21 @@ class SharedRules:
                 return found
             if not waited:
                 waited = True
-                self.stats.inc_value("robotstxt/redis/lock_waits")
+                self.stats.inc_value(self.kind.stat("robotstxt/redis/lock_waits"))
             await self._sleep(poll)
             poll = min(2 * poll, POLL_MAX)
 
     async def _look(self, origin: str) -> Claim:
         stored, _ = await self._load(origin)
         if stored is not None and not stored.expired():
-            self.stats.inc_value("robotstxt/redis/shared")
+            self.stats.inc_value(self.kind.stat("robotstxt/redis/shared"))
             return Claim(entry=stored)
-        if await self.store.lock(origin):
+        if await self.store.lock(origin, self._key):
             # Another worker may have stored its result between the two calls.
             again, fields = await self._load(origin)
             if again is not None and not again.expired():
-                await self.store.unlock(origin)
-                self.stats.inc_value("robotstxt/redis/shared")
+                await self.store.unlock(origin, self._key)
+                self.stats.inc_value(self.kind.stat("robotstxt/redis/shared"))
                 return Claim(entry=again)
             revalidate = validators(fields) if again is not None and fields is not None else None
             return Claim(download=True, locked=True, previous=again, validators=revalidate)
@@ -106,21 +110,21 @@ class SharedRules:
             # Expired lately, and another worker refreshes it: its rules serve meanwhile. An
             # older copy (kept for outages, up to RERP_STALE_MAX_AGE) waits for the refresh,
             # as a crawl alone waits for its stored copy's.
-            self.stats.inc_value("robotstxt/redis/shared")
+            self.stats.inc_value(self.kind.stat("robotstxt/redis/shared"))
             return Claim(entry=stored.with_(expires_at=time.time() + STALE_RECHECK))
         return Claim()  # wait for the worker that holds the lock
 
     async def _load(self, origin: str) -> tuple[RobotsEntry | None, dict[bytes, bytes] | None]:
         """The fleet's entry for ``origin`` and the hash it was read from (both None when there
         is none, or it cannot be read)."""
-        fields = await self.store.load(origin)
+        fields = await self.store.load(origin, self._key)
         if fields is None:
             return None, None
         s = self.settings
         try:
-            return decode(fields, s.syntax, s.syntax_name, s.max_size), fields
+            return decode(fields, s.syntax, s.syntax_name, s.max_size, self.kind), fields
         except Unreadable:
-            self.stats.inc_value("robotstxt/redis/unreadable")
+            self.stats.inc_value(self.kind.stat("robotstxt/redis/unreadable"))
             return None, None
 
     async def publish(
@@ -132,14 +136,15 @@ class SharedRules:
         syntax_name = self.settings.syntax_name
 
         async def store() -> None:
-            copy = await self.store.load(origin) if keeps_earlier_rules(entry, fetched) else None
+            kept = keeps_earlier_rules(entry, fetched)
+            copy = await self.store.load(origin, self._key) if kept else None
             fields = encode(entry, fetched, syntax_name, copy)
             if fields:  # empty: a 304 for a copy the fleet no longer holds
-                await self.store.store(origin, fields, self._kept_for(entry))
+                await self.store.store(origin, fields, self._kept_for(entry), self._key)
                 if fetched is not None and fetched.not_modified:
-                    self.stats.inc_value("robotstxt/redis/revalidated")
+                    self.stats.inc_value(self.kind.stat("robotstxt/redis/revalidated"))
             if locked:
-                await self.store.unlock(origin)
+                await self.store.unlock(origin, self._key)
 
         await self.guard.call(store)
         if locked:
@@ -155,15 +160,20 @@ class SharedRules:
             kept = max(kept, entry.fetched_at + self.settings.stale_max_age - now)
         return kept
 
-    async def close(self) -> None:
-        # A download that the closing crawl left unfinished (paused while robots.txt was on the
-        # wire) published nothing: its lock is released, or every other worker would wait for
-        # RERP_REDIS_LOCK_TIMEOUT before downloading it.
+    async def release_locks(self) -> None:
+        """A download that the closing crawl left unfinished (paused while robots.txt was on the
+        wire) published nothing: its lock is released, or every other worker would wait for
+        RERP_REDIS_LOCK_TIMEOUT before downloading it."""
         for origin in sorted(self._locked):
-            await self.guard.call(lambda origin=origin: self.store.unlock(origin))
+            await self.guard.call(lambda origin=origin: self.store.unlock(origin, self._key))
         self._locked.clear()
-        self.stats.set_value("robotstxt/redis/round_trips", self.store.round_trips)
+
+    async def close(self) -> None:
+        """The crawl is over: the locks released, the store's counts said, the store closed
+        (by robots.txt's sharing: another kind's releases its locks only)."""
+        await self.release_locks()
+        self.stats.set_value(self.kind.stat("robotstxt/redis/round_trips"), self.store.round_trips)
         repaired = getattr(self.store, "repaired", 0)
         if repaired:
-            self.stats.set_value("robotstxt/redis/repaired", repaired)
+            self.stats.set_value(self.kind.stat("robotstxt/redis/repaired"), repaired)
         await self.store.close()

@@ -22,6 +22,8 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
+* ``<prefix>:tdmrep:<origin>`` and ``<prefix>:lock-tdmrep:<origin>``: the same for the
+  origin's ``tdmrep.json`` (:mod:`scrapy_rerp.core.documents`), when a crawl reads it;
 * ``<prefix>:delay:<origin>``: the origin's turn, taken atomically (``SET NX PX``, in a Lua
   script) by the worker about to send, and set to end the Crawl-delay after that request's
   answer, on the server's clock, so that all workers together keep the Crawl-delay;
@@ -324,15 +326,18 @@ class SharedOriginCache(Protocol):
     url: str
     round_trips: int
 
-    async def load(self, origin: str) -> dict[bytes, bytes] | None:
+    # ``kind``: the document's fleet key (DocumentKind.fleet_key): "robots", "tdmrep".
+    async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
         """The stored fields of ``origin`` (:mod:`scrapy_rerp.fleet.codec`), or None."""
 
-    async def store(self, origin: str, fields: dict[bytes, bytes], ttl: float) -> None: ...
+    async def store(
+        self, origin: str, fields: dict[bytes, bytes], ttl: float, kind: str = "robots"
+    ) -> None: ...
 
-    async def lock(self, origin: str) -> bool:
+    async def lock(self, origin: str, kind: str = "robots") -> bool:
         """Take ``origin``'s download lock for the fleet; True when this worker holds it."""
 
-    async def unlock(self, origin: str) -> None: ...
+    async def unlock(self, origin: str, kind: str = "robots") -> None: ...
 
     async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
         """``(0.0, turn id)`` when this worker may send to ``origin`` now, else the seconds
@@ -459,10 +464,10 @@ class RedisOriginCache:
             pass
 
     # -- entries -------------------------------------------------------------------------------
-    async def load(self, origin: str) -> dict[bytes, bytes] | None:
-        """The stored hash of ``origin``, its times on this worker's clock, or None (absent,
-        or of another format version)."""
-        raw, seconds, micros = await self._call(self._load(keys=[self.key("robots", origin)]))
+    async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
+        """The stored hash of ``origin`` (of the document ``kind``), its times on this worker's
+        clock, or None (absent, or of another format version)."""
+        raw, seconds, micros = await self._call(self._load(keys=[self.key(kind, origin)]))
         fields: dict[bytes, bytes] = dict(zip(raw[::2], raw[1::2], strict=True))
         if not fields or fields.get(b"v") != FORMAT_VERSION:
             return None
@@ -475,7 +480,9 @@ class RedisOriginCache:
                 pass  # unreadable: the caller finds it so
         return fields
 
-    async def store(self, origin: str, fields: Mapping[bytes, bytes], ttl: float) -> None:
+    async def store(
+        self, origin: str, fields: Mapping[bytes, bytes], ttl: float, kind: str = "robots"
+    ) -> None:
         """Replace the hash of ``origin`` (times given on this worker's clock, kept on
         Redis's); it expires ``ttl`` plus the stale-serving window from now."""
         now = time.time()
@@ -489,17 +496,18 @@ class RedisOriginCache:
         ttl_ms = max(1, int((ttl + self.stale_window) * 1000))
         await self._call(
             self._store(
-                keys=[self.key("robots", origin)], args=[ttl_ms, len(times) // 2, *times, *others]
+                keys=[self.key(kind, origin)], args=[ttl_ms, len(times) // 2, *times, *others]
             )
         )
 
     # -- one download for the fleet ------------------------------------------------------------
-    async def lock(self, origin: str) -> bool:
-        """Take the download lock of ``origin``: True if this worker now holds it. A lock key
-        that would outlast the lock timeout (no TTL, a longer one) is cut to it."""
+    async def lock(self, origin: str, kind: str = "robots") -> bool:
+        """Take the download lock of ``origin`` (of the document ``kind``): True if this worker
+        now holds it. A lock key that would outlast the lock timeout (no TTL, a longer one) is
+        cut to it."""
         left = await self._call(
             self._lock(
-                keys=[self.key("lock", origin)],
+                keys=[self.key(_lock_key(kind), origin)],
                 args=[max(1, int(self.lock_timeout * 1000)), self.token],
             )
         )
@@ -507,8 +515,8 @@ class RedisOriginCache:
             self.repaired += 1
         return int(left) == 0
 
-    async def unlock(self, origin: str) -> None:
-        await self._call(self._unlock(keys=[self.key("lock", origin)], args=[self.token]))
+    async def unlock(self, origin: str, kind: str = "robots") -> None:
+        await self._call(self._unlock(keys=[self.key(_lock_key(kind), origin)], args=[self.token]))
 
     # -- Crawl-delay for the fleet -------------------------------------------------------------
     async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
@@ -668,3 +676,9 @@ def _slowdown_message(data: object, own_token: bytes) -> tuple[str, str, float, 
 
 def _ms(seconds: float) -> int:
     return max(0, round(seconds * 1000))
+
+
+def _lock_key(kind: str) -> str:
+    """The kind of the download lock's key for the document ``kind`` (robots.txt's keeps its
+    name, which running fleets share)."""
+    return "lock" if kind == "robots" else f"lock-{kind}"

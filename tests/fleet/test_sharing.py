@@ -207,9 +207,9 @@ async def test_a_result_stored_between_the_look_and_the_lock_is_taken(
         """A store whose first look finds nothing and whose lock comes just after another
         worker stored its result (and released its lock)."""
 
-        async def lock(self, origin: str) -> bool:
+        async def lock(self, origin: str, kind: str = "robots") -> bool:
             await other.publish(*downloaded(), locked=False)
-            return await super().lock(origin)
+            return await super().lock(origin, kind)
 
     worker = Worker(redis_server.url, store=Late)
     claim = await worker.claim()
