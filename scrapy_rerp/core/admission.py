@@ -73,6 +73,7 @@ class Purpose(enum.Enum):
     waiting_for: str
 
     ROBOTS_TXT = ("robots.txt", "robots.txt")  # the origin's rules (a key reads as the origin)
+    TDMREP = ("tdmrep.json", "tdmrep.json")  # the origin's TDMRep file, once robots.txt allows
     COOL_DOWN = ("cool-down", "the end of a cool-down")
     CRAWL_DELAY = ("Crawl-delay", "a Crawl-delay turn")  # a fleet's turn, its head gone first
     TURNS_BEGIN = ("turns begin", "a Crawl-delay turn")  # taken back from a slot, to take turns

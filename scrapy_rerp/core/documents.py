@@ -7,7 +7,9 @@ stats, the kind of its fleet key, whether ``RERP_STORE`` keeps it, and what an a
 The status ladder (:mod:`scrapy_rerp.core.status`) is shared: a 2xx body is :attr:`parse`\\ d,
 a 3xx followed, a 4xx reads as :attr:`absent`, a 5xx, 429 or network error is an outage.
 
-* :func:`robots_txt`: ``/robots.txt`` (RFC 9309), whose legacy 401/403 read as disallow-all.
+* :func:`robots_txt`: ``/robots.txt`` (RFC 9309), whose legacy 401/403 read as disallow-all;
+* :func:`tdmrep_json`: ``/.well-known/tdmrep.json`` (TDMRep, W3C community group report),
+  fetched only when ``RERP_USAGE`` names a purpose it speaks to (train-ai, ai-input).
 
 Standard library only.
 """
@@ -21,11 +23,12 @@ from urllib.parse import urlsplit
 
 from scrapy_rerp.core.admission import Purpose
 from scrapy_rerp.engine import RobotsTxt
+from scrapy_rerp.engine._tdmrep import TdmRepFile, parse_tdmrep
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.body import Body
 
-__all__ = ["DocumentKind", "robots_txt"]
+__all__ = ["NO_TDMREP_FILE", "DocumentKind", "robots_txt", "tdmrep_json"]
 
 
 @dataclass(frozen=True)
@@ -72,4 +75,25 @@ def robots_txt(syntax: int) -> DocumentKind:
         absent=lambda: RobotsTxt.allow_all(syntax),
         absent_means="allowing all",
         refused=lambda: RobotsTxt.disallow_all(syntax),
+    )
+
+
+#: What an origin without a tdmrep.json has: no entries, so no reservation from the file.
+NO_TDMREP_FILE = TdmRepFile((), (), True)
+
+
+def tdmrep_json() -> DocumentKind:
+    """``/.well-known/tdmrep.json``: its bytes are JSON in UTF-8 whatever the Content-Type says
+    (the report's format), so the body's charset is not used. A body that is no JSON array is
+    a file that is not ``valid``, with no entries: no reservation from the file."""
+    return DocumentKind(
+        name="tdmrep.json",
+        path="/.well-known/tdmrep.json",
+        purpose=Purpose.TDMREP,
+        stat_family="tdmrep",
+        fleet_key="tdmrep",
+        stored=False,
+        parse=lambda body: parse_tdmrep(body.data),
+        absent=lambda: NO_TDMREP_FILE,
+        absent_means="no reservation from the file",
     )

@@ -8,7 +8,8 @@ settings, and stopped in order when the crawl closes.
   a fleet worker's, joined on the shared store) on Scrapy's download slots, the resume store,
   the listener for new rules and the origin service with its transport and cache, and the
   robots.txt store (``RERP_STORE``: :func:`~scrapy_rerp.crawl.stored.open_store`), closed when
-  the spider closes, and the evidence log (``RERP_EVIDENCE``:
+  the spider closes, the origin service of ``tdmrep.json`` when ``RERP_USAGE`` reads TDMRep
+  (:mod:`scrapy_rerp.crawl.tdmrep`), and the evidence log (``RERP_EVIDENCE``:
   :class:`~scrapy_rerp.crawl.evidence.EvidenceLog`), its files stored when the spider closes;
 * :class:`Misconfigured`: what Scrapy gets instead of the middleware when the settings are bad.
 
@@ -30,6 +31,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
+from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError
@@ -41,6 +43,7 @@ from scrapy_rerp.crawl.resume import ResumeStore
 from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp.crawl.slots import SlotFloors
 from scrapy_rerp.crawl.stored import open_store
+from scrapy_rerp.crawl.tdmrep import TdmRepListener, reads_tdmrep
 from scrapy_rerp.crawl.transport import RobotsTxtDownloader
 from scrapy_rerp.crawl.usage import UsagePolicy
 
@@ -106,6 +109,8 @@ class Parts:
     origins: OriginService
     stored: StoredRules | None = None
     evidence: EvidenceLog | None = None
+    tdmrep: OriginService | None = None  # each origin's tdmrep.json, when TDMRep is read
+    tdmrep_fleet: SharedRules | None = None
 
     def closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
@@ -116,6 +121,8 @@ class Parts:
             self.politeness.take_back_queued()
             self.lot.close(keep=self.resume.persists)
         self.origins.stop()
+        if self.tdmrep is not None:
+            self.tdmrep.stop()
         self.politeness.stop()
 
     async def spider_closed(self, spider: Spider) -> None:
@@ -127,6 +134,8 @@ class Parts:
             self.resume.keep(kept)
         self.resume.keep_cool_downs(self.politeness.cool_down_ends())
         self.origins.cancel_all()  # background refetches end with the crawl
+        if self.tdmrep is not None:
+            self.tdmrep.cancel_all()
         self.for_spider.clear()
         if self.stored is not None:
             self.stored.close()
@@ -134,6 +143,8 @@ class Parts:
             await self.evidence.close()
         if self.fleet is not None:
             await self.politeness.finish()  # the last turns' ends reach Redis first
+            if self.tdmrep_fleet is not None:
+                await self.tdmrep_fleet.release_locks()
             await self.fleet.close()
 
 
@@ -197,7 +208,38 @@ def assemble(
         spider,
         stored,
     )
-    parts = Parts(lot, for_spider, usage, politeness, fleet, resume, origins, stored, evidence)
+    tdmrep = tdmrep_fleet = None
+    if reads_tdmrep(settings):
+        kind = tdmrep_json()
+        tdmrep_fleet = fleet.for_kind(kind) if fleet is not None else None
+        tdmrep = OriginService(
+            settings,
+            # In memory, whatever RERP_CACHE says: the cache backends keep robots.txt, and a
+            # fleet shares this file through Redis (tdmrep_fleet) as it does robots.txt.
+            MemoryOriginCache(settings.cache_max_origins),
+            RobotsTxtDownloader(crawler, settings, kind),
+            lot,
+            TdmRepListener(politeness, stats, spider),
+            runtime,
+            stats,
+            tdmrep_fleet,
+            spider,
+            None,  # RERP_STORE keeps robots.txt only
+            kind,
+        )
+    parts = Parts(
+        lot,
+        for_spider,
+        usage,
+        politeness,
+        fleet,
+        resume,
+        origins,
+        stored,
+        evidence,
+        tdmrep,
+        tdmrep_fleet,
+    )
     return parts
 
 

@@ -9,7 +9,10 @@ The middleware hands it every request it obeys robots.txt for, and every answer:
 * a request that waits is parked outside the downloader (:mod:`scrapy_rerp.crawl.parking`), or
   waits in place when it does not come from the scheduler (media pipelines); the lot drops
   what it cannot keep;
-* with rules, the engine decides; an allowed request then asks the politeness controller
+* with rules, the engine decides; when the crawl reads TDMRep (:mod:`scrapy_rerp.crawl.tdmrep`),
+  an allowed request then waits, as for robots.txt, for its origin's ``tdmrep.json``, which it
+  carries in its meta to the page directives;
+* an allowed request then asks the politeness controller
   (:mod:`scrapy_rerp.core.politeness`: Crawl-delay, a cool-down, the fleet's turn) whether it may
   go now;
 * every answer is told to the politeness controller (:meth:`RobotsGate.heard`): a 429 or 503
@@ -32,8 +35,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Purpose, Verdict
-from scrapy_rerp.core.origins import WAIT, Refused
+from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
+from scrapy_rerp.core.origins import WAIT, OriginService, Refused
 from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp.core.urls import (
     crawl_decision,
@@ -42,6 +45,7 @@ from scrapy_rerp.core.urls import (
     robots_url_of,
 )
 from scrapy_rerp.crawl.evidence import DECISION_META
+from scrapy_rerp.crawl.tdmrep import FILE_META
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -75,6 +79,7 @@ class RobotsGate:
         self._for_spider = parts.for_spider
         self._usage = parts.usage
         self._evidence = parts.evidence
+        self._tdmrep = parts.tdmrep
 
     def process(self, request: Request) -> Request | Response | Awaitable[Any] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
@@ -96,6 +101,15 @@ class RobotsGate:
             self.lot.count_dropped_at_once(rules.reason)
             raise IgnoreRequest(rules.message)
         self._decide(rules, request)  # type: ignore[arg-type]
+        tdmrep = self._tdmrep
+        if tdmrep is not None and not is_robots_url:
+            file = tdmrep.rules(origin, url, request)
+            if file is WAIT:
+                return self._park(origin, request, False, tdmrep)
+            if isinstance(file, Refused):
+                self.lot.count_dropped_at_once(file.reason)
+                raise IgnoreRequest(file.message)
+            request.meta[FILE_META] = file
         admitted = self.politeness.admit(origin, request)
         if admitted is GO:
             return None
@@ -152,15 +166,24 @@ class RobotsGate:
         }
         return decision.allowed
 
-    def _park(self, origin: str, request: Request, is_robots_url: bool) -> Request:
-        """Take a request with no usable rules out of the downloader until they come."""
-        key = ParkingKey(origin, Purpose.ROBOTS_TXT)
+    def _park(
+        self,
+        origin: str,
+        request: Request,
+        is_robots_url: bool,
+        service: OriginService | None = None,
+    ) -> Request:
+        """Take a request with no usable rules out of the downloader until they come (or,
+        with another origin ``service``, until its document comes)."""
+        if service is None:
+            service = self.origins
+        key = ParkingKey(origin, service.kind.purpose)
         refused = self.lot.park(key, request)
         if refused is not None:
             self.lot.drop_refused(key, request, refused)
         if is_robots_url:
             self._for_spider.want(origin)
-        self.origins.wanted(origin, request.url, request)
+        service.wanted(origin, request.url, request)
         return request
 
     async def _wait_in_place(self, request: Request) -> Response | None:

@@ -14,10 +14,12 @@ each response that reaches the spider (docs/page-directives.rst, "In a crawl"):
 * items yielded from a page that forbids one of the ``RERP_USAGE`` purposes (``noindex`` for
   search, ``noai`` for train-ai, ``noimageai`` for the images of train-ai, ...) are dropped, or,
   with ``RERP_USAGE_DROP = False``, kept and marked;
-* with a ``RERP_USAGE`` purpose TDMRep speaks to (train-ai, ai-input), the page's
-  ``tdm-reservation`` and ``tdm-policy`` headers and meta tags (the same reading of its head)
-  are combined by the engine's ``tdm_reservation``; a reservation drops or marks the page's
-  items as the page directives do, and the decisions are in ``response.meta["rerp_tdmrep"]``.
+* with a ``RERP_USAGE`` purpose TDMRep speaks to (train-ai, ai-input), the origin's
+  ``tdmrep.json`` (fetched by the downloader middleware: :mod:`scrapy_rerp.crawl.tdmrep`), then
+  the page's ``tdm-reservation`` and ``tdm-policy`` headers and meta tags (the same reading of
+  its head) are combined by the engine's ``tdm_reservation``; a reservation drops or marks the
+  page's items as the page directives do, and the decisions are in
+  ``response.meta["rerp_tdmrep"]``.
 
 Requests with ``dont_obey_robotstxt`` in their meta, and responses of schemes without
 robots.txt, are left alone, as the downloader middleware leaves them
@@ -56,12 +58,14 @@ from scrapy_rerp.crawl.compat import (
     user_agent_header,
 )
 from scrapy_rerp.crawl.head_meta import head_meta_tags
+from scrapy_rerp.crawl.tdmrep import FILE_META
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
 from scrapy_rerp.engine._agents import caller_tokens
 from scrapy_rerp.engine._tdmrep import (
     TDMREP_META_NAMES,
     TDMREP_PURPOSES,
     TdmRepDecision,
+    TdmRepFile,
     TdmReservation,
     tdm_reservation,
 )
@@ -292,8 +296,12 @@ class PageDirectivesMiddleware:
             meta = head_meta_tags(response.body, facts.encoding, names)
         reservation = None
         tdmrep_refused: list[tuple[str, _Refusal]] = []
-        if tdmrep_named or (meta and self.tdmrep_purposes):
-            reservation = tdm_reservation(response.url, None, tdmrep_named, meta)
+        # The origin's tdmrep.json, as the gate found it (the file technique comes first).
+        file = request.meta.get(FILE_META) if self.tdmrep_purposes else None
+        if not isinstance(file, TdmRepFile) or not file.entries:
+            file = None  # says nothing
+        if tdmrep_named or (meta and self.tdmrep_purposes) or file is not None:
+            reservation = tdm_reservation(response.url, file, tdmrep_named, meta)
             if not reservation.statements and not reservation.warnings:
                 reservation = None
         if reservation is not None:

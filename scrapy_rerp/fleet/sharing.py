@@ -63,6 +63,11 @@ class SharedRules:
         self._sleep = sleep
         self._locked: set[str] = set()  # origins whose download lock this worker holds
 
+    def for_kind(self, kind: DocumentKind) -> SharedRules:
+        """The sharing of another per-origin document, on the same store and the same account
+        of Redis's health."""
+        return SharedRules(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
+
     async def claim(self, origin: str) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it."""
         claim = await self._claim(origin)

@@ -57,6 +57,7 @@ def test_what_each_purpose_waits_for() -> None:
     # The closing summary's words: "Crawl closing: dropped 3 request(s) still waiting for ..."
     assert {purpose: purpose.waiting_for for purpose in Purpose} == {
         Purpose.ROBOTS_TXT: "robots.txt",
+        Purpose.TDMREP: "tdmrep.json",
         Purpose.COOL_DOWN: "the end of a cool-down",
         Purpose.CRAWL_DELAY: "a Crawl-delay turn",
         Purpose.TURNS_BEGIN: "a Crawl-delay turn",

@@ -710,3 +710,42 @@ def test_three_workers_share_a_raised_floor_and_settle_at_the_rate_the_site_acce
     assert len(refused) <= 15, [round(h.time - refused[0].time, 2) for h in refused]
     stats = [r["stats"] for r in reports]
     assert max(s.get("robotstxt/slowdown/max_floor", 0) for s in stats) <= 2 * interval
+
+
+def test_two_workers_share_one_download_of_an_origin_s_tdmrep_json(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    # RERP_USAGE names train-ai: each origin's tdmrep.json is read, once for the fleet, through
+    # the same sharing as robots.txt (its own key), and both workers apply it.
+    site = hosts[0]
+    site.robots("User-agent: *\nAllow: /\n")
+    tdmrep = '[{"location": "/reserved/*", "tdm-reservation": 1}]'
+    site.route("/.well-known/tdmrep.json", Reply(body=tdmrep, delay=0.3))
+    client = redis_server.client()
+    client.delete("fleet:opened")
+    workers = [
+        start_worker(
+            {
+                "redis": redis_server.url,
+                "urls": [
+                    site.url(f"/{part}/w{worker}-{i}")
+                    for part in ("reserved", "open")
+                    for i in range(3)
+                ],
+                "barrier": 2,
+                "settings": {"RERP_USAGE": "train-ai"},
+            }
+        )
+        for worker in (0, 1)
+    ]
+    reports = [finish(w) for w in workers]
+    assert site.count("/.well-known/tdmrep.json") == 1
+    assert sum(r["stats"].get("robotstxt/tdmrep/request_count", 0) for r in reports) == 1
+    assert sum(r["stats"].get("robotstxt/tdmrep/redis/shared", 0) for r in reports) >= 1
+    # Each worker read the file for its own pages: three reserved, three not said of.
+    for report in reports:
+        assert len(report["received"]) == 6
+        assert report["stats"].get("robotstxt/tdmrep/reserved/tdmrep.json") == 3
+    # Every page waited for the file.
+    tdmrep_at = site.hits("/.well-known/tdmrep.json")[0].time
+    assert all(h.time > tdmrep_at for h in site.hits() if h.path.startswith(("/reserved", "/open")))

@@ -64,8 +64,13 @@ def not_modified_for(etag: str, headers: dict[str, str] | None = None) -> Callab
     return robots
 
 
+#: What the middleware itself downloads of an origin (tdmrep.json when RERP_USAGE reads TDMRep).
+PER_ORIGIN = ("/robots.txt", "/.well-known/tdmrep.json")
+
+
 def pages(server: Server) -> list[str]:
-    return sorted(p for p in server.paths() if p != "/robots.txt")
+    """The paths the server received, but for its per-origin documents."""
+    return sorted(p for p in server.paths() if p not in PER_ORIGIN)
 
 
 class TimedSpider(ListSpider):

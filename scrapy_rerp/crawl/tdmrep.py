@@ -1,0 +1,76 @@
+"""Each origin's ``/.well-known/tdmrep.json`` in a crawl: the second per-origin document.
+
+With a ``RERP_USAGE`` purpose TDMRep speaks to (train-ai, ai-input: :func:`reads_tdmrep`), the
+middleware builds a second origin service, of the :func:`~scrapy_rerp.core.documents.tdmrep_json`
+kind (:func:`scrapy_rerp.crawl.assembly.assemble`): one download per origin (per fleet), kept in
+memory with robots.txt's lifetime rules, retried through an outage like robots.txt. The gate
+parks a page robots.txt allows until its origin's file is known, then hands the file to the
+page directives in the request's meta (:data:`FILE_META`), where ``tdm_reservation`` reads it
+before the page's headers and meta tags (docs/usage.rst, "TDMRep in a crawl").
+
+:class:`TdmRepListener` is that service's listener: a file that is not valid JSON (or no array)
+reserves nothing, and is counted and logged once per origin.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepFile
+from scrapy_rerp.engine._usage import usage_category
+
+if TYPE_CHECKING:
+    from scrapy_rerp.core.data import Fetched, RobotsEntry
+    from scrapy_rerp.core.politeness import Politeness
+    from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.engine import RobotsTxt
+
+__all__ = ["FILE_META", "TdmRepListener", "reads_tdmrep"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
+
+#: ``Request.meta`` key: the origin's parsed tdmrep.json (a ``TdmRepFile``), set by the gate
+#: once it is known; the page directives read it.
+FILE_META = "_rerp_tdmrep_file"
+
+
+def reads_tdmrep(settings: RerpSettings) -> bool:
+    """Whether the crawl reads TDMRep: a ``RERP_USAGE`` purpose it speaks to."""
+    return any(usage_category(purpose) in TDMREP_PURPOSES for purpose in settings.usage)
+
+
+class TdmRepListener:
+    """What a crawl does with an origin's tdmrep.json (the origin service's ``RulesListener``)."""
+
+    def __init__(self, politeness: Politeness, stats: Any, spider: Any) -> None:
+        self.politeness = politeness
+        self.stats = stats
+        self._spider = spider
+        self._said: set[str] = set()  # origins whose invalid file was logged
+
+    async def before_sharing(
+        self, origin: str, robots: RobotsTxt | TdmRepFile | None, trigger: Any
+    ) -> None:
+        """Nothing to apply before the fleet gets it."""
+
+    async def rules_known(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, trigger: Any
+    ) -> None:
+        file = entry.robots
+        if not isinstance(file, TdmRepFile) or file.valid:
+            return
+        self.stats.inc_value("robotstxt/tdmrep/file/invalid")
+        if origin in self._said:
+            return
+        self._said.add(origin)
+        why = "; ".join(warning.message for warning in file.warnings) or "unreadable"
+        logger.warning(
+            "tdmrep.json of %(origin)s (%(url)s) not used: %(why)s",
+            {"origin": origin, "url": entry.url, "why": why},
+            extra={"spider": self._spider()},
+        )
+
+    def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
+        """An unreachable tdmrep.json is retried as robots.txt is."""
+        return self.politeness.robots_retry_in(failures, retry_after)

@@ -1,0 +1,155 @@
+"""The per-origin document kinds (scrapy_rerp.core.documents): where an origin's copy is, what an
+answer means, and an origin service of the tdmrep.json kind, with the fakes of test_origins."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
+from scrapy_rerp.core.admission import ParkingKey, Purpose
+from scrapy_rerp.core.body import Body
+from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
+from scrapy_rerp.core.documents import NO_TDMREP_FILE, robots_txt, tdmrep_json
+from scrapy_rerp.core.origins import WAIT, OriginService
+from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.engine import RFC9309
+from scrapy_rerp.engine._tdmrep import TdmRepFile, parse_tdmrep
+from tests.core.test_origins import Listener, Waiters
+from tests.support import AsyncioRuntime, Stats
+from tests.support.scenarios import scenario
+
+ORIGIN = "http://a.test:80"
+URL = "http://a.test/page"
+FILE = b'[{"location": "/r/*", "tdm-reservation": 1}]'
+
+
+def body(data: bytes, charset: str | None = None) -> Body:
+    return Body(data, charset, truncated=False)
+
+
+@pytest.mark.parametrize(
+    ("url", "robots", "tdmrep"),
+    [
+        ("http://a.test/x?q", "http://a.test/robots.txt", "http://a.test/.well-known/tdmrep.json"),
+        (
+            "https://u:p@b.test:8443/x",
+            "https://b.test:8443/robots.txt",
+            "https://b.test:8443/.well-known/tdmrep.json",
+        ),
+    ],
+)
+def test_each_kind_names_the_url_of_an_origin_s_copy(url: str, robots: str, tdmrep: str) -> None:
+    assert robots_txt(RFC9309).url_of(url) == robots
+    assert tdmrep_json().url_of(url) == tdmrep
+
+
+def test_the_tdmrep_kind_reads_a_body_as_json_whatever_its_charset() -> None:
+    kind = tdmrep_json()
+    file = kind.parse(body(FILE, charset="iso-8859-1"))
+    assert file == parse_tdmrep(FILE)
+    assert file.valid and file.reservation("/r/x") is not None
+
+
+@pytest.mark.parametrize("data", [b"", b"not json", b'{"location": "/"}', b"[{", b"\xff\xfe["])
+def test_a_tdmrep_body_that_is_no_json_array_is_a_file_reserving_nothing(data: bytes) -> None:
+    file = tdmrep_json().parse(body(data))
+    assert isinstance(file, TdmRepFile)
+    assert not file.valid and file.entries == () and file.warnings
+    assert file.reservation("/r/x") is None
+
+
+def test_no_tdmrep_file_reserves_nothing_and_has_no_legacy_reading() -> None:
+    kind = tdmrep_json()
+    assert kind.absent() is NO_TDMREP_FILE
+    assert NO_TDMREP_FILE.entries == () and NO_TDMREP_FILE.reservation("/anything") is None
+    assert kind.refused is None  # a 401/403 reads as any 4xx: no file
+    assert kind.stat("robotstxt/request_count") == "robotstxt/tdmrep/request_count"
+    assert (kind.purpose, kind.stat_family, kind.fleet_key, kind.stored) == (
+        Purpose.TDMREP,
+        "tdmrep",
+        "tdmrep",
+        False,
+    )
+
+
+def test_the_robots_txt_kind_is_robots_txt_as_before() -> None:
+    kind = robots_txt(RFC9309)
+    rules = kind.parse(body(b"User-agent: *\nDisallow: /p\n"))
+    assert not rules.allowed("http://a.test/p", "bot") and rules.allowed("http://a.test/q", "bot")
+    assert kind.absent().allowed("http://a.test/p", "bot")
+    assert kind.refused is not None and not kind.refused().allowed("http://a.test/q", "bot")
+    assert kind.stat("robotstxt/request_count") == "robotstxt/request_count"
+    assert (kind.purpose, kind.stat_family, kind.fleet_key, kind.stored) == (
+        Purpose.ROBOTS_TXT,
+        "",
+        "robots",
+        True,
+    )
+
+
+class Transport:
+    def __init__(self, *answers: Fetched) -> None:
+        self.answers = list(answers)
+        self.urls: list[str] = []
+
+    async def fetch(self, url: str, origin: str, validators: Validators | None = None) -> Fetched:
+        self.urls.append(url)
+        await asyncio.sleep(0.001)
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+class Remembered:
+    """A RERP_STORE that fails the test if asked anything."""
+
+    def recall(self, origin: str) -> RobotsEntry | None:
+        raise AssertionError("tdmrep.json is not kept by RERP_STORE")
+
+    def remember(self, *args: object) -> bool:
+        raise AssertionError("tdmrep.json is not kept by RERP_STORE")
+
+
+def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]:
+    settings = RerpSettings.from_settings(
+        {"RERP_UNREACHABLE_MAX_WAIT": 0.5, "RERP_USAGE": "train-ai"}, require_obey=False
+    )
+    stats, waiters, listener = Stats(), Waiters(), Listener()
+    service = OriginService(
+        settings,
+        FailoverCache(MemoryOriginCache(100), 100, stats, print, print),
+        transport,
+        waiters,
+        listener,
+        AsyncioRuntime(),
+        stats,
+        remembered=Remembered(),  # type: ignore[arg-type]
+        kind=tdmrep_json(),
+    )
+    listener.service = service
+    return service, waiters, stats
+
+
+@scenario
+async def test_a_tdmrep_service_parks_under_its_purpose_and_counts_under_its_prefix() -> None:
+    file = parse_tdmrep(FILE)
+    transport = Transport(
+        Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503"),
+        Fetched(Outcome.PARSED, file, 200, "http://a.test/.well-known/tdmrep.json"),
+    )
+    service, waiters, stats = tdmrep_service(transport)
+    key = ParkingKey(ORIGIN, Purpose.TDMREP)
+    assert str(key) == f"{ORIGIN} (tdmrep.json)"
+    assert service.rules(ORIGIN, URL, "trigger") is WAIT
+    waiters.waiting[key] += 2
+    service.wanted(ORIGIN, URL, "trigger")
+    for _ in range(200):
+        if not service.busy(ORIGIN):
+            break
+        await asyncio.sleep(0.01)
+    assert transport.urls == ["http://a.test/.well-known/tdmrep.json"] * 2
+    assert waiters.released == [2] and waiters.waiting[key] == 0
+    assert service.rules(ORIGIN, URL, "trigger") is file
+    assert stats.get_value("robotstxt/tdmrep/unreachable/count") == 1
+    assert stats.get_value("robotstxt/tdmrep/retry_count") == 1
+    assert stats.get_value("robotstxt/retry_count") is None
