@@ -219,7 +219,7 @@ def assemble(
             MemoryOriginCache(settings.cache_max_origins),
             RobotsTxtDownloader(crawler, settings, kind),
             lot,
-            TdmRepListener(politeness, stats, spider),
+            TdmRepListener(politeness, stats, spider, settings.cache_max_origins),
             runtime,
             stats,
             tdmrep_fleet,

@@ -15,6 +15,7 @@ reserves nothing, and is counted and logged once per origin.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepFile
@@ -43,11 +44,16 @@ def reads_tdmrep(settings: RerpSettings) -> bool:
 class TdmRepListener:
     """What a crawl does with an origin's tdmrep.json (the origin service's ``RulesListener``)."""
 
-    def __init__(self, politeness: Politeness, stats: Any, spider: Any) -> None:
+    def __init__(
+        self, politeness: Politeness, stats: Any, spider: Any, max_origins: int = 10_000
+    ) -> None:
         self.politeness = politeness
         self.stats = stats
         self._spider = spider
-        self._said: set[str] = set()  # origins whose invalid file was logged
+        # Origins whose invalid file was logged, the latest max_origins (RERP_CACHE_MAX_ORIGINS,
+        # as many as the cache keeps files of): a broad crawl's memory stays bounded.
+        self._said: OrderedDict[str, None] = OrderedDict()
+        self._max_origins = max_origins
 
     async def before_sharing(
         self, origin: str, robots: RobotsTxt | TdmRepFile | None, trigger: Any
@@ -63,7 +69,9 @@ class TdmRepListener:
         self.stats.inc_value("robotstxt/tdmrep/file/invalid")
         if origin in self._said:
             return
-        self._said.add(origin)
+        self._said[origin] = None
+        if len(self._said) > self._max_origins:
+            self._said.popitem(last=False)
         why = "; ".join(warning.message for warning in file.warnings) or "unreadable"
         logger.warning(
             "tdmrep.json of %(origin)s (%(url)s) not used: %(why)s",

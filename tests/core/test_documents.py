@@ -4,6 +4,7 @@ answer means, and an origin service of the tdmrep.json kind, with the fakes of t
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 import pytest
 
@@ -16,7 +17,6 @@ from scrapy_rerp.core.origins import WAIT, OriginService
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import RFC9309
 from scrapy_rerp.engine._tdmrep import TdmRepFile, parse_tdmrep
-from tests.core.test_origins import Listener, Waiters
 from tests.support import AsyncioRuntime, Stats
 from tests.support.scenarios import scenario
 
@@ -89,6 +89,35 @@ def test_the_robots_txt_kind_is_robots_txt_as_before() -> None:
     )
 
 
+class Waiters:
+    """Requests waiting per key, as numbers."""
+
+    def __init__(self) -> None:
+        self.waiting: Counter[ParkingKey] = Counter()
+        self.released: list[int] = []
+
+    def count(self, key: ParkingKey) -> int:
+        return self.waiting[key]
+
+    def release(self, key: ParkingKey) -> int:
+        self.released.append(self.waiting.pop(key, 0))
+        return self.released[-1]
+
+    def drop(self, key: ParkingKey, reason: object, message: str) -> int:
+        raise AssertionError(f"nothing is dropped here: {message}")
+
+
+class Listener:
+    async def before_sharing(self, origin: str, document: object, trigger: object) -> None:
+        pass
+
+    async def rules_known(self, origin: str, *args: object) -> None:
+        pass
+
+    def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
+        return 0.05
+
+
 class Transport:
     def __init__(self, *answers: Fetched) -> None:
         self.answers = list(answers)
@@ -126,7 +155,6 @@ def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]
         remembered=Remembered(),  # type: ignore[arg-type]
         kind=tdmrep_json(),
     )
-    listener.service = service
     return service, waiters, stats
 
 

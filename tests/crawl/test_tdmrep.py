@@ -15,9 +15,13 @@ import pytest_twisted
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from scrapy_rerp.engine._tdmrep import TdmRepDecision
+from scrapy_rerp.core.data import RobotsEntry
+from scrapy_rerp.crawl.tdmrep import TdmRepListener
+from scrapy_rerp.engine._tdmrep import TdmRepDecision, parse_tdmrep
+from tests.support import Stats
 from tests.support.crawls import FAST_OUTAGE, stat
 from tests.support.pages import FollowSpider, addon, exported, feed, kept, page, robots_meta
+from tests.support.scenarios import scenario
 from tests.support.servers import Hit, Reply, Server, crawl
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
@@ -240,3 +244,26 @@ async def test_not_fetched_for_an_origin_whose_robots_txt_disallows_every_page(
     crawler = await crawl_site(server, tmp_path)
     assert server.paths() == ["/robots.txt"]
     assert stat(crawler, "robotstxt/forbidden") == len(PAGES)
+
+
+@scenario
+async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_per_origin(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stats = Stats()
+    listener = TdmRepListener(None, stats, lambda: None, max_origins=2)  # type: ignore[arg-type]
+    invalid = RobotsEntry(parse_tdmrep(b"nope"), 0.0, 1.0, url="http://a.test/x")
+    valid = RobotsEntry(parse_tdmrep(b"[]"), 0.0, 1.0)
+
+    async def read(*origins: str) -> None:
+        for origin in origins:
+            await listener.rules_known(origin, invalid, None, None)
+        await listener.rules_known("http://valid.test", valid, None, None)
+
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.middleware"):
+        # a, then b: both logged; a again: not; c pushes a out of the two remembered.
+        await read("http://a.test", "http://b.test", "http://a.test", "http://c.test")
+        await read("http://a.test")
+    logged = [r.getMessage().split(" ")[2] for r in caplog.records]
+    assert logged == ["http://a.test", "http://b.test", "http://c.test", "http://a.test"]
+    assert stats.get_value("robotstxt/tdmrep/file/invalid") == 5
