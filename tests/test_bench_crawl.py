@@ -1,4 +1,5 @@
-"""The crawl benchmark runs end to end (``--quick``) and its crawls say what they should.
+"""The crawl benchmark runs end to end (``--quick``, smaller still) and its crawls say what they
+should.
 
 No timing is asserted: only the report's structure and the facts of each crawl (what was
 blocked, what reached the servers, how often robots.txt was downloaded).
@@ -19,8 +20,12 @@ from tests.support.scripts import load_script
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARNESS = REPO_ROOT / "benchmarks" / "bench_crawl.py"
 TIMEOUT = 240  # seconds; a guard against a hung crawl, not a timing assertion
-QUICK_ORIGINS = 10
-QUICK_PAGES = 500
+# Smaller than --quick's 500 URLs over 10 origins: each of the eight crawls and the memory child
+# is a fresh process, and the run is a smoke test. A lower concurrency shortens the warm-up (see
+# warmup_rounds), so that a few of the 150 URLs are still disallowed.
+QUICK_ORIGINS = 5
+QUICK_PAGES = 150
+QUICK_CONCURRENCY = 16
 
 
 def quick_run(tmp: str) -> tuple[subprocess.CompletedProcess[str], str, dict[str, Any]]:
@@ -30,6 +35,12 @@ def quick_run(tmp: str) -> tuple[subprocess.CompletedProcess[str], str, dict[str
         sys.executable,
         str(HARNESS),
         "--quick",
+        "--pages",
+        str(QUICK_PAGES),
+        "--origins",
+        str(QUICK_ORIGINS),
+        "--concurrency",
+        str(QUICK_CONCURRENCY),
         "--write-results",
         str(results),
         "--json",
@@ -87,7 +98,7 @@ def test_facts(run: tuple[str, str, dict[str, Any]]) -> None:
         assert way["requests"] == QUICK_PAGES
         assert way["errors"] == 0
         assert way["pages_per_second"] > 0 and way["cpu_per_1000_requests"] > 0
-        # The collector ran in the window (a crawl of 500 pages makes ~150 young collections),
+        # The collector ran in the window (a crawl of 150 pages makes ~50 young collections),
         # and took part of the window's CPU time.
         assert way["gc_collections"][0] > 0
         assert 0 < way["gc_cpu_per_1000_requests"] < way["cpu_per_1000_requests"]
@@ -157,7 +168,7 @@ def test_troubled_origins_section(tmp_path: Path) -> None:
     results.write_text(main_part + "\n## Troubled origins: a stale run\n\nOld.\n", "utf-8")
     data_file = tmp_path / "troubled.json"
     healthy, troubled, pages = 6, 2, 3
-    # A slow robots.txt answers after 3 s: long after the 18 healthy pages are in, and the
+    # A slow robots.txt answers after 1.5 s: long after the 18 healthy pages are in, and the
     # slow crawl ends soon after (Scrapy lets that download finish before it closes).
     command = [
         sys.executable,
@@ -170,7 +181,7 @@ def test_troubled_origins_section(tmp_path: Path) -> None:
         "--troubled-pages",
         str(pages),
         "--slow-delay",
-        "3",
+        "1.5",
         "--repeats",
         "1",
         "--write-results",
@@ -195,7 +206,7 @@ def test_troubled_origins_section(tmp_path: Path) -> None:
     names = (
         "healthy origins alone",
         f"with {troubled} dead origins (robots.txt 503)",
-        f"with {troubled} slow origins (robots.txt after 3 s)",
+        f"with {troubled} slow origins (robots.txt after 1.5 s)",
     )
     for name in names:
         # Time, facts table, facts list.

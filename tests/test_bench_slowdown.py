@@ -22,7 +22,7 @@ def test_small_run_writes_its_report(tmp_path: Path) -> None:
     results = tmp_path / "SLOWDOWN.md"
     argv = [
         "--pages",
-        "12",
+        "4",
         "--rate",
         "10",
         "--retry-after",
@@ -33,12 +33,10 @@ def test_small_run_writes_its_report(tmp_path: Path) -> None:
     ]
     assert bench.main([*argv, "--write-results", str(results)]) == 0
     report = results.read_text()
-    assert "- Machine: " in report and "bench_slowdown.py --pages 12" in report
+    assert "- Machine: " in report and "bench_slowdown.py --pages 4" in report
     rate = rows(report, "## A site that accepts 10 requests a second")
     assert set(rate) == {"Scrapy", "scrapy_rerp (Addon)"}
-    assert rate["scrapy_rerp (Addon)"][0] == "12/12"  # every page
+    assert rate["scrapy_rerp (Addon)"][0] == "4/4"  # every page
     maintenance = rows(report, "## A site under maintenance for 1 s")
     ours = maintenance["scrapy_rerp (Addon)"]
-    assert (
-        ours[0] == "12/12" and ours[4] == "0" and ours[6] == "1"
-    )  # none after it knew; 1 cool-down
+    assert ours[0] == "4/4" and ours[4] == "0" and ours[6] == "1"  # none after it knew; 1 cool-down
