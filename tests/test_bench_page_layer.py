@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scrapy.core.spidermw import SpiderMiddlewareManager
 
-from tests.support.scripts import child_result, load_script
+from tests.support.scripts import load_script, script_output
 
 pytestmark = [
     pytest.mark.scrapy,  # Scrapy's API (markers: pyproject.toml)
@@ -17,13 +17,10 @@ pytestmark = [
 ]
 
 
-def child(way: str, responses: int) -> dict[str, int]:
-    result: dict[str, int] = child_result("bench_page_layer", way, str(responses))
-    return result
-
-
 def test_the_page_layer_reads_every_response_only_when_on() -> None:
     off, on, usage = load_script("bench_page_layer").WAYS
-    assert child(on, 150) == {"read": 150}
-    assert child(usage, 150) == {"read": 150}
-    assert child(off, 150) == {"read": 0}
+    # Every way in one child process, each with a crawler of its own.
+    read = script_output("bench_page_layer", "--every-way-child", "150")
+    assert read[on] == {"read": 150}
+    assert read[usage] == {"read": 150}
+    assert read[off] == {"read": 0}

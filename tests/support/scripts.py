@@ -24,8 +24,13 @@ def load_script(name: str) -> ModuleType:
     return module
 
 
-def child_result(name: str, *args: str) -> Any:
-    """What ``benchmarks/<name>.py --child *args*`` prints (JSON), run without valgrind."""
-    command = [sys.executable, str(BENCHMARKS / f"{name}.py"), "--child", *args]
+def script_output(name: str, *args: str) -> Any:
+    """What ``benchmarks/<name>.py *args*`` prints (JSON), run without valgrind."""
+    command = [sys.executable, str(BENCHMARKS / f"{name}.py"), *args]
     done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)
     return json.loads(done.stdout)
+
+
+def child_result(name: str, *args: str) -> Any:
+    """What ``benchmarks/<name>.py --child *args*`` prints (JSON), run without valgrind."""
+    return script_output(name, "--child", *args)
