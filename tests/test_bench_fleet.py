@@ -14,6 +14,7 @@ def test_small_fleet_run_writes_its_report(tmp_path: Path) -> None:
     bench = load_script("bench_fleet")
     results = tmp_path / "FLEET.md"
     argv = ["--origins", "3", "--pages", "4", "--crawl-delay", "0.1", "--workers", "2"]
+    argv += ["--idle-check", "0.1"]  # the workers close 2 s after the crawl, not up to 10 s
     assert bench.main([*argv, "--write-results", "--results", str(results)]) == 0
     report = results.read_text()
     rows = [line for line in report.splitlines() if line.startswith("| 2 |")]
@@ -35,7 +36,7 @@ def test_idle_fed_fleet_reports_the_servers_record(
     bench = load_script("bench_fleet")
     floor, pages = 0.1, 4
     figures = tmp_path / "fleet.json"
-    argv = ["--feed", "redis_key", "--workers", "2", "--pages", str(pages)]
+    argv = ["--feed", "redis_key", "--workers", "2", "--pages", str(pages), "--idle-check", "0.1"]
     assert bench.main([*argv, "--crawl-delay", str(floor), "--json", str(figures)]) == 0
     data = json.loads(figures.read_text())
     assert [run["run"] for run in data["runs"]] == [1]
