@@ -386,3 +386,38 @@ async def test_the_evidence_as_warc_holds_the_same_records(server: Server, tmp_p
     decisions = [json.loads(content) for kind, _, _, content in found[3:]]
     assert decisions == of_kind(records(jsonl), "decision")  # the same records as the JSON lines
     assert b"server-secret" not in warc.read_bytes()
+
+
+@pytest_twisted.ensureDeferred
+async def test_audit_answers_agree_with_what_the_server_received(
+    server: Server, tmp_path: Path
+) -> None:
+    from tests.support.cli import run_json
+
+    server.robots(ROBOTS)
+    evidence, items = tmp_path / "evidence.jsonl", tmp_path / "items.jsonl"
+    settings = {
+        "ADDONS": {"scrapy_rerp.Addon": 100},
+        "RERP_EVIDENCE": str(evidence),
+        "RERP_EVIDENCE_ITEM_FIELD": "rerp_provenance",
+        "FEEDS": {str(items): {"format": "jsonlines"}},
+    }
+    urls = [server.url("/a"), server.url("/b"), server.url("/private/x")]
+    await crawl(ItemSpider, settings=settings, urls=urls)
+    received = {server.url(h.path) for h in server.hits() if h.path != "/robots.txt"}
+    for url in urls:
+        status, document = run_json("audit", str(evidence), url)
+        # What audit says of each URL is what the server saw: fetched if and only if allowed.
+        assert (status == 0) == (url in received), document
+        assert [r["verdict"] for r in document["records"]] == [
+            "downloaded" if url in received else "refused"
+        ]
+    status, document = run_json("audit", "verify", str(evidence), str(items))
+    assert (status, document["items"], document["listed"]) == (0, 2, [])
+    # An item planted for the page robots.txt refused is found.
+    with items.open("a") as file:
+        file.write(json.dumps({"url": server.url("/private/x")}) + "\n")
+    status, document = run_json("audit", "verify", str(evidence), str(items))
+    assert status == 1
+    [planted] = document["listed"]
+    assert (planted["url"], planted["rule"]) == (server.url("/private/x"), "Disallow: /private")
