@@ -109,7 +109,10 @@ def urls_of(netlocs: Sequence[str], pages: int) -> list[str]:
 # --- the servers (a process of their own) ----------------------------------------------------
 
 
-COUNTS = ("robots", "robots_full", "robots_conditional", "robots_304", "pages")
+COUNTS = ("robots", "robots_full", "robots_conditional", "robots_304", "tdmrep", "pages")
+#: Every origin's /.well-known/tdmrep.json (read by a crawl whose RERP_USAGE names train-ai or
+#: ai-input): its /reserved/ pages reserved for text and data mining.
+TDMREP_JSON = b'[{"location": "/reserved/*", "tdm-reservation": 1}]'
 
 
 class _Site(asyncio.Protocol):
@@ -151,6 +154,9 @@ class _Site(asyncio.Protocol):
             else:
                 self.counts["robots_full"] += 1
                 self._send(b"200 OK", [b"Content-Type: text/plain", *cache], self.robots)
+        elif path == b"/.well-known/tdmrep.json":
+            self.counts["tdmrep"] += 1
+            self._send(b"200 OK", [b"Content-Type: application/json"], TDMREP_JSON)
         else:
             self.counts["pages"] += 1
             body = b"<html><head><title>page</title></head><body>a page</body></html>"

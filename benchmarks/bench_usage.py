@@ -1,0 +1,261 @@
+"""What ``RERP_USAGE = "train-ai"`` costs a crawl: the downloads it adds, and its CPU.
+
+The same crawl, with and without ``RERP_USAGE = "train-ai"``, ``--repeats`` pairs alternating,
+each in a fresh process with the Addon, against ``--origins`` HTTP servers on 127/8 (one origin
+and one download slot each, served by a separate process: ``bench_store.py``'s servers, whose
+``/.well-known/tdmrep.json`` reserves ``/reserved/``), each crawled for ``--pages`` allowed pages
+and one disallowed URL. The servers count the robots.txt, tdmrep.json and page requests: the
+goal is one extra download per origin (its tdmrep.json) and nothing else. CPU: the work only a
+crawl with a purpose does, timed on the reactor thread (``time.thread_time``): the usage
+checks of robots.txt and the ``Content-Usage`` header (``UsagePolicy``), the lookups of the
+origin's tdmrep.json and what follows its download (``OriginService.rules`` and its listener,
+for the tdmrep.json kind), and what the page layer's reading of a response costs more than
+without a purpose (TDMRep's headers and meta tags, the file's reservation: the per-response
+difference of the two crawls' ``PageDirectivesMiddleware._read``). Goal: under
+:data:`CPU_GOAL` of the crawl's CPU. Whole crawls are compared beside it, a difference of noisy
+totals.
+
+Usage::
+
+    pip install -e ".[bench]"
+    python benchmarks/bench_usage.py --write-results
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+# The shared report helpers and bench_store's servers sit beside the script, which also runs as
+# a child process.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import add_write_results_argument, write_results  # noqa: E402
+from _spiders import counting_spider  # noqa: E402
+from bench_store import CRAWL_SETTINGS, Servers, urls_of  # noqa: E402
+
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "USAGE_RESULTS.md"
+RESULTS_TITLE = "AI usage (RERP_USAGE) benchmark results"
+#: Goal: a purpose adds under 1 % of CPU per request, beyond its one download per origin.
+CPU_GOAL = 0.01
+CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time_calls(totals: dict[str, float]) -> None:
+    """Time, on the calling thread, the usage layer's own calls (``usage``), and the page
+    layer's reading of each response (``read``, with its count in ``reads``)."""
+    from scrapy_rerp.core.origins import OriginService
+    from scrapy_rerp.crawl.page_directives import PageDirectivesMiddleware
+    from scrapy_rerp.crawl.tdmrep import TdmRepListener
+    from scrapy_rerp.crawl.usage import UsagePolicy
+
+    def timed(method: Any, key: str, only: Any = None) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if only is not None and not only(self):
+                return method(self, *args, **kwargs)
+            started = time.thread_time()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                totals[key] += time.thread_time() - started
+                totals[f"{key}_calls"] += 1
+
+        return call
+
+    def is_tdmrep(service: Any) -> bool:
+        return getattr(getattr(service, "kind", None), "name", "") == "tdmrep.json"
+
+    UsagePolicy.check_request = timed(UsagePolicy.check_request, "usage")  # type: ignore[method-assign]
+    UsagePolicy.check_response = timed(UsagePolicy.check_response, "usage")  # type: ignore[method-assign]
+    TdmRepListener.rules_known = timed(TdmRepListener.rules_known, "usage")  # type: ignore[method-assign]
+    OriginService.rules = timed(OriginService.rules, "usage", is_tdmrep)  # type: ignore[method-assign]
+    PageDirectivesMiddleware._read = timed(PageDirectivesMiddleware._read, "read")  # type: ignore[method-assign]
+
+
+def crawl_child(config: dict[str, Any]) -> None:
+    """Run one crawl; print its measurements as one JSON line."""
+    from scrapy.crawler import CrawlerProcess
+
+    urls = urls_of(config["netlocs"], config["pages"])
+    settings = {**CRAWL_SETTINGS}
+    if config["usage"]:
+        settings["RERP_USAGE"] = config["usage"]
+    totals = dict.fromkeys(("usage", "usage_calls", "read", "read_calls"), 0.0)
+    _time_calls(totals)
+    BenchSpider = counting_spider(urls)
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(BenchSpider)
+    cpu0 = _cpu_seconds()
+    process.crawl(crawler)
+    process.start()
+    cpu = _cpu_seconds() - cpu0
+    spider = crawler.spider
+    assert isinstance(spider, BenchSpider)
+    result = {
+        "requests": len(urls),
+        "pages": spider.pages,
+        "ignored": spider.ignored,
+        "errors": spider.errors,
+        "cpu": cpu,
+        **totals,
+    }
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def run_crawl(netlocs: Sequence[str], pages: int, usage: str | None) -> dict[str, Any]:
+    """One crawl in a fresh process; its RESULT (the config through a file: with thousands of
+    origins it is too long for a command line)."""
+    config = {"netlocs": list(netlocs), "pages": pages, "usage": usage}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-usage-") as file:
+        json.dump(config, file)
+        file.flush()
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", file.name]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"a crawl failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
+    return result
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    servers = Servers(args.origins)
+    runs: list[dict[str, Any]] = []
+    try:
+        for repeat in range(args.repeats):
+            pair = [("train-ai", "train-ai"), ("no purpose", None)]
+            for name, usage in pair if repeat % 2 == 0 else pair[::-1]:
+                result = run_crawl(servers.netlocs, args.pages, usage)
+                result["name"] = name
+                result["served"] = servers.counts()
+                runs.append(result)
+                print(f"{name:10} cpu {result['cpu']:.2f}", file=sys.stderr)
+    finally:
+        servers.stop()
+    return {"origins": args.origins, "pages": args.pages, "runs": runs}
+
+
+def _per_read(runs: Sequence[dict[str, Any]]) -> float:
+    return statistics.median(run["read"] / max(run["read_calls"], 1) for run in runs)
+
+
+def summary(data: dict[str, Any]) -> dict[str, Any]:
+    runs = data["runs"]
+    with_ = [run for run in runs if run["name"] == "train-ai"]
+    without = [run for run in runs if run["name"] == "no purpose"]
+    extra_read = _per_read(with_) - _per_read(without)
+    shares = [(run["usage"] + extra_read * run["read_calls"]) / run["cpu"] for run in with_]
+    origins = data["origins"]
+    served_with = {json.dumps(run["served"], sort_keys=True) for run in with_}
+    served_without = {json.dumps(run["served"], sort_keys=True) for run in without}
+    one_each = all(run["served"]["tdmrep"] == origins for run in with_) and all(
+        run["served"]["tdmrep"] == 0 for run in without
+    )
+    same_otherwise = all(
+        {k: v for k, v in a["served"].items() if k != "tdmrep"}
+        == {k: v for k, v in b["served"].items() if k != "tdmrep"}
+        for a in runs
+        for b in runs
+    )
+    per_request = {
+        name: statistics.median(run["cpu"] / run["requests"] for run in group)
+        for name, group in (("with", with_), ("without", without))
+    }
+    return {
+        "usage_share": statistics.median(shares),
+        "usage_share_max": max(shares),
+        "extra_read_us": extra_read * 1e6,
+        "one_download_each": one_each and len(served_with) == 1 and len(served_without) == 1,
+        "same_otherwise": same_otherwise,
+        "cpu_ratio": per_request["with"] / per_request["without"],
+        "no_errors": all(run["errors"] == 0 for run in runs),
+    }
+
+
+def render(data: dict[str, Any]) -> str:
+    origins, pages = data["origins"], data["pages"]
+    s = summary(data)
+    lines = [
+        f"{origins:,} origins (one server each, on 127/8), {pages} allowed page"
+        f"{'s' if pages > 1 else ''} and one disallowed URL each: "
+        f"{(pages + 1) * origins:,} requests per crawl. Counts are the servers'.",
+        "",
+        "| Crawl | robots.txt | tdmrep.json | pages | CPU s | usage calls CPU s "
+        "| page reading µs per response |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in data["runs"]:
+        served = run["served"]
+        per_read = run["read"] / max(run["read_calls"], 1) * 1e6
+        lines.append(
+            f"| {run['name']} | {served['robots']} | {served['tdmrep']} | {served['pages']} "
+            f"| {run['cpu']:.2f} | {run['usage']:.3f} | {per_read:.1f} |"
+        )
+    as_said = s["one_download_each"] and s["same_otherwise"]
+    lines += [
+        "",
+        "One tdmrep.json download per origin with the purpose, none without, and the same "
+        f"robots.txt and page requests: {'yes' if as_said else 'NO'}; "
+        f"errors: {'none' if s['no_errors'] else 'SOME'}.",
+        "The purpose's own work (usage checks, tdmrep.json lookups, and the page layer's "
+        f"reading {s['extra_read_us']:.1f} µs longer per response), share of the crawl's CPU: "
+        f"median {s['usage_share']:.2%}, at most {s['usage_share_max']:.2%}; goal under "
+        f"{CPU_GOAL:.0%}: {'met' if s['usage_share_max'] < CPU_GOAL else 'NOT met'}.",
+        f"Whole crawls, CPU per request, median: with the purpose {s['cpu_ratio']:.4f}x "
+        "without (a difference of two noisy totals; it includes the tdmrep.json downloads).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--origins", type=int, default=500, help="origins crawled")
+    parser.add_argument("--pages", type=int, default=10, help="allowed pages per origin")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs of crawls")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
+    parser.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
+    add_write_results_argument(parser, DEFAULT_RESULTS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        crawl_child(json.loads(Path(args.child).read_text()))
+        return 0
+    data = measure(args)
+    report = render(data)
+    print(report)
+    if args.json:
+        args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
+    if args.write_results:
+        shown_argv = list(argv if argv is not None else sys.argv[1:])
+        if "--results" in shown_argv:  # the smoke test's own path
+            at = shown_argv.index("--results")
+            del shown_argv[at : at + 2]
+        write_results(
+            args.results or args.write_results,
+            RESULTS_TITLE,
+            __file__,
+            report,
+            shown_argv,
+            facts=[
+                f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
+                f"{args.repeats} pairs with and without RERP_USAGE = 'train-ai'"
+            ],
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
