@@ -421,3 +421,53 @@ async def test_audit_answers_agree_with_what_the_server_received(
     assert status == 1
     [planted] = document["listed"]
     assert (planted["url"], planted["rule"]) == (server.url("/private/x"), "Disallow: /private")
+
+
+STORAGES = {
+    "copy": "tests.support.storages.CopyingFeedStorage",
+    "refuse": "tests.support.storages.RefusingFeedStorage",
+}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_remote_storage_gets_its_file_when_the_crawl_ends(
+    server: Server, tmp_path: Path
+) -> None:
+    # A block storage (as S3, GCS, FTP): a temporary file, uploaded when stored; and a
+    # file:// URI with the crawl's time in its name.
+    server.robots(ROBOTS)
+    uploaded = tmp_path / "bucket" / "evidence-list.jsonl"
+    settings = rerp(
+        FEED_STORAGES=STORAGES,
+        RERP_EVIDENCE=f"copy://{tmp_path}/bucket/evidence-%(name)s.jsonl",
+        RERP_EVIDENCE_WARC=f"file://{tmp_path}/local/evidence-%(time)s.warc.gz",
+    )
+    await crawl(settings=settings, urls=[server.url("/a"), server.url("/private/x")])
+    assert verdicts(records(uploaded)) == {
+        server.url("/a"): "downloaded",
+        server.url("/private/x"): "refused",
+    }
+    [warc] = (tmp_path / "local").glob("evidence-20*.warc.gz")
+    assert warc.stat().st_size > 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_upload_refused_is_an_error_and_counted(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(ROBOTS)
+    for n in range(6):  # the crawl lasts seconds: the first upload fails well before its end
+        server.route(f"/{n}", Reply(body="ok", delay=0.5 * n))
+    settings = rerp(
+        FEED_STORAGES=STORAGES,
+        RERP_EVIDENCE=f"refuse://{tmp_path}/evidence-%(batch_id)d.jsonl",
+        RERP_EVIDENCE_BATCH_SIZE=2,
+    )
+    urls = [server.url(f"/{n}") for n in range(6)]
+    crawler = await crawl(settings=settings, urls=urls)
+    assert crawler.stats is not None
+    # The first batch's upload fails while the crawl runs: it stops (the default).
+    assert crawler.stats.get_value("finish_reason") == "rerp_evidence_failed"
+    assert stat(crawler, "robotstxt/evidence/failed") >= 1
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert any("cannot store" in e and "AccessDenied" in e for e in errors), errors
