@@ -24,7 +24,6 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from typing import Any
 # The shared report helpers and bench_store's servers sit beside the script, which also runs as
 # a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _children import cpu_seconds, run_child, send_result, shown_argv  # noqa: E402
 from _results import add_write_results_argument, write_results  # noqa: E402
 from _spiders import counting_spider  # noqa: E402
 from bench_store import CRAWL_SETTINGS, Servers, urls_of  # noqa: E402
@@ -44,11 +44,6 @@ RESULTS_TITLE = "Evidence records benchmark results"
 #: Goal: evidence adds under 5 % of CPU per request.
 CPU_GOAL = 0.05
 CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
-
-
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _time_evidence_calls(totals: list[float]) -> None:
@@ -94,10 +89,10 @@ def crawl_child(config: dict[str, Any]) -> None:
     BenchSpider = counting_spider(urls)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
-    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    wall0, cpu0 = time.perf_counter(), cpu_seconds()
     process.crawl(crawler)
     process.start()
-    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
+    wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
     spider = crawler.spider
     assert isinstance(spider, BenchSpider)
     stats = crawler.stats.get_stats() if crawler.stats else {}
@@ -112,29 +107,20 @@ def crawl_child(config: dict[str, Any]) -> None:
         "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/evidence/")},
     }
-    print("RESULT " + json.dumps(result, default=str), flush=True)
+    send_result(result)
 
 
 def run_crawl(
     netlocs: Sequence[str], pages: int, evidence: Path | None, warc: bool = False
 ) -> dict[str, Any]:
-    """One crawl in a fresh process; its RESULT. The config goes through a file: with thousands
-    of origins it is too long for a command line."""
+    """One crawl in a fresh process; its RESULT, with the evidence's size."""
     config = {
         "netlocs": list(netlocs),
         "pages": pages,
         "evidence": str(evidence or "") or None,
         "warc": warc,
     }
-    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-evidence-") as file:
-        json.dump(config, file)
-        file.flush()
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", file.name]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"a crawl failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
+    result = run_child(str(Path(__file__).resolve()), config, "a crawl", CHILD_TIMEOUT)
     if evidence is not None:
         result["evidence_bytes"] = evidence.stat().st_size
         result["evidence_lines"] = len(evidence.read_bytes().splitlines())
@@ -264,16 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
     if args.write_results:
-        shown_argv = list(argv if argv is not None else sys.argv[1:])
-        if "--results" in shown_argv:  # the smoke test's own path
-            at = shown_argv.index("--results")
-            del shown_argv[at : at + 2]
         write_results(
             args.results or args.write_results,
             RESULTS_TITLE,
             __file__,
             report,
-            shown_argv,
+            shown_argv(argv),
             facts=[
                 f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
                 f"{args.repeats} pairs with and without evidence"

@@ -47,9 +47,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +59,7 @@ from typing import Any
 
 # The shared report helpers sit beside the script, which also runs as a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _children import cpu_seconds, run_child, send_result, shown_argv  # noqa: E402
 from _results import add_write_results_argument, write_results  # noqa: E402
 from _spiders import counting_spider  # noqa: E402
 
@@ -218,11 +217,6 @@ class Servers:
 # --- one crawl (a child process) ----------------------------------------------------------------
 
 
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _time_store_calls(totals: list[float]) -> None:
     """Add the CPU time of every store call to ``totals[0]``, their number to ``totals[1]``,
     and the time spent parsing stored rules (inside ``recall``) to ``totals[2]``. The calling
@@ -273,10 +267,10 @@ def crawl_child(config: dict[str, Any]) -> None:
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
-    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    wall0, cpu0 = time.perf_counter(), cpu_seconds()
     process.crawl(crawler)
     process.start()
-    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
+    wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
     spider = crawler.spider
     assert isinstance(spider, BenchSpider)
     stats = crawler.stats.get_stats() if crawler.stats else {}
@@ -292,28 +286,13 @@ def crawl_child(config: dict[str, Any]) -> None:
         "store_parse_cpu": store_calls[2],
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
     }
-    print("RESULT " + json.dumps(result, default=str), flush=True)
+    send_result(result)
 
 
 def run_crawl(netlocs: Sequence[str], pages: int, store: Path | None, what: str) -> dict[str, Any]:
-    """One crawl in a fresh process; its RESULT. The config goes through a file: with thousands
-    of origins it is too long for a command line."""
+    """One crawl in a fresh process; its RESULT."""
     config = {"netlocs": list(netlocs), "pages": pages, "store": str(store) if store else None}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-store-") as file:
-        json.dump(config, file)
-        file.flush()
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", file.name]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise SystemExit(f"{what} did not end within {CHILD_TIMEOUT:g} s") from None
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"{what} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    if done.stderr.strip():
-        sys.stderr.write(done.stderr)
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
-    return result
+    return run_child(str(Path(__file__).resolve()), config, what, CHILD_TIMEOUT)
 
 
 def age_store(path: Path, seconds: float) -> int:
@@ -471,16 +450,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
     if args.write_results:
-        shown_argv = list(argv if argv is not None else sys.argv[1:])
-        if "--results" in shown_argv:  # the smoke test's own path
-            at = shown_argv.index("--results")
-            del shown_argv[at : at + 2]
         write_results(
             args.results or args.write_results,
             RESULTS_TITLE,
             __file__,
             report,
-            shown_argv,
+            shown_argv(argv),
             facts=[
                 f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
                 f"{args.repeats} pairs with and without a store"

@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +35,7 @@ from typing import Any
 # The shared report helpers and bench_store's servers sit beside the script, which also runs as
 # a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _children import cpu_seconds, run_child, send_result, shown_argv  # noqa: E402
 from _results import add_write_results_argument, write_results  # noqa: E402
 from _spiders import counting_spider  # noqa: E402
 from bench_store import CRAWL_SETTINGS, Servers, urls_of  # noqa: E402
@@ -47,11 +45,6 @@ RESULTS_TITLE = "AI usage (RERP_USAGE) benchmark results"
 #: Goal: a purpose adds under 1 % of CPU per request, beyond its one download per origin.
 CPU_GOAL = 0.01
 CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
-
-
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _time_calls(totals: dict[str, float]) -> None:
@@ -98,10 +91,10 @@ def crawl_child(config: dict[str, Any]) -> None:
     BenchSpider = counting_spider(urls)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
-    cpu0 = _cpu_seconds()
+    cpu0 = cpu_seconds()
     process.crawl(crawler)
     process.start()
-    cpu = _cpu_seconds() - cpu0
+    cpu = cpu_seconds() - cpu0
     spider = crawler.spider
     assert isinstance(spider, BenchSpider)
     result = {
@@ -112,23 +105,13 @@ def crawl_child(config: dict[str, Any]) -> None:
         "cpu": cpu,
         **totals,
     }
-    print("RESULT " + json.dumps(result), flush=True)
+    send_result(result)
 
 
 def run_crawl(netlocs: Sequence[str], pages: int, usage: str | None) -> dict[str, Any]:
-    """One crawl in a fresh process; its RESULT (the config through a file: with thousands of
-    origins it is too long for a command line)."""
+    """One crawl in a fresh process; its RESULT."""
     config = {"netlocs": list(netlocs), "pages": pages, "usage": usage}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-usage-") as file:
-        json.dump(config, file)
-        file.flush()
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", file.name]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"a crawl failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
-    return result
+    return run_child(str(Path(__file__).resolve()), config, "a crawl", CHILD_TIMEOUT)
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -239,16 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
     if args.write_results:
-        shown_argv = list(argv if argv is not None else sys.argv[1:])
-        if "--results" in shown_argv:  # the smoke test's own path
-            at = shown_argv.index("--results")
-            del shown_argv[at : at + 2]
         write_results(
             args.results or args.write_results,
             RESULTS_TITLE,
             __file__,
             report,
-            shown_argv,
+            shown_argv(argv),
             facts=[
                 f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
                 f"{args.repeats} pairs with and without RERP_USAGE = 'train-ai'"

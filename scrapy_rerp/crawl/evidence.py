@@ -246,38 +246,24 @@ class EvidenceLog:
         self._written_files[key] = None
         if len(self._written_files) > REMEMBERED_FILES:
             self._written_files.popitem(last=False)
-        robots_url = robots_url_of(origin)
-        if fetched is not None:
-            response = fetched.response
-            record = robots_record(
-                origin=origin,
-                url=robots_url,
-                final_url=fetched.url,
-                status=fetched.status,
-                fetched_at=entry.fetched_at,
-                outcome=entry.outcome.value,
-                body=fetched.body if entry.outcome.value == "parsed" else None,
-                headers=_headers(response),
-                syntax=self.syntax,
-                agent=user_agent,
-                plugin_version=__version__,
-                sha256=entry.sha256,
-            )
-        else:
-            record = robots_record(
-                origin=origin,
-                url=robots_url,
-                final_url=entry.url,
-                status=entry.status,
-                fetched_at=entry.fetched_at,
-                outcome=entry.outcome.value,
-                body=None,
-                syntax=self.syntax,
-                agent=user_agent,
-                plugin_version=__version__,
-                source=self.copies_from,
-                sha256=entry.sha256,
-            )
+        downloaded = fetched is not None
+        record = robots_record(
+            origin=origin,
+            url=robots_url_of(origin),
+            final_url=fetched.url if fetched is not None else entry.url,
+            status=fetched.status if fetched is not None else entry.status,
+            fetched_at=entry.fetched_at,
+            outcome=entry.outcome.value,
+            # A copy from the store or the fleet comes by its hash: its body is in the evidence
+            # of the run, or the worker, that downloaded it.
+            body=fetched.body if fetched is not None and entry.outcome.value == "parsed" else None,
+            headers=_headers(fetched.response) if fetched is not None else None,
+            syntax=self.syntax,
+            agent=user_agent,
+            plugin_version=__version__,
+            source="download" if downloaded else self.copies_from,
+            sha256=entry.sha256,
+        )
         self._write(record)
         self.stats.inc_value("robotstxt/evidence/robots")  # type: ignore[union-attr]
 

@@ -152,6 +152,16 @@ class MediaSpider(scrapy.Spider):
             yield {"kind": kind, "file_urls": urls}
 
 
+def with_items(evidence: Path, items: Path) -> dict[str, Any]:
+    """The Addon, evidence with each item's provenance, and the items in a JSON-lines feed."""
+    return {
+        "ADDONS": {"scrapy_rerp.Addon": 100},
+        "RERP_EVIDENCE": str(evidence),
+        "RERP_EVIDENCE_ITEM_FIELD": "rerp_provenance",
+        "FEEDS": {str(items): {"format": "jsonlines"}},
+    }
+
+
 class ItemSpider(ListSpider):
     def parse(self, response: Response) -> Iterator[dict[str, Any]]:
         yield {"url": response.url}
@@ -161,12 +171,7 @@ class ItemSpider(ListSpider):
 async def test_items_carry_their_provenance(server: Server, tmp_path: Path) -> None:
     server.robots(ROBOTS)
     evidence, items = tmp_path / "evidence.jsonl", tmp_path / "items.jsonl"
-    settings = {
-        "ADDONS": {"scrapy_rerp.Addon": 100},
-        "RERP_EVIDENCE": str(evidence),
-        "RERP_EVIDENCE_ITEM_FIELD": "rerp_provenance",
-        "FEEDS": {str(items): {"format": "jsonlines"}},
-    }
+    settings = with_items(evidence, items)
     await crawl(ItemSpider, settings=settings, urls=[server.url("/a"), server.url("/private/b")])
     [robots] = of_kind(records(evidence), "robots")
     [item] = [json.loads(line) for line in items.read_text().splitlines()]
@@ -396,12 +401,7 @@ async def test_audit_answers_agree_with_what_the_server_received(
 
     server.robots(ROBOTS)
     evidence, items = tmp_path / "evidence.jsonl", tmp_path / "items.jsonl"
-    settings = {
-        "ADDONS": {"scrapy_rerp.Addon": 100},
-        "RERP_EVIDENCE": str(evidence),
-        "RERP_EVIDENCE_ITEM_FIELD": "rerp_provenance",
-        "FEEDS": {str(items): {"format": "jsonlines"}},
-    }
+    settings = with_items(evidence, items)
     urls = [server.url("/a"), server.url("/b"), server.url("/private/x")]
     await crawl(ItemSpider, settings=settings, urls=urls)
     received = {server.url(h.path) for h in server.hits() if h.path != "/robots.txt"}
