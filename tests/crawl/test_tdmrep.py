@@ -21,7 +21,6 @@ from scrapy_rerp.engine._tdmrep import TdmRepDecision, parse_tdmrep
 from tests.support import Stats
 from tests.support.crawls import FAST_OUTAGE, stat
 from tests.support.pages import FollowSpider, addon, exported, feed, kept, page, robots_meta
-from tests.support.scenarios import scenario
 from tests.support.servers import Hit, Reply, Server, crawl
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
@@ -246,7 +245,7 @@ async def test_not_fetched_for_an_origin_whose_robots_txt_disallows_every_page(
     assert stat(crawler, "robotstxt/forbidden") == len(PAGES)
 
 
-@scenario
+@pytest_twisted.ensureDeferred  # as the crawl tests: also without a reactor (asyncio.run)
 async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_per_origin(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
