@@ -26,6 +26,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.engine import UsageDecision, header_usage
+from scrapy_rerp.engine._robots import NO_USAGE_STATED
 from scrapy_rerp.engine._usage import DISALLOWED, UNKNOWN, combined
 
 if TYPE_CHECKING:
@@ -56,9 +57,12 @@ class UsagePolicy:
     def check_request(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
         """What robots.txt says about the request's URL; raises IgnoreRequest for a purpose
         it disallows (unless ``RERP_USAGE_DROP`` is off)."""
-        decisions = {
-            purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes
-        }
+        if robots.states_usage:
+            decisions = {
+                purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes
+            }
+        else:  # most files: what usage() would say of an allowed URL, without matching it
+            decisions = dict.fromkeys(self.purposes, NO_USAGE_STATED)
         request.meta[USAGE_META] = decisions
         refused = _first(decisions, DISALLOWED)
         if refused is not None and self.drop:

@@ -23,6 +23,7 @@ from ._directives import (
     FILE,
     GROUP,
     KIND_OF_NAME,
+    USAGE_KINDS,
     RequestRate,
     VisitTime,
 )
@@ -72,6 +73,11 @@ class Group:
     line: int  # line of the first User-agent
 
 
+#: :meth:`RobotsTxt.usage` of a URL that may be crawled, when the groups that apply state no
+#: usage preference.
+NO_USAGE_STATED = UsageDecision(UNKNOWN, None, None, "no usage preference for this user agent")
+
+
 class RobotsTxt:
     """An immutable parsed robots.txt. Build one with :func:`parse`.
 
@@ -83,7 +89,7 @@ class RobotsTxt:
     ever added to or replaced whole, never iterated, and a lost update only costs the work again.
     """
 
-    __slots__ = ("_syntax", "_groups", "_file_values", "_warnings", "_memo")
+    __slots__ = ("_syntax", "_groups", "_file_values", "_warnings", "_memo", "_states_usage")
 
     # Syntax -> the subclass that reads it; each subclass names its syntaxes when defined.
     _FAMILY_OF_SYNTAX: ClassVar[dict[int, type[RobotsTxt]]] = {}
@@ -114,6 +120,11 @@ class RobotsTxt:
         store(self, "_warnings", warnings)
         # Created on the first query: what the family remembers of its queries.
         store(self, "_memo", None)
+        store(
+            self,
+            "_states_usage",
+            any(extra.kind in USAGE_KINDS for group in groups for extra in group.extras),
+        )
         self._prepare()
         return self
 
@@ -201,6 +212,13 @@ class RobotsTxt:
         Raises ValueError for a name that is no per-group directive.
         """
         return self._group_value(user_agent, _kind_named(name, GROUP))
+
+    @property
+    def states_usage(self) -> bool:
+        """Whether any group states a usage preference (``Content-Usage``, ``Content-Signal``):
+        without one, :meth:`usage` of a URL that may be crawled is :data:`NO_USAGE_STATED`
+        for every user agent and category, and a crawl need not ask (most files state none)."""
+        return self._states_usage  # type: ignore[no-any-return]
 
     @property
     def warnings(self) -> tuple[ParseWarning, ...]:
@@ -301,7 +319,7 @@ class RobotsTxt:
             )
         statements = self._usage_statements(user_agent)
         if not statements:
-            return UsageDecision(UNKNOWN, None, None, "no usage preference for this user agent")
+            return NO_USAGE_STATED
         return _usage_decision(self._chosen_statements(statements, path), category)
 
     def _chosen_statements(self, statements: list[Extra], path: str) -> list[Extra]:

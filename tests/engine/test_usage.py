@@ -897,3 +897,20 @@ def test_random_content_never_raises() -> None:
                 )
             if decision.preference != "unknown":
                 assert decision.statement.startswith(("Content-Usage: ", "Content-Signal: "))
+
+
+@pytest.mark.parametrize("syntax", [RFC9309, GYM2008, MK1996])
+def test_a_file_that_states_no_usage_says_so_and_usage_agrees(syntax: int) -> None:
+    from scrapy_rerp.engine._robots import NO_USAGE_STATED
+
+    silent = parse("User-agent: *\nDisallow: /x\nCrawl-delay: 1\n", syntax)
+    assert silent.states_usage is False
+    for category in ("train-ai", "ai-input", "search"):
+        assert silent.usage("http://a.test/ok", "bot", category) == NO_USAGE_STATED
+    for stated in (
+        "User-agent: *\nContent-Usage: train-ai=n\n",
+        "User-agent: other\nDisallow: /\nContent-Signal: search=yes\n\nUser-agent: *\nAllow: /\n",
+    ):
+        robots = parse(stated, syntax)
+        assert robots.states_usage is True
+        assert pickle.loads(pickle.dumps(robots)).states_usage is True
