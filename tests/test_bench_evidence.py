@@ -32,8 +32,8 @@ def test_small_evidence_run_reports_both_crawls(tmp_path: Path) -> None:
     # One robots.txt record per origin, one decision per request: all written.
     written = runs["with evidence"]
     assert written["evidence_lines"] == origins + origins * (pages + 1)
-    assert written["stats"]["robotstxt/evidence/downloaded"] == origins * pages
-    assert written["stats"]["robotstxt/evidence/refused"] == origins
+    assert written["stats"]["robotstxt/evidence/decision/downloaded"] == origins * pages
+    assert written["stats"]["robotstxt/evidence/decision/refused"] == origins
     assert runs["without"]["stats"] == {} and runs["without"]["evidence_cpu"] == 0
     assert 0 < written["evidence_cpu"] < written["cpu"]
     assert data["summary"]["same_work"] and data["summary"]["no_errors"]

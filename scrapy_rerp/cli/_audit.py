@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError, Lines
-from scrapy_rerp.core.evidence import read_records
+from scrapy_rerp.core.evidence import DOCUMENTS, read_records
 from scrapy_rerp.core.settings import RerpSettingsError, syntax_from
 from scrapy_rerp.core.urls import crawl_decision, origin_of
 from scrapy_rerp.engine import RobotsTxt, parse
@@ -41,6 +41,9 @@ __all__ = ["AuditReport", "VerifyReport", "OriginReport", "Evidence"]
 
 #: The field of an item holding its provenance (``RERP_EVIDENCE_ITEM_FIELD``), unless told.
 DEFAULT_PROVENANCE_FIELD = "rerp_provenance"
+#: The key of an item kept, marked, from a page that refuses a purpose (``RERP_USAGE_DROP =
+#: False``): the page directives' ``ITEM_KEY``, named here as this command imports no Scrapy.
+PAGE_ITEM_KEY = "rerp_page_usage"
 
 
 def _time(value: str) -> datetime:
@@ -54,9 +57,10 @@ def _time(value: str) -> datetime:
     return moment
 
 
-def _is_robots(record: dict[str, Any]) -> bool:
+def _is_document(record: dict[str, Any]) -> bool:
+    """A ``robots`` or ``tdmrep`` record: an origin's document as read."""
     return (
-        record.get("kind") == "robots"
+        record.get("kind") in DOCUMENTS
         and isinstance(record.get("origin"), str)
         and isinstance(record.get("fetched_at"), str)
         and isinstance(record.get("sha256"), str)
@@ -73,12 +77,25 @@ def _is_decision(record: dict[str, Any]) -> bool:
     )
 
 
+def _is_page(record: dict[str, Any]) -> bool:
+    refused = record.get("refused")
+    return (
+        record.get("kind") == "page"
+        and isinstance(record.get("url"), str)
+        and isinstance(record.get("at"), str)
+        and isinstance(refused, list)
+        and all(isinstance(r, dict) and isinstance(r.get("purpose"), str) for r in refused)
+    )
+
+
 @dataclass
 class Evidence:
     """The records of evidence files, read together."""
 
     robots: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by origin, in time
     decisions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by URL, in time
+    pages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by URL, in time
+    tdmrep: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by origin, in time
     bodies: dict[str, str] = field(default_factory=dict)  # by sha256
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -89,6 +106,8 @@ class Evidence:
         evidence = cls()
         robots: dict[str, list[dict[str, Any]]] = defaultdict(list)
         decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        tdmrep: dict[str, list[dict[str, Any]]] = defaultdict(list)
         skipped = 0
         for pattern in patterns:
             paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
@@ -113,20 +132,34 @@ class Evidence:
                     read.unknown_version_lines
                 )
             for record in read.records:
-                if _is_robots(record):
-                    robots[record["origin"]].append(record)
+                if _is_document(record):
+                    documents = robots if record["kind"] == "robots" else tdmrep
+                    documents[record["origin"]].append(record)
                     if record["body"] is not None:
                         evidence.bodies.setdefault(record["sha256"], record["body"])
                 elif _is_decision(record):
                     decisions[record["url"]].append(record)
+                elif _is_page(record):
+                    pages[record["url"]].append(record)
                 else:
                     skipped += 1
         if skipped:
             evidence.notes.append(f"{skipped} record(s) not whole evidence records, left out")
             evidence.problems["skipped_records"] = skipped
         evidence.robots = {o: sorted(r, key=_fetched) for o, r in robots.items()}
-        evidence.decisions = {u: sorted(d, key=lambda r: r["at"]) for u, d in decisions.items()}
+        evidence.decisions = {u: sorted(d, key=_at) for u, d in decisions.items()}
+        evidence.pages = {u: sorted(p, key=_at) for u, p in pages.items()}
+        evidence.tdmrep = {o: sorted(r, key=_fetched) for o, r in tdmrep.items()}
         return evidence
+
+    def page(self, url: str, at: str | None = None) -> dict[str, Any] | None:
+        """The page record of ``url`` read last at or before ``at`` (what the page said of
+        itself then)."""
+        records = self.pages.get(url, [])
+        if at is not None:
+            moment = _time(at)
+            records = [r for r in records if _time(r["at"]) <= moment]
+        return records[-1] if records else None
 
     def in_force(self, url: str, at: str | None = None) -> dict[str, Any] | None:
         """The robots.txt record of ``url``'s origin fetched last at or before ``at``."""
@@ -159,6 +192,21 @@ class Evidence:
 
 def _fetched(record: dict[str, Any]) -> str:
     return record["fetched_at"]
+
+
+def _at(record: dict[str, Any]) -> str:
+    return record["at"]
+
+
+def _page_refusal(page: dict[str, Any] | None, purpose: str | None) -> dict[str, Any] | None:
+    """What a page record says against ``purpose`` for the page's content (a refusal of its
+    images only is not one against the page)."""
+    if page is None or purpose is None:
+        return None
+    for refusal in page["refused"]:
+        if refusal.get("purpose") == purpose and not refusal.get("images_only"):
+            return refusal
+    return None
 
 
 def _origin(url: str) -> str:
@@ -223,6 +271,7 @@ class AuditReport:
     at: str | None
     robots: dict[str, Any] | None = None
     decided: dict[str, Any] | None = None
+    page: dict[str, Any] | None = None  # what the page said of itself, as last read by then
 
     @classmethod
     def build(
@@ -233,6 +282,7 @@ class AuditReport:
         report.robots = evidence.in_force(url, at)
         if report.robots is not None:
             report.decided = _decide(evidence, report.robots, url, purpose)
+        report.page = evidence.page(url, at)
         return report
 
     @property
@@ -253,7 +303,8 @@ class AuditReport:
     def status(self) -> int:
         if self.decided is None:
             return EXIT_ERROR
-        return EXIT_FLAGGED if _denied(self.decided) else EXIT_OK
+        refused_by_page = _page_refusal(self.page, self.purpose) is not None
+        return EXIT_FLAGGED if _denied(self.decided) or refused_by_page else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -266,6 +317,8 @@ class AuditReport:
                 {k: r.get(k) for k in ("at", "verdict", "reason", "robots_sha256", "line")}
                 for r in self.evidence.decisions.get(self.url, [])
             ],
+            "page": self.page,
+            "page_refused": _page_refusal(self.page, self.purpose),
             "files": self.evidence.files,
             **self.evidence.problems,
         }
@@ -290,6 +343,21 @@ class AuditReport:
         for record in self.evidence.decisions.get(self.url, []):
             reason = f" ({record['reason']})" if record.get("reason") else ""
             out(f"  recorded {record['at']}: {record['verdict']}{reason}")
+        page = self.page
+        if page is not None:
+            said = "; ".join(f"{d['source']}: {d['text']}" for d in page.get("directives") or [])
+            tdmrep = page.get("tdmrep")
+            if tdmrep:
+                said = "; ".join(
+                    filter(None, [said, f"TDMRep ({tdmrep['technique']}): {tdmrep['source']}"])
+                )
+            out(f"  the page said ({page['at']}): {said or 'nothing'}")
+            for refusal in page["refused"]:
+                which = " (its images)" if refusal.get("images_only") else ""
+                out(
+                    f"    {refusal['purpose']}{which} refused: {refusal.get('statement')} "
+                    f"({refusal.get('source')}); items {page.get('items')}"
+                )
 
 
 def _rule_lines(rules: RobotsTxt | None) -> set[str]:
@@ -446,6 +514,25 @@ class VerifyReport:
                 robots_fetched_at=record["fetched_at"],
                 **decided,
             )
+            return
+        page = self.evidence.page(url)
+        refusal = _page_refusal(page, self.purpose)
+        if refusal is None or page is None:
+            return
+        # A page that refuses the purpose: its items were dropped, or kept marked
+        # (RERP_USAGE_DROP = False): an unmarked one should not be there.
+        marks = item.get(PAGE_ITEM_KEY)
+        if page.get("items") == "marked" and isinstance(marks, dict) and self.purpose in marks:
+            return
+        listed(
+            f"{self.purpose} refused by the page",
+            url=url,
+            page_at=page["at"],
+            rule=None,
+            source=refusal.get("source"),
+            statement=refusal.get("statement"),
+            reason=refusal.get("reason"),
+        )
 
     def _robots_of(self, item: dict[str, Any], url: str, provenance_field: str) -> Any:
         provenance = item.get(provenance_field)
@@ -487,6 +574,8 @@ class VerifyReport:
                 if entry.get("rule")
                 else ""
             )
+            if entry.get("statement"):  # refused by the page
+                where = f" ({entry['source']}: {entry['statement']}, read {entry['page_at']})"
             subject = entry.get("url") or f"item at line {entry['line']}"
             reason = f": {entry['reason']}" if entry["problem"] == "unverifiable" else ""
             out(f"{subject}: {entry['problem']}{where}{reason}")

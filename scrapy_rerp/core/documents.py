@@ -28,7 +28,7 @@ from scrapy_rerp.engine._tdmrep import TdmRepFile, parse_tdmrep
 if TYPE_CHECKING:
     from scrapy_rerp.core.body import Body
 
-__all__ = ["NO_TDMREP_FILE", "DocumentKind", "robots_txt", "tdmrep_json"]
+__all__ = ["NO_TDMREP_FILE", "TDMREP_PATH", "DocumentKind", "robots_txt", "tdmrep_json"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,8 @@ def robots_txt(syntax: int) -> DocumentKind:
     )
 
 
+#: Where an origin's tdmrep.json is (the report's well-known location).
+TDMREP_PATH = "/.well-known/tdmrep.json"
 #: What an origin without a tdmrep.json has: no entries, so no reservation from the file.
 NO_TDMREP_FILE = TdmRepFile((), (), True)
 
@@ -88,7 +90,7 @@ def tdmrep_json() -> DocumentKind:
     a file that is not ``valid``, with no entries: no reservation from the file."""
     return DocumentKind(
         name="tdmrep.json",
-        path="/.well-known/tdmrep.json",
+        path=TDMREP_PATH,
         purpose=Purpose.TDMREP,
         stat_family="tdmrep",
         fleet_key="tdmrep",

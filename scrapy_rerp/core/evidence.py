@@ -23,8 +23,10 @@ __all__ = [
     "ROBOTS_HEADERS",
     "SOURCES",
     "EvidenceRead",
+    "DOCUMENTS",
     "decision_record",
     "item_provenance",
+    "page_record",
     "read_records",
     "robots_record",
     "utc_time",
@@ -44,12 +46,18 @@ ROBOTS_HEADERS: tuple[str, ...] = (
     "Last-Modified",
     "Retry-After",
 )
+#: The per-origin documents a ``robots``-shaped record can hold (its ``kind``): robots.txt, and
+#: the origin's ``/.well-known/tdmrep.json`` when the crawl reads TDMRep.
+DOCUMENTS = frozenset({"robots", "tdmrep"})
 #: Where a crawl got a robots.txt: downloaded, its run's robots.txt store, its fleet's Redis.
 SOURCES = frozenset({"download", "store", "fleet"})
 #: The verdicts of a decision record.
 #: ``failed``: robots.txt allowed it, and its download failed (no answer: a timeout, a refused
 #: connection, a DNS error).
 VERDICTS = frozenset({"downloaded", "refused", "dropped", "failed"})
+#: What became of the items of a page that refuses a purpose (``RERP_USAGE_DROP``); None when
+#: it refuses none.
+PAGE_ITEMS = frozenset({"dropped", "marked", None})
 
 
 def utc_time(timestamp: float) -> str:
@@ -93,20 +101,25 @@ def robots_record(
     outcome: str,
     body: bytes | None,
     headers: Mapping[str, bytes | str | None] | None = None,
-    syntax: str = "rfc9309",
+    syntax: str | None = "rfc9309",
     agent: str | None = None,
     plugin_version: str,
     source: str = "download",
     sha256: str | None = None,
+    kind: str = "robots",
 ) -> dict[str, Any]:
-    """One robots.txt as read. ``headers`` may hold any response headers (by name, any case):
-    only :data:`ROBOTS_HEADERS` are kept. ``body`` is the body as parsed (decoded, capped);
-    its sha256 is what decision records point to. ``source`` says where this crawl got it
+    """One robots.txt as read (or, with ``kind="tdmrep"``, an origin's tdmrep.json: then
+    ``syntax`` and ``agent`` are None, as none applies to it). ``headers`` may hold any
+    response headers (by name, any case): only :data:`ROBOTS_HEADERS` are kept. ``body`` is
+    the body as parsed (decoded, capped); its sha256 is what decision records point to.
+    ``source`` says where this crawl got it
     (:data:`SOURCES`): a copy from the store or the fleet comes without its body (``body``
     None) but with the ``sha256`` of the body it was read from, whose record is in the
     evidence of the run, or the worker, that downloaded it."""
     if source not in SOURCES:
         raise ValueError(f"source must be one of {sorted(SOURCES)}, not {source!r}")
+    if kind not in DOCUMENTS:
+        raise ValueError(f"kind must be one of {sorted(DOCUMENTS)}, not {kind!r}")
     wanted = {name.lower(): name for name in ROBOTS_HEADERS}
     kept: dict[str, str] = {}
     for name, value in (headers or {}).items():
@@ -117,7 +130,7 @@ def robots_record(
     data = body if body is not None else b""
     return {
         "v": FORMAT_VERSION,
-        "kind": "robots",
+        "kind": kind,
         "origin": origin,
         "url": _without_credentials(url),
         "final_url": _without_credentials(final_url) if final_url else None,
@@ -148,11 +161,13 @@ def decision_record(
     group: str | None = None,
     usage: Mapping[str, Any] | None = None,
     page_directives: Iterable[str] = (),
+    tdmrep_sha256: str | None = None,
 ) -> dict[str, Any]:
     """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt),
     ``dropped`` (``reason`` says why) or ``failed`` (allowed, its download failed:
     ``reason``); ``line``, ``rule`` and ``group`` are the robots.txt line that decided,
-    ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``)."""
+    ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``),
+    ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read)."""
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {sorted(VERDICTS)}, not {verdict!r}")
     return {
@@ -168,6 +183,41 @@ def decision_record(
         "group": group,
         "usage": dict(usage) if usage is not None else None,
         "page_directives": list(page_directives),
+        "tdmrep_sha256": tdmrep_sha256,
+    }
+
+
+def page_record(
+    *,
+    url: str,
+    at: float,
+    directives: Iterable[tuple[str, str]] = (),
+    refused: Iterable[Mapping[str, Any]] = (),
+    items: str | None = None,
+    nofollow: bool = False,
+    tdmrep: Mapping[str, Any] | None = None,
+    tdmrep_sha256: str | None = None,
+) -> dict[str, Any]:
+    """What a page said of itself, read when its answer reached the spider: ``directives``
+    (``(source, text)``: the header or meta tag, and the directive as written, for the
+    crawler), ``refused`` (one ``{"purpose", "images_only", "rule", "source", "statement",
+    "reason"}`` per purpose the page refuses, from its own directives or TDMRep), what
+    became of its items then (``items``: ``dropped`` or ``marked``), whether its links were
+    dropped (``nofollow``), and the TDMRep statement that decided (``{"technique",
+    "reservation", "policy", "source"}``) with the tdmrep.json it came from."""
+    if items not in PAGE_ITEMS:
+        raise ValueError(f"items must be one of {sorted(PAGE_ITEMS, key=str)}, not {items!r}")
+    return {
+        "v": FORMAT_VERSION,
+        "kind": "page",
+        "url": _without_credentials(url),
+        "at": utc_time(at),
+        "directives": [{"source": source, "text": text} for source, text in directives],
+        "refused": [dict(refusal) for refusal in refused],
+        "items": items,
+        "nofollow": nofollow,
+        "tdmrep": dict(tdmrep) if tdmrep is not None else None,
+        "tdmrep_sha256": tdmrep_sha256,
     }
 
 

@@ -3,12 +3,12 @@
 Only a crawl that asks for WARC (``RERP_EVIDENCE_WARC``) imports this module: it needs
 ``warcio`` (the ``warc`` extra), which nothing else of the package does.
 
-* a ``robots`` record with a response: a WARC ``response`` record (the status line, the kept
-  headers, the body) and a ``metadata`` record concurrent to it, holding the rest of the record
-  as JSON;
-* a ``robots`` record without a response of this crawl's own (unreachable with no answer, or a
-  copy from the store or the fleet): the ``metadata`` record only;
-* a ``decision`` record: a ``metadata`` record holding it as JSON.
+* a ``robots`` (or ``tdmrep``) record with a response: a WARC ``response`` record (the status
+  line, the kept headers, the body) and a ``metadata`` record concurrent to it, holding the
+  rest of the record as JSON;
+* a ``robots`` (or ``tdmrep``) record without a response of this crawl's own (unreachable with
+  no answer, or a copy from the store or the fleet): the ``metadata`` record only;
+* a ``decision`` or ``page`` record: a ``metadata`` record holding it as JSON.
 
 Each record is gzipped on its own, as WARC tools expect, and flushed: a crawl killed mid-write
 leaves at most its last record cut short.
@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from scrapy_rerp.core.evidence import FORMAT_VERSION, ROBOTS_HEADERS
+from scrapy_rerp.core.evidence import DOCUMENTS, FORMAT_VERSION, ROBOTS_HEADERS
 
 __all__ = ["WarcEvidenceWriter"]
 
@@ -88,19 +88,21 @@ class WarcEvidenceWriter:
         self._stream.flush()
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """One evidence record: a ``robots`` or a ``decision`` record of this format;
-        anything else raises :class:`ValueError`."""
+        """One evidence record of this format (``robots``, ``tdmrep``, ``decision``,
+        ``page``); anything else raises :class:`ValueError`."""
         if record.get("v") != FORMAT_VERSION:
             raise ValueError(
                 f"evidence record of format {FORMAT_VERSION} expected, not {record.get('v')!r}"
             )
         kind = record.get("kind")
-        if kind == "robots":
+        if kind in DOCUMENTS:
             self._robots(record)
-        elif kind == "decision":
+        elif kind in ("decision", "page"):
             self._metadata(record["url"], record["at"], _json_bytes(record))
         else:
-            raise ValueError(f"evidence record kind must be robots or decision, not {kind!r}")
+            raise ValueError(
+                f"evidence record kind must be robots, tdmrep, decision or page, not {kind!r}"
+            )
         # warcio flushes each record it writes; this keeps the promise whatever its version.
         self._stream.flush()
 

@@ -219,7 +219,7 @@ def assemble(
             MemoryOriginCache(settings.cache_max_origins),
             RobotsTxtDownloader(crawler, settings, kind),
             lot,
-            TdmRepListener(politeness, stats, spider, settings.cache_max_origins),
+            TdmRepListener(politeness, stats, spider, settings.cache_max_origins, evidence),
             runtime,
             stats,
             tdmrep_fleet,

@@ -35,6 +35,7 @@ import logging
 import os
 import socket
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -46,10 +47,12 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
 from scrapy_rerp import __version__
+from scrapy_rerp.core.documents import TDMREP_PATH
 from scrapy_rerp.core.evidence import (
     ROBOTS_HEADERS,
     decision_record,
     item_provenance,
+    page_record,
     robots_record,
 )
 from scrapy_rerp.core.settings import RerpSettingsError
@@ -68,6 +71,7 @@ __all__ = [
     "CLOSE_REASON",
     "EVIDENCE_ITEMS_PRIORITY",
     "check_storages",
+    "evidence_log_of",
     "DECISION_META",
     "REMEMBERED_FILES",
     "EvidenceItemsMiddleware",
@@ -212,11 +216,23 @@ def check_storages(crawler: Crawler, settings: RerpSettings) -> None:
             ) from None
 
 
+#: Each crawl's evidence log, for the spider middlewares that add to it (they are built apart
+#: from the downloader middleware that makes it).
+_LOGS: weakref.WeakKeyDictionary[Crawler, EvidenceLog] = weakref.WeakKeyDictionary()
+
+
+def evidence_log_of(crawler: Crawler) -> EvidenceLog | None:
+    """The crawl's evidence log, once the robots.txt middleware has made it: None without
+    ``RERP_EVIDENCE`` (or without that middleware)."""
+    return _LOGS.get(crawler)
+
+
 class EvidenceLog:
     """The crawl's evidence: records built and written, failures handled per the settings."""
 
     def __init__(self, crawler: Crawler, settings: RerpSettings, copies_from: str) -> None:
         assert settings.evidence is not None
+        _LOGS[crawler] = self
         self.crawler = crawler
         self.stats = crawler.stats
         self.stop_on_failure = settings.evidence_on_failure == "stop"
@@ -228,7 +244,7 @@ class EvidenceLog:
             self.outputs.append(
                 _Output(crawler, settings.evidence_warc, _warc_sink, batch, self._store_failed)
             )
-        self._written_files: OrderedDict[tuple[str, str | None], None] = OrderedDict()
+        self._written_files: OrderedDict[tuple[str, str, str | None], None] = OrderedDict()
         self._params: dict[str, Any] = {}
         self._failed = False
         self._closed = False
@@ -239,7 +255,22 @@ class EvidenceLog:
     ) -> None:
         """The robots.txt ``entry`` of ``origin`` became known: downloaded (``fetched``), or
         a copy from the store or the fleet."""
-        key = (origin, entry.sha256)
+        self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+
+    def tdmrep(self, origin: str, entry: RobotsEntry, fetched: Fetched | None) -> None:
+        """The tdmrep.json ``entry`` of ``origin`` became known (the crawl reads TDMRep)."""
+        self._document("tdmrep", origin + TDMREP_PATH, origin, entry, fetched, None)
+
+    def _document(
+        self,
+        kind: str,
+        url: str,
+        origin: str,
+        entry: RobotsEntry,
+        fetched: Fetched | None,
+        user_agent: str | None,
+    ) -> None:
+        key = (kind, origin, entry.sha256)
         if key in self._written_files:
             self._written_files.move_to_end(key)
             return
@@ -249,7 +280,7 @@ class EvidenceLog:
         downloaded = fetched is not None
         record = robots_record(
             origin=origin,
-            url=robots_url_of(origin),
+            url=url,
             final_url=fetched.url if fetched is not None else entry.url,
             status=fetched.status if fetched is not None else entry.status,
             fetched_at=entry.fetched_at,
@@ -258,14 +289,15 @@ class EvidenceLog:
             # of the run, or the worker, that downloaded it.
             body=fetched.body if fetched is not None and entry.outcome.value == "parsed" else None,
             headers=_headers(fetched.response) if fetched is not None else None,
-            syntax=self.syntax,
+            syntax=self.syntax if kind == "robots" else None,
             agent=user_agent,
             plugin_version=__version__,
             source="download" if downloaded else self.copies_from,
             sha256=entry.sha256,
+            kind=kind,
         )
         self._write(record)
-        self.stats.inc_value("robotstxt/evidence/robots")  # type: ignore[union-attr]
+        self.stats.inc_value(f"robotstxt/evidence/{kind}")  # type: ignore[union-attr]
 
     def decision(
         self,
@@ -288,9 +320,17 @@ class EvidenceLog:
             rule=decided.get("rule"),
             usage=usage,
             page_directives=page_directives,
+            tdmrep_sha256=decided.get("tdmrep_sha256"),
         )
         self._write(record)
-        self.stats.inc_value(f"robotstxt/evidence/{verdict}")  # type: ignore[union-attr]
+        # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's failure.
+        self.stats.inc_value(f"robotstxt/evidence/decision/{verdict}")  # type: ignore[union-attr]
+
+    def page(self, url: str, **said: Any) -> None:
+        """What a page said of itself (:func:`~scrapy_rerp.core.evidence.page_record`'s
+        fields), read as its answer reached the spider."""
+        self._write(page_record(url=url, at=time.time(), **said))
+        self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:

@@ -110,6 +110,10 @@ class RobotsGate:
                 self.lot.count_dropped_at_once(file.reason)
                 raise IgnoreRequest(file.message)
             request.meta[FILE_META] = file
+            if self._evidence is not None:
+                entry = tdmrep.entry(origin)
+                if entry is not None:
+                    request.meta[DECISION_META]["tdmrep_sha256"] = entry.sha256
         admitted = self.politeness.admit(origin, request)
         if admitted is GO:
             return None

@@ -57,6 +57,7 @@ from scrapy_rerp.crawl.compat import (
     header_values,
     user_agent_header,
 )
+from scrapy_rerp.crawl.evidence import DECISION_META, evidence_log_of
 from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.crawl.tdmrep import FILE_META
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.crawl.evidence import EvidenceLog
 
 __all__ = [
     "ITEM_KEY",
@@ -180,6 +182,10 @@ class PageDirectivesMiddleware:
         # closes; at most _SILENT_BATCH - 1 behind while it runs.
         self._silent_pages = 0
         crawler.signals.connect(self._count_silent_pages, signal=signals.spider_closed)
+        #: The crawl's evidence log (RERP_EVIDENCE), found once every component is built.
+        self._evidence: EvidenceLog | None = None
+        if settings.evidence is not None:
+            crawler.signals.connect(self._find_evidence, signal=signals.spider_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -333,7 +339,54 @@ class PageDirectivesMiddleware:
         nofollow = None
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
+        if self._evidence is not None:
+            self._record(response, request, directives, refused, nofollow, reservation)
         return _Page(response.url, nofollow, refused, facts.image)
+
+    def _record(
+        self,
+        response: Response,
+        request: Request,
+        directives: PageDirectives,
+        refused: Mapping[bool, list[tuple[str, _Refusal]]],
+        nofollow: PageStatement | None,
+        reservation: TdmReservation | None,
+    ) -> None:
+        """The page's evidence record: what it said, and what that did to its output."""
+        refusals = []
+        for purpose, refusal in refused[True]:  # image items: every purpose refused for any
+            refusals.append(
+                {
+                    "purpose": purpose,
+                    "images_only": (purpose, refusal) not in refused[False],
+                    "rule": refusal.rule,
+                    "source": refusal.source,
+                    "statement": refusal.statement,
+                    "reason": refusal.reason,
+                }
+            )
+        tdmrep = None
+        if reservation is not None and reservation.statement is not None:
+            said = reservation.statement
+            tdmrep = {
+                "technique": said.technique,
+                "reservation": said.reservation,
+                "policy": said.policy,
+                "source": said.source,
+            }
+        decided = request.meta.get(DECISION_META) or {}
+        self._evidence.page(  # type: ignore[union-attr]
+            response.url,
+            directives=[(statement.source, statement.text) for statement in directives.statements],
+            refused=refusals,
+            items=("dropped" if self.drop else "marked") if refusals else None,
+            nofollow=nofollow is not None,
+            tdmrep=tdmrep,
+            tdmrep_sha256=decided.get("tdmrep_sha256"),
+        )
+
+    def _find_evidence(self) -> None:
+        self._evidence = evidence_log_of(self.crawler)
 
     def _tdmrep(
         self, response: Response, reservation: TdmReservation

@@ -9,7 +9,8 @@ page directives in the request's meta (:data:`FILE_META`), where ``tdm_reservati
 before the page's headers and meta tags (docs/usage.rst, "TDMRep in a crawl").
 
 :class:`TdmRepListener` is that service's listener: a file that is not valid JSON (or no array)
-reserves nothing, and is counted and logged once per origin.
+reserves nothing, and is counted and logged once per origin; with ``RERP_EVIDENCE``, each file
+read is recorded (a ``tdmrep`` record).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.core.data import Fetched, RobotsEntry
     from scrapy_rerp.core.politeness import Politeness
     from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.crawl.evidence import EvidenceLog
     from scrapy_rerp.engine import RobotsTxt
 
 __all__ = ["FILE_META", "TdmRepListener", "reads_tdmrep"]
@@ -45,9 +47,15 @@ class TdmRepListener:
     """What a crawl does with an origin's tdmrep.json (the origin service's ``RulesListener``)."""
 
     def __init__(
-        self, politeness: Politeness, stats: Any, spider: Any, max_origins: int = 10_000
+        self,
+        politeness: Politeness,
+        stats: Any,
+        spider: Any,
+        max_origins: int = 10_000,
+        evidence: EvidenceLog | None = None,
     ) -> None:
         self.politeness = politeness
+        self.evidence = evidence
         self.stats = stats
         self._spider = spider
         # Origins whose invalid file was logged, the latest max_origins (RERP_CACHE_MAX_ORIGINS,
@@ -63,6 +71,8 @@ class TdmRepListener:
     async def rules_known(
         self, origin: str, entry: RobotsEntry, fetched: Fetched | None, trigger: Any
     ) -> None:
+        if self.evidence is not None:
+            self.evidence.tdmrep(origin, entry, fetched)
         file = entry.robots
         if not isinstance(file, TdmRepFile) or file.valid:
             return

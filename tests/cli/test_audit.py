@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from scrapy_rerp import __version__
+from scrapy_rerp.cli._audit import PAGE_ITEM_KEY
 from scrapy_rerp.core.evidence import decision_record, item_provenance, robots_record
 from tests.support.cli import run, run_json
+from tests.support.evidence import a_page_record
 
 ORIGIN = "https://example.com:443"
 AGENT = "ExampleBot/1.0"
@@ -177,3 +179,61 @@ def test_a_file_cut_short_and_garbage_are_said_never_fatal(tmp_path: Path) -> No
     assert done.returncode == 2 and "no file matches" in done.stderr
     done = run("audit", path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_what_a_page_said_of_itself_is_in_the_answer_and_checked_per_purpose(
+    tmp_path: Path,
+) -> None:
+    v1 = robots(V1, T1)
+    images = {
+        "purpose": "train-ai",
+        "images_only": True,
+        "rule": "noimageai",
+        "source": "X-Robots-Tag header 1",
+        "statement": "noimageai",
+        "reason": "train-ai disallowed for images",
+    }
+    records = [
+        v1,
+        decided("https://example.com/a", T1 + 1, "downloaded", v1["sha256"]),
+        a_page_record(url="https://example.com/a", at=T1 + 1, items="marked"),
+        decided("https://example.com/b", T1 + 2, "downloaded", v1["sha256"]),
+        a_page_record(url="https://example.com/b", at=T1 + 2, refused=[images], items="dropped"),
+    ]
+    evidence = write_lines(tmp_path / "evidence.jsonl", records)
+    status, document = run_json("audit", evidence, "https://example.com/a", "--purpose", "train-ai")
+    assert (status, document["page_refused"]["rule"]) == (1, "noai")
+    # Another purpose, or no purpose, is not refused by it; nor before the page was read.
+    assert run_json("audit", evidence, "https://example.com/a", "--purpose", "search")[0] == 0
+    assert run_json("audit", evidence, "https://example.com/a")[0] == 0
+    status, document = run_json(
+        "audit", evidence, "https://example.com/a", "--purpose", "train-ai", "--at", T1_TEXT
+    )
+    assert (status, document["page"]) == (0, None)
+    # A refusal of a page's images only is not one of the page.
+    assert run_json("audit", evidence, "https://example.com/b", "--purpose", "train-ai")[0] == 0
+    text = run("audit", evidence, "https://example.com/a", "--purpose", "train-ai")
+    assert "train-ai refused: noai (meta tag 1 (robots)); items marked" in text.stdout
+    # verify: /a's items were kept marked, so an item of it must carry the mark.
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps({"url": "https://example.com/a", PAGE_ITEM_KEY: {"train-ai": {}}})
+        + "\n"
+        + json.dumps({"url": "https://example.com/b"})
+        + "\n"
+    )
+    status, document = run_json("audit", "verify", evidence, str(items), "--purpose", "train-ai")
+    assert (status, document["listed"]) == (0, [])
+    with items.open("a") as file:
+        file.write(json.dumps({"url": "https://example.com/a"}) + "\n")
+    status, document = run_json("audit", "verify", evidence, str(items), "--purpose", "train-ai")
+    assert status == 1
+    assert [(e["line"], e["problem"]) for e in document["listed"]] == [
+        (3, "train-ai refused by the page")
+    ]
+
+
+def test_the_mark_verify_looks_for_is_the_one_the_page_directives_put() -> None:
+    from scrapy_rerp.crawl.page_directives import ITEM_KEY
+
+    assert PAGE_ITEM_KEY == ITEM_KEY

@@ -11,18 +11,17 @@ from typing import Any
 import jsonschema
 import pytest
 
-from scrapy_rerp import __version__
 from scrapy_rerp.core.evidence import (
     FORMAT_VERSION,
     decision_record,
     item_provenance,
+    page_record,
     read_records,
-    robots_record,
 )
+from tests.support.evidence import BODY, a_page_record, a_robots_record
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "evidence.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
-BODY = b"User-agent: *\nDisallow: /private\n"
 
 
 def validate(record: dict[str, Any], definition: str | None = None) -> None:
@@ -32,23 +31,6 @@ def validate(record: dict[str, Any], definition: str | None = None) -> None:
     if definition is not None:
         schema.pop("oneOf")
     jsonschema.validate(record, schema, cls=jsonschema.Draft202012Validator)
-
-
-def a_robots_record(**changes: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = dict(
-        origin="https://example.com",
-        url="https://example.com/robots.txt",
-        final_url="https://www.example.com/robots.txt",
-        status=200,
-        fetched_at=1_795_000_000.25,
-        outcome="parsed",
-        body=BODY,
-        headers={"content-type": b"text/plain", "ETag": '"abc"', "Set-Cookie": b"session=s3cret"},
-        agent="mybot",
-        plugin_version=__version__,
-    )
-    fields.update(changes)
-    return robots_record(**fields)
 
 
 def test_the_docs_show_the_schema_the_tests_use() -> None:
@@ -65,7 +47,11 @@ def test_a_robots_record_is_valid_and_points_to_its_body() -> None:
     assert record["fetched_at"] == "2026-11-18T11:06:40.250Z"
     assert record["body"] == BODY.decode()
     assert record["sha256"] == hashlib.sha256(BODY).hexdigest()
-    assert record["headers"] == {"Content-Type": "text/plain", "ETag": '"abc"'}
+    assert record["headers"] == {
+        "Content-Type": "text/plain; charset=utf-8",
+        "ETag": '"abc"',
+        "Content-Encoding": "gzip",
+    }
 
 
 def test_an_unreachable_robots_txt_has_no_body_and_is_valid() -> None:
@@ -94,6 +80,32 @@ def test_a_decision_record_is_valid(verdict: str, reason: str | None, line: int 
     )
     validate(record)
     assert record["verdict"] == verdict
+
+
+def test_a_page_record_is_valid() -> None:
+    record = a_page_record()
+    validate(record, "page")
+    validate(record)
+    assert record["directives"] == [{"source": "meta tag 1 (robots)", "text": "noai"}]
+    assert (record["items"], record["nofollow"], record["tdmrep"]) == ("dropped", False, None)
+    with pytest.raises(ValueError, match="items"):
+        page_record(url="https://example.com/", at=0.0, items="kept")
+
+
+def test_a_tdmrep_record_is_a_document_record_without_syntax_or_agent() -> None:
+    body = b'[{"location": "/*", "tdm-reservation": 1}]'
+    record = a_robots_record(
+        url="https://example.com/.well-known/tdmrep.json",
+        final_url=None,
+        body=body,
+        kind="tdmrep",
+        syntax=None,
+        agent=None,
+    )
+    validate(record)
+    assert (record["kind"], record["sha256"]) == ("tdmrep", hashlib.sha256(body).hexdigest())
+    with pytest.raises(ValueError, match="kind"):
+        a_robots_record(kind="sitemap")
 
 
 def test_a_decision_refuses_an_unknown_verdict() -> None:

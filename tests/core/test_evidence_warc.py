@@ -16,50 +16,13 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecord
 
 from scrapy_rerp import __version__
-from scrapy_rerp.core.evidence import decision_record, item_provenance, robots_record
+from scrapy_rerp.core.evidence import item_provenance
 from scrapy_rerp.core.evidence_warc import WarcEvidenceWriter
+from tests.support.evidence import BODY, a_decision_record, a_page_record, a_robots_record
 
-BODY = "User-agent: *\nDisallow: /private\nDisallow: /café\n".encode()
 SOFTWARE = f"scrapy_rerp/{__version__}"
 #: The command line WARC tools are run with: warcio's console script, beside this Python.
 WARCIO = Path(sys.executable).parent / "warcio"
-
-
-def a_robots_record(**changes: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = dict(
-        origin="https://example.com",
-        url="https://example.com/robots.txt",
-        final_url="https://www.example.com/robots.txt",
-        status=200,
-        fetched_at=1_795_000_000.25,
-        outcome="parsed",
-        body=BODY,
-        headers={
-            "content-type": b"text/plain; charset=utf-8",
-            "ETag": '"abc"',
-            "Content-Encoding": b"gzip",
-            "Set-Cookie": b"session=s3cret",
-        },
-        agent="mybot",
-        plugin_version=__version__,
-    )
-    fields.update(changes)
-    return robots_record(**fields)
-
-
-def a_decision_record(**changes: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = dict(
-        url="https://www.example.com/private/a",
-        at=1_795_000_001.5,
-        verdict="refused",
-        reason="robots.txt",
-        robots_sha256=a_robots_record()["sha256"],
-        line=2,
-        rule="Disallow: /private",
-        usage={"purpose": "train-ai", "allowed": False, "source": "robots.txt", "value": "n"},
-    )
-    fields.update(changes)
-    return decision_record(**fields)
 
 
 def write_warc(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -178,11 +141,35 @@ def test_a_decision_becomes_a_metadata_record(tmp_path: Path) -> None:
     assert json.loads(content) == decision
 
 
+def test_a_page_record_becomes_a_metadata_record(tmp_path: Path) -> None:
+    page = a_page_record()
+    read = read_warc(write_warc(tmp_path / "e.warc.gz", [page]))
+    assert [record.rec_type for record, _ in read] == ["warcinfo", "metadata"]
+    metadata, content = read[1]
+    assert header(metadata, "WARC-Target-URI") == "https://www.example.com/a"
+    assert header(metadata, "WARC-Date") == "2026-11-18T11:06:42.000Z"
+    assert json.loads(content) == page
+
+
+def test_a_tdmrep_json_downloaded_becomes_a_response_and_its_metadata(tmp_path: Path) -> None:
+    body = b'[{"location": "/*", "tdm-reservation": 1}]'
+    url = "https://example.com/.well-known/tdmrep.json"
+    tdmrep = a_robots_record(
+        url=url, final_url=url, body=body, kind="tdmrep", syntax=None, agent=None
+    )
+    read = read_warc(write_warc(tmp_path / "e.warc.gz", [tdmrep]))
+    assert [record.rec_type for record, _ in read] == ["warcinfo", "response", "metadata"]
+    (response, content), (metadata, described) = read[1], read[2]
+    assert (header(response, "WARC-Target-URI"), content) == (url, body)
+    assert header(metadata, "WARC-Concurrent-To") == header(response, "WARC-Record-ID")
+    assert json.loads(described)["kind"] == "tdmrep"
+
+
 @pytest.mark.parametrize(
     ("record", "message"),
     [
         (item_provenance(robots_sha256=None, fetched_at=None, line=None), "kind"),
-        ({"v": 1, "kind": "page", "url": "https://example.com/"}, "kind"),
+        ({"v": 1, "kind": "sitemap", "url": "https://example.com/"}, "kind"),
         ({**a_decision_record(), "v": 2}, "format 1"),
         ({}, "format 1"),
     ],

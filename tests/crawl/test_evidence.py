@@ -75,8 +75,8 @@ async def test_a_crawl_records_its_robots_txt_and_every_decision(
     assert (refused["line"], refused["rule"]) == (2, "Disallow: /private")
     assert all(d["robots_sha256"] == robots["sha256"] for d in decisions.values())
     assert stat(crawler, "robotstxt/evidence/robots") == 1
-    assert stat(crawler, "robotstxt/evidence/downloaded") == 2
-    assert stat(crawler, "robotstxt/evidence/refused") == 1
+    assert stat(crawler, "robotstxt/evidence/decision/downloaded") == 2
+    assert stat(crawler, "robotstxt/evidence/decision/refused") == 1
 
 
 @pytest_twisted.ensureDeferred
@@ -123,7 +123,7 @@ async def test_nothing_secret_is_written(server: Server, tmp_path: Path) -> None
         server.url("/private/x"),
         f"http://user:url-secret@{server.netloc}/c",
     ]
-    await crawl(SecretSpider, settings=rerp(RERP_EVIDENCE=str(evidence)), urls=urls)
+    crawler = await crawl(SecretSpider, settings=rerp(RERP_EVIDENCE=str(evidence)), urls=urls)
     # The secrets reached the server: the evidence had them at hand, and left them out.
     [page] = server.hits("/a")
     assert page.header("Authorization") == "Basic c2VjcmV0LWF1dGg="
@@ -132,6 +132,9 @@ async def test_nothing_secret_is_written(server: Server, tmp_path: Path) -> None
     assert sorted(verdicts(records(evidence)).values()) == ["downloaded", "failed", "refused"]
     for secret in ("c2VjcmV0", "cHJveHkt", "cookie-secret", "server-secret", "url-secret"):
         assert secret not in written
+    # A download that failed is a decision, not a failure of the evidence's storage.
+    assert stat(crawler, "robotstxt/evidence/decision/failed") == 1
+    assert stat(crawler, "robotstxt/evidence/failed") is None
 
 
 class MediaSpider(scrapy.Spider):
@@ -471,3 +474,150 @@ async def test_an_upload_refused_is_an_error_and_counted(
     assert stat(crawler, "robotstxt/evidence/failed") >= 1
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert any("cannot store" in e and "AccessDenied" in e for e in errors), errors
+
+
+#: A site whose pages speak of themselves: robots meta and X-Robots-Tag directives, TDMRep by
+#: its tdmrep.json and by a header; /plain says nothing. /header's link is nofollow.
+TDMREP = "/.well-known/tdmrep.json"
+TDMREP_FILE = (
+    '[{"location": "/reserved/*", "tdm-reservation": 1, "tdm-policy": "https://example.com/p"}]'
+)
+PAGE_PATHS = ["/noai", "/header", "/reserved/a", "/tdm-header", "/plain"]
+
+
+def speaking_site(server: Server) -> None:
+    from tests.support.pages import links, page, robots_meta
+
+    server.robots(ROBOTS)
+    server.route(TDMREP, Reply(body=TDMREP_FILE, content_type="application/json"))
+    server.route("/noai", page(robots_meta("robots", "noai"), "text"))
+    server.route("/header", page(body=links("/followed"), headers={"X-Robots-Tag": "nofollow"}))
+    server.route("/followed", page(body="text"))
+    server.route("/reserved/a", page(body="text"))
+    server.route("/tdm-header", page(body="text", headers={"tdm-reservation": "1"}))
+    server.route("/plain", page(body="text"))
+
+
+async def crawl_speaking_site(server: Server, tmp_path: Path, **settings: Any) -> list[Any]:
+    from tests.support.pages import FollowSpider, addon
+
+    speaking_site(server)
+    evidence, items = tmp_path / "evidence.jsonl", tmp_path / "items.jsonl"
+    settings = addon(
+        RERP_USAGE="train-ai",
+        RERP_EVIDENCE=str(evidence),
+        FEEDS={str(items): {"format": "jsonlines"}},
+        **settings,
+    )
+    await crawl(FollowSpider, settings=settings, urls=[server.url(p) for p in PAGE_PATHS])
+    return records(evidence)
+
+
+@pytest_twisted.ensureDeferred
+async def test_what_a_page_says_of_itself_is_recorded_with_what_it_did(
+    server: Server, tmp_path: Path
+) -> None:
+    import hashlib
+
+    from tests.support.cli import run_json
+
+    found = await crawl_speaking_site(server, tmp_path)
+    # The origin's tdmrep.json, recorded once with its body and hash.
+    [tdmrep] = of_kind(found, "tdmrep")
+    assert (tdmrep["url"], tdmrep["status"], tdmrep["source"]) == (
+        server.url(TDMREP),
+        200,
+        "download",
+    )
+    assert tdmrep["body"] == TDMREP_FILE
+    assert tdmrep["sha256"] == hashlib.sha256(TDMREP_FILE.encode()).hexdigest()
+    assert tdmrep["syntax"] is None and tdmrep["agent"] is None
+    decisions = {d["url"]: d for d in of_kind(found, "decision")}
+    assert {d["tdmrep_sha256"] for d in decisions.values()} == {tdmrep["sha256"]}
+    # A page record for each page that said something; /plain and /followed said nothing.
+    pages = {record["url"]: record for record in of_kind(found, "page")}
+    assert sorted(pages) == sorted(server.url(p) for p in PAGE_PATHS if p != "/plain")
+    noai = pages[server.url("/noai")]
+    assert noai["directives"] == [{"source": "meta tag 1 (robots)", "text": "noai"}]
+    [refusal] = noai["refused"]
+    assert (refusal["purpose"], refusal["rule"], refusal["images_only"]) == (
+        "train-ai",
+        "noai",
+        False,
+    )
+    assert (noai["items"], noai["nofollow"], noai["tdmrep"]) == ("dropped", False, None)
+    header = pages[server.url("/header")]
+    assert (header["refused"], header["items"], header["nofollow"]) == ([], None, True)
+    assert server.count("/followed") == 0  # the nofollow the record says was obeyed
+    reserved = pages[server.url("/reserved/a")]
+    assert reserved["tdmrep"] == {
+        "technique": "tdmrep.json",
+        "reservation": 1,
+        "policy": "https://example.com/p",
+        "source": reserved["tdmrep"]["source"],
+    }
+    assert reserved["tdmrep_sha256"] == tdmrep["sha256"]
+    assert [r["rule"] for r in reserved["refused"]] == ["tdm-reservation"]
+    by_header = pages[server.url("/tdm-header")]
+    assert by_header["tdmrep"]["technique"] == "header"
+    assert by_header["items"] == "dropped"
+    # The items feed holds what the records say was kept: /plain's and /header's.
+    items = tmp_path / "items.jsonl"
+    kept = sorted(json.loads(line)["url"] for line in items.read_text().splitlines())
+    assert kept == sorted([server.url("/header"), server.url("/plain")])
+    # audit reads the page records: a page refusing the purpose is not allowed for it.
+    evidence = str(tmp_path / "evidence.jsonl")
+    status, document = run_json("audit", evidence, server.url("/noai"), "--purpose", "train-ai")
+    assert status == 1 and document["page_refused"]["rule"] == "noai"
+    status, document = run_json("audit", evidence, server.url("/plain"), "--purpose", "train-ai")
+    assert (status, document["page"]) == (0, None)
+    status, document = run_json("audit", "verify", evidence, str(items), "--purpose", "train-ai")
+    assert (status, document["listed"]) == (0, [])
+    # An item planted for a page that refused train-ai is found, with the page's statement.
+    with items.open("a") as file:
+        file.write(json.dumps({"url": server.url("/reserved/a")}) + "\n")
+    status, document = run_json("audit", "verify", evidence, str(items), "--purpose", "train-ai")
+    [planted] = document["listed"]
+    assert status == 1
+    assert (planted["problem"], planted["url"]) == (
+        "train-ai refused by the page",
+        server.url("/reserved/a"),
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_kept_marked_are_recorded_so_and_pass_verify(
+    server: Server, tmp_path: Path
+) -> None:
+    from warcio.archiveiterator import ArchiveIterator
+
+    from tests.support.cli import run_json
+
+    warc = tmp_path / "evidence.warc.gz"
+    found = await crawl_speaking_site(
+        server, tmp_path, RERP_USAGE_DROP=False, RERP_EVIDENCE_WARC=str(warc)
+    )
+    pages = {record["url"]: record for record in of_kind(found, "page")}
+    assert pages[server.url("/noai")]["items"] == "marked"
+    # The WARC holds the tdmrep.json's response, and the page records as the JSON lines do.
+    with warc.open("rb") as file:
+        written = [
+            (
+                record.rec_type,
+                record.rec_headers.get_header("WARC-Target-URI"),
+                record.raw_stream.read(),
+            )
+            for record in ArchiveIterator(file)
+        ]
+    assert ("response", server.url(TDMREP), TDMREP_FILE.encode()) in written
+    in_warc = [json.loads(body) for kind, _, body in written if kind == "metadata"]
+    assert of_kind(in_warc, "page") == of_kind(found, "page")
+    evidence, items = str(tmp_path / "evidence.jsonl"), tmp_path / "items.jsonl"
+    status, document = run_json("audit", "verify", evidence, str(items), "--purpose", "train-ai")
+    assert (status, document["items"], document["listed"]) == (0, 5, [])
+    # The same item without its mark is not what the crawl kept.
+    with items.open("a") as file:
+        file.write(json.dumps({"url": server.url("/noai")}) + "\n")
+    status, document = run_json("audit", "verify", evidence, str(items), "--purpose", "train-ai")
+    assert status == 1
+    assert [entry["url"] for entry in document["listed"]] == [server.url("/noai")]
