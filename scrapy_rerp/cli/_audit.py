@@ -232,10 +232,12 @@ def _decide(
         return None
     agent = record.get("agent") or "*"
     decision = crawl_decision(rules, url, agent)
+    agents = rules.agents_at(decision.line) if decision.line is not None else None
     result: dict[str, Any] = {
         "allowed": decision.allowed,
         "line": decision.line,
         "rule": decision.rule,
+        "group": ", ".join(agents) if agents is not None else None,
         "reason": decision.reason,
     }
     if purpose is not None:

@@ -86,7 +86,8 @@ EVIDENCE_ITEMS_PRIORITY = 900
 #: The spider's close reason when evidence cannot be written and the crawl stops for it.
 CLOSE_REASON = "rerp_evidence_failed"
 #: ``request.meta`` / ``response.meta``: the robots.txt decision a request went on with
-#: (``robots_sha256``, ``robots_fetched_at``, ``line``, ``rule``), for its records.
+#: (``robots_sha256``, ``robots_fetched_at``, ``line``, ``rule``, ``group``; ``tdmrep_sha256``
+#: when the crawl reads TDMRep), for its records.
 DECISION_META = "rerp_robots_decision"
 #: robots.txt files (origin and body) remembered as written: one read again is not written
 #: again. Bounded: past it, one read again is written again, which costs a line, never a gap.
@@ -318,6 +319,7 @@ class EvidenceLog:
             robots_sha256=decided.get("robots_sha256"),
             line=decided.get("line"),
             rule=decided.get("rule"),
+            group=decided.get("group"),
             usage=usage,
             page_directives=page_directives,
             tdmrep_sha256=decided.get("tdmrep_sha256"),

@@ -162,11 +162,13 @@ class RobotsGate:
         as ``allowed`` takes it: request.url is what urls.rules_url would make already."""
         decision = robots.decide(request.url, user_agent)
         entry = self.origins.entry(origin_of_parts(urlparse_cached(request)))
+        agents = robots.agents_at(decision.line) if decision.line is not None else None
         request.meta[DECISION_META] = {
             "robots_sha256": entry.sha256 if entry is not None else None,
             "robots_fetched_at": entry.fetched_at if entry is not None else None,
             "line": decision.line,
             "rule": decision.rule,
+            "group": ", ".join(agents) if agents is not None else None,
         }
         return decision.allowed
 

@@ -54,6 +54,13 @@ class StoredGroup(NamedTuple):
     def is_allow(self, index: int) -> bool:
         return self.allow_bits is not None and self.allow_bits[index] == 1
 
+    def has_rule_on(self, line: int) -> bool:
+        """Whether one of the group's rules is on *line*."""
+        lines = self.scattered_lines
+        if lines is None:
+            return self.first_rule_line <= line < self.first_rule_line + len(self.patterns)
+        return line in lines
+
     def rules(self) -> tuple[tuple[bool, str, int], ...]:
         """``(is_allow, pattern, line)`` per rule, in file order."""
         return tuple((self.is_allow(i), p, self.line_of(i)) for i, p in enumerate(self.patterns))

@@ -249,6 +249,14 @@ class RobotsTxt:
         """True if *user_agent* may fetch *url*."""
         raise NotImplementedError
 
+    def agents_at(self, line: int) -> tuple[str, ...] | None:
+        """The user agents of the group (record) whose rule is on *line* (a :class:`Decision`'s
+        line), or None when no rule is on it."""
+        for group in self._groups:
+            if group.has_rule_on(line):
+                return group.agents
+        return None
+
     def decide(self, url: str, user_agent: str) -> Decision:
         """The verdict for *url* and the line that decided it (slower than :meth:`allowed`)."""
         if type(url) is not str or type(user_agent) is not str:

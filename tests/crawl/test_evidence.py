@@ -72,7 +72,10 @@ async def test_a_crawl_records_its_robots_txt_and_every_decision(
     }
     decisions = {record["url"]: record for record in of_kind(found, "decision")}
     refused = decisions[server.url("/private/x")]
-    assert (refused["line"], refused["rule"]) == (2, "Disallow: /private")
+    assert (refused["line"], refused["rule"], refused["group"]) == (2, "Disallow: /private", "*")
+    # A page no rule decided names no line, rule or group.
+    allowed = decisions[server.url("/a")]
+    assert (allowed["line"], allowed["rule"], allowed["group"]) == (None, None, None)
     assert all(d["robots_sha256"] == robots["sha256"] for d in decisions.values())
     assert stat(crawler, "robotstxt/evidence/robots") == 1
     assert stat(crawler, "robotstxt/evidence/decision/downloaded") == 2
@@ -423,7 +426,11 @@ async def test_audit_answers_agree_with_what_the_server_received(
     status, document = run_json("audit", "verify", str(evidence), str(items))
     assert status == 1
     [planted] = document["listed"]
-    assert (planted["url"], planted["rule"]) == (server.url("/private/x"), "Disallow: /private")
+    assert (planted["url"], planted["rule"], planted["group"]) == (
+        server.url("/private/x"),
+        "Disallow: /private",
+        "*",
+    )
 
 
 STORAGES = {

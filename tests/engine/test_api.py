@@ -362,6 +362,20 @@ def test_decision_points_at_the_deciding_line(
 
 
 @pytest.mark.parametrize("syntax", ALL)
+def test_the_group_of_a_decision_s_line(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    assert robots.agents_at(line_of(ROBOTS, "Disallow: /private")) == ("mybot",)
+    assert robots.agents_at(line_of(ROBOTS, "Disallow: /tmp")) == ("*",)
+    # Lines holding no rule: a User-agent line, a comment, an extension, past the end.
+    for line in (1, 2, line_of(ROBOTS, "Crawl-delay: 2"), 999):
+        assert robots.agents_at(line) is None
+    # Rules on lines apart (a comment between) and a group of two agents.
+    scattered = "User-agent: a\nUser-agent: b\nDisallow: /x\n# c\nAllow: /y\n"
+    assert parse(scattered, syntax).agents_at(5) == ("a", "b")
+    assert parse(scattered, syntax).agents_at(4) is None
+
+
+@pytest.mark.parametrize("syntax", ALL)
 def test_decision_without_a_rule(syntax: int) -> None:
     robots = parse(ROBOTS, syntax)
     for url, agent in (("/public", "mybot"), ("/public", "otherbot")):
