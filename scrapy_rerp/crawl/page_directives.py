@@ -306,6 +306,15 @@ class PageDirectivesMiddleware:
         file = request.meta.get(FILE_META) if self.tdmrep_purposes else None
         if not isinstance(file, TdmRepFile) or not file.entries:
             file = None  # says nothing
+        if (
+            file is not None
+            and not tdmrep_named
+            and not meta
+            and not file.reservation(response.url)
+        ):
+            # Most pages: only the file could speak, and no entry of it matches the page (the
+            # whole combination was a tenth of a crawl's purpose CPU: docs/benchmarks.rst).
+            file = None
         if tdmrep_named or (meta and self.tdmrep_purposes) or file is not None:
             reservation = tdm_reservation(response.url, file, tdmrep_named, meta)
             if not reservation.statements and not reservation.warnings:

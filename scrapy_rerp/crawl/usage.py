@@ -19,15 +19,18 @@ header is known too. The decisions, per purpose, are in ``response.meta["rerp_us
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.python import to_unicode
 
+from scrapy_rerp.crawl.compat import header_key, header_values
 from scrapy_rerp.engine import UsageDecision, header_usage
 from scrapy_rerp.engine._robots import NO_USAGE_STATED
-from scrapy_rerp.engine._usage import DISALLOWED, UNKNOWN, combined
+from scrapy_rerp.engine._usage import ALLOWED, DISALLOWED, UNKNOWN, combined
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -43,6 +46,9 @@ logger = logging.getLogger("scrapy_rerp.middleware")
 #: ``request.meta`` / ``response.meta`` key: purpose -> :class:`UsageDecision`.
 USAGE_META = "rerp_usage"
 
+PREFERENCES = (ALLOWED, DISALLOWED, UNKNOWN)
+_CONTENT_USAGE = header_key("Content-Usage")
+
 
 class UsagePolicy:
     """Applies ``RERP_USAGE`` to requests (robots.txt) and responses (the header)."""
@@ -53,6 +59,20 @@ class UsagePolicy:
         self.purposes = settings.usage
         self.deny_unknown = settings.usage_deny_unknown
         self.drop = settings.usage_drop
+        # What a file that states no usage preference (most) says of every purpose.
+        self._unstated = dict.fromkeys(self.purposes, NO_USAGE_STATED)
+        # robotstxt/usage/<purpose>/<preference>, counted per response in batches: one call
+        # to Scrapy's stats collector per purpose was a third of this check's time in a crawl
+        # (benchmarks/bench_usage.py). Exact when the spider closes; at most _BATCH - 1
+        # responses behind while it runs.
+        self._keys = {
+            (purpose, preference): f"robotstxt/usage/{purpose}/{preference}"
+            for purpose in self.purposes
+            for preference in PREFERENCES
+        }
+        self._counted: Counter[str] = Counter()
+        self._responses = 0
+        crawler.signals.connect(self._flush_counts, signal=signals.spider_closed)
 
     def check_request(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
         """What robots.txt says about the request's URL; raises IgnoreRequest for a purpose
@@ -62,7 +82,8 @@ class UsagePolicy:
                 purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes
             }
         else:  # most files: what usage() would say of an allowed URL, without matching it
-            decisions = dict.fromkeys(self.purposes, NO_USAGE_STATED)
+            request.meta[USAGE_META] = self._unstated.copy()
+            return
         request.meta[USAGE_META] = decisions
         refused = _first(decisions, DISALLOWED)
         if refused is not None and self.drop:
@@ -74,18 +95,30 @@ class UsagePolicy:
         ``RERP_USAGE_DEFAULT = "deny"``), unless ``RERP_USAGE_DROP`` is off."""
         before: Mapping[str, UsageDecision] = request.meta.get(USAGE_META) or {}
         header = _header(response)
-        decisions: dict[str, UsageDecision] = {}
-        for purpose in self.purposes:
-            # What robots.txt said first, then the header: vocab-07 5.1 combines them.
-            said = [before[purpose]] if purpose in before else []
-            if header is not None:
-                said.append(header_usage(header, purpose))
-            decision = combined(said) or UsageDecision(
-                UNKNOWN, None, None, "nothing said about this usage"
-            )
-            decisions[purpose] = decision
-            self._count(f"robotstxt/usage/{purpose}/{decision.preference}")
-        request.meta[USAGE_META] = decisions
+        if header is None and len(before) == len(self.purposes):
+            # Most responses: no header, and robots.txt's decisions stand as they are.
+            decisions = before
+        else:
+            decisions = {}
+            for purpose in self.purposes:
+                # What robots.txt said first, then the header: vocab-07 5.1 combines them.
+                said = [before[purpose]] if purpose in before else []
+                if header is not None:
+                    said.append(header_usage(header, purpose))
+                decisions[purpose] = combined(said) or UsageDecision(
+                    UNKNOWN, None, None, "nothing said about this usage"
+                )
+            request.meta[USAGE_META] = decisions
+        counted = self._counted
+        keys = self._keys
+        for purpose, decision in decisions.items():
+            preference = decision.preference
+            counted[
+                keys.get((purpose, preference)) or f"robotstxt/usage/{purpose}/{preference}"
+            ] += 1
+        self._responses += 1
+        if self._responses == _BATCH:
+            self._flush_counts()
         refused = _first(decisions, DISALLOWED)
         if refused is None and self.deny_unknown:
             refused = _first(decisions, UNKNOWN)
@@ -122,6 +155,16 @@ class UsagePolicy:
     def _count(self, key: str) -> None:
         self.stats.inc_value(key)  # type: ignore[union-attr]
 
+    def _flush_counts(self) -> None:
+        for key, count in self._counted.items():
+            self.stats.inc_value(key, count)  # type: ignore[union-attr]
+        self._counted.clear()
+        self._responses = 0
+
+
+#: Responses whose per-purpose counts are added to the stats at once.
+_BATCH = 100
+
 
 def _first(
     decisions: Mapping[str, UsageDecision], outcome: str
@@ -134,7 +177,7 @@ def _first(
 
 def _header(response: Response) -> str | None:
     """The ``Content-Usage`` field's value, its lines joined (RFC 9651 4.2), or None."""
-    lines = response.headers.getlist("Content-Usage")
+    lines = header_values(response.headers, _CONTENT_USAGE)
     if not lines:
         return None
     return ", ".join(to_unicode(line, errors="replace") for line in lines)

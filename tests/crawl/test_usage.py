@@ -106,6 +106,13 @@ async def test_no_url_marked_n_for_the_purpose_is_downloaded_and_every_other_is(
         assert stat(crawler, "robotstxt/usage/dropped/robots_txt") == 1 + 2
         assert stat(crawler, "robotstxt/usage/dropped/header") == 1
         assert stat(crawler, "robotstxt/forbidden") == 3
+        # Every response downloaded counted once for the purpose (counted in batches, all by
+        # the end): /ai-ok/ twice and /yes allowed, /no disallowed, the rest unknown.
+        counted = {
+            preference: stat(crawler, f"robotstxt/usage/train-ai/{preference}")
+            for preference in ("allowed", "disallowed", "unknown")
+        }
+        assert counted == {"allowed": 3, "disallowed": 1, "unknown": 3}
         # Every URL ends as a response or an IgnoreRequest: nothing is lost.
         assert len(received(crawler)) + len(ignored(crawler)) == len(urls)
 
