@@ -45,7 +45,7 @@ from scrapy_rerp.core.urls import (
     robots_url_of,
 )
 from scrapy_rerp.crawl.evidence import DECISION_META
-from scrapy_rerp.crawl.tdmrep import FILE_META
+from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -109,7 +109,7 @@ class RobotsGate:
             if isinstance(file, Refused):
                 self.lot.count_dropped_at_once(file.reason)
                 raise IgnoreRequest(file.message)
-            request.meta[FILE_META] = file
+            request.meta[FILE_META] = AttachedFile(file)  # type: ignore[arg-type]
             if self._evidence is not None:
                 entry = tdmrep.entry(origin)
                 if entry is not None:

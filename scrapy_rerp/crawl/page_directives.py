@@ -59,14 +59,13 @@ from scrapy_rerp.crawl.compat import (
 )
 from scrapy_rerp.crawl.evidence import DECISION_META, evidence_log_of
 from scrapy_rerp.crawl.head_meta import head_meta_tags
-from scrapy_rerp.crawl.tdmrep import FILE_META
+from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
 from scrapy_rerp.engine._agents import caller_tokens
 from scrapy_rerp.engine._tdmrep import (
     TDMREP_META_NAMES,
     TDMREP_PURPOSES,
     TdmRepDecision,
-    TdmRepFile,
     TdmReservation,
     tdm_reservation,
 )
@@ -303,8 +302,9 @@ class PageDirectivesMiddleware:
         reservation = None
         tdmrep_refused: list[tuple[str, _Refusal]] = []
         # The origin's tdmrep.json, as the gate found it (the file technique comes first).
-        file = request.meta.get(FILE_META) if self.tdmrep_purposes else None
-        if not isinstance(file, TdmRepFile) or not file.entries:
+        attached = request.meta.get(FILE_META) if self.tdmrep_purposes else None
+        file = attached.file if isinstance(attached, AttachedFile) else None
+        if file is None or not file.entries:
             file = None  # says nothing
         if (
             file is not None

@@ -29,13 +29,38 @@ if TYPE_CHECKING:
     from scrapy_rerp.crawl.evidence import EvidenceLog
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["FILE_META", "TdmRepListener", "reads_tdmrep"]
+__all__ = ["FILE_META", "AttachedFile", "TdmRepListener", "reads_tdmrep"]
 
 logger = logging.getLogger("scrapy_rerp.middleware")
 
-#: ``Request.meta`` key: the origin's parsed tdmrep.json (a ``TdmRepFile``), set by the gate
-#: once it is known; the page directives read it.
+#: ``Request.meta`` key: the origin's parsed tdmrep.json (an :class:`AttachedFile`), set by the
+#: gate once it is known; the page directives read it.
 FILE_META = "_rerp_tdmrep_file"
+
+
+class AttachedFile:
+    """An origin's tdmrep.json as the gate attaches it to a request: never pickled. A JOBDIR
+    keeps requests on disk, with their meta (a retried request carries it), and the file may be
+    as large as ``RERP_MAX_SIZE``: pickled, it is None, and the gate attaches the file again
+    when the request comes back to it."""
+
+    __slots__ = ("file",)
+
+    def __init__(self, file: TdmRepFile) -> None:
+        self.file = file
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _detached, ()
+
+    def __copy__(self) -> AttachedFile:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> AttachedFile:
+        return self
+
+
+def _detached() -> None:
+    return None
 
 
 def reads_tdmrep(settings: RerpSettings) -> bool:

@@ -193,6 +193,31 @@ async def test_a_missing_file_reserves_nothing(server: Server, tmp_path: Path) -
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_redirect_is_followed_to_the_file_before_any_page(
+    server: Server, tmp_path: Path
+) -> None:
+    moved = Reply(status=301, headers={"Location": "/files/tdm.json"})
+    site(server, moved).route("/files/tdm.json", FILE)
+    crawler = await crawl_site(server, tmp_path)
+    assert (server.count(TDMREP), server.count("/files/tdm.json")) == (1, 1)
+    file_at = server.hits("/files/tdm.json")[0].time
+    assert all(hit.time > file_at for hit in page_hits(server) if hit.path != "/files/tdm.json")
+    # The file the redirect led to reserves its paths.
+    assert kept(tmp_path) == [("elsewhere", False), ("open/c", False)]
+    assert stat(crawler, "robotstxt/tdmrep/reserved/tdmrep.json") == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_redirect_loop_is_no_file(server: Server, tmp_path: Path) -> None:
+    loop = Reply(status=302, headers={"Location": TDMREP})
+    crawler = await crawl_site(site(server, loop), tmp_path, RERP_MAX_REDIRECTS=3)
+    # The first request and three redirects, then no file: no reservation from it.
+    assert server.count(TDMREP) == 4
+    assert kept(tmp_path) == every_item()
+    assert stat(crawler, "robotstxt/tdmrep/reserved/tdmrep.json") is None
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_503_is_retried_and_the_pages_wait_for_the_file(
     server: Server, tmp_path: Path
 ) -> None:
@@ -266,3 +291,27 @@ async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_p
     logged = [r.getMessage().split(" ")[2] for r in caplog.records]
     assert logged == ["http://a.test", "http://b.test", "http://c.test", "http://a.test"]
     assert stats.get_value("robotstxt/tdmrep/file/invalid") == 5
+
+
+def test_the_file_attached_to_a_request_is_not_kept_with_it_on_disk() -> None:
+    # A JOBDIR's queues pickle a request's dict, meta included (scrapy.squeues), and a retried
+    # request carries its meta: the file is left out, and the gate attaches it again.
+    import copy
+    import pickle
+
+    from scrapy import Request
+    from scrapy.utils.request import request_from_dict
+
+    from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
+
+    big = parse_tdmrep(
+        json.dumps([{"location": f"/d{i}/*", "tdm-reservation": 1} for i in range(2000)])
+    )
+    request = Request("https://example.com/d1/a", meta={FILE_META: AttachedFile(big), "kept": 1})
+    pickled = pickle.dumps(request.to_dict(), protocol=4)  # as scrapy.squeues pickles it
+    assert len(pickled) < 1_000
+    back = request_from_dict(pickle.loads(pickled))
+    assert back.meta == {FILE_META: None, "kept": 1}
+    # In memory, a copy (a retry's) shares it.
+    assert request.copy().meta[FILE_META].file is big
+    assert copy.deepcopy(request.meta)[FILE_META].file is big
