@@ -107,12 +107,14 @@ def robots_record(
     source: str = "download",
     sha256: str | None = None,
     kind: str = "robots",
+    matched: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """One robots.txt as read (or, with ``kind="tdmrep"``, an origin's tdmrep.json: then
     ``syntax`` and ``agent`` are None, as none applies to it). ``headers`` may hold any
     response headers (by name, any case): only :data:`ROBOTS_HEADERS` are kept. ``body`` is
     the body as parsed (decoded, capped); its sha256 is what decision records point to.
-    ``source`` says where this crawl got it
+    ``matched`` is the agents, as the file writes them, that match ``agent``
+    (``RobotsTxt.matched_agents``). ``source`` says where this crawl got it
     (:data:`SOURCES`): a copy from the store or the fleet comes without its body (``body``
     None) but with the ``sha256`` of the body it was read from, whose record is in the
     evidence of the run, or the worker, that downloaded it."""
@@ -144,6 +146,7 @@ def robots_record(
         "body": data.decode("utf-8", "replace") if body is not None else None,
         "syntax": syntax,
         "agent": agent,
+        "matched": list(matched) if matched is not None else None,
         "plugin_version": plugin_version,
         "source": source,
     }

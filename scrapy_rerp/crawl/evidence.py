@@ -58,6 +58,7 @@ from scrapy_rerp.core.evidence import (
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.crawl.compat import close_spider
+from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -292,6 +293,7 @@ class EvidenceLog:
             headers=_headers(fetched.response) if fetched is not None else None,
             syntax=self.syntax if kind == "robots" else None,
             agent=user_agent,
+            matched=_matched(entry, user_agent),
             plugin_version=__version__,
             source="download" if downloaded else self.copies_from,
             sha256=entry.sha256,
@@ -489,6 +491,14 @@ def usage_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
         "source": source,
         "value": getattr(decision, "statement", None),
     }
+
+
+def _matched(entry: RobotsEntry, user_agent: str | None) -> tuple[str, ...] | None:
+    """The agents of a robots.txt that match the crawler (None for other documents)."""
+    robots = entry.robots
+    if user_agent is None or not isinstance(robots, RobotsTxt):
+        return None
+    return robots.matched_agents(user_agent)
 
 
 def _headers(response: Any) -> dict[str, bytes | None]:

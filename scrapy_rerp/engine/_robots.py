@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple
 
 from . import _lines as L
+from ._agents import caller_tokens
 from ._constants import RFC9309, SYNTAX_NAMES, check_syntax
 from ._directives import (
     CONTENT_SIGNAL,
@@ -248,6 +249,22 @@ class RobotsTxt:
     def allowed(self, url: str, user_agent: str) -> bool:
         """True if *user_agent* may fetch *url*."""
         raise NotImplementedError
+
+    def matched_agents(self, user_agent: str) -> tuple[str, ...]:
+        """The user agents, as the file writes them, by which *user_agent* is matched: of each
+        group (record) its rules are checked against, the agents naming one of its product
+        tokens, else ``*``; () when no group applies (everything is allowed)."""
+        if type(user_agent) is not str:
+            user_agent = _coerce("", user_agent)[1]
+        tokens = caller_tokens(user_agent)
+        matched: dict[str, None] = {}
+        for group in self._applying_groups(user_agent):
+            named = [agent for agent in group.agents if agent.lower() in tokens]
+            for agent in (
+                named or [agent for agent in group.agents if agent == "*"] or group.agents[:1]
+            ):
+                matched[agent] = None
+        return tuple(matched)
 
     def agents_at(self, line: int) -> tuple[str, ...] | None:
         """The user agents of the group (record) whose rule is on *line* (a :class:`Decision`'s

@@ -54,6 +54,13 @@ def test_a_robots_record_is_valid_and_points_to_its_body() -> None:
     }
 
 
+def test_a_robots_record_names_the_agents_that_matched() -> None:
+    record = a_robots_record(matched=("mybot",))
+    validate(record)
+    assert (record["agent"], record["matched"]) == ("mybot", ["mybot"])
+    assert a_robots_record()["matched"] is None  # not known
+
+
 def test_an_unreachable_robots_txt_has_no_body_and_is_valid() -> None:
     record = a_robots_record(status=None, final_url=None, outcome="unreachable", body=None)
     validate(record)

@@ -60,6 +60,7 @@ async def test_a_crawl_records_its_robots_txt_and_every_decision(
     assert robots["url"] == server.url("/robots.txt")
     assert (robots["status"], robots["outcome"], robots["source"]) == (200, "parsed", "download")
     assert robots["body"] == ROBOTS
+    assert robots["matched"] == ["*"]  # the crawler is matched by the * group
     assert robots["headers"]["ETag"] == '"v1"'
     assert "Set-Cookie" not in robots["headers"]
     # Each page the server answered is recorded downloaded, the refused one refused.

@@ -376,6 +376,18 @@ def test_the_group_of_a_decision_s_line(syntax: int) -> None:
 
 
 @pytest.mark.parametrize("syntax", ALL)
+def test_the_agents_a_crawler_is_matched_by(syntax: int) -> None:
+    robots = parse(ROBOTS, syntax)
+    assert robots.matched_agents("mybot") == ("mybot",)
+    assert robots.matched_agents("Mozilla/5.0 (compatible; MyBot/1.0)") == ("mybot",)
+    assert robots.matched_agents("otherbot") == ("*",)
+    assert parse("User-agent: a\nDisallow: /\n", syntax).matched_agents("b") == ()
+    assert parse("User-agent: A\nUser-agent: B\nDisallow: /\n", syntax).matched_agents("b") == (
+        "B",
+    )
+
+
+@pytest.mark.parametrize("syntax", ALL)
 def test_decision_without_a_rule(syntax: int) -> None:
     robots = parse(ROBOTS, syntax)
     for url, agent in (("/public", "mybot"), ("/public", "otherbot")):
