@@ -38,7 +38,9 @@ nox.options.error_on_missing_interpreters = True
 def install(session: nox.Session, scrapy: str) -> None:
     started = time.monotonic()
     pin = f"scrapy=={scrapy}" if scrapy != NEWEST else "scrapy"
-    session.install("-q", "-e", ".[test]", pin)
+    # Compiled as pip compiles (uv does not by default): a process that may not write bytecode
+    # (PYTHONDONTWRITEBYTECODE) would otherwise compile Scrapy each time it imports it.
+    session.install("-q", "-e", ".[test]", pin, env={"UV_COMPILE_BYTECODE": "1"})
     session.run("python", "-c", "import scrapy; print('Scrapy', scrapy.__version__)")
     session.log(f"installed in {time.monotonic() - started:.0f} s")
 
