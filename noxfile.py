@@ -7,10 +7,12 @@ not half a minute), else with venv and pip. Every supported Python runs one cell
 cell runs tells its Scrapy, Python or reactor apart, within ``.ci/run``'s eight minutes on two
 cores (markers: pyproject.toml):
 
-* ``tests-3.13(scrapy='newest')``: the whole suite, on the newest Scrapy and Python;
+* ``tests-3.13(scrapy='newest')``: the whole suite, on the newest Scrapy and Python, but the
+  engine's runs over the whole corpus (``corpus``);
 * ``oldest-3.10(scrapy='2.13.4')``: what speaks to Scrapy (``-m "crawl or scrapy"``) on the
-  oldest supported Scrapy and Python; the engine and the command line, which import no Scrapy,
-  are not repeated;
+  oldest supported Scrapy and Python, and the corpus runs: CPU-bound and Scrapy-free, they
+  balance the two lanes of ``.ci/run`` here (the other lane is the critical path). The rest of
+  the engine and the command line, which import no Scrapy, are not repeated;
 * ``reactorless-3.12``: the crawls in Scrapy's reactorless mode (``TWISTED_REACTOR_ENABLED =
   False``, an asyncio loop and no Twisted reactor, Scrapy 2.15+);
 * ``epoll-3.11``: the crawls under Twisted's epoll reactor, without asyncio.
@@ -56,17 +58,17 @@ def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
 @nox.session(python=["3.13"])
 @nox.parametrize("scrapy", [NEWEST])
 def tests(session: nox.Session, scrapy: str) -> None:
-    """The whole suite, on the newest Scrapy and Python."""
+    """The whole suite, on the newest Scrapy and Python, but the corpus runs."""
     install(session, scrapy)
-    pytest(session)
+    pytest(session, "-m", "not corpus")
 
 
 @nox.session(python=["3.10"])
 @nox.parametrize("scrapy", [FLOOR])
 def oldest(session: nox.Session, scrapy: str) -> None:
-    """What speaks to Scrapy, on the oldest supported Scrapy and Python."""
+    """What speaks to Scrapy, on the oldest supported Scrapy and Python; the corpus runs."""
     install(session, scrapy)
-    pytest(session, "-m", "crawl or scrapy")
+    pytest(session, "-m", "crawl or scrapy or corpus")
 
 
 @nox.session(python=["3.12"])

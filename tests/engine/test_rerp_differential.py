@@ -278,6 +278,7 @@ def compare(corpus: Path, shard: int = 0, shards: int = 1) -> Report:
 
 
 @needs_corpus
+@pytest.mark.corpus
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_agrees_with_rerp_except_fixed_bugs(capsys: pytest.CaptureFixture[str], shard: int) -> None:
     report = compare(CORPUS, shard, SHARDS)
@@ -293,6 +294,7 @@ def _corpus_files() -> Iterator[Path]:
 
 
 @needs_corpus
+@pytest.mark.corpus
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_every_corpus_file_parses_in_every_syntax(shard: int) -> None:
     count = 0
