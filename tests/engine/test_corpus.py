@@ -21,8 +21,6 @@ import pytest
 from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
 from tests.support.syntaxes import ALL
 
-pytestmark = pytest.mark.corpus  # the engine over every corpus file (markers: pyproject.toml)
-
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("SCRAPY_RERP_CORPUS") or REPO.parent / "shared" / "corpus")
 
