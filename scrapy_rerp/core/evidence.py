@@ -85,6 +85,11 @@ def _without_userinfo(text: str) -> str:
     return _USERINFO.sub("", text) if "@" in text else text
 
 
+def _one_of(name: str, value: object, allowed: frozenset[Any]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {sorted(allowed, key=str)}, not {value!r}")
+
+
 def _text(value: bytes | str | None) -> str | None:
     if value is None:
         return None
@@ -118,10 +123,8 @@ def robots_record(
     (:data:`SOURCES`): a copy from the store or the fleet comes without its body (``body``
     None) but with the ``sha256`` of the body it was read from, whose record is in the
     evidence of the run, or the worker, that downloaded it."""
-    if source not in SOURCES:
-        raise ValueError(f"source must be one of {sorted(SOURCES)}, not {source!r}")
-    if kind not in DOCUMENTS:
-        raise ValueError(f"kind must be one of {sorted(DOCUMENTS)}, not {kind!r}")
+    _one_of("source", source, SOURCES)
+    _one_of("kind", kind, DOCUMENTS)
     wanted = {name.lower(): name for name in ROBOTS_HEADERS}
     kept: dict[str, str] = {}
     for name, value in (headers or {}).items():
@@ -171,8 +174,7 @@ def decision_record(
     ``reason``); ``line``, ``rule`` and ``group`` are the robots.txt line that decided,
     ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``),
     ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read)."""
-    if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {sorted(VERDICTS)}, not {verdict!r}")
+    _one_of("verdict", verdict, VERDICTS)
     return {
         "v": FORMAT_VERSION,
         "kind": "decision",
@@ -208,8 +210,7 @@ def page_record(
     became of its items then (``items``: ``dropped`` or ``marked``), whether its links were
     dropped (``nofollow``), and the TDMRep statement that decided (``{"technique",
     "reservation", "policy", "source"}``) with the tdmrep.json it came from."""
-    if items not in PAGE_ITEMS:
-        raise ValueError(f"items must be one of {sorted(PAGE_ITEMS, key=str)}, not {items!r}")
+    _one_of("items", items, PAGE_ITEMS)
     return {
         "v": FORMAT_VERSION,
         "kind": "page",

@@ -371,63 +371,42 @@ def test_a_fleet_under_a_reactor_without_asyncio_stops_at_start_up(server: Serve
     assert "EPollReactor" in errors[0]
 
 
+TDMREP = "/.well-known/tdmrep.json"
+
+
+@pytest.mark.parametrize("document", ["/robots.txt", TDMREP])
 def test_a_dead_origin_is_retried_by_one_worker_at_the_backoff_rate(
-    redis_server: RedisServer, hosts: list[Server]
+    redis_server: RedisServer, hosts: list[Server], document: str
 ) -> None:
+    # The fleet shares an origin's outage, of robots.txt or of the second per-origin document,
+    # tdmrep.json (read as RERP_USAGE names train-ai): its retries keep the backoff rate, and
+    # its pages are dropped when the outage outlasts the limit (for tdmrep.json too: an
+    # unknown reservation is no "none").
     dead, ok, _ = hosts
-    dead.robots("", status=503)
     ok.robots("User-agent: *\nAllow: /\n")
-    seed(
-        redis_server, [dead.url(f"/p{i}") for i in range(6)] + [ok.url(f"/p{i}") for i in range(6)]
-    )
-    config = fleet_config(
-        redis_server,
-        RERP_RETRY_BACKOFF_BASE=0.5,
-        RERP_RETRY_BACKOFF_MAX=0.5,
-        RERP_UNREACHABLE_MAX_WAIT=2,
-    )
-    reports = [finish(w) for w in [start_worker(config) for _ in range(3)]]
-    attempts = dead.hits("/robots.txt")
-    # Alone, each worker would try about four times in the 2 s (0, 0.5, 1.0, 1.5 s): twelve.
-    assert 2 <= len(attempts) <= 5, [round(h.time - attempts[0].time, 2) for h in attempts]
-    assert min(gaps(attempts)) >= 0.45
-    assert pages(dead) == []
-    assert sorted(pages(ok)) == sorted(f"/p{i}" for i in range(6))
-    dropped = sum(r["stats"].get("robotstxt/dropped/unreachable", 0) for r in reports)
-    assert dropped == 6
-
-
-def test_an_unreachable_tdmrep_json_is_retried_by_one_worker_and_its_pages_dropped(
-    redis_server: RedisServer, hosts: list[Server]
-) -> None:
-    # As robots.txt's outage above, for the second per-origin document: the fleet shares the
-    # outage of an origin's tdmrep.json, so its retries keep the backoff rate, and its pages
-    # are dropped when the outage outlasts the limit (an unknown reservation is no "none").
-    dead, ok, _ = hosts
     dead.robots("User-agent: *\nAllow: /\n")
-    dead.route("/.well-known/tdmrep.json", Reply(status=503))
-    ok.robots("User-agent: *\nAllow: /\n")
+    dead.route(document, Reply(status=503))
     seed(
         redis_server, [dead.url(f"/p{i}") for i in range(6)] + [ok.url(f"/p{i}") for i in range(6)]
     )
+    usage = {"RERP_USAGE": "train-ai"} if document == TDMREP else {}
     config = fleet_config(
         redis_server,
-        RERP_USAGE="train-ai",
+        **usage,
         RERP_RETRY_BACKOFF_BASE=0.5,
         RERP_RETRY_BACKOFF_MAX=0.5,
         RERP_UNREACHABLE_MAX_WAIT=2,
     )
     reports = [finish(w) for w in [start_worker(config) for _ in range(3)]]
-    attempts = dead.hits("/.well-known/tdmrep.json")
+    attempts = dead.hits(document)
     # Alone, each worker would try about four times in the 2 s (0, 0.5, 1.0, 1.5 s): twelve.
     assert 2 <= len(attempts) <= 5, [round(h.time - attempts[0].time, 2) for h in attempts]
     assert min(gaps(attempts)) >= 0.45
-    assert dead.count("/robots.txt") == 1
-    assert ok.count("/.well-known/tdmrep.json") == 1  # its 404, once for the fleet
-    assert [p for p in pages(dead) if p != "/.well-known/tdmrep.json"] == []
-    assert sorted(p for p in pages(ok) if p != "/.well-known/tdmrep.json") == sorted(
-        f"/p{i}" for i in range(6)
-    )
+    assert [path for path in pages(dead) if path != TDMREP] == []
+    assert sorted(path for path in pages(ok) if path != TDMREP) == [f"/p{i}" for i in range(6)]
+    if document == TDMREP:
+        assert dead.count("/robots.txt") == 1
+        assert ok.count(TDMREP) == 1  # its 404, once for the fleet
     dropped = sum(r["stats"].get("robotstxt/dropped/unreachable", 0) for r in reports)
     assert dropped == 6
 
