@@ -262,6 +262,21 @@ def test_engine_does_not_import_scrapy_or_twisted() -> None:
     assert run_fresh(code) == {"scrapy": False, "twisted": False}
 
 
+def test_the_settings_error_is_loaded_on_access_only() -> None:
+    # The settings' module brings the store's and the body readers' imports: a third of the
+    # engine's import time, which rerp's users have no use for.
+    code = (
+        "import json, sys\n"
+        "import scrapy_rerp\n"
+        "before = 'scrapy_rerp.core.settings' in sys.modules\n"
+        "error = scrapy_rerp.RerpSettingsError\n"
+        "assert issubclass(error, ValueError)\n"
+        "after = 'scrapy_rerp.core.settings' in sys.modules\n"
+        "print(json.dumps({'before': before, 'after': after}))\n"
+    )
+    assert run_fresh(code) == {"before": False, "after": True}
+
+
 @pytest.mark.parametrize(
     "name",
     [
