@@ -40,9 +40,7 @@ nox.options.error_on_missing_interpreters = True
 def install(session: nox.Session, scrapy: str) -> None:
     started = time.monotonic()
     pin = f"scrapy=={scrapy}" if scrapy != NEWEST else "scrapy"
-    # Compiled as pip compiles (uv does not by default): a process that may not write bytecode
-    # (PYTHONDONTWRITEBYTECODE) would otherwise compile Scrapy each time it imports it.
-    session.install("-q", "-e", ".[test]", pin, env={"UV_COMPILE_BYTECODE": "1"})
+    session.install("-q", "-e", ".[test]", pin)
     session.run("python", "-c", "import scrapy; print('Scrapy', scrapy.__version__)")
     session.log(f"installed in {time.monotonic() - started:.0f} s")
 

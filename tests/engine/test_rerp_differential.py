@@ -294,7 +294,6 @@ def _corpus_files() -> Iterator[Path]:
 
 
 @needs_corpus
-@pytest.mark.corpus
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_every_corpus_file_parses_in_every_syntax(shard: int) -> None:
     count = 0
