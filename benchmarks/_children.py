@@ -1,16 +1,21 @@
 """What the paired crawl benchmarks (bench_store, bench_evidence, bench_usage) share: a crawl
 run in a child process of its own, its configuration through a file (with thousands of origins
-it is too long for a command line) and its measurements back as one ``RESULT`` JSON line."""
+it is too long for a command line) and its measurements back as one ``RESULT`` JSON line; and
+their command line (:func:`paired_parser`, :func:`paired_main`)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from _results import add_write_results_argument, write_results
 
 RESULT = "RESULT "
 
@@ -54,3 +59,64 @@ def shown_argv(argv: Sequence[str] | None) -> list[str]:
         at = shown.index("--results")
         del shown[at : at + 2]
     return shown
+
+
+def paired_parser(
+    description: str,
+    default_results: Path,
+    *,
+    origins: int,
+    pages: int,
+    repeats: int,
+    compared: str,
+) -> argparse.ArgumentParser:
+    """The options every paired benchmark takes (a benchmark adds its own to the parser)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--origins", type=int, default=origins, help="origins crawled")
+    parser.add_argument("--pages", type=int, default=pages, help="allowed pages per origin")
+    parser.add_argument(
+        "--repeats", type=int, default=repeats, help=f"pairs of crawls with and without {compared}"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
+    parser.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
+    add_write_results_argument(parser, default_results)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.set_defaults(compared=compared)  # what the results file says the pairs differ by
+    return parser
+
+
+def paired_main(
+    argv: Sequence[str] | None,
+    parser: argparse.ArgumentParser,
+    *,
+    script: str,
+    title: str,
+    crawl_child: Callable[[dict[str, Any]], None],
+    measure: Callable[[argparse.Namespace], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+    summary: Callable[[dict[str, Any]], dict[str, Any]],
+) -> int:
+    """A paired benchmark's ``main``: as a child (``--child``), one crawl; else the pairs
+    measured, the report printed, and the figures and results file written as asked."""
+    args = parser.parse_args(argv)
+    if args.child:
+        crawl_child(json.loads(Path(args.child).read_text()))
+        return 0
+    data = measure(args)
+    report = render(data)
+    print(report)
+    if args.json:
+        args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
+    if args.write_results:
+        write_results(
+            args.results or args.write_results,
+            title,
+            script,
+            report,
+            shown_argv(argv),
+            facts=[
+                f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
+                f"{args.repeats} pairs with and without {args.compared}"
+            ],
+        )
+    return 0

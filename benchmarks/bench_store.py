@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import statistics
 import sys
@@ -59,8 +58,7 @@ from typing import Any
 
 # The shared report helpers sit beside the script, which also runs as a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _children import cpu_seconds, run_child, send_result, shown_argv  # noqa: E402
-from _results import add_write_results_argument, write_results  # noqa: E402
+from _children import cpu_seconds, paired_main, paired_parser, run_child, send_result  # noqa: E402
 from _spiders import counting_spider  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "STORE_RESULTS.md"
@@ -430,38 +428,24 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--origins", type=int, default=3000, help="origins crawled")
-    parser.add_argument("--pages", type=int, default=1, help="allowed pages per origin")
-    parser.add_argument(
-        "--repeats", type=int, default=5, help="pairs of crawls with and without a store"
+    parser = paired_parser(
+        __doc__.split("\n\n")[0],
+        DEFAULT_RESULTS,
+        origins=3000,
+        pages=1,
+        repeats=5,
+        compared="a store",
     )
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
-    parser.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
-    add_write_results_argument(parser, DEFAULT_RESULTS)
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        crawl_child(json.loads(Path(args.child).read_text()))
-        return 0
-    data = measure(args)
-    report = render(data)
-    print(report)
-    if args.json:
-        args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
-    if args.write_results:
-        write_results(
-            args.results or args.write_results,
-            RESULTS_TITLE,
-            __file__,
-            report,
-            shown_argv(argv),
-            facts=[
-                f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
-                f"{args.repeats} pairs with and without a store"
-            ],
-        )
-    return 0
+    return paired_main(
+        argv,
+        parser,
+        script=__file__,
+        title=RESULTS_TITLE,
+        crawl_child=crawl_child,
+        measure=measure,
+        render=render,
+        summary=summary,
+    )
 
 
 if __name__ == "__main__":
