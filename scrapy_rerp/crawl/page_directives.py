@@ -310,7 +310,7 @@ class PageDirectivesMiddleware:
             file is not None
             and not tdmrep_named
             and not meta
-            and not file.reservation(response.url)
+            and file.reservation(response.url) is None
         ):
             # Most pages: only the file could speak, and no entry of it matches the page (the
             # whole combination was a tenth of a crawl's purpose CPU: docs/benchmarks.rst).

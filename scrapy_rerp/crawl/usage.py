@@ -46,7 +46,7 @@ logger = logging.getLogger("scrapy_rerp.middleware")
 #: ``request.meta`` / ``response.meta`` key: purpose -> :class:`UsageDecision`.
 USAGE_META = "rerp_usage"
 
-PREFERENCES = (ALLOWED, DISALLOWED, UNKNOWN)
+_PREFERENCES = (ALLOWED, DISALLOWED, UNKNOWN)
 _CONTENT_USAGE = header_key("Content-Usage")
 
 
@@ -68,7 +68,7 @@ class UsagePolicy:
         self._keys = {
             (purpose, preference): f"robotstxt/usage/{purpose}/{preference}"
             for purpose in self.purposes
-            for preference in PREFERENCES
+            for preference in _PREFERENCES
         }
         self._counted: Counter[str] = Counter()
         self._responses = 0
