@@ -977,7 +977,7 @@ def measure(args: argparse.Namespace) -> tuple[dict[str, WayResult], dict[str, A
         ways = list(results)
         for repeat in range(args.repeats):
             # Each repeat starts with another way, so that a slow spell does not hit one only.
-            for way in rotated(ways, repeat):
+            for way in ordered(ways, repeat, args.order):
                 print(f"repeat {repeat + 1}/{args.repeats}: {way} ...", flush=True)
                 servers.reset()
                 run = run_crawl(way, netlocs, args)
@@ -1046,6 +1046,19 @@ def rotated(ways: Sequence[str], repeat: int) -> list[str]:
     """*ways* (or cases) in the order of one repeat: each repeat starts one further."""
     shift = repeat % len(ways) if ways else 0
     return [*ways[shift:], *ways[:shift]]
+
+
+#: How the ways of one repeat are ordered (``--order``): ``rotate``, each repeat starting one
+#: further (A B C, B C A, ...); ``abba``, every other repeat reversed (A B, B A, A B, ...), so
+#: that with an even number of repeats each way runs first, and after each other, equally often.
+ORDERS = ("rotate", "abba")
+
+
+def ordered(ways: Sequence[str], repeat: int, order: str = "rotate") -> list[str]:
+    """*ways* in the order of one repeat under ``--order``."""
+    if order == "abba":
+        return list(ways) if repeat % 2 == 0 else list(reversed(ways))
+    return rotated(ways, repeat)
 
 
 def engineless_crawler(name: str, settings: dict[str, Any]) -> Any:
@@ -1263,7 +1276,11 @@ def render(data: dict[str, Any], args: argparse.Namespace) -> str:
         "each on its own port, in one separate asyncio process), "
         f"{data['expected_disallowed']:,} of them disallowed by "
         f"robots.txt; each crawl in a fresh process; median of {args.repeats} repeat(s), the "
-        "order of the ways rotating per repeat."
+        + (
+            "order of the ways reversed every other repeat (ABBA)."
+            if getattr(args, "order", "rotate") == "abba"
+            else "order of the ways rotating per repeat."
+        )
     )
     out.append(
         f"Settings: CONCURRENT_REQUESTS {args.concurrency}, CONCURRENT_REQUESTS_PER_DOMAIN "
@@ -1755,6 +1772,13 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--origins", type=int, default=None, help=f"origins (default {DEFAULT_ORIGINS})"
     )
     parser.add_argument("--repeats", type=int, default=None, help="crawls per way (default 3)")
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        default="rotate",
+        help="the ways' order in each repeat: rotate (A B C, B C A, ...) or abba (A B, B A, "
+        "...: each way first equally often with an even --repeats; default %(default)s)",
+    )
     parser.add_argument(
         "--quick",
         action="store_true",
