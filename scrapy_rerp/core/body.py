@@ -11,9 +11,11 @@ from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
 from scrapy_rerp.engine._text_codecs import NOT_BODY_CHARSETS, body_codec, text_codec
 
 __all__ = [
+    "MAX_HEADER_BYTES",
     "MAX_SIZE",
     "Body",
     "charset_from_content_type",
+    "capped_lines",
     "default_charset",
     "parse_body",
     "read_body",
@@ -25,6 +27,13 @@ _UTF8_BOM = codecs.BOM_UTF8
 #: The bytes of a robots.txt a crawler reads: 500 KiB, what RFC 9309 (section 2.5) asks crawlers
 #: to read at least. ``RERP_MAX_SIZE``'s default, and the command line's cap on what it reads.
 MAX_SIZE = 500 * 1024
+
+#: The bytes of one response header the crawl reads, all its lines together, for each header
+#: that speaks to it (Content-Usage, X-Robots-Tag, Robots-Tag, tdm-reservation, tdm-policy):
+#: 8 KiB, what common servers accept in one request header line (Apache's
+#: LimitRequestFieldSize, nginx's large_client_header_buffers). What a site says in one is
+#: tens of bytes; past the cap, nothing more is read (docs/usage.rst, "Bounds").
+MAX_HEADER_BYTES = 8 * 1024
 
 
 def charset_from_content_type(content_type: bytes | str | None) -> str | None:
@@ -126,3 +135,25 @@ def read_body(
     data = raw[:max_size]
     charset, note = usable_charset(data, charset)
     return Body(data, charset, truncated, charset_note=note)
+
+
+def capped_lines(lines: list[bytes], limit: int = MAX_HEADER_BYTES) -> tuple[list[bytes], int]:
+    """The first lines of one header, at most ``limit`` bytes of them, and how many bytes were
+    left unread (0: every line read).
+
+    Lines are kept whole while they fit; of the first one that does not, the part before its
+    last comma within the cap is kept (the members of a list or dictionary before it, whole),
+    and nothing after it is read.
+    """
+    room = limit
+    for index, line in enumerate(lines):
+        if len(line) <= room:
+            room -= len(line)
+            continue
+        kept = lines[:index]
+        comma = line.rfind(b",", 0, room)
+        if comma > 0:
+            kept.append(line[:comma])
+        unread = len(line) - max(comma, 0) + sum(len(rest) for rest in lines[index + 1 :])
+        return kept, unread
+    return lines, 0

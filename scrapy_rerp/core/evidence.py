@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from scrapy_rerp.core.lengths import bounded_record
+
 __all__ = [
     "FORMAT_VERSION",
     "ROBOTS_HEADERS",
@@ -133,7 +135,7 @@ def robots_record(
         if canonical is not None and text is not None:
             kept[canonical] = text
     data = body if body is not None else b""
-    return {
+    record = {
         "v": FORMAT_VERSION,
         "kind": kind,
         "origin": origin,
@@ -153,6 +155,8 @@ def robots_record(
         "plugin_version": plugin_version,
         "source": source,
     }
+    # Every field bounded (core/lengths.py) but the body, which RERP_MAX_SIZE bounds.
+    return bounded_record(record, unbounded=("body",))
 
 
 def decision_record(
@@ -175,7 +179,7 @@ def decision_record(
     ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``),
     ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read)."""
     _one_of("verdict", verdict, VERDICTS)
-    return {
+    record = {
         "v": FORMAT_VERSION,
         "kind": "decision",
         "url": _without_credentials(url),
@@ -190,6 +194,7 @@ def decision_record(
         "page_directives": list(page_directives),
         "tdmrep_sha256": tdmrep_sha256,
     }
+    return bounded_record(record)
 
 
 def page_record(
@@ -211,7 +216,7 @@ def page_record(
     dropped (``nofollow``), and the TDMRep statement that decided (``{"technique",
     "reservation", "policy", "source"}``) with the tdmrep.json it came from."""
     _one_of("items", items, PAGE_ITEMS)
-    return {
+    record = {
         "v": FORMAT_VERSION,
         "kind": "page",
         "url": _without_credentials(url),
@@ -223,6 +228,7 @@ def page_record(
         "tdmrep": dict(tdmrep) if tdmrep is not None else None,
         "tdmrep_sha256": tdmrep_sha256,
     }
+    return bounded_record(record)
 
 
 def item_provenance(
@@ -233,13 +239,14 @@ def item_provenance(
     usage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The compact provenance put in an item's ``RERP_EVIDENCE_ITEM_FIELD``."""
-    return {
+    record = {
         "v": FORMAT_VERSION,
         "robots_sha256": robots_sha256,
         "robots_fetched_at": utc_time(fetched_at) if fetched_at is not None else None,
         "line": line,
         "usage": dict(usage) if usage is not None else None,
     }
+    return bounded_record(record)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 
+from scrapy_rerp.core.body import capped_lines
 from scrapy_rerp.core.settings import (
     CLOSE_REASON,
     RerpSettingsError,
@@ -200,7 +201,8 @@ class RobotsTxtMiddleware:
                 decided=decided,
                 usage=usage_of(request.meta),
                 page_directives=tuple(
-                    value.decode("latin-1") for value in response.headers.getlist("X-Robots-Tag")
+                    value.decode("latin-1")
+                    for value in capped_lines(response.headers.getlist("X-Robots-Tag"))[0]
                 ),
             )
         return response

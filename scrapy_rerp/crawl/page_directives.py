@@ -26,6 +26,9 @@ robots.txt, are left alone, as the downloader middleware leaves them
 (:func:`scrapy_rerp.core.urls.obeys_robots_txt`); a request the callback yields is kept whatever
 the page says when its meta opts out (``opts_out_of_robots_txt``). Every decision is counted
 under ``robotstxt/page/``.
+
+Each of those headers is read up to ``MAX_HEADER_BYTES`` (core/body.py), its first lines; a cut
+is counted in ``robotstxt/page/header_cut`` and logged once (docs/page-directives.rst).
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
+from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
+from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for
 from scrapy_rerp.core.urls import obeys_robots_txt, opts_out_of_robots_txt
 from scrapy_rerp.crawl.compat import (
@@ -181,6 +186,8 @@ class PageDirectivesMiddleware:
         # closes; at most _SILENT_BATCH - 1 behind while it runs.
         self._silent_pages = 0
         crawler.signals.connect(self._count_silent_pages, signal=signals.spider_closed)
+        #: The headers a cut was logged for (once each; then only counted).
+        self._cut_logged: set[bytes] = set()
         #: The crawl's evidence log (RERP_EVIDENCE), found once every component is built.
         self._evidence: EvidenceLog | None = None
         if settings.evidence is not None:
@@ -263,7 +270,7 @@ class PageDirectivesMiddleware:
             self._count(f"items_dropped/{refusal.rule}")
             logger.debug(
                 "Dropped an item from %(page)s: %(reason)s",
-                {"page": page.url, "reason": refusal.reason},
+                {"page": bounded(page.url), "reason": bounded(refusal.reason)},
                 extra={"spider": self.crawler.spider},
             )
             return False
@@ -282,7 +289,7 @@ class PageDirectivesMiddleware:
             for name in _PAGE_HEADERS:  # mostly absent: no list built for them
                 values = header_values(headers, name)
                 if values:
-                    named.extend((name, value) for value in values)
+                    named.extend((name, value) for value in self._capped(response, name, values))
         # The user agent robots.txt is matched against, chosen where
         # RobotsTxtMiddleware.user_agent_for chooses it.
         user_agent = crawler_user_agent(self.settings, user_agent_header(request))
@@ -291,7 +298,9 @@ class PageDirectivesMiddleware:
             for name in _TDMREP_HEADERS:
                 values = header_values(headers, name)
                 if values:
-                    tdmrep_named.extend((name, value) for value in values)
+                    tdmrep_named.extend(
+                        (name, value) for value in self._capped(response, name, values)
+                    )
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
             names = _names_of(user_agent)
@@ -425,7 +434,11 @@ class PageDirectivesMiddleware:
             self.stats.inc_value(f"robotstxt/tdmrep/warnings/{warning.code}")
             logger.debug(
                 "TDMRep statement of %(page)s not used: %(source)s: %(message)s",
-                {"page": response.url, "source": warning.source, "message": warning.message},
+                {
+                    "page": bounded(response.url),
+                    "source": bounded(warning.source),
+                    "message": bounded(warning.message),
+                },
                 extra={"spider": self.crawler.spider},
             )
         return refused
@@ -495,16 +508,42 @@ class PageDirectivesMiddleware:
             self._count(f"warnings/{warning.code}")
             logger.debug(
                 "Page directive of %(page)s not used: %(source)s: %(message)s",
-                {"page": response.url, "source": warning.source, "message": warning.message},
+                {
+                    "page": bounded(response.url),
+                    "source": bounded(warning.source),
+                    "message": bounded(warning.message),
+                },
                 extra={"spider": self.crawler.spider},
             )
 
     def _log_dropped(self, request: Request, page: _Page, why: str) -> None:
         logger.debug(
             "Dropped %(request)s: %(why)s on %(page)s",
-            {"request": request, "why": why, "page": page.url},
+            {"request": bounded(str(request)), "why": bounded(why), "page": bounded(page.url)},
             extra={"spider": self.crawler.spider},
         )
+
+    def _capped(self, response: Response, name: bytes, values: list[bytes]) -> list[bytes]:
+        """The first ``MAX_HEADER_BYTES`` of header *name*'s lines; a cut counted, and logged
+        the first time for that header."""
+        kept, unread = capped_lines(values)
+        if not unread:
+            return values
+        self._count("header_cut")
+        if name not in self._cut_logged:
+            self._cut_logged.add(name)
+            logger.info(
+                "%(header)s header of %(page)s cut at %(cap)s bytes (%(unread)s more not read): "
+                "its first lines apply; further cuts are counted in robotstxt/page/header_cut",
+                {
+                    "header": to_unicode(name, errors="replace"),
+                    "page": bounded(response.url),
+                    "cap": MAX_HEADER_BYTES,
+                    "unread": unread,
+                },
+                extra={"spider": self.crawler.spider},
+            )
+        return kept
 
     def _count(self, key: str) -> None:
         self.stats.inc_value(f"robotstxt/page/{key}")

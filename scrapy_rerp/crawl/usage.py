@@ -11,6 +11,10 @@ Two places say it (docs/usage.rst has the forms side by side):
   sees the page; it combines with what robots.txt said as draft-ietf-aipref-vocab asks (any
   ``disallowed`` wins, then any ``allowed``).
 
+The header is read up to ``MAX_HEADER_BYTES`` (core/body.py); a header cut there never allows a
+purpose: what its first statements allow is ``unknown``, what they disallow stays disallowed
+(docs/usage.rst, "Bounds").
+
 ``unknown`` is allowed unless ``RERP_USAGE_DEFAULT = "deny"``, which drops a page only once its
 header is known too. The decisions, per purpose, are in ``response.meta["rerp_usage"]``; with
 ``RERP_USAGE_DROP = False`` nothing is dropped and the meta is all the crawl gets.
@@ -27,6 +31,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.python import to_unicode
 
+from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
+from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.crawl.compat import header_key, header_values
 from scrapy_rerp.engine import UsageDecision, header_usage
 from scrapy_rerp.engine._robots import NO_USAGE_STATED
@@ -72,6 +78,7 @@ class UsagePolicy:
         }
         self._counted: Counter[str] = Counter()
         self._responses = 0
+        self._cut_logged = False  # a cut header is logged once, then only counted
         crawler.signals.connect(self._flush_counts, signal=signals.spider_closed)
 
     def check_request(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
@@ -94,7 +101,9 @@ class UsagePolicy:
         IgnoreRequest when the result disallows a purpose (or is unknown with
         ``RERP_USAGE_DEFAULT = "deny"``), unless ``RERP_USAGE_DROP`` is off."""
         before: Mapping[str, UsageDecision] = request.meta.get(USAGE_META) or {}
-        header = _header(response)
+        header, unread = _header(response)
+        if unread:
+            self._cut(request, unread)
         if header is None and len(before) == len(self.purposes):
             # Most responses: no header, and robots.txt's decisions stand as they are.
             decisions = before
@@ -104,7 +113,7 @@ class UsagePolicy:
                 # What robots.txt said first, then the header: vocab-07 5.1 combines them.
                 said = [before[purpose]] if purpose in before else []
                 if header is not None:
-                    said.append(header_usage(header, purpose))
+                    said.append(_header_usage(header, purpose, unread))
                 decisions[purpose] = combined(said) or UsageDecision(
                     UNKNOWN, None, None, "nothing said about this usage"
                 )
@@ -138,11 +147,11 @@ class UsagePolicy:
         else:
             reason, where = "robots_txt", f"robots.txt line {decision.line}"
         self._count(f"robotstxt/usage/dropped/{reason}")
-        said = decision.statement or decision.reason
+        said = bounded(decision.statement or decision.reason)
         logger.info(
             "Dropped %(request)s: %(purpose)s %(preference)s by %(where)s (%(said)s)",
             {
-                "request": request,
+                "request": bounded(str(request)),
                 "purpose": purpose,
                 "preference": decision.preference,
                 "where": where,
@@ -151,6 +160,20 @@ class UsagePolicy:
             extra={"spider": self.crawler.spider},
         )
         raise IgnoreRequest(f"{purpose} {decision.preference} by {where} ({said})")
+
+    def _cut(self, request: Request, unread: int) -> None:
+        """Count, and log the first time, a Content-Usage header cut at the cap."""
+        self._count("robotstxt/usage/header_cut")
+        if self._cut_logged:
+            return
+        self._cut_logged = True
+        logger.info(
+            "Content-Usage header of %(request)s cut at %(cap)s bytes (%(unread)s more not "
+            "read): what it allows is unknown, what it disallows stays disallowed; further cuts "
+            "are counted in robotstxt/usage/header_cut",
+            {"request": bounded(str(request)), "cap": MAX_HEADER_BYTES, "unread": unread},
+            extra={"spider": self.crawler.spider},
+        )
 
     def _count(self, key: str) -> None:
         self.stats.inc_value(key)  # type: ignore[union-attr]
@@ -175,9 +198,25 @@ def _first(
     return None
 
 
-def _header(response: Response) -> str | None:
-    """The ``Content-Usage`` field's value, its lines joined (RFC 9651 4.2), or None."""
+def _header(response: Response) -> tuple[str | None, int]:
+    """The ``Content-Usage`` field's value, its lines joined (RFC 9651 4.2), or None; and the
+    bytes of it left unread past ``MAX_HEADER_BYTES``."""
     lines = header_values(response.headers, _CONTENT_USAGE)
     if not lines:
-        return None
-    return ", ".join(to_unicode(line, errors="replace") for line in lines)
+        return None, 0
+    lines, unread = capped_lines(lines)
+    return ", ".join(to_unicode(line, errors="replace") for line in lines), unread
+
+
+def _header_usage(header: str, purpose: str, unread: int) -> UsageDecision:
+    """What the header says of *purpose*; of a header cut at the cap (``unread`` bytes left),
+    an ``allowed`` is ``unknown``: the part not read may have said otherwise, and the site's
+    statements read first cannot be taken for a permission they may not be."""
+    decision = header_usage(header, purpose)
+    if not unread or decision.preference != ALLOWED:
+        return decision
+    return decision._replace(
+        preference=UNKNOWN,
+        reason=f"the header was cut at {MAX_HEADER_BYTES:,} bytes ({unread:,} more not read); "
+        f"what its first statements allow is unknown",
+    )
