@@ -80,11 +80,30 @@ def bounded_record(record: dict[str, Any], *, unbounded: tuple[str, ...] = ()) -
     list to :data:`MAX_ENTRIES`, except the top-level fields named in ``unbounded`` (a robots.txt
     record's ``body``, bounded by ``RERP_MAX_SIZE`` where it is read)."""
     for key, value in record.items():
-        if key in unbounded or value is None or isinstance(value, (bool, int, float)):
+        if value is None or key in unbounded:
             continue
         if isinstance(value, str):
             if len(value) > MAX_FIELD_CHARS:
                 record[key] = bounded(value)
-        else:
+        elif isinstance(value, (dict, list)) and not _within(value):
+            # Checked before rebuilt: almost every record is within its bounds as it is.
             record[key] = _bounded_value(value)
     return record
+
+
+def _within(value: Any) -> bool:
+    """Whether ``value`` is within the bounds at every depth."""
+    if isinstance(value, str):
+        return len(value) <= MAX_FIELD_CHARS
+    if isinstance(value, dict):
+        values: Any = value.values()
+    elif isinstance(value, list):
+        if len(value) > MAX_ENTRIES:
+            return False
+        values = value
+    else:
+        return True
+    for item in values:
+        if not _within(item):
+            return False
+    return True
