@@ -264,6 +264,17 @@ def test_each_repeat_starts_with_the_next_way() -> None:
     assert bench.rotated([], 2) == []
 
 
+def test_abba_order_runs_each_way_first_and_after_the_other_equally_often() -> None:
+    bench = load_script("bench_crawl")
+    ways = ["scrapy", "scrapy_rerp"]
+    orders = [bench.ordered(ways, r, "abba") for r in range(4)]
+    assert orders == [ways, ways[::-1], ways, ways[::-1]]
+    assert [bench.ordered(ways, r) for r in range(2)] == [bench.rotated(ways, r) for r in range(2)]
+    parsed = bench.build_arg_parser().parse_args(["--order", "abba"])
+    assert parsed.order == "abba"
+    assert bench.build_arg_parser().parse_args([]).order == "rotate"
+
+
 def test_a_child_gets_a_config_too_long_for_a_command_line() -> None:
     # 10,000 origins failed with "OSError: [Errno 7] Argument list too long": one argument of
     # a command line may hold 128 KiB on Linux. The memory child reads robots.txt bodies it
