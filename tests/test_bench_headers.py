@@ -1,0 +1,35 @@
+"""benchmarks/bench_headers.py end to end, small: the page refused by its huge Content-Usage
+header is dropped, the other downloaded, each cut counted, nothing logged or recorded beyond the
+bounds, and the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.scripts import load_script
+
+
+def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) -> None:
+    bench = load_script("bench_headers")
+    results, figures = tmp_path / "HEADERS.md", tmp_path / "headers.json"
+    argv = ["--pages", "2", "--repeats", "1", "--lines", "50", "--robots-lines", "200"]
+    argv += ["--json", str(figures)]
+    assert bench.main([*argv, "--write-results", "--results", str(results)]) == 0
+    data = json.loads(figures.read_text())
+    runs = {(run["case"], run["name"]): run for run in data["runs"]}
+    obeyed = runs["headers", "robots.txt obeyed"]
+    # /u/0 refused by its Content-Usage header, /r/1 kept; both headers cut at the cap.
+    assert (obeyed["pages"], obeyed["ignored"], obeyed["header_cuts"]) == (1, 1, 2)
+    assert (
+        runs["headers", "robots.txt off"]["pages"],
+        runs["robots", "robots.txt off"]["pages"],
+    ) == (2, 2)
+    assert runs["robots", "robots.txt obeyed"]["pages"] == 2  # no scoped line matches a page
+    for case in ("headers", "robots"):
+        figures_of = data["summary"]["cases"][case]
+        assert figures_of["within_bounds"] and figures_of["no_errors"]
+    assert obeyed["log_longest"] > 4_000  # the cut header is quoted, to its bound
+    report = results.read_text()
+    assert "every record field bounded): yes" in report
+    assert "--results" not in report
