@@ -36,6 +36,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
+from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.origins import WAIT, OriginService, Refused
 from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp.core.urls import (
@@ -146,11 +147,11 @@ class RobotsGate:
                 "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; "
                 "%(reason)s)",
                 {
-                    "request": request,
-                    "robots": robots_url_of(request.url),
+                    "request": bounded(str(request)),
+                    "robots": bounded(robots_url_of(request.url)),
                     "line": decision.line,
-                    "rule": decision.rule,
-                    "reason": decision.reason,
+                    "rule": bounded(decision.rule) if decision.rule is not None else None,
+                    "reason": bounded(decision.reason),
                 },
                 extra={"spider": self.crawler.spider},
             )

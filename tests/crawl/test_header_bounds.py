@@ -60,7 +60,8 @@ def fields(value: Any) -> list[Any]:
 async def test_huge_headers_are_read_to_the_cap_logged_and_recorded_within_bounds(
     server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server.robots("User-agent: *\nAllow: /\n")
+    # A robots.txt rule of 100,000 characters decides /private/x: quoted in the log, recorded.
+    server.robots("User-agent: *\nDisallow: /private" + "*" * 100_000 + "\nAllow: /\n")
     # The site's first statement refuses training; 28 MB of unknown categories follow.
     refusing = padded("train-ai=n", "category-")
     server.route("/refuses", page(body="text", headers=many_lines("Content-Usage", refusing)))
@@ -77,7 +78,7 @@ async def test_huge_headers_are_read_to_the_cap_logged_and_recorded_within_bound
     server.route("/followed", Reply(body="text"))
     evidence = tmp_path / "evidence.jsonl"
     settings = addon(RERP_USAGE="train-ai", RERP_EVIDENCE=str(evidence), LOG_LEVEL="DEBUG")
-    urls = [server.url(p) for p in ("/refuses", "/allows", "/robots-tag")]
+    urls = [server.url(p) for p in ("/refuses", "/allows", "/robots-tag", "/private/x")]
     with caplog.at_level(logging.DEBUG):
         crawler = await crawl(FollowSpider, settings=settings, urls=urls)
     spider = crawler.spider
@@ -106,18 +107,31 @@ async def test_huge_headers_are_read_to_the_cap_logged_and_recorded_within_bound
     lines = evidence.read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
     for record in records:
-        for found in fields(record):
+        # A robots.txt record's body is bounded by RERP_MAX_SIZE, not by the field bound.
+        for found in fields({k: v for k, v in record.items() if k != "body"}):
             if isinstance(found, str):
                 assert len(found) <= MAX_FIELD_CHARS
             else:
                 assert len(found) <= MAX_ENTRIES
-    assert max(len(line) for line in lines) < 64 * 1024  # 49.5 MB before the bounds
+    # Beside the robots.txt record (its body as read), records of a few KB: 49.5 MB before.
+    sizes = [
+        len(line) for line, record in zip(lines, records, strict=True) if record["kind"] != "robots"
+    ]
+    assert max(sizes) < 16 * 1024
     decisions = {r["url"]: r for r in records if r["kind"] == "decision"}
     refused = decisions[server.url("/refuses")]
     assert refused["verdict"] == "dropped"
     assert refused["usage"]["allowed"] is False
     assert refused["usage"]["value"].startswith("Content-Usage: train-ai=n, category-0")
     assert refused["usage"]["value"].endswith("more characters not shown]")
+    forbidden = decisions[server.url("/private/x")]
+    assert (forbidden["verdict"], forbidden["line"]) == ("refused", 2)
+    assert forbidden["rule"].startswith("Disallow: /private***")
+    assert server.count("/private/x") == 0
+    [logged] = [
+        r.getMessage() for r in caplog.records if "Forbidden by robots.txt" in r.getMessage()
+    ]
+    assert "line 2: Disallow: /private***" in logged and "more characters not shown" in logged
     allowed = decisions[server.url("/allows")]
     assert (allowed["verdict"], allowed["usage"]["allowed"]) == ("downloaded", None)
     [robots_tag_page] = [r for r in records if r["kind"] == "page"]
