@@ -4,7 +4,8 @@
   origin's ``robots`` record fetched last at or before it; the latest without ``--at``), URL
   decided against it again with this engine (the line, and with ``--purpose`` the usage
   preference), and the decision records of URL. Exit 0 allowed, 1 not (refused, or the purpose
-  disallowed), 2 no robots.txt of that origin in the files by then, or its body in none of them.
+  disallowed), 3 no decision record of URL in the files (a request the crawl never made), 2 no
+  robots.txt of that origin in the files by then, or its body in none of them.
 * ``audit FILES... --origin ORIGIN``: that origin's robots.txt over time, one entry per distinct
   body (first and last read, status, outcome), the rules added and removed from one to the next,
   and the pages downloaded under each. Exit 0, or 2 when the files hold none.
@@ -14,11 +15,18 @@
   or the purpose disallowed) and those that cannot be verified (no URL, no robots.txt of its
   origin, its body in none of the files). Exit 1 when any is listed, else 0.
 
-FILES are paths or globs (expanded here, so quoting works), read together: the files of every
-worker of a fleet, every batch of a crawl. A robots.txt record without its body (a copy from the
-store or the fleet) is read through another record of the same sha256 that has it. A file cut
-short (a crawl killed mid-write), records of a version this reader does not know, and records
-that are not whole evidence records are counted and said (stderr; keys in JSON), never fatal.
+FILES are paths, globs (expanded here, so quoting works) or directories (their evidence files,
+:func:`expand`), read together: the files of every worker of a fleet, every batch of a crawl.
+A file is JSON lines (gzipped or not) or WARC (``RERP_EVIDENCE_WARC``, read with warcio), told
+by its first bytes. Files are read one record at a time and only the records the question needs
+are kept (:class:`Wanted`): memory follows the origin and URLs asked about, not the files'
+size. A robots.txt record without its body (a copy from the store or the fleet) is read through
+another record of its origin with the same sha256 that has it. A file cut short at its end (a
+crawl killed mid-write), records of a version this reader does not know, and records of a kind
+it does not know are counted and said (stderr; keys in JSON), never fatal. A damaged line (no
+whole record of its kind: not UTF-8, not JSON, nested too deep, a field of the wrong type or
+range, over ``MAX_LINE_BYTES``) is left out, counted and named in one line per file, and makes
+the exit status 2 in every form, whatever the answer from the rest.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from scrapy_rerp.core.settings import RerpSettingsError, syntax_from
 from scrapy_rerp.core.urls import crawl_decision, origin_of
 from scrapy_rerp.engine import RobotsTxt, parse
 
-__all__ = ["AuditReport", "VerifyReport", "OriginReport", "Evidence"]
+__all__ = ["AuditReport", "VerifyReport", "OriginReport", "Evidence", "Wanted", "expand"]
 
 #: The field of an item holding its provenance (``RERP_EVIDENCE_ITEM_FIELD``), unless told.
 DEFAULT_PROVENANCE_FIELD = "rerp_provenance"
@@ -159,8 +167,9 @@ def _records_of(path: str) -> tuple[str, Iterator[RecordLine]]:
             from scrapy_rerp.core.evidence_warc import iter_warc_records
         except ImportError:
             raise CliError(
-                f"{path} is a WARC file: reading it needs warcio (pip install "
-                "'scrapy-rerp[warc]'), or give audit the crawl's JSON lines (RERP_EVIDENCE)"
+                f"{path} is a WARC file: reading it needs warcio "
+                "(pip install -e './scrapy-rerp[warc]'), or give audit the crawl's JSON lines "
+                "(RERP_EVIDENCE)"
             ) from None
         return "WARC record", _read(path, iter_warc_records, gzipped=False)
     return "line", _read(path, iter_records, gzipped)

@@ -407,8 +407,9 @@ def test_without_warcio_a_warc_file_is_one_line_and_status_2(tmp_path: Path) -> 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"scrapy-rerp: error: {warc} is a WARC file: reading it needs warcio (pip install "
-        "'scrapy-rerp[warc]'), or give audit the crawl's JSON lines (RERP_EVIDENCE)"
+        f"scrapy-rerp: error: {warc} is a WARC file: reading it needs warcio "
+        "(pip install -e './scrapy-rerp[warc]'), or give audit the crawl's JSON lines "
+        "(RERP_EVIDENCE)"
     ]
 
 
