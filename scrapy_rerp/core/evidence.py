@@ -255,7 +255,7 @@ def item_provenance(
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
 #: A record time as the builders write it (:func:`utc_time`).
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z", re.ASCII)
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 
 #: What a field of a record must be: a test of its value and, for a message, what it says.
