@@ -35,7 +35,8 @@ output, whose keys are documented.
 
 Exit status: 0 allowed / no problem; 1 disallowed / problems found / an origin not in the
 store / an item audit lists; 2 usage error, evidence without the robots.txt asked for, input that
-cannot be read (a missing file, an invalid URL), or a robots.txt that is none. ``check --usage
+cannot be read (a missing file, an invalid URL, damaged evidence), or a robots.txt that is none;
+3 (``audit``) no decision recorded for the URL asked about. ``check --usage
 CATEGORY`` keeps 0 and 1 for the crawl verdict and adds one case to 1: a URL that may be crawled
 but whose usage is ``disallowed`` for a category asked about ("not for this purpose"). A usage
 that is ``unknown`` (nothing stated, or a URL that may not be crawled) changes nothing.

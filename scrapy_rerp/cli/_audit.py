@@ -4,7 +4,8 @@
   origin's ``robots`` record fetched last at or before it; the latest without ``--at``), URL
   decided against it again with this engine (the line, and with ``--purpose`` the usage
   preference), and the decision records of URL. Exit 0 allowed, 1 not (refused, or the purpose
-  disallowed), 2 no robots.txt of that origin in the files by then, or its body in none of them.
+  disallowed), 3 no decision record of URL in the files (a request the crawl never made), 2 no
+  robots.txt of that origin in the files by then, or its body in none of them.
 * ``audit FILES... --origin ORIGIN``: that origin's robots.txt over time, one entry per distinct
   body (first and last read, status, outcome), the rules added and removed from one to the next,
   and the pages downloaded under each. Exit 0, or 2 when the files hold none.
@@ -14,30 +15,46 @@
   or the purpose disallowed) and those that cannot be verified (no URL, no robots.txt of its
   origin, its body in none of the files). Exit 1 when any is listed, else 0.
 
-FILES are paths or globs (expanded here, so quoting works), read together: the files of every
-worker of a fleet, every batch of a crawl. A robots.txt record without its body (a copy from the
-store or the fleet) is read through another record of the same sha256 that has it. A file cut
-short (a crawl killed mid-write), records of a version this reader does not know, and records
-that are not whole evidence records are counted and said (stderr; keys in JSON), never fatal.
+FILES are paths, globs (expanded here, so quoting works) or directories (their evidence files,
+:func:`expand`), read together: the files of every worker of a fleet, every batch of a crawl.
+A file is JSON lines (gzipped or not) or WARC (``RERP_EVIDENCE_WARC``, read with warcio), told
+by its first bytes. Files are read one record at a time and only the records the question needs
+are kept (:class:`Wanted`): memory follows the origin and URLs asked about, not the files'
+size. A robots.txt record without its body (a copy from the store or the fleet) is read through
+another record of its origin with the same sha256 that has it. A file cut short at its end (a
+crawl killed mid-write), records of a version this reader does not know, and records of a kind
+it does not know are counted and said (stderr; keys in JSON), never fatal. A damaged line (no
+whole record of its kind: not UTF-8, not JSON, nested too deep, a field of the wrong type or
+range, over ``MAX_LINE_BYTES``) is left out, counted and named in one line per file, and makes
+the exit status 2 in every form, whatever the answer from the rest.
 """
 
 from __future__ import annotations
 
 import glob
+import gzip
 import json
+import os
+import zlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timezone
+from typing import IO, Any
 
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError, Lines
-from scrapy_rerp.core.evidence import DOCUMENTS, read_records
+from scrapy_rerp.core.evidence import (
+    DOCUMENTS,
+    MAX_LINE_BYTES,
+    RecordLine,
+    bounded_lines,
+    iter_records,
+)
 from scrapy_rerp.core.settings import RerpSettingsError, syntax_from
 from scrapy_rerp.core.urls import crawl_decision, origin_of
 from scrapy_rerp.engine import RobotsTxt, parse
 
-__all__ = ["AuditReport", "VerifyReport", "OriginReport", "Evidence"]
+__all__ = ["AuditReport", "VerifyReport", "OriginReport", "Evidence", "Wanted", "expand"]
 
 #: The field of an item holding its provenance (``RERP_EVIDENCE_ITEM_FIELD``), unless told.
 DEFAULT_PROVENANCE_FIELD = "rerp_provenance"
@@ -46,127 +63,246 @@ DEFAULT_PROVENANCE_FIELD = "rerp_provenance"
 PAGE_ITEM_KEY = "rerp_page_usage"
 
 
-def _time(value: str) -> datetime:
-    """An RFC 3339 time, as the records write them (``...Z``) or with an offset."""
+#: audit FILES URL: no decision record of URL in the files (a request the crawl never made).
+EXIT_NO_DECISION = 3
+#: The files read in a directory (and its subdirectories): the names a crawl's evidence URIs
+#: are given (docs/evidence.rst). The WARC files only when there are no JSON lines: a crawl that
+#: writes both (RERP_EVIDENCE_WARC) writes the same records twice.
+JSON_LINES_SUFFIXES = (".jsonl", ".jsonl.gz")
+WARC_SUFFIXES = (".warc", ".warc.gz")
+#: Damaged lines named per file (all are counted).
+NAMED_DAMAGE = 3
+#: Lines of records of an unknown version listed per file (all are counted).
+LISTED_UNKNOWN = 100
+
+
+def _record_time(value: str) -> str:
+    """An RFC 3339 time (``--at``), as the records write it (UTC, milliseconds), so that it
+    compares with theirs as text."""
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise CliError(f"--at {value!r} is not an RFC 3339 time (2026-11-28T12:00:00Z)") from None
     if moment.tzinfo is None:
         raise CliError(f"--at {value!r} has no time zone (add Z for UTC)")
-    return moment
+    try:
+        moment = moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise CliError(f"--at {value!r} is out of range") from None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _is_document(record: dict[str, Any]) -> bool:
-    """A ``robots`` or ``tdmrep`` record: an origin's document as read."""
-    return (
-        record.get("kind") in DOCUMENTS
-        and isinstance(record.get("origin"), str)
-        and isinstance(record.get("fetched_at"), str)
-        and isinstance(record.get("sha256"), str)
-        and isinstance(record.get("body"), (str, type(None)))
-    )
+@dataclass(frozen=True)
+class Wanted:
+    """What a form of the command keeps of the records it reads; the others are read, checked
+    and let go, so that memory follows what is asked about, not the files' size."""
+
+    origins: frozenset[str] = frozenset()  # their robots and tdmrep records
+    urls: frozenset[str] = frozenset()  # their decision and page records
+    downloads_of: str | None = None  # an origin: its downloaded decisions counted by sha256
 
 
-def _is_decision(record: dict[str, Any]) -> bool:
-    return (
-        record.get("kind") == "decision"
-        and isinstance(record.get("url"), str)
-        and isinstance(record.get("at"), str)
-        and isinstance(record.get("verdict"), str)
-    )
+def expand(patterns: Sequence[str], notes: list[str]) -> list[str]:
+    """The files of ``patterns``: paths, globs (expanded here), directories (their evidence
+    files, :data:`JSON_LINES_SUFFIXES`, else :data:`WARC_SUFFIXES`, in them and below)."""
+    files: list[str] = []
+    for pattern in patterns:
+        paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not paths:
+            raise CliError(f"{pattern}: no file matches")
+        for path in paths:
+            files.extend(_in_directory(path, notes) if os.path.isdir(path) else [path])
+    return files
 
 
-def _is_page(record: dict[str, Any]) -> bool:
-    refused = record.get("refused")
-    return (
-        record.get("kind") == "page"
-        and isinstance(record.get("url"), str)
-        and isinstance(record.get("at"), str)
-        and isinstance(refused, list)
-        and all(isinstance(r, dict) and isinstance(r.get("purpose"), str) for r in refused)
-    )
+def _in_directory(directory: str, notes: list[str]) -> list[str]:
+    found: dict[str, list[str]] = {"jsonl": [], "warc": [], "other": []}
+    for folder, subfolders, names in os.walk(directory):
+        subfolders.sort()
+        for name in sorted(names):
+            kind = (
+                "jsonl"
+                if name.endswith(JSON_LINES_SUFFIXES)
+                else "warc"
+                if name.endswith(WARC_SUFFIXES)
+                else "other"
+            )
+            found[kind].append(os.path.join(folder, name))
+    files = found["jsonl"] or found["warc"]
+    if not files:
+        raise CliError(
+            f"{directory}: a directory with no evidence file in it (audit reads its *.jsonl "
+            "files, else its *.warc.gz files, and those of its subdirectories)"
+        )
+    left = len(found["other"]) + (len(found["warc"]) if found["jsonl"] else 0)
+    if left:
+        notes.append(
+            f"{directory}: {len(files)} evidence file(s) read, {left} other file(s) not"
+            + (
+                " (its WARC files hold the records of its JSON lines)"
+                if found["jsonl"] and found["warc"]
+                else ""
+            )
+        )
+    return files
+
+
+def _records_of(path: str) -> tuple[str, Iterator[RecordLine]]:
+    """What the file at ``path`` holds, told by its first bytes, not its name: ``("WARC
+    record", ...)`` or ``("line", ...)`` (JSON lines, gzipped or not), and its records."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(5)
+            gzipped = head[:2] == b"\x1f\x8b"
+            if gzipped:
+                file.seek(0)
+                try:
+                    head = gzip.GzipFile(fileobj=file).read(5)
+                except (OSError, EOFError, zlib.error):
+                    head = b""  # damaged: said when its lines are read
+    except OSError as error:
+        raise CliError(f"{path}: {error.strerror or error}") from None
+    if head.startswith(b"WARC/"):
+        try:
+            from scrapy_rerp.core.evidence_warc import iter_warc_records
+        except ImportError:
+            raise CliError(
+                f"{path} is a WARC file: reading it needs warcio "
+                "(pip install -e './scrapy-rerp[warc]'), or give audit the crawl's JSON lines "
+                "(RERP_EVIDENCE)"
+            ) from None
+        return "WARC record", _read(path, iter_warc_records, gzipped=False)
+    return "line", _read(path, iter_records, gzipped)
+
+
+def _read(
+    path: str, reader: Callable[[IO[bytes]], Iterator[RecordLine]], gzipped: bool
+) -> Iterator[RecordLine]:
+    try:
+        with open(path, "rb") as file:
+            if gzipped:
+                with gzip.GzipFile(fileobj=file) as unzipped:
+                    yield from reader(unzipped)  # type: ignore[arg-type]
+            else:
+                yield from reader(file)
+    except OSError as error:
+        raise CliError(f"{path}: {error.strerror or error}") from None
 
 
 @dataclass
 class Evidence:
-    """The records of evidence files, read together."""
+    """The records of evidence files, read together, one record at a time: those ``wanted``
+    are kept, every other one is checked and counted."""
 
     robots: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by origin, in time
     decisions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by URL, in time
     pages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by URL, in time
     tdmrep: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by origin, in time
     bodies: dict[str, str] = field(default_factory=dict)  # by sha256
+    downloaded: dict[str, int] = field(default_factory=dict)  # Wanted.downloads_of, by sha256
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: dict[str, Any] = field(default_factory=dict)
+    damaged: int = 0  # lines (or WARC records) that are no whole evidence record
 
     @classmethod
-    def read(cls, patterns: Sequence[str]) -> Evidence:
+    def read(cls, patterns: Sequence[str], wanted: Wanted) -> Evidence:
         evidence = cls()
         robots: dict[str, list[dict[str, Any]]] = defaultdict(list)
         decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         tdmrep: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        downloaded: dict[str, int] = defaultdict(int)
         skipped = 0
-        for pattern in patterns:
-            paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-            if not paths:
-                raise CliError(f"{pattern}: no file matches")
-            evidence.files.extend(paths)
+        evidence.files = expand(patterns, evidence.notes)
         for path in evidence.files:
-            try:
-                with open(path, "rb") as file:
-                    read = read_records(file)
-            except OSError as error:
-                raise CliError(f"{path}: {error.strerror or error}") from None
-            if read.cut_at_line is not None:
-                evidence.notes.append(f"{path} ends early: line {read.cut_at_line} is cut short")
-                evidence.problems.setdefault("cut_at_line", {})[path] = read.cut_at_line
-            if read.unknown_version_lines:
-                evidence.notes.append(
-                    f"{path}: {len(read.unknown_version_lines)} record(s) of a version this "
-                    "reader does not know, left out"
-                )
-                evidence.problems.setdefault("unknown_version_lines", {})[path] = list(
-                    read.unknown_version_lines
-                )
-            for record in read.records:
-                if _is_document(record):
-                    documents = robots if record["kind"] == "robots" else tdmrep
-                    documents[record["origin"]].append(record)
-                    if record["body"] is not None:
-                        evidence.bodies.setdefault(record["sha256"], record["body"])
-                elif _is_decision(record):
-                    decisions[record["url"]].append(record)
-                elif _is_page(record):
-                    pages[record["url"]].append(record)
+            unit, lines = _records_of(path)
+            damage: list[RecordLine] = []
+            unknown: list[int] = []
+            for line in lines:
+                record = line.record
+                if record is None:
+                    if line.problem == "cut":
+                        evidence.notes.append(
+                            f"{path} ends early: {unit} {line.number} is cut short"
+                        )
+                        evidence.problems.setdefault("cut_at_line", {})[path] = line.number
+                    elif line.problem == "unknown_version":
+                        unknown.append(line.number)
+                    else:
+                        damage.append(line)
+                    continue
+                kind = record["kind"]
+                if kind in DOCUMENTS:
+                    if record["origin"] in wanted.origins:
+                        documents = robots if kind == "robots" else tdmrep
+                        documents[record["origin"]].append(record)
+                        if record["body"] is not None:
+                            evidence.bodies.setdefault(record["sha256"], record["body"])
+                elif kind == "decision":
+                    if record["url"] in wanted.urls:
+                        decisions[record["url"]].append(record)
+                    if (
+                        wanted.downloads_of is not None
+                        and record["verdict"] == "downloaded"
+                        and _safe_origin(record["url"]) == wanted.downloads_of
+                    ):
+                        downloaded[record["robots_sha256"] or ""] += 1
+                elif kind == "page":
+                    if record["url"] in wanted.urls:
+                        pages[record["url"]].append(record)
                 else:
                     skipped += 1
+            evidence._said(path, unit, damage, unknown)
         if skipped:
-            evidence.notes.append(f"{skipped} record(s) not whole evidence records, left out")
+            evidence.notes.append(
+                f"{skipped} record(s) of a kind this reader does not know, left out"
+            )
             evidence.problems["skipped_records"] = skipped
         evidence.robots = {o: sorted(r, key=_fetched) for o, r in robots.items()}
-        evidence.decisions = {u: sorted(d, key=_at) for u, d in decisions.items()}
+        evidence.decisions = {u: _distinct(sorted(d, key=_at)) for u, d in decisions.items()}
         evidence.pages = {u: sorted(p, key=_at) for u, p in pages.items()}
         evidence.tdmrep = {o: sorted(r, key=_fetched) for o, r in tdmrep.items()}
+        evidence.downloaded = dict(downloaded)
         return evidence
 
+    def _said(self, path: str, unit: str, damage: list[RecordLine], unknown: list[int]) -> None:
+        if unknown:
+            self.notes.append(
+                f"{path}: {len(unknown)} record(s) of a version this reader does not know, left out"
+            )
+            self.problems.setdefault("unknown_version_lines", {})[path] = unknown[:LISTED_UNKNOWN]
+        if damage:
+            self.damaged += len(damage)
+            named = "; ".join(
+                f"{unit} {line.number}: {line.reason}" for line in damage[:NAMED_DAMAGE]
+            )
+            more = ", ..." if len(damage) > NAMED_DAMAGE else ""
+            self.notes.append(
+                f"error: {path}: {len(damage)} damaged {unit}(s), left out ({named}{more})"
+            )
+            self.problems.setdefault("damaged", {})[path] = {
+                "count": len(damage),
+                "first": [
+                    {unit.split()[-1]: line.number, "reason": line.reason}
+                    for line in damage[:NAMED_DAMAGE]
+                ],
+            }
+
     def page(self, url: str, at: str | None = None) -> dict[str, Any] | None:
-        """The page record of ``url`` read last at or before ``at`` (what the page said of
-        itself then)."""
+        """The page record of ``url`` read last at or before ``at`` (a record time: what the
+        page said of itself then)."""
         records = self.pages.get(url, [])
         if at is not None:
-            moment = _time(at)
-            records = [r for r in records if _time(r["at"]) <= moment]
+            records = [r for r in records if r["at"] <= at]
         return records[-1] if records else None
 
     def in_force(self, url: str, at: str | None = None) -> dict[str, Any] | None:
-        """The robots.txt record of ``url``'s origin fetched last at or before ``at``."""
+        """The robots.txt record of ``url``'s origin fetched last at or before ``at`` (a record
+        time)."""
         records = self.robots.get(_origin(url), [])
         if at is not None:
-            moment = _time(at)
-            records = [r for r in records if _time(r["fetched_at"]) <= moment]
+            records = [r for r in records if r["fetched_at"] <= at]
         return records[-1] if records else None
 
     def by_sha256(self, url: str, sha256: str) -> dict[str, Any] | None:
@@ -196,6 +332,19 @@ def _fetched(record: dict[str, Any]) -> str:
 
 def _at(record: dict[str, Any]) -> str:
     return record["at"]
+
+
+def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records in time order, each once: the same decision read from two files (a batch and
+    its copy, the JSON lines and the WARC of a crawl) is one."""
+    seen: set[str] = set()
+    kept: list[dict[str, Any]] = []
+    for record in records:
+        key = json.dumps(record, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            kept.append(record)
+    return kept
 
 
 def _page_refusal(page: dict[str, Any] | None, purpose: str | None) -> dict[str, Any] | None:
@@ -279,13 +428,20 @@ class AuditReport:
     def build(
         cls, files: Sequence[str], url: str, purpose: str | None, at: str | None
     ) -> AuditReport:
-        evidence = Evidence.read(files)
+        moment = _record_time(at) if at is not None else None
+        origin = _origin(url)  # an error before any file is read
+        evidence = Evidence.read(files, Wanted(frozenset({origin}), frozenset({url})))
         report = cls(url, evidence, purpose, at)
-        report.robots = evidence.in_force(url, at)
+        report.robots = evidence.in_force(url, moment)
         if report.robots is not None:
             report.decided = _decide(evidence, report.robots, url, purpose)
-        report.page = evidence.page(url, at)
+        report.page = evidence.page(url, moment)
         return report
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the files hold a decision record of URL (a request the crawl made)."""
+        return bool(self.evidence.decisions.get(self.url))
 
     @property
     def notes(self) -> list[str]:
@@ -303,8 +459,10 @@ class AuditReport:
 
     @property
     def status(self) -> int:
-        if self.decided is None:
+        if self.decided is None or self.evidence.damaged:
             return EXIT_ERROR
+        if not self.recorded:
+            return EXIT_NO_DECISION
         refused_by_page = _page_refusal(self.page, self.purpose) is not None
         return EXIT_FLAGGED if _denied(self.decided) or refused_by_page else EXIT_OK
 
@@ -315,6 +473,7 @@ class AuditReport:
             "purpose": self.purpose,
             "robots": _robots_summary(self.robots) if self.robots else None,
             "decision": self.decided,
+            "decision_recorded": self.recorded,
             "records": [
                 {k: r.get(k) for k in ("at", "verdict", "reason", "robots_sha256", "line")}
                 for r in self.evidence.decisions.get(self.url, [])
@@ -345,6 +504,11 @@ class AuditReport:
         for record in self.evidence.decisions.get(self.url, []):
             reason = f" ({record['reason']})" if record.get("reason") else ""
             out(f"  recorded {record['at']}: {record['verdict']}{reason}")
+        if not self.recorded:
+            out(
+                f"  no decision was recorded for {self.url} in these files (a request the crawl "
+                "never made, or one that did not obey robots.txt)"
+            )
         page = self.page
         if page is not None:
             said = "; ".join(f"{d['source']}: {d['text']}" for d in page.get("directives") or [])
@@ -384,14 +548,10 @@ class OriginReport:
 
     @classmethod
     def build(cls, files: Sequence[str], origin: str) -> OriginReport:
-        evidence = Evidence.read(files)
         key = _origin(origin)
+        evidence = Evidence.read(files, Wanted(frozenset({key}), downloads_of=key))
         report = cls(key, evidence)
-        downloaded: dict[str, int] = defaultdict(int)
-        for records in evidence.decisions.values():
-            for record in records:
-                if record["verdict"] == "downloaded" and _safe_origin(record["url"]) == key:
-                    downloaded[record.get("robots_sha256") or ""] += 1
+        downloaded = evidence.downloaded
         previous: set[str] = set()
         for record in evidence.robots.get(key, []):
             if report.versions and report.versions[-1]["sha256"] == record["sha256"]:
@@ -421,7 +581,7 @@ class OriginReport:
 
     @property
     def status(self) -> int:
-        return EXIT_OK if self.versions else EXIT_ERROR
+        return EXIT_OK if self.versions and not self.evidence.damaged else EXIT_ERROR
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -472,30 +632,25 @@ class VerifyReport:
         url_field: str,
         provenance_field: str,
     ) -> VerifyReport:
-        evidence = Evidence.read(files)
+        # The items are read twice, one at a time: for the URLs whose records to keep, then
+        # to verify each against them.
+        urls = {url for _, item in _items(items_path) if (url := _url_of(item, url_field))}
+        origins = {origin for url in urls if (origin := _safe_origin(url))}
+        evidence = Evidence.read(files, Wanted(frozenset(origins), frozenset(urls)))
         report = cls(items_path, evidence, purpose)
-        try:
-            with open(items_path, "rb") as file:
-                lines = file.read().splitlines()
-        except OSError as error:
-            raise CliError(f"{items_path}: {error.strerror or error}") from None
-        for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
+        for number, item in _items(items_path):
             report.items += 1
-            report._verify(number, raw, url_field, provenance_field)
+            report._verify(number, item, url_field, provenance_field)
         return report
 
-    def _verify(self, number: int, raw: bytes, url_field: str, provenance_field: str) -> None:
+    def _verify(self, number: int, item: Any, url_field: str, provenance_field: str) -> None:
         def listed(why: str, **facts: Any) -> None:
             self.listed.append({"line": number, "problem": why, **facts})
 
-        try:
-            item = json.loads(raw)
-        except ValueError:
-            listed("unverifiable", reason="not a JSON object")
+        if isinstance(item, _NotAnItem):
+            listed("unverifiable", reason=item.reason)
             return
-        url = item.get(url_field) if isinstance(item, dict) else None
+        url = _url_of(item, url_field)
         if not isinstance(url, str) or _safe_origin(url) is None:
             listed("unverifiable", reason=f"no absolute URL in its {url_field!r} field")
             return
@@ -557,6 +712,8 @@ class VerifyReport:
 
     @property
     def status(self) -> int:
+        if self.evidence.damaged:
+            return EXIT_ERROR
         return EXIT_FLAGGED if self.listed else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
@@ -585,6 +742,38 @@ class VerifyReport:
             f"{self.items} item(s) checked, {len(self.listed)} listed"
             + ("" if self.listed else ": every item's page was allowed when it was fetched")
         )
+
+
+@dataclass(frozen=True)
+class _NotAnItem:
+    reason: str
+
+
+def _items(path: str) -> Iterator[tuple[int, Any]]:
+    """The items of a JSON-lines file, one line at a time: ``(line, item)``, the item a
+    :class:`_NotAnItem` when the line is none."""
+    try:
+        with open(path, "rb") as file:
+            for number, raw, _ in bounded_lines(file):
+                if raw is None:
+                    yield number, _NotAnItem(f"a line over {MAX_LINE_BYTES:,} bytes")
+                elif raw.strip():
+                    yield number, _item(raw)
+    except OSError as error:
+        raise CliError(f"{path}: {error.strerror or error}") from None
+
+
+def _item(raw: bytes) -> Any:
+    try:
+        item = json.loads(raw)
+    except (ValueError, RecursionError):
+        return _NotAnItem("not a JSON object")
+    return item if isinstance(item, dict) else _NotAnItem("not a JSON object")
+
+
+def _url_of(item: Any, url_field: str) -> str | None:
+    url = item.get(url_field) if isinstance(item, dict) else None
+    return url if isinstance(url, str) else None
 
 
 def split_arguments(arguments: Iterable[str], origin: str | None) -> tuple[str, ...]:

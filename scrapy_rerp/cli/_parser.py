@@ -198,9 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[output],
         help="what evidence files (RERP_EVIDENCE) show: the robots.txt in force for a URL, an "
         "origin's robots.txt over time, items that should not be there",
-        description="Read evidence files (paths or globs; several workers' files together). "
-        "audit FILES URL: the robots.txt in force for URL (at --at), URL decided against it "
-        "again, and its decision records; exit 0 allowed, 1 not, 2 no robots.txt. audit FILES "
+        description="Read evidence files (JSON lines or WARC; paths, globs or directories; "
+        "several workers' files together). audit FILES URL: the robots.txt in force for URL "
+        "(at --at), URL decided against it again, and its decision records; exit 0 allowed, "
+        "1 not, 3 no decision recorded for URL, 2 no robots.txt. Damaged input (a line that "
+        "is no whole evidence record) is counted and named, and exits 2. audit FILES "
         "--origin ORIGIN: the origin's robots.txt over time, the rules added and removed, the "
         "pages downloaded under each. audit verify FILES ITEMS: every item's URL decided again "
         "against the robots.txt in force when it was fetched; exit 1 when an item should not "
@@ -210,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
         "arguments",
         metavar="ARG",
         nargs="+",
-        help="FILES... URL, or FILES... with --origin, or verify FILES... ITEMS",
+        help="FILES... URL, or FILES... with --origin, or verify FILES... ITEMS (FILES: "
+        "evidence files, globs or directories)",
     )
     audit.add_argument("--origin", help="an origin (or any URL of it): its robots.txt over time")
     audit.add_argument(

@@ -12,24 +12,31 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from scrapy_rerp.core.lengths import bounded_record
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_LINE_BYTES",
     "ROBOTS_HEADERS",
     "SOURCES",
     "EvidenceRead",
     "DOCUMENTS",
+    "bounded_lines",
     "decision_record",
     "item_provenance",
     "page_record",
+    "iter_records",
     "read_records",
+    "record_line",
+    "record_problem",
+    "RecordLine",
     "robots_record",
     "utc_time",
 ]
@@ -249,37 +256,309 @@ def item_provenance(
     return bounded_record(record)
 
 
+#: The longest evidence line a reader reads (8 MiB): a ``robots`` record holds a body of up to
+#: ``RERP_MAX_SIZE`` bytes (500 KiB by default), which JSON escapes grow at most sixfold. A
+#: longer line is damaged input, never read whole into memory.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+
+#: A record time as the builders write it (:func:`utc_time`).
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z", re.ASCII)
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+
+#: What a field of a record must be: a test of its value and, for a message, what it says.
+_Check = Callable[[Any], bool]
+
+
+def _is_time(value: Any) -> bool:
+    if not isinstance(value, str) or _TIME.match(value) is None:
+        return False
+    try:  # the pattern passes 9999-99-99: the date must be one
+        datetime.fromisoformat(value[:-1])
+    except ValueError:
+        return False
+    return True
+
+
+def _is_sha256(value: Any) -> bool:
+    return isinstance(value, str) and _SHA256.match(value) is not None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_line(value: Any) -> bool:
+    return _is_int(value) and value >= 1
+
+
+def _of_type(kind: type) -> _Check:
+    return lambda value: isinstance(value, kind)
+
+
+def _or_null(check: _Check) -> _Check:
+    return lambda value: value is None or check(value)
+
+
+def _one_in(allowed: Iterable[Any]) -> _Check:
+    choices = frozenset(allowed)
+    return lambda value: isinstance(value, (str, type(None))) and value in choices
+
+
+def _list_of(check: _Check) -> _Check:
+    return lambda value: isinstance(value, list) and all(check(item) for item in value)
+
+
+def _object(
+    fields: Mapping[str, tuple[_Check, str]],
+    optional: Mapping[str, tuple[_Check, str]] | None = None,
+) -> _Check:
+    """An object with ``fields``, and ``optional`` ones checked when present."""
+    extra = optional or {}
+
+    def check(value: Any) -> bool:
+        return (
+            isinstance(value, dict)
+            and _field_problem(value, fields) is None
+            and all(test(value[name]) for name, (test, _) in extra.items() if name in value)
+        )
+
+    return check
+
+
+_STRING, _OPTIONAL_STRING = (
+    (_of_type(str), "a string"),
+    (_or_null(_of_type(str)), "a string or null"),
+)
+_OPTIONAL_SHA256 = (_or_null(_is_sha256), "a sha256 (64 hex digits) or null")
+_OPTIONAL_LINE = (_or_null(_is_line), "a line number (1 or more) or null")
+_USAGE = _object(
+    {
+        "purpose": _STRING,
+        "allowed": (_or_null(_of_type(bool)), "true, false or null"),
+        "source": (_one_in(("robots.txt", "header", "page", "default")), "a usage source"),
+    },
+    optional={"value": _OPTIONAL_STRING},
+)
+_REFUSAL = _object(
+    {
+        "purpose": _STRING,
+        "images_only": (_of_type(bool), "true or false"),
+        "rule": _STRING,
+        "source": _STRING,
+        "statement": _STRING,
+        "reason": _STRING,
+    }
+)
+_TDMREP = _object(
+    {
+        "technique": (_one_in(("tdmrep.json", "header", "meta")), "a TDMRep technique"),
+        "reservation": (_or_null(_is_int), "an integer or null"),
+        "policy": _OPTIONAL_STRING,
+        "source": _STRING,
+    }
+)
+#: The fields of each kind of record, as docs/evidence.schema.json defines them (a test holds the
+#: two together), with the ranges the schema cannot say: a time is a real date and time.
+_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
+    "robots": {
+        "origin": _STRING,
+        "url": _STRING,
+        "final_url": _OPTIONAL_STRING,
+        "status": (_or_null(_is_int), "an HTTP status or null"),
+        "fetched_at": (_is_time, "an RFC 3339 UTC time"),
+        "outcome": (_one_in(("parsed", "allow-all", "disallow-all", "unreachable")), "an outcome"),
+        "headers": (
+            lambda value: (
+                isinstance(value, dict)
+                and all(k in ROBOTS_HEADERS and isinstance(v, str) for k, v in value.items())
+            ),
+            "an object of kept headers",
+        ),
+        "sha256": (_is_sha256, "a sha256 (64 hex digits)"),
+        "body": _OPTIONAL_STRING,
+        "syntax": _OPTIONAL_STRING,
+        "agent": _OPTIONAL_STRING,
+        "matched": (_or_null(_list_of(_of_type(str))), "a list of strings or null"),
+        "plugin_version": _STRING,
+        "source": (_one_in(SOURCES), "a source (download, store, fleet)"),
+    },
+    "decision": {
+        "url": _STRING,
+        "at": (_is_time, "an RFC 3339 UTC time"),
+        "verdict": (_one_in(VERDICTS), "a verdict"),
+        "reason": _OPTIONAL_STRING,
+        "robots_sha256": _OPTIONAL_SHA256,
+        "line": _OPTIONAL_LINE,
+        "rule": _OPTIONAL_STRING,
+        "group": _OPTIONAL_STRING,
+        "usage": (_or_null(_USAGE), "a usage decision or null"),
+        "page_directives": (_list_of(_of_type(str)), "a list of strings"),
+        "tdmrep_sha256": _OPTIONAL_SHA256,
+    },
+    "page": {
+        "url": _STRING,
+        "at": (_is_time, "an RFC 3339 UTC time"),
+        "directives": (
+            _list_of(_object({"source": _STRING, "text": _STRING})),
+            "a list of directives",
+        ),
+        "refused": (_list_of(_REFUSAL), "a list of refusals"),
+        "items": (_one_in(PAGE_ITEMS), "dropped, marked or null"),
+        "nofollow": (_of_type(bool), "true or false"),
+        "tdmrep": (_or_null(_TDMREP), "a TDMRep statement or null"),
+        "tdmrep_sha256": _OPTIONAL_SHA256,
+    },
+}
+_FIELDS["tdmrep"] = _FIELDS["robots"]
+
+
+def _field_problem(
+    record: Mapping[str, Any], fields: Mapping[str, tuple[_Check, str]]
+) -> str | None:
+    for name, (check, what) in fields.items():
+        if name not in record:
+            return f"no {name!r}"
+        if not check(record[name]):
+            return f"{name!r} is {_shown(record[name])}, not {what}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def record_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes ``record`` (one JSON object of an evidence file, ``"v": 1``) no evidence
+    record of its kind: a field missing, or of the wrong type or range (``'agent' is 7, not a
+    string or null``); None when it is one. A kind this reader does not know has no problem
+    here (a later release may add kinds). A field a kind does not have is not read, and not
+    checked."""
+    fields = _FIELDS.get(record.get("kind"))  # type: ignore[arg-type]
+    return None if fields is None else _field_problem(record, fields)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLine:
+    """One line of an evidence file as :func:`iter_records` read it: ``record`` a whole record
+    of this version, else ``problem`` says what the line is: ``"cut"`` (the file's last line,
+    cut short as a crash mid-write leaves it), ``"unknown_version"`` (a record of a version
+    this reader does not know), or ``"damaged"`` (``reason`` says how)."""
+
+    number: int
+    record: dict[str, Any] | None = None
+    problem: str | None = None
+    reason: str | None = None
+
+
+def bounded_lines(
+    file: IO[bytes], max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes | None, bool]]:
+    """``(number, line, whole)`` for each line, read ``max_line_bytes`` at most at a time; a
+    longer line is ``None``, the rest of it read and dropped. ``whole`` is False for a last
+    line without its newline."""
+    number = 0
+    while True:
+        raw = file.readline(max_line_bytes + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = file.readline(65_536)
+            yield number, None, True
+            continue
+        yield number, raw, raw.endswith(b"\n")
+
+
+def iter_records(
+    file: IO[bytes] | Iterable[bytes], max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[RecordLine]:
+    """Read an evidence file one line at a time (``open(path, "rb")``), in bounded memory: a
+    :class:`RecordLine` per line that is not blank. A line that is no whole record of its kind
+    is said, never raised: not UTF-8, not JSON, nested too deep, not an object, a field of the
+    wrong type or range (:func:`record_problem`), over ``max_line_bytes``; a file that cannot
+    be read on (a damaged gzip stream) ends with one such line. Every line after a damaged one
+    is read all the same."""
+    if hasattr(file, "readline"):
+        lines: Iterator[tuple[int, bytes | None, bool]] = bounded_lines(file, max_line_bytes)  # type: ignore[arg-type]
+    else:
+        lines = (
+            (n, raw if len(raw) <= max_line_bytes else None, raw.endswith(b"\n"))
+            for n, raw in enumerate(file, start=1)  # type: ignore[arg-type]
+        )
+    number = 0
+    try:
+        for number, raw, whole in lines:
+            if raw is None:
+                yield RecordLine(number, problem="damaged", reason=f"over {max_line_bytes:,} bytes")
+                continue
+            if not raw.strip():
+                continue
+            yield record_line(number, raw, whole)
+    except (OSError, EOFError, zlib.error) as error:
+        yield RecordLine(number + 1, problem="damaged", reason=f"cannot be read: {error}")
+
+
+def record_line(
+    number: int,
+    raw: bytes,
+    whole: bool = True,
+    complete: Callable[[dict[str, Any]], None] | None = None,
+) -> RecordLine:
+    """One record's bytes (a line, a WARC record's content) read as :func:`iter_records` reads
+    them: ``whole`` False when the file ends in them without a newline (not JSON then means cut
+    short); ``complete`` adds what the bytes leave out (a WARC record's body) before the check."""
+    try:
+        record = json.loads(raw)
+    except UnicodeDecodeError:
+        return RecordLine(number, problem="damaged", reason="not UTF-8")
+    except ValueError:
+        if not whole:
+            return RecordLine(number, problem="cut", reason="cut short")
+        return RecordLine(number, problem="damaged", reason="not JSON")
+    except RecursionError:
+        return RecordLine(number, problem="damaged", reason="JSON nested too deep")
+    if not isinstance(record, dict):
+        return RecordLine(number, problem="damaged", reason="not a JSON object")
+    if record.get("v") != FORMAT_VERSION:
+        return RecordLine(number, problem="unknown_version")
+    if complete is not None:
+        complete(record)
+    problem = record_problem(record)
+    if problem is not None:
+        return RecordLine(number, problem="damaged", reason=problem)
+    return RecordLine(number, record)
+
+
 @dataclass(frozen=True, slots=True)
 class EvidenceRead:
     """What :func:`read_records` found: the whole records, and where the file ends early (the
-    1-based line of a record cut short, as a crash mid-write leaves it), if it does."""
+    1-based line of a record cut short, as a crash mid-write leaves it), if it does; the lines
+    of records of a version this reader does not know, and those that are damaged (no whole
+    record of their kind)."""
 
     records: list[dict[str, Any]]
     cut_at_line: int | None = None
     unknown_version_lines: tuple[int, ...] = ()
+    damaged_lines: tuple[int, ...] = ()
 
 
-def read_records(lines: Iterable[bytes]) -> EvidenceRead:
-    """Read an evidence file's lines (``open(path, "rb")`` will do). A line that is not a whole
-    JSON object is where the file was cut: counted as such if it is the last, and any record
-    after it is read all the same. A record of a version this reader does not know is left
-    out and its line listed."""
+def read_records(lines: IO[bytes] | Iterable[bytes]) -> EvidenceRead:
+    """Read an evidence file's lines (``open(path, "rb")`` will do) whole: every record of
+    :func:`iter_records`, with where the file ends early. A record of a version this reader
+    does not know is left out and its line listed; a damaged line is left out and listed."""
     records: list[dict[str, Any]] = []
-    unknown: list[int] = []
-    cut_at: int | None = None
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            cut_at = cut_at if cut_at is not None else number
-            continue
-        if not isinstance(record, dict):
-            cut_at = cut_at if cut_at is not None else number
-            continue
-        if record.get("v") != FORMAT_VERSION:
-            unknown.append(number)
-            continue
-        records.append(record)
-    return EvidenceRead(records, cut_at, tuple(unknown))
+    found: dict[str, list[int]] = {"cut": [], "unknown_version": [], "damaged": []}
+    for line in iter_records(lines):
+        if line.record is not None:
+            records.append(line.record)
+        else:
+            found[line.problem or "damaged"].append(line.number)
+    cut = found["cut"]
+    return EvidenceRead(
+        records,
+        cut[0] if cut else None,
+        tuple(found["unknown_version"]),
+        tuple(found["damaged"]),
+    )

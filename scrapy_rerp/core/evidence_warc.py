@@ -12,23 +12,35 @@ Only a crawl that asks for WARC (``RERP_EVIDENCE_WARC``) imports this module: it
 
 Each record is gzipped on its own, as WARC tools expect, and flushed: a crawl killed mid-write
 leaves at most its last record cut short.
+
+:func:`iter_warc_records` reads such a file back into the evidence records it holds, as
+:func:`~scrapy_rerp.core.evidence.iter_records` reads JSON lines.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from functools import partial
 from http import HTTPStatus
 from io import BytesIO
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
+from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from scrapy_rerp.core.evidence import DOCUMENTS, FORMAT_VERSION, ROBOTS_HEADERS
+from scrapy_rerp.core.evidence import (
+    DOCUMENTS,
+    FORMAT_VERSION,
+    MAX_LINE_BYTES,
+    ROBOTS_HEADERS,
+    RecordLine,
+    record_line,
+)
 
-__all__ = ["WarcEvidenceWriter"]
+__all__ = ["WarcEvidenceWriter", "iter_warc_records"]
 
 #: Fractional seconds in WARC-Date (the records' milliseconds) need WARC 1.1.
 WARC_VERSION = "1.1"
@@ -165,3 +177,71 @@ class WarcEvidenceWriter:
             warc_headers_dict={"WARC-Type": "metadata", "WARC-Date": date, **(extra or {})},
         )
         self._writer.write_record(warc_record)
+
+
+def iter_warc_records(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[RecordLine]:
+    """The evidence records of a WARC file :class:`WarcEvidenceWriter` wrote, in bounded memory:
+    a :class:`~scrapy_rerp.core.evidence.RecordLine` per ``metadata`` record (``number`` is the
+    record's place in the file, from 1; a ``robots`` record gets its body back from the
+    ``response`` it is concurrent to). Records of other tools (a ``metadata`` record that is not
+    JSON, a ``request``) are skipped; a record over ``max_bytes``, or one that is no evidence
+    record, is damaged; the last record cut short is ``"cut"``; a file that is no WARC, or
+    stops being one, ends with a damaged line. Never raises for a file's content."""
+    number = 0
+    response: tuple[str, str | None] | None = None  # the last response: its id and body
+    archive = ArchiveIterator(stream)
+    records = iter(archive)
+    while True:
+        number += 1
+        try:
+            warc_record = next(records)
+            headers = warc_record.rec_headers
+            declared = headers.get_header("Content-Length")
+            length = int(declared) if declared is not None else None
+            kind = warc_record.rec_type
+            if length is not None and length > max_bytes:
+                yield RecordLine(number, problem="damaged", reason=f"over {max_bytes:,} bytes")
+                continue
+            content = warc_record.content_stream().read(max_bytes + 1)
+            # Fewer bytes than the header says (or no header at all): the file ends in it.
+            cut = length is None or getattr(warc_record.raw_stream, "limit", 0) > 0
+        except StopIteration:
+            if archive.offset < stream.tell():  # a last record too short to be one
+                yield RecordLine(number, problem="cut", reason="cut short")
+            return
+        except Exception as error:  # warcio on bytes that are no WARC: any of its errors
+            yield RecordLine(number, problem="damaged", reason=_unreadable(error))
+            return
+        if cut:
+            yield RecordLine(number, problem="cut", reason="cut short")
+        elif kind == "response":
+            truncated = headers.get_header("WARC-Truncated") is not None
+            response = (
+                str(headers.get_header("WARC-Record-ID")),
+                None if truncated else _text(content),
+            )
+        elif kind == "metadata" and str(headers.get_header("Content-Type")).startswith(JSON_TYPE):
+            concurrent_to = headers.get_header("WARC-Concurrent-To")
+            body = response[1] if response is not None and response[0] == concurrent_to else None
+            yield record_line(number, content, complete=partial(_with_body, body=body))
+
+
+def _text(body: bytes) -> str:
+    try:
+        return body.decode("utf-8", "surrogatepass")  # as the writer encoded it
+    except UnicodeDecodeError:
+        return body.decode("utf-8", "replace")
+
+
+def _with_body(record: dict[str, Any], body: str | None) -> None:
+    # A robots (or tdmrep) record's body is in the response it is concurrent to; with none, it
+    # has none (a copy from the store or the fleet, an answer whose body was not kept).
+    if record.get("kind") in DOCUMENTS:
+        record["body"] = body
+
+
+def _unreadable(error: Exception) -> str:
+    # warcio's messages quote the bytes it could not read: the kind of failure is enough.
+    if type(error).__name__ == "ArchiveLoadFailed":
+        return "not a WARC record where one should start"
+    return f"cannot be read ({type(error).__name__})"
