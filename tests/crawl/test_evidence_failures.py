@@ -256,3 +256,37 @@ def test_evidence_that_cannot_be_opened_with_continue_counts_every_record_as_los
         "robotstxt/evidence/failed": 1,
         "robotstxt/evidence/lost": 1 + PAGES,
     }
+
+
+#: A script that runs the crawl itself, and sets its exit status as docs/evidence.rst says.
+SCRIPT = """\
+import sys
+
+from scrapy.crawler import CrawlerProcess
+
+from pages import PagesSpider
+
+process = CrawlerProcess({"RERP_EVIDENCE": "/dev/full"})
+crawler = process.create_crawler(PagesSpider)
+process.crawl(crawler, site=sys.argv[1], pages="3")
+process.start()
+print("finish_reason", crawler.stats.get_value("finish_reason"))
+sys.exit(1 if process.bootstrap_failed else 0)
+"""
+
+
+def test_a_script_running_the_crawl_tells_it_stopped_for_its_evidence(
+    script: Path, site: Server
+) -> None:
+    (script.parent / "run.py").write_text(SCRIPT)
+    site.clear()
+    done = subprocess.run(
+        [sys.executable, "run.py", site.url("")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=script.parent,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[-1] == "finish_reason rerp_evidence_failed"
+    assert pages_received(site) == []
