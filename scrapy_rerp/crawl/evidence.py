@@ -17,10 +17,12 @@ builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
   line cut short, which :func:`~scrapy_rerp.core.evidence.read_records` and ``scrapy-rerp
   audit`` report.
 * A storage that fails (a full disk, S3 refusing an upload) is logged at ERROR and counted
-  (``robotstxt/evidence/failed``); with ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the
-  crawl then stops (close reason ``rerp_evidence_failed``), as evidence that silently stops is
-  no evidence; with ``"continue"`` it goes on, and the records not written are counted
-  (``robotstxt/evidence/lost``).
+  (``robotstxt/evidence/failed``); from then on nothing more is written, and each record is
+  counted as lost (``robotstxt/evidence/lost``), never as written. With
+  ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the crawl then stops as one that failed
+  (close reason ``rerp_evidence_failed``, exit status 1), as evidence that silently stops is no
+  evidence, and no request is downloaded nor answer handed to the spider after the failure
+  (:attr:`EvidenceLog.stopped`: the middlewares ask); with ``"continue"`` it goes on.
 
 The URI's placeholders: ``%(name)s`` (the spider's name), ``%(time)s`` (the crawl's start,
 UTC, as Scrapy's feeds write it), ``%(worker)s`` (host name and process id: each worker of a
