@@ -282,7 +282,8 @@ async def test_a_device_that_takes_no_write_stops_the_crawl_before_any_page(
     assert stat(crawler, "finish_reason") == "rerp_evidence_failed"
     assert [hit.path for hit in server.hits()] == ["/robots.txt"]
     assert exported(tmp_path) == [] and stat(crawler, "item_scraped_count") is None
-    assert stat(crawler, "robotstxt/evidence/stopped/request") >= 1
+    # The requests waiting for robots.txt then: stopped before their download, or dropped by
+    # the parking lot as the crawl closed (as the reactor's timing falls); no answer came.
     assert stat(crawler, "robotstxt/evidence/stopped/response") is None
     # Nothing was written, and no count says otherwise.
     assert {
