@@ -25,7 +25,8 @@ differ, the difference is mended here and nowhere else:
   delay there), the spider's ``download_delay`` attribute before.
 
 Scrapy has no public accessor for the engine's scheduler, nor a signal when the engine starts to
-close, nor a way to fail a crawl (exit status 1) once its spider has opened; these functions read
+close, nor a way to fail a crawl (exit status 1) once its spider has opened (:func:`fail_crawl`
+does it as :func:`close_when_opened` does for a crawl that could not start); these functions read
 or wrap the engine's private state, and are the only code that does, so that a change upstream is
 mended here. :class:`ScrapyRuntime` runs the Scrapy-free services' tasks.
 """
@@ -68,6 +69,7 @@ __all__ = [
     "download",
     "engine_closing",
     "engine_of",
+    "fail_crawl",
     "header_key",
     "header_value",
     "header_values",
@@ -211,6 +213,17 @@ def _close_engine(crawler: Crawler, reason: str) -> None:
         _call_later(0.01, _close_engine, crawler, reason)
         return
     close_spider(crawler, reason)
+
+
+def fail_crawl(crawler: Crawler, reason: str) -> None:
+    """Close the running crawl with ``reason`` as one that failed: ``scrapy crawl`` and
+    ``scrapy runspider`` then exit with status 1, and a ``CrawlerProcess``'s
+    ``bootstrap_failed`` is true, as for a crawl that could not start. Safe to call while the
+    spider closes (its ``spider_closed`` handlers), and more than once."""
+    _not_started(crawler)
+    engine = engine_of(crawler)
+    if engine is not None and engine.spider is not None:
+        close_spider(crawler, reason)
 
 
 def open_spider(crawler: Crawler, *, close_if_idle: bool = True) -> Deferred[None]:

@@ -17,10 +17,12 @@ builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
   line cut short, which :func:`~scrapy_rerp.core.evidence.read_records` and ``scrapy-rerp
   audit`` report.
 * A storage that fails (a full disk, S3 refusing an upload) is logged at ERROR and counted
-  (``robotstxt/evidence/failed``); with ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the
-  crawl then stops (close reason ``rerp_evidence_failed``), as evidence that silently stops is
-  no evidence; with ``"continue"`` it goes on, and the records not written are counted
-  (``robotstxt/evidence/lost``).
+  (``robotstxt/evidence/failed``); from then on nothing more is written, and each record is
+  counted as lost (``robotstxt/evidence/lost``), never as written. With
+  ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the crawl then stops as one that failed
+  (close reason ``rerp_evidence_failed``, exit status 1), as evidence that silently stops is no
+  evidence, and no request is downloaded nor answer handed to the spider after the failure
+  (:attr:`EvidenceLog.stopped`: the middlewares ask); with ``"continue"`` it goes on.
 
 The URI's placeholders: ``%(name)s`` (the spider's name), ``%(time)s`` (the crawl's start,
 UTC, as Scrapy's feeds write it), ``%(worker)s`` (host name and process id: each worker of a
@@ -43,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
 from itemadapter import ItemAdapter
+from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
@@ -57,7 +60,7 @@ from scrapy_rerp.core.evidence import (
 )
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import robots_url_of
-from scrapy_rerp.crawl.compat import close_spider
+from scrapy_rerp.crawl.compat import fail_crawl
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
@@ -77,6 +80,7 @@ __all__ = [
     "REMEMBERED_FILES",
     "EvidenceItemsMiddleware",
     "EvidenceLog",
+    "EvidenceStopped",
 ]
 
 logger = logging.getLogger("scrapy_rerp.evidence")
@@ -93,6 +97,15 @@ DECISION_META = "rerp_robots_decision"
 #: robots.txt files (origin and body) remembered as written: one read again is not written
 #: again. Bounded: past it, one read again is written again, which costs a line, never a gap.
 REMEMBERED_FILES = 65_536
+
+
+class EvidenceStopped(IgnoreRequest):
+    """A request not downloaded, or a response not handed to the spider, because the evidence
+    failed and ``RERP_EVIDENCE_ON_FAILURE`` is ``"stop"``: counted
+    (``robotstxt/evidence/stopped/request``, ``.../response``)."""
+
+    def __init__(self) -> None:
+        super().__init__(f"evidence cannot be written ({CLOSE_REASON})")
 
 
 class _Sink(Protocol):
@@ -141,6 +154,7 @@ class _Output:
         self.file: IO[bytes] | None = None
         self.sink: _Sink | None = None
         self.pending: list[Deferred[Any]] = []
+        self.failed = False  # the current file failed: closing it may fail again, for the same
 
     def open(self, spider: Spider, params: Mapping[str, Any]) -> None:
         self.batch_id += 1
@@ -151,6 +165,7 @@ class _Output:
             "batch_time": now.isoformat().replace(":", "-"),
         }
         uri = self.template % values
+        self.failed = False
         scheme = urlparse(uri).scheme
         storage_class = load_object(self.storages.get(scheme, self.storages["file"]))
         self.storage = build_from_crawler(storage_class, self.crawler, uri, feed_options={})
@@ -250,6 +265,7 @@ class EvidenceLog:
         self._params: dict[str, Any] = {}
         self._failed = False
         self._closed = False
+        self._stopped: dict[str, int] = {}  # requests and responses stopped, for the log
 
     # -- records ---------------------------------------------------------------------------------
     def robots(
@@ -299,8 +315,8 @@ class EvidenceLog:
             sha256=entry.sha256,
             kind=kind,
         )
-        self._write(record)
-        self.stats.inc_value(f"robotstxt/evidence/{kind}")  # type: ignore[union-attr]
+        if self._write(record):
+            self.stats.inc_value(f"robotstxt/evidence/{kind}")  # type: ignore[union-attr]
 
     def decision(
         self,
@@ -326,15 +342,16 @@ class EvidenceLog:
             page_directives=page_directives,
             tdmrep_sha256=decided.get("tdmrep_sha256"),
         )
-        self._write(record)
-        # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's failure.
-        self.stats.inc_value(f"robotstxt/evidence/decision/{verdict}")  # type: ignore[union-attr]
+        if self._write(record):
+            # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's
+            # failure.
+            self.stats.inc_value(f"robotstxt/evidence/decision/{verdict}")  # type: ignore[union-attr]
 
     def page(self, url: str, **said: Any) -> None:
         """What a page said of itself (:func:`~scrapy_rerp.core.evidence.page_record`'s
         fields), read as its answer reached the spider."""
-        self._write(page_record(url=url, at=time.time(), **said))
-        self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
+        if self._write(page_record(url=url, at=time.time(), **said)):
+            self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
@@ -350,22 +367,44 @@ class EvidenceLog:
             try:
                 output.open(spider, self._params)
             except Exception as exc:  # noqa: BLE001 - any storage's failure is one
+                output.failed = True
                 self._fail(exc, f"cannot open {output.template}")
 
-    def _write(self, record: Mapping[str, Any]) -> None:
-        if self._closed:
-            return
-        if self._failed:
+    def _write(self, record: Mapping[str, Any]) -> bool:
+        """Write ``record`` to every file; True when every one took it (each flushed it). A
+        record that is not written is counted as lost, and only so: once a file failed, every
+        record after is lost (a file with a gap would be no evidence of what it leaves out)."""
+        if self._failed or self._closed:
             self.stats.inc_value("robotstxt/evidence/lost")  # type: ignore[union-attr]
-            return
+            return False
         spider = self.crawler.spider
         for output in self.outputs:
             try:
                 output.write(record, spider, self._params)  # type: ignore[arg-type]
             except Exception as exc:  # noqa: BLE001 - any storage's failure is one
+                output.failed = True
                 self._fail(exc, f"cannot write to {output.template}")
                 self.stats.inc_value("robotstxt/evidence/lost")  # type: ignore[union-attr]
-                return
+                return False
+        return True
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the evidence failed under ``RERP_EVIDENCE_ON_FAILURE = "stop"``: from then on
+        no request is downloaded and no response handed to the spider (:meth:`stop`)."""
+        return self._failed and self.stop_on_failure
+
+    def stop(self, what: str, url: str) -> EvidenceStopped:
+        """Count a ``request`` not downloaded, or a ``response`` not handed to the spider, for
+        :attr:`stopped`: the exception to raise for it."""
+        self.stats.inc_value(f"robotstxt/evidence/stopped/{what}")  # type: ignore[union-attr]
+        self._stopped[what] = self._stopped.get(what, 0) + 1
+        logger.debug(
+            "Evidence: %(what)s %(url)s dropped: the evidence cannot be written (%(reason)s)",
+            {"what": what, "url": url, "reason": CLOSE_REASON},
+            extra={"spider": self.crawler.spider},
+        )
+        return EvidenceStopped()
 
     def _store_failed(self, exc: BaseException, template: str) -> None:
         self._fail(exc, f"cannot store {template}")
@@ -386,8 +425,9 @@ class EvidenceLog:
             },
             extra={"spider": self.crawler.spider},
         )
-        if self.stop_on_failure and self.crawler.engine is not None and self.crawler.spider:
-            close_spider(self.crawler, CLOSE_REASON)
+        if self.stop_on_failure:
+            # A crawl that stops for its evidence failed: `scrapy crawl` exits with status 1.
+            fail_crawl(self.crawler, CLOSE_REASON)
 
     async def close(self) -> None:
         """The crawl is over: every file handed to its storage, uploads awaited."""
@@ -400,9 +440,21 @@ class EvidenceLog:
             try:
                 output.finish()
             except Exception as exc:  # noqa: BLE001
-                self._fail(exc, f"cannot close {output.template}")
+                if not output.failed:  # else its write's failure again, counted once
+                    self._fail(exc, f"cannot close {output.template}")
             for stored in output.pending:  # their failures went to _store_failed
                 await maybe_deferred_to_future(stored)
+        if self._stopped:
+            logger.info(
+                "Evidence: after it failed, %(requests)d requests were not downloaded and "
+                "%(responses)d responses downloaded were not handed to the spider (%(reason)s)",
+                {
+                    "requests": self._stopped.get("request", 0),
+                    "responses": self._stopped.get("response", 0),
+                    "reason": CLOSE_REASON,
+                },
+                extra={"spider": self.crawler.spider},
+            )
 
 
 class EvidenceItemsMiddleware:

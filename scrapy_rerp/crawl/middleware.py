@@ -153,6 +153,8 @@ class RobotsTxtMiddleware:
     ) -> Request | Response | Awaitable[Response | None] | None:
         if not obeys_robots_txt(request.url, request.meta):
             return None
+        if self._evidence.stopped:  # type: ignore[union-attr]
+            raise self._evidence.stop("request", request.url)  # type: ignore[union-attr]
         try:
             result = self.gate.process(request)
         except IgnoreRequest as refusal:
@@ -166,10 +168,14 @@ class RobotsTxtMiddleware:
         self, request: Request, waiting: Awaitable[Response | None]
     ) -> Response | None:
         try:
-            return await waiting
+            result = await waiting
         except IgnoreRequest as refusal:
             self._not_downloaded(request, refusal)
             raise
+        # The evidence may have failed while it waited (robots.txt's own record, say).
+        if self._evidence.stopped:  # type: ignore[union-attr]
+            raise self._evidence.stop("request", request.url)  # type: ignore[union-attr]
+        return result
 
     def _not_downloaded(self, request: Request, refusal: IgnoreRequest) -> None:
         message = str(refusal)
@@ -205,6 +211,10 @@ class RobotsTxtMiddleware:
                     for value in capped_lines(response.headers.getlist("X-Robots-Tag"))[0]
                 ),
             )
+        # Under "stop", no page reaches the spider without its record: written and flushed
+        # above, or the evidence has failed (this record or an earlier one).
+        if self._evidence.stopped and obeys_robots_txt(request.url, request.meta):  # type: ignore[union-attr]
+            raise self._evidence.stop("response", response.url)  # type: ignore[union-attr]
         return response
 
     def _failed_with_evidence(

@@ -62,7 +62,7 @@ from scrapy_rerp.crawl.compat import (
     header_values,
     user_agent_header,
 )
-from scrapy_rerp.crawl.evidence import DECISION_META, evidence_log_of
+from scrapy_rerp.crawl.evidence import DECISION_META, EvidenceStopped, evidence_log_of
 from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
 from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
@@ -212,8 +212,18 @@ class PageDirectivesMiddleware:
         if request is None or not obeys_robots_txt(response.url, request.meta):
             return
         page = self._read(response, request)
+        if self._evidence is not None and self._evidence.stopped:
+            # Its page record, or an earlier one, could not be written: under "stop" the page
+            # goes no further (its errback hears why).
+            raise self._evidence.stop("response", response.url)
         if page is not None:
             self._pages[response] = page
+
+    def process_spider_exception(
+        self, response: Response, exception: BaseException, spider: Spider | None = None
+    ) -> list[Any] | None:
+        """A page stopped for its evidence (counted, logged) ends here, not as a spider error."""
+        return [] if isinstance(exception, EvidenceStopped) else None
 
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None

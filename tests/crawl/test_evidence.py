@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
+from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_rerp.core.evidence import read_records
@@ -259,6 +260,100 @@ async def test_evidence_that_cannot_be_written_is_counted_when_the_crawl_goes_on
     ]
     assert stat(crawler, "robotstxt/evidence/failed") == 1
     assert stat(crawler, "robotstxt/evidence/lost") == 4  # one robots.txt, three pages
+    # Lost, and only that: no record is counted as written.
+    assert stat(crawler, "robotstxt/evidence/robots") is None
+    assert stat(crawler, "robotstxt/evidence/decision/downloaded") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_device_that_takes_no_write_stops_the_crawl_before_any_page(
+    server: Server, tmp_path: Path
+) -> None:
+    from tests.support.pages import FollowSpider, addon, exported, feed
+
+    server.robots(ROBOTS)
+    for n in range(20):
+        server.route(f"/{n}", Reply(body="ok"))
+    # /dev/full opens, and refuses every write, root's too: robots.txt's record first.
+    settings = addon(**feed(tmp_path, RERP_EVIDENCE="/dev/full", CONCURRENT_REQUESTS=4))
+    crawler = await crawl(
+        FollowSpider, settings=settings, urls=[server.url(f"/{n}") for n in range(20)]
+    )
+    assert stat(crawler, "finish_reason") == "rerp_evidence_failed"
+    assert [hit.path for hit in server.hits()] == ["/robots.txt"]
+    assert exported(tmp_path) == [] and stat(crawler, "item_scraped_count") is None
+    # The requests waiting for robots.txt then: stopped before their download, or dropped by
+    # the parking lot as the crawl closed (as the reactor's timing falls); no answer came.
+    assert stat(crawler, "robotstxt/evidence/stopped/response") is None
+    # Nothing was written, and no count says otherwise.
+    assert {
+        k: v
+        for k, v in crawler.stats.get_stats().items()  # type: ignore[union-attr]
+        if k.startswith("robotstxt/evidence/") and not k.startswith("robotstxt/evidence/stopped/")
+    } == {"robotstxt/evidence/failed": 1, "robotstxt/evidence/lost": 1}
+
+
+async def crawl_a_filling_disk(server: Server, where: Path, room: int) -> Crawler:
+    """A crawl of 30 pages whose evidence has ``room`` bytes: a few pages' records fit."""
+    from tests.support.pages import FollowSpider, addon, feed
+
+    where.mkdir()
+    settings = addon(
+        **feed(where),
+        FEED_STORAGES={"full": "tests.support.storages.FullDiskFeedStorage"},
+        RERP_EVIDENCE=f"full://{where / 'evidence.jsonl'}?room={room}",
+        CONCURRENT_REQUESTS=4,
+    )
+    return await crawl(
+        FollowSpider, settings=settings, urls=[server.url(f"/{n}") for n in range(30)]
+    )
+
+
+@pytest.mark.parametrize("failing", ["decision", "page"])
+@pytest_twisted.ensureDeferred
+async def test_a_disk_that_fills_hands_the_spider_no_page_without_its_records(
+    server: Server, tmp_path: Path, failing: str
+) -> None:
+    # The decision record is written as the answer comes (the downloader middleware), the page
+    # record as it reaches the spider (the spider middleware): the disk fills in one or the
+    # other, as the records' sizes and order fall; a few sizes are tried until it is `failing`.
+    from tests.support.pages import exported
+
+    server.robots(ROBOTS)
+    for n in range(30):  # each page says something of itself: a decision and a page record
+        server.route(f"/{n}", Reply(body="ok", headers={"X-Robots-Tag": "noarchive"}, delay=0.02))
+    for attempt, room in enumerate(range(3000, 6000, 97)):
+        server.clear()
+        where = tmp_path / str(attempt)
+        crawler = await crawl_a_filling_disk(server, where, room)
+        evidence = (where / "evidence.jsonl").read_bytes()
+        read = read_records(evidence.splitlines(keepends=True))
+        assert read.cut_at_line is not None  # the record the disk filled in
+        if evidence.splitlines()[read.cut_at_line - 1].startswith(
+            b'{"v":1,"kind":"%s"' % failing.encode()
+        ):
+            break
+    else:
+        pytest.fail(f"no crawl filled its disk in a {failing} record")
+    assert stat(crawler, "finish_reason") == "rerp_evidence_failed"
+    downloaded = {r["url"] for r in read.records if r.get("verdict") == "downloaded"}
+    paged = {r["url"] for r in read.records if r["kind"] == "page"}
+    scraped = [item["url"] for item in exported(where)]
+    assert scraped and len(scraped) < 30
+    # Every page the spider got has both its records written; none went on without.
+    assert set(scraped) <= downloaded & paged
+    assert stat(crawler, "item_scraped_count") == len(scraped)
+    # Counted as what happened, once: written, or lost.
+    assert stat(crawler, "robotstxt/evidence/robots") == 1
+    assert stat(crawler, "robotstxt/evidence/decision/downloaded") == len(downloaded)
+    assert stat(crawler, "robotstxt/evidence/page") == len(paged)
+    assert stat(crawler, "robotstxt/evidence/failed") == 1
+    assert stat(crawler, "robotstxt/evidence/lost") >= 1
+    # What the site sent after the failure: counted, never handed to the spider.
+    received = [hit.path for hit in server.hits() if hit.path != "/robots.txt"]
+    stopped = stat(crawler, "robotstxt/evidence/stopped/response")
+    assert len(received) == len(scraped) + stopped
+    assert len(received) <= len(downloaded) + 4  # those in flight at the failure, no more
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,12 @@ behave, an upload of a temporary file when the file is stored, without a network
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 from scrapy.extensions.feedexport import BlockingFeedStorage
 
@@ -35,3 +37,40 @@ class RefusingFeedStorage(BlockingFeedStorage):
     def _store_in_thread(self, file: IO[bytes]) -> None:
         file.close()
         raise PermissionError(f"upload to {self.uri} refused (AccessDenied)")
+
+
+class FullDiskFeedStorage:
+    """``full:///path?room=N``: a local file with room for N bytes, as a disk that fills: the
+    write that does not fit is cut where the room ends and fails (ENOSPC), as do all after."""
+
+    def __init__(self, uri: str, *, feed_options: dict[str, Any] | None = None) -> None:
+        parsed = urlparse(uri)
+        self.path = Path(parsed.path)
+        self.room = int(parse_qs(parsed.query)["room"][0])
+
+    def open(self, spider: Any) -> IO[bytes]:
+        return _Filling(self.path.open("wb"), self.room)  # type: ignore[return-value]
+
+    def store(self, file: IO[bytes]) -> None:
+        file.close()
+
+
+class _Filling:
+    def __init__(self, file: IO[bytes], room: int) -> None:
+        self.file = file
+        self.room = room
+
+    def write(self, data: bytes) -> int:
+        fits = data[: self.room]
+        self.file.write(fits)
+        self.file.flush()
+        self.room -= len(fits)
+        if len(fits) < len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return len(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
