@@ -16,6 +16,7 @@ from typing import Any
 
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
 from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.core.bounds import bounded_expiry, longest_lifetime
 from scrapy_rerp.core.recall import stored_body
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.status import PARSED
@@ -71,6 +72,7 @@ def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     fresh until the copy's
     ``expires_at``."""
     outcome = copy.outcome
+    expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
     body = stored_body(copy, settings.max_size) if outcome == PARSED else None
     return Download(
         url,
@@ -80,7 +82,7 @@ def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
         status=copy.status,
         redirects=[copy.url] if copy.url != url else [],
         body=body,
-        lifetime=max(copy.expires_at - copy.fetched_at, 0.0),
+        lifetime=max(expires_at - copy.fetched_at, 0.0),
         fetched_at=copy.fetched_at,
         from_store=True,
     )
@@ -110,13 +112,19 @@ def stored_download(
     now = time.time() if now is None else now
     with open_store(path) as store:
         copy = store.get(origin)
+        rejections = list(store.rejections)
+    if copy is None and rejections:
+        _, reason, problem = rejections[0]
+        why = f"the stored copy is not used ({reason}: {problem}): downloaded"
+        return None, StoreUse(path, origin, False, why)
     if copy is None:
         return None, StoreUse(path, origin, False, "no stored copy: downloaded")
-    if copy.expires_at <= now:
-        why = f"the stored copy expired at {iso(copy.expires_at)}: downloaded"
+    expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
+    if expires_at <= now:
+        why = f"the stored copy expired at {iso(expires_at)}: downloaded"
         return None, StoreUse(path, origin, False, why)
     why = (
-        f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(copy.expires_at)}"
+        f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(expires_at)}"
         " (not downloaded)"
     )
     return from_store(url, copy, settings), StoreUse(path, origin, True, why)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.project import data_path
 
+from scrapy_rerp.core.bounds import longest_lifetime
 from scrapy_rerp.core.recall import StoredRules
 from scrapy_rerp.core.store import RobotsStore
 
@@ -34,4 +35,6 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> StoredRules | None:
     except OSError:
         pass  # the store says why it cannot open the file
     store = RobotsStore(path, settings.store_max_origins)
-    return StoredRules(store, settings.syntax, settings.max_size, crawler.stats)
+    return StoredRules(
+        store, settings.syntax, settings.max_size, crawler.stats, longest_lifetime(settings)
+    )

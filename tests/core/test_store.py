@@ -111,6 +111,7 @@ def test_every_field_comes_back_from_the_file(path: Path) -> None:
             "dropped_bad_rows": 0,
             "refused": 0,
             "errors": 0,
+            "rejected": {},
         }
     assert back is not None and back == copy
     for name in StoredCopy.__dataclass_fields__:
