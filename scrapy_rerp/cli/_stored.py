@@ -7,6 +7,7 @@ the :class:`~scrapy_rerp.cli._download.Download` a crawl would have had from it 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.core.bounds import bounded_expiry, longest_lifetime
 from scrapy_rerp.core.recall import stored_body
-from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.settings import RerpSettings, setting_path
 from scrapy_rerp.core.status import PARSED
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.core.urls import origin_of, robots_url_of
@@ -36,7 +37,7 @@ def open_store(path: str) -> Iterator[RobotsStore]:
     """The store at ``path``, read only; :class:`CliError` when there is none or it cannot be
     read (its reason, in one line). The store's own log lines are not shown: its reason is."""
     if not Path(path).exists():
-        raise CliError(f"{path}: no such file (no robots.txt store there; none is made)")
+        raise CliError(_missing(path))
     logger = logging.getLogger("scrapy_rerp.store")
     quiet = logging.NullHandler()
     logger.addHandler(quiet)
@@ -54,6 +55,23 @@ def open_store(path: str) -> Iterator[RobotsStore]:
     finally:
         logger.removeHandler(quiet)
         logger.propagate = propagate
+
+
+def _missing(path: str) -> str:
+    """No store at ``path``: where a crawl with ``RERP_STORE = path`` keeps it, and the store
+    an earlier version's crawl kept under the project's data directory, when there is one."""
+    where = setting_path(path)
+    message = (
+        f"{path}: no such file (no robots.txt store there; none is made): a crawl with"
+        f" RERP_STORE = {path!r} keeps it at {where} when started in this directory"
+    )
+    if not os.path.isabs(path):
+        from scrapy.utils.project import data_path
+
+        earlier = os.path.abspath(data_path(path))
+        if os.path.isfile(earlier):
+            message += f"; earlier versions kept it at {earlier}"
+    return message
 
 
 def origin_argument(value: str) -> str:

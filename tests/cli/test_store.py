@@ -157,7 +157,9 @@ def test_a_missing_path_is_an_error_and_no_file_is_made(tmp_path: Path) -> None:
     done = run("store", str(path))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (
-        f"scrapy-rerp: error: {path}: no such file (no robots.txt store there; none is made)\n"
+        f"scrapy-rerp: error: {path}: no such file (no robots.txt store there; none is made):"
+        f" a crawl with RERP_STORE = '{path}' keeps it at {path} when started in this"
+        " directory\n"
     )
     status, doc = run_json("store", str(path))
     assert status == 2 and doc == {"command": "store", "error": done.stderr[20:-1]}

@@ -261,14 +261,70 @@ async def test_a_4xx_replaces_the_stored_copy_with_allow_all(
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_relative_path_is_under_the_data_directory(
+async def test_a_relative_path_is_from_the_current_directory(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no scrapy.cfg: the data directory is ./.scrapy
+    # As FEEDS (and RERP_EVIDENCE) and as the command line read it: what the crawl writes,
+    # `scrapy-rerp store robots.sqlite` run in the same directory finds.
+    monkeypatch.chdir(tmp_path)
     server.robots(ROBOTS)
     crawler = await crawl(settings=rerp(RERP_STORE="robots.sqlite"), urls=[server.url("/a")])
     assert stat(crawler, "robotstxt/store/stored") == 1
-    assert (tmp_path / ".scrapy" / "robots.sqlite").is_file()
+    assert (tmp_path / "robots.sqlite").is_file()
+    assert not (tmp_path / ".scrapy").exists()
+    command = [sys.executable, "-m", "scrapy_rerp", "store", "robots.sqlite"]
+    listed = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith(server.origin)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_store_where_earlier_versions_kept_it_is_named(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Earlier versions read a relative RERP_STORE under the data directory (./.scrapy without
+    # a scrapy.cfg): that store is named, not used, and a new one made where the path says.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".scrapy").mkdir()
+    earlier = tmp_path / ".scrapy" / "robots.sqlite"
+    planted(earlier, server.origin, time.time(), time.time() + 3600)
+    server.robots(SECRET)
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(
+            settings=rerp(RERP_STORE="robots.sqlite"),
+            urls=[server.url("/a"), server.url("/secret")],
+        )
+    assert pages(server) == ["/a"]
+    [warning] = warned(caplog)
+    assert f"the store at {earlier}, where earlier versions kept it, is not used" in warning
+    assert stat(crawler, "robotstxt/store/stored") == 1
+    assert (tmp_path / "robots.sqlite").is_file()
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rerp", "store", "other.sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert f"keeps it at {tmp_path / 'other.sqlite'} when started in this directory" in done.stderr
+    (tmp_path / "robots.sqlite").rename(tmp_path / "moved.sqlite")
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rerp", "store", "robots.sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert f"earlier versions kept it at {earlier}" in done.stderr
 
 
 @pytest_twisted.ensureDeferred
