@@ -116,11 +116,12 @@ class RerpSettingsError(ValueError):
 
 
 def setting_path(value: str) -> str:
-    """Where a path setting points (``RERP_STORE``, and ``RERP_EVIDENCE`` when it is a path):
-    a relative path is from the current directory, as Scrapy reads ``FEEDS``, ``JOBDIR`` and
-    ``LOG_FILE``, and as the command line reads the same path (``scrapy-rerp store PATH``,
-    ``scrapy-rerp audit FILES``); made absolute when the crawl starts, so that a spider that
-    changes directory does not move it."""
+    """Where a path setting points: a relative path is from the current directory, as Scrapy
+    reads ``FEEDS``, ``JOBDIR`` and ``LOG_FILE`` (and so ``RERP_EVIDENCE``, which its feed
+    storages write), and as the command line reads the same path (``scrapy-rerp store PATH``,
+    ``scrapy-rerp audit FILES``). ``RERP_STORE`` is made absolute with it when the crawl
+    starts, so that a spider that changes directory does not move it (docs/settings.rst,
+    "Paths")."""
     return os.path.abspath(value)
 
 
