@@ -897,14 +897,26 @@ def _schema_problem(conn: sqlite3.Connection) -> str | None:
     return None
 
 
+def _read_only_mode(path: Path) -> str:
+    """How a read-only store opens ``path``. Where it may write: ``mode=rw`` rather than ``ro``,
+    which never creates the file either, and whose last connection to close removes the -wal
+    and -shm files it opened (a read-only one leaves them); ``query_only`` stops writes. Where
+    it may not (a read-only mount, a file or folder without write permission): ``mode=ro``, and
+    ``immutable`` when there is no write-ahead log, which SQLite could neither read without its
+    -shm file nor make (no process can then be writing the file)."""
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+        return "mode=rw"
+    if os.access(path.parent, os.W_OK) or Path(f"{path}-wal").exists():
+        return "mode=ro"
+    return "mode=ro&immutable=1"
+
+
 def _open_read_only(path: Path, timeout: float, deadline: _Deadline) -> sqlite3.Connection:
     """A connection that reads the store at ``path`` and can write nothing; never makes it."""
     truncated = _truncated(path)
     if truncated:
         raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
-    # mode=rw rather than ro: never creates the file, and the last connection to close removes
-    # the -wal and -shm files it opened (a read-only one leaves them); query_only stops writes.
-    uri = f"{path.absolute().as_uri()}?mode=rw"
+    uri = f"{path.absolute().as_uri()}?{_read_only_mode(path)}"
     conn = sqlite3.connect(
         uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
     )

@@ -3,11 +3,14 @@ the command line, read only; each run as a subprocess on real store files."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -364,3 +367,52 @@ def test_a_huge_stored_value_is_never_read_into_memory(store_path: Path, tmp_pat
     for args in (2, 3):
         growth = (peaks["huge", args] - peaks["baseline", args]) * 1024
         assert growth < 2 * MAX_VALUE, (args, growth)
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[Path]:
+    """``folder`` as a user without write access sees it: a read-only bind mount beside it
+    where this process may mount (root, who ignores permissions), else its permissions and
+    its files' taken away."""
+    if os.geteuid() != 0:
+        modes = {p: p.stat().st_mode for p in [folder, *folder.iterdir()]}
+        for p in modes:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        try:
+            yield folder
+        finally:
+            for p, mode in modes.items():
+                p.chmod(mode)
+        return
+    mounted = folder.with_name(folder.name + "-ro")
+    mounted.mkdir()
+    commands = [
+        ["mount", "--bind", str(folder), str(mounted)],
+        ["mount", "-o", "remount,bind,ro", str(mounted)],
+    ]
+    for command in commands:
+        done = subprocess.run(command, capture_output=True, check=False)
+        if done.returncode != 0:
+            subprocess.run(["umount", str(mounted)], capture_output=True, check=False)
+            pytest.skip(f"root without a read-only mount: {done.stderr!r}")
+    try:
+        yield mounted
+    finally:
+        subprocess.run(["umount", str(mounted)], check=True)
+
+
+def test_a_store_on_a_read_only_mount_is_read(tmp_path: Path) -> None:
+    folder = tmp_path / "stores"
+    folder.mkdir()
+    path = folder / "robots.sqlite"
+    with RobotsStore(path) as store:
+        store.put(EXAMPLE, copy("https://example.com/robots.txt", BODY, NOW - 60, NOW + 3600))
+    before = files(folder)
+    with read_only(folder) as seen:
+        done = run("store", str(seen / "robots.sqlite"))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split()[0] == EXAMPLE
+        done = run("store", str(seen / "robots.sqlite"), EXAMPLE)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == BODY.decode("utf-8", "replace")
+    assert files(folder) == before
