@@ -97,6 +97,7 @@ class StoredRules:
         self._revalidating: dict[str, StoredCopy] = {}  # expired copies recalled
         self._unwritten: dict[str, StoredCopy] = {}  # copies to write with the next batch
         self._renewed: dict[str, StoredCopy] = {}  # copies renewed, to write with it
+        self._recalled: set[str] = set()  # origins recalled whose download is not yet written
         self._preloaded = store.recent(PRELOADED, PRELOADED_BYTES)
         # The origins stored when the crawl opened the store, and those it stored since: an
         # origin not among them is not looked up. A lookup that finds nothing costs a read of
@@ -118,6 +119,8 @@ class StoredRules:
         self._check()
         if copy is None:
             return None
+        if len(self._recalled) < self.store.max_origins:
+            self._recalled.add(origin)
         expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, self.max_lifetime)
         if expires_at < copy.expires_at:
             copy = replace(copy, expires_at=expires_at)  # its lifetime by today's settings
@@ -224,9 +227,15 @@ class StoredRules:
         batch, self._unwritten = self._unwritten, {}
         renewed, self._renewed = self._renewed, {}
         if batch:
-            stored = self.store.put_many(batch.items())
+            stored = self.store.put_each(batch.items())
             if stored:
-                self.stats.inc_value("robotstxt/store/stored", stored)
+                self.stats.inc_value("robotstxt/store/stored", len(stored))
+            # A copy recalled, replaced by a new download: counted once the download is
+            # written (not when the store ignored or failed the write).
+            replaced = sum(origin in self._recalled for origin in stored)
+            self._recalled.difference_update(stored)
+            if replaced:
+                self.stats.inc_value("robotstxt/store/replaced", replaced)
         if renewed:
             # A copy fetched later by another process stays (put_many keeps the later one).
             self.store.put_many(renewed.items())

@@ -514,11 +514,16 @@ class RobotsStore:
     def put_many(self, copies: Iterable[tuple[str, StoredCopy]]) -> int:
         """:meth:`put` for several origins in one write (one transaction: one commit for all);
         how many were stored."""
+        return len(self.put_each(copies))
+
+    def put_each(self, copies: Iterable[tuple[str, StoredCopy]]) -> list[str]:
+        """:meth:`put_many`, answering the origins whose copies were stored (a write that
+        failed stores none)."""
         items = list(copies)
 
-        def op(conn: sqlite3.Connection) -> int:
+        def op(conn: sqlite3.Connection) -> list[str]:
             if self.read_only:
-                return 0
+                return []
             valid = []
             for origin, copy in items:
                 problem = _key_problem(origin) or _copy_problem(copy)
@@ -527,22 +532,24 @@ class RobotsStore:
                 else:
                     valid.append((origin, copy))
             if not valid:
-                return 0
-            stored = evicted = 0
+                return []
+            stored: list[str] = []
+            evicted = 0
             with _transaction(conn):
                 self._record_uses(conn)  # before any eviction, which goes by them
                 added = False
                 for origin, copy in valid:
                     written = _write(conn, origin, copy)
-                    stored += written is not None
+                    if written is not None:
+                        stored.append(origin)
                     added = added or bool(written)
                 if added:
                     evicted = self._evict(conn)
-            self.counts.stored += stored
+            self.counts.stored += len(stored)
             self.counts.evicted += evicted
             return stored
 
-        return self._call("put", op, 0)
+        return self._call("put", op, [])
 
     def renew(
         self, origin: str, fetched_at: float, expires_at: float, headers: HeadersLike
