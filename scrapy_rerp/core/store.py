@@ -190,6 +190,8 @@ HEADERS: dict[str, bytes] = {
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEX = frozenset("0123456789abcdef")
+#: Bytes no header value holds: a validator sent back in a conditional request carries none.
+_NOT_IN_HEADERS = frozenset(b"\r\n\x00")
 _T = TypeVar("_T")
 
 
@@ -1248,6 +1250,8 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
         value = getattr(copy, name)
         if value is not None and not isinstance(value, bytes):
             return "value", f"{name} is not bytes"
+        if value is not None and not _NOT_IN_HEADERS.isdisjoint(value):
+            return "value", f"{name} holds a line break or a NUL: no header value"
         if value is not None and len(value) > MAX_HEADER:
             return "too_large", f"{name} is over {MAX_HEADER} bytes"
     if not isinstance(copy.body, bytes):
