@@ -23,8 +23,9 @@ whatever a server sends.
 
 Of two copies of one origin, the one fetched later wins: a :meth:`RobotsStore.put` of a copy
 fetched before the stored one is ignored (two processes that fetched the same file keep the
-newer). :meth:`RobotsStore.renew` records a 304: new fetch and expiry times, the headers the 304
-carried replacing the stored ones (RFC 9111 4.3.4), the body kept.
+newer), unless the stored one's fetch is more than ``CLOCK_SKEW`` in the future.
+:meth:`RobotsStore.renew` records a 304: new fetch and expiry times, the headers the 304 carried
+replacing the stored ones (RFC 9111 4.3.4), the body kept.
 
 Why SQLite, and WAL
 -------------------
@@ -78,11 +79,23 @@ path. Once open, a store needs no lock but SQLite's.
 
 Failures
 --------
-Everything read back is untrusted: each column's type and size are checked, and the body's sha256
-against the stored hash. A row that fails is deleted, counted (``dropped_bad_rows``) and read as
-absent; the first is logged at WARNING, the next at DEBUG. A file that cannot be used (garbage
-bytes, a truncated file, a directory at the path, a read-only location, another application's
-database, a lock held past the busy timeout, any SQLite error) gives one WARNING, and from then on
+Everything read back is untrusted: each column's type and size are checked, the times against
+``scrapy_rerp.core.bounds`` (a time between 1970 and 9999, a fetch at most ``CLOCK_SKEW`` in the
+future), header values for line breaks, and the body's sha256 against the stored hash. SQLite
+hands over no value over :data:`MAX_VALUE` (its length limit, set on each connection, Python 3.11
+and later): a row holding one is read as failing, never into memory. A row that fails is deleted,
+counted (``dropped_bad_rows``, and by reason in ``rejected``: :data:`REJECTED_REASONS`), named in
+:attr:`RobotsStore.rejections` and read as absent; the first is logged at WARNING, the next at
+DEBUG, an origin quoted cut to :data:`LOGGED_ORIGIN` characters. The file is held to more than its
+rows: a path that is not a regular file (a device, a FIFO) is never opened, so that SQLite makes
+no journal beside it; a schema holding any object a store has not made (a trigger, a view, an
+index, a table, or one of ours changed) makes the store unusable before a statement could run
+it (``PRAGMA trusted_schema`` is off as well); and each call runs under a deadline
+(:data:`DEADLINE`, SQLite's progress handler), past which it is interrupted and the store
+unusable: no file, whatever it holds, keeps the caller's thread. A file that cannot be used
+(garbage bytes, a truncated file, a directory at the path, a read-only location, another
+application's database, a lock held past the busy timeout, any SQLite error) gives one WARNING,
+and from then on
 the store is a no-op for the rest of the run: :meth:`~RobotsStore.get` answers None,
 :meth:`~RobotsStore.put` ignores its copy. :attr:`RobotsStore.available` and
 :attr:`RobotsStore.reason` say so, for the caller to count and report; no call raises into the
@@ -91,14 +104,15 @@ other damage when a call meets it. A damaged file is left as it is, for the user
 delete (the reason says so).
 
 Counters (:class:`StoreCounts`, ``store.counts``) are plain ints for the caller's stats: copies
-stored, read, renewed, evicted, bad rows dropped, copies refused, errors.
+stored, read, renewed, evicted, bad rows dropped (and by reason), copies refused, errors.
 
 Read only
 ---------
 ``RobotsStore(path, read_only=True)`` looks at a store without changing anything (the command
 line's ``scrapy-rerp store`` and ``fetch --store``): the file must exist (it is never made), is
-opened with SQLite's ``mode=rw`` (which never creates it) and ``PRAGMA query_only``; it is never
-made, set aside nor its tally set right; :meth:`~RobotsStore.get` records no use; a row that
+opened with SQLite's ``mode=rw`` (which never creates it) and ``PRAGMA query_only`` where it may
+be written, else ``mode=ro`` (``immutable`` without a write-ahead log: a read-only mount); it is
+never made, set aside nor its tally set right; :meth:`~RobotsStore.get` records no use; a row that
 fails its checks is read as absent, not deleted; :meth:`~RobotsStore.put`,
 :meth:`~RobotsStore.renew` and :meth:`~RobotsStore.forget` do nothing. The opening lock is taken
 when its file exists, never made. A store of another version, an empty file, and any file that
