@@ -6,8 +6,13 @@ JSON whole) and its size. With ORIGIN (an origin, or any URL of it), that origin
 robots.txt on standard output, as text (UTF-8, undecodable bytes replaced), and what it rests on
 on standard error; in JSON the record and the body.
 
+Rows that fail the store's checks (a time that is not one, a copy fetched in the future, a value
+over its cap) are not shown: each is named on standard error, its origin (cut to
+``LOGGED_ORIGIN`` characters) and why, and counted.
+
 Exit status 0 when listed or shown; 1 when ORIGIN is not in the store; 2 when the store cannot be
-read (no file at PATH, none is made; a damaged file, another application's, another version's)."""
+read (no file at PATH, none is made; a damaged file, another application's, another version's)
+or held rows that failed their checks (the others are listed)."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, Output
+from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, Output
 from scrapy_rerp.cli._stored import iso, open_store, origin_argument
 from scrapy_rerp.core.store import StoredCopy, StoredOrigin
 
@@ -49,6 +54,8 @@ class StoreReport:
     origin: str | None = None  # asked for
     copy: StoredCopy | None = None  # the origin's copy, when it is stored
     dropped: int = 0  # rows that failed their checks (not shown; left in the file)
+    #: the first of them: the origin as quoted, the reason, what was wrong
+    rejections: list[tuple[str, str, str]] = field(default_factory=list)
     now: float = field(default_factory=time.time)
     notes: list[str] = field(default_factory=list)
 
@@ -63,6 +70,7 @@ class StoreReport:
                 listed = [entry for entry in store.origins() if entry.origin == key]
                 report = cls(path, listed if copy is not None else [], key, copy)
             report.dropped = store.counts.dropped_bad_rows
+            report.rejections = list(store.rejections)
         report.notes = report._notes()
         return report
 
@@ -70,9 +78,11 @@ class StoreReport:
         notes = []
         if self.dropped:
             notes.append(
-                f"{self.path}: {self.dropped} stored row(s) failed their checks: not shown "
+                f"error: {self.path}: {self.dropped} stored row(s) failed their checks: not shown "
                 "(left in the file; a crawl drops them)"
             )
+            for origin, reason, problem in self.rejections:
+                notes.append(f"{self.path}: the row of {origin} is not used ({reason}): {problem}")
         if self.origin is None:
             if not self.origins:
                 notes.append(f"{self.path}: the store holds no robots.txt")
@@ -89,6 +99,8 @@ class StoreReport:
 
     @property
     def status(self) -> int:
+        if self.dropped:
+            return EXIT_ERROR
         return EXIT_FLAGGED if self.origin is not None and self.copy is None else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +123,10 @@ class StoreReport:
             else:
                 document["record"] = document["body"] = None
         document["dropped_rows"] = self.dropped
+        document["rejected_rows"] = [
+            {"origin": origin, "reason": reason, "problem": problem}
+            for origin, reason, problem in self.rejections
+        ]
         return document
 
     def render_text(self, out: Callable[[str], None]) -> None:

@@ -7,6 +7,7 @@ the :class:`~scrapy_rerp.cli._download.Download` a crawl would have had from it 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +17,9 @@ from typing import Any
 
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
 from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.core.bounds import bounded_expiry, longest_lifetime
 from scrapy_rerp.core.recall import stored_body
-from scrapy_rerp.core.settings import RerpSettings
+from scrapy_rerp.core.settings import RerpSettings, setting_path
 from scrapy_rerp.core.status import PARSED
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.core.urls import origin_of, robots_url_of
@@ -35,7 +37,7 @@ def open_store(path: str) -> Iterator[RobotsStore]:
     """The store at ``path``, read only; :class:`CliError` when there is none or it cannot be
     read (its reason, in one line). The store's own log lines are not shown: its reason is."""
     if not Path(path).exists():
-        raise CliError(f"{path}: no such file (no robots.txt store there; none is made)")
+        raise CliError(_missing(path))
     logger = logging.getLogger("scrapy_rerp.store")
     quiet = logging.NullHandler()
     logger.addHandler(quiet)
@@ -55,6 +57,23 @@ def open_store(path: str) -> Iterator[RobotsStore]:
         logger.propagate = propagate
 
 
+def _missing(path: str) -> str:
+    """No store at ``path``: where a crawl with ``RERP_STORE = path`` keeps it, and the store
+    an earlier version's crawl kept under the project's data directory, when there is one."""
+    where = setting_path(path)
+    message = (
+        f"{path}: no such file (no robots.txt store there; none is made): a crawl with"
+        f" RERP_STORE = {path!r} keeps it at {where} when started in this directory"
+    )
+    if not os.path.isabs(path):
+        from scrapy.utils.project import data_path
+
+        earlier = os.path.abspath(data_path(path))
+        if os.path.isfile(earlier):
+            message += f"; earlier versions kept it at {earlier}"
+    return message
+
+
 def origin_argument(value: str) -> str:
     """The store's key for ``value``: an origin (``https://example.com``) or any URL of it,
     reduced as the crawl reduces it; :class:`CliError` for anything else."""
@@ -71,6 +90,7 @@ def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     fresh until the copy's
     ``expires_at``."""
     outcome = copy.outcome
+    expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
     body = stored_body(copy, settings.max_size) if outcome == PARSED else None
     return Download(
         url,
@@ -80,7 +100,7 @@ def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
         status=copy.status,
         redirects=[copy.url] if copy.url != url else [],
         body=body,
-        lifetime=max(copy.expires_at - copy.fetched_at, 0.0),
+        lifetime=max(expires_at - copy.fetched_at, 0.0),
         fetched_at=copy.fetched_at,
         from_store=True,
     )
@@ -110,13 +130,19 @@ def stored_download(
     now = time.time() if now is None else now
     with open_store(path) as store:
         copy = store.get(origin)
+        rejections = list(store.rejections)
+    if copy is None and rejections:
+        _, reason, problem = rejections[0]
+        why = f"the stored copy is not used ({reason}: {problem}): downloaded"
+        return None, StoreUse(path, origin, False, why)
     if copy is None:
         return None, StoreUse(path, origin, False, "no stored copy: downloaded")
-    if copy.expires_at <= now:
-        why = f"the stored copy expired at {iso(copy.expires_at)}: downloaded"
+    expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
+    if expires_at <= now:
+        why = f"the stored copy expired at {iso(expires_at)}: downloaded"
         return None, StoreUse(path, origin, False, why)
     why = (
-        f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(copy.expires_at)}"
+        f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(expires_at)}"
         " (not downloaded)"
     )
     return from_store(url, copy, settings), StoreUse(path, origin, True, why)

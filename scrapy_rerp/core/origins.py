@@ -387,9 +387,9 @@ class OriginService:
                 return
             if fetched.robots is not None:
                 if self.remembered is not None:
-                    if origin in self._stored:
-                        self._stored.discard(origin)
-                        self.stats.inc_value(self.kind.stat("robotstxt/store/replaced"))
+                    # robotstxt/store/replaced is the store's to count: once the download is
+                    # written in place of the copy recalled
+                    self._stored.discard(origin)
                     self.remembered.remember(origin, entry, fetched)
                 await self._rules_fetched(flight, entry, fetched)
                 return

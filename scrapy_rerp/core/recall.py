@@ -22,10 +22,13 @@ copies, a batch), so they are made inline on the reactor thread rather than in a
 from __future__ import annotations
 
 import logging
+import math
 import time
+from dataclasses import replace
 from typing import Any
 
 from scrapy_rerp.core.body import Body, read_body
+from scrapy_rerp.core.bounds import bounded_expiry
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
@@ -72,18 +75,29 @@ WRITES_AT_ONCE = 64
 
 class StoredRules:
     """Each origin's last good robots.txt, read from and written to a store, with stats under
-    ``robotstxt/store/``."""
+    ``robotstxt/store/``. A copy recalled is fresh at most ``max_lifetime`` after its fetch
+    (:func:`~scrapy_rerp.core.bounds.longest_lifetime` of the crawl's settings), whatever
+    expiry an earlier run (or a tampered file) gave it."""
 
-    def __init__(self, store: RobotsStore, syntax: int, max_size: int, stats: Any) -> None:
+    def __init__(
+        self,
+        store: RobotsStore,
+        syntax: int,
+        max_size: int,
+        stats: Any,
+        max_lifetime: float = math.inf,
+    ) -> None:
         self.store = store
         self.syntax = syntax
         self.max_size = max_size
         self.stats = stats
+        self.max_lifetime = max_lifetime
         self._unavailable_counted = False
         self._validators: dict[str, Validators] = {}  # of the expired copies recalled
         self._revalidating: dict[str, StoredCopy] = {}  # expired copies recalled
         self._unwritten: dict[str, StoredCopy] = {}  # copies to write with the next batch
         self._renewed: dict[str, StoredCopy] = {}  # copies renewed, to write with it
+        self._recalled: set[str] = set()  # origins recalled whose download is not yet written
         self._preloaded = store.recent(PRELOADED, PRELOADED_BYTES)
         # The origins stored when the crawl opened the store, and those it stored since: an
         # origin not among them is not looked up. A lookup that finds nothing costs a read of
@@ -105,6 +119,11 @@ class StoredRules:
         self._check()
         if copy is None:
             return None
+        if len(self._recalled) < self.store.max_origins:
+            self._recalled.add(origin)
+        expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, self.max_lifetime)
+        if expires_at < copy.expires_at:
+            copy = replace(copy, expires_at=expires_at)  # its lifetime by today's settings
         if copy.expires_at <= time.time():
             validators = Validators.of(copy.url, copy.etag, copy.last_modified)
             if validators is not None:
@@ -208,9 +227,15 @@ class StoredRules:
         batch, self._unwritten = self._unwritten, {}
         renewed, self._renewed = self._renewed, {}
         if batch:
-            stored = self.store.put_many(batch.items())
+            stored = self.store.put_each(batch.items())
             if stored:
-                self.stats.inc_value("robotstxt/store/stored", stored)
+                self.stats.inc_value("robotstxt/store/stored", len(stored))
+            # A copy recalled, replaced by a new download: counted once the download is
+            # written (not when the store ignored or failed the write).
+            replaced = sum(origin in self._recalled for origin in stored)
+            self._recalled.difference_update(stored)
+            if replaced:
+                self.stats.inc_value("robotstxt/store/replaced", replaced)
         if renewed:
             # A copy fetched later by another process stays (put_many keeps the later one).
             self.store.put_many(renewed.items())
@@ -225,9 +250,9 @@ class StoredRules:
         self.store.close()
         for stat, value in (
             ("robotstxt/store/evicted", counts.evicted),
-            ("robotstxt/store/dropped_bad_rows", counts.dropped_bad_rows),
             ("robotstxt/store/refused", counts.refused),
             ("robotstxt/store/errors", counts.errors),
+            *((f"robotstxt/store/rejected/{why}", n) for why, n in counts.rejected.items()),
         ):
             if value:
                 self.stats.set_value(stat, value)

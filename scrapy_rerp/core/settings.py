@@ -52,6 +52,7 @@ __all__ = [
     "crawler_user_agent",
     "known_settings",
     "robotstxt_request_meta",
+    "setting_path",
     "settings_for",
     "syntax_from",
     "syntax_name",
@@ -112,6 +113,16 @@ class RerpSettingsError(ValueError):
         self.setting = name
         self.value = value
         super().__init__(f"{name} = {value!r} is invalid: expected {expected}")
+
+
+def setting_path(value: str) -> str:
+    """Where a path setting points: a relative path is from the current directory, as Scrapy
+    reads ``FEEDS``, ``JOBDIR`` and ``LOG_FILE`` (and so ``RERP_EVIDENCE``, which its feed
+    storages write), and as the command line reads the same path (``scrapy-rerp store PATH``,
+    ``scrapy-rerp audit FILES``). ``RERP_STORE`` is made absolute with it when the crawl
+    starts, so that a spider that changes directory does not move it (docs/settings.rst,
+    "Paths")."""
+    return os.path.abspath(value)
 
 
 def syntax_from(value: object, name: str = "syntax") -> int:

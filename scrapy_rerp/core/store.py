@@ -23,8 +23,9 @@ whatever a server sends.
 
 Of two copies of one origin, the one fetched later wins: a :meth:`RobotsStore.put` of a copy
 fetched before the stored one is ignored (two processes that fetched the same file keep the
-newer). :meth:`RobotsStore.renew` records a 304: new fetch and expiry times, the headers the 304
-carried replacing the stored ones (RFC 9111 4.3.4), the body kept.
+newer), unless the stored one's fetch is more than ``CLOCK_SKEW`` in the future.
+:meth:`RobotsStore.renew` records a 304: new fetch and expiry times, the headers the 304 carried
+replacing the stored ones (RFC 9111 4.3.4), the body kept.
 
 Why SQLite, and WAL
 -------------------
@@ -78,11 +79,23 @@ path. Once open, a store needs no lock but SQLite's.
 
 Failures
 --------
-Everything read back is untrusted: each column's type and size are checked, and the body's sha256
-against the stored hash. A row that fails is deleted, counted (``dropped_bad_rows``) and read as
-absent; the first is logged at WARNING, the next at DEBUG. A file that cannot be used (garbage
-bytes, a truncated file, a directory at the path, a read-only location, another application's
-database, a lock held past the busy timeout, any SQLite error) gives one WARNING, and from then on
+Everything read back is untrusted: each column's type and size are checked, the times against
+``scrapy_rerp.core.bounds`` (a time between 1970 and 9999, a fetch at most ``CLOCK_SKEW`` in the
+future), header values for line breaks, and the body's sha256 against the stored hash. SQLite
+hands over no value over :data:`MAX_VALUE` (its length limit, set on each connection, Python 3.11
+and later): a row holding one is read as failing, never into memory. A row that fails is deleted,
+counted (``dropped_bad_rows``, and by reason in ``rejected``: :data:`REJECTED_REASONS`), named in
+:attr:`RobotsStore.rejections` and read as absent; the first is logged at WARNING, the next at
+DEBUG, an origin quoted cut to :data:`LOGGED_ORIGIN` characters. The file is held to more than its
+rows: a path that is not a regular file (a device, a FIFO) is never opened, so that SQLite makes
+no journal beside it; a schema holding any object a store has not made (a trigger, a view, an
+index, a table, or one of ours changed) makes the store unusable before a statement could run
+it (``PRAGMA trusted_schema`` is off as well); and each call runs under a deadline
+(:data:`DEADLINE`, SQLite's progress handler), past which it is interrupted and the store
+unusable: no file, whatever it holds, keeps the caller's thread. A file that cannot be used
+(garbage bytes, a truncated file, a directory at the path, a read-only location, another
+application's database, a lock held past the busy timeout, any SQLite error) gives one WARNING,
+and from then on
 the store is a no-op for the rest of the run: :meth:`~RobotsStore.get` answers None,
 :meth:`~RobotsStore.put` ignores its copy. :attr:`RobotsStore.available` and
 :attr:`RobotsStore.reason` say so, for the caller to count and report; no call raises into the
@@ -91,14 +104,15 @@ other damage when a call meets it. A damaged file is left as it is, for the user
 delete (the reason says so).
 
 Counters (:class:`StoreCounts`, ``store.counts``) are plain ints for the caller's stats: copies
-stored, read, renewed, evicted, bad rows dropped, copies refused, errors.
+stored, read, renewed, evicted, bad rows dropped (and by reason), copies refused, errors.
 
 Read only
 ---------
 ``RobotsStore(path, read_only=True)`` looks at a store without changing anything (the command
 line's ``scrapy-rerp store`` and ``fetch --store``): the file must exist (it is never made), is
-opened with SQLite's ``mode=rw`` (which never creates it) and ``PRAGMA query_only``; it is never
-made, set aside nor its tally set right; :meth:`~RobotsStore.get` records no use; a row that
+opened with SQLite's ``mode=rw`` (which never creates it) and ``PRAGMA query_only`` where it may
+be written, else ``mode=ro`` (``immutable`` without a write-ahead log: a read-only mount); it is
+never made, set aside nor its tally set right; :meth:`~RobotsStore.get` records no use; a row that
 fails its checks is read as absent, not deleted; :meth:`~RobotsStore.put`,
 :meth:`~RobotsStore.renew` and :meth:`~RobotsStore.forget` do nothing. The opening lock is taken
 when its file exists, never made. A store of another version, an empty file, and any file that
@@ -109,29 +123,35 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from scrapy_rerp.core.bounds import CLOCK_SKEW, moment_problem
 from scrapy_rerp.core.data import Outcome
 
 __all__ = [
     "APPLICATION_ID",
     "BUSY_TIMEOUT",
+    "DEADLINE",
     "DEFAULT_MAX_ORIGINS",
     "HEADERS",
     "HeadersLike",
+    "LOGGED_ORIGIN",
     "MAX_BODY",
     "MAX_HEADER",
     "MAX_ORIGIN",
     "MAX_URL",
+    "MAX_VALUE",
+    "REJECTED_REASONS",
     "SCHEMA_VERSION",
     "STORED_OUTCOMES",
     "USES_AT_ONCE",
@@ -156,8 +176,18 @@ MAX_BODY = 512 * 1024
 MAX_ORIGIN = 2048
 MAX_URL = 8192
 MAX_HEADER = 8192
+#: The most bytes SQLite hands the store of any one value (SQLite's length limit, set on each
+#: connection): a row over it is not read at all, so a store's memory is bounded by its caps,
+#: never by what a file holds. The largest row a store writes fits (its body, URL, origin and
+#: headers at their caps, UTF-8).
+MAX_VALUE = MAX_BODY + 4 * (MAX_URL + MAX_ORIGIN) + 5 * MAX_HEADER + 4096
+#: Characters of an origin quoted in a log line or a reason; the rest is cut ("...").
+LOGGED_ORIGIN = 200
 #: Seconds a call waits for another process's transaction before the store gives up.
 BUSY_TIMEOUT = 2.0
+#: Seconds a call (its statements together, besides waits for a lock) may run before SQLite
+#: interrupts it and the store gives up: no file, whatever it holds, keeps a crawl's reactor.
+DEADLINE = 5.0
 #: Origins kept unless told: ten times the in-memory cache's default (``RERP_CACHE_MAX_ORIGINS``),
 #: as a store holds every site of a crawl that runs again.
 DEFAULT_MAX_ORIGINS = 100_000
@@ -174,6 +204,8 @@ HEADERS: dict[str, bytes] = {
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEX = frozenset("0123456789abcdef")
+#: Bytes no header value holds: a validator sent back in a conditional request carries none.
+_NOT_IN_HEADERS = frozenset(b"\r\n\x00")
 _T = TypeVar("_T")
 
 
@@ -250,11 +282,13 @@ class StoreCounts:
     read: int = 0  # copies returned by get
     renewed: int = 0  # copies renewed by a 304
     evicted: int = 0  # origins evicted over the bound
-    dropped_bad_rows: int = 0  # rows that failed their checks, deleted
+    dropped_bad_rows: int = 0  # rows that failed their checks, not used (deleted unless read only)
     refused: int = 0  # copies not stored: a body over MAX_BODY, a bad value
     errors: int = 0  # the file failed (the store is then unavailable)
+    #: the rows of dropped_bad_rows by reason (REJECTED_REASONS)
+    rejected: dict[str, int] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -262,8 +296,23 @@ class _Unusable(Exception):
     """The file cannot be used as a store (the message says why)."""
 
 
+#: Why a stored row is not used, as ``StoreCounts.rejected`` and the stats
+#: (``robotstxt/store/rejected/<reason>``) name it.
+REJECTED_REASONS = {
+    "future": "fetched in the future, past the clock skew allowed (CLOCK_SKEW)",
+    "time": "a time that is not one (not a number, infinite, before 1970, after 9999)",
+    "too_large": "a value over its cap (the body, the URL, a header, the origin)",
+    "hash": "a body that does not match its sha256",
+    "value": "any other value a copy cannot have (status, outcome, a type)",
+}
+
+
 class _BadRow(ValueError):
-    """A row that fails its checks."""
+    """A row that fails its checks: why (a key of :data:`REJECTED_REASONS`), and in words."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 # -- the file's layout ---------------------------------------------------------------------------
@@ -310,11 +359,15 @@ _SCHEMA = (
     """CREATE TRIGGER robots_removed AFTER DELETE ON robots
         BEGIN UPDATE tally SET origins = origins - 1; END""",
 )
-_SELECT_COPY = f"SELECT {', '.join(_COPY_COLUMNS)} FROM robots WHERE origin = ?"
-_SELECT_LISTING = (
-    "SELECT origin, url, status, outcome, fetched_at, expires_at, sha256, typeof(body),"
-    " length(body) FROM robots"
+_COPY = ", ".join(_COPY_COLUMNS)
+_SELECT_COPY = f"SELECT {_COPY} FROM robots WHERE origin = ?"
+#: A listing's columns: the body's type and length, not the body (SQLite reads neither from
+#: the body's pages).
+_LISTING = (
+    "origin, url, status, outcome, fetched_at, expires_at, sha256, typeof(body), length(body)"
 )
+#: Rows that failed their checks kept by a store (:attr:`RobotsStore.rejections`), to name.
+KEPT_REJECTIONS = 100
 _NEXT_TICK = "(SELECT coalesce(max(used_at), 0) + 1 FROM robots)"
 #: Uses of stored copies recorded in one write (and with every put, and at close): a lookup
 #: is then a read alone, without the write lock. Measured on 3,000 stored copies outside a
@@ -322,6 +375,66 @@ _NEXT_TICK = "(SELECT coalesce(max(used_at), 0) + 1 FROM robots)"
 #: store's share of a fresh restart fell from 5.1 % to 3.8 %: docs/benchmarks.rst).
 USES_AT_ONCE = 64
 _HEADER_NAMES = tuple(HEADERS)
+
+
+def _too_large() -> _BadRow:
+    return _BadRow("too_large", f"a value over {MAX_VALUE} bytes (not read)")
+
+
+def _scan(
+    conn: sqlite3.Connection, columns: str, tail: str = "", params: tuple[object, ...] = ()
+) -> Iterator[tuple[int, tuple[object, ...]]]:
+    """``SELECT rowid, {columns} FROM robots {tail}``, row by row, as (rowid, the columns). A
+    row with a value over :data:`MAX_VALUE` (SQLite refuses to read it) is (rowid, ()): once
+    one is met, the rest are read one by one."""
+    seen: set[int] = set()
+    try:
+        for rowid, *row in conn.execute(f"SELECT rowid, {columns} FROM robots {tail}", params):
+            seen.add(rowid)
+            yield rowid, tuple(row)
+        return
+    except sqlite3.DataError:
+        pass
+    rowids = conn.execute(f"SELECT rowid FROM robots {tail}", params).fetchall()
+    for (rowid,) in rowids:
+        if rowid in seen:
+            continue
+        try:
+            found = conn.execute(
+                f"SELECT {columns} FROM robots WHERE rowid = ?", (rowid,)
+            ).fetchone()
+        except sqlite3.DataError:
+            yield rowid, ()
+            continue
+        if found is not None:
+            yield rowid, tuple(found)
+
+
+class _Deadline:
+    """SQLite's progress handler for a store's connection: a call that runs past its deadline
+    is interrupted (``sqlite3.OperationalError: interrupted``)."""
+
+    #: SQLite's virtual machine instructions between two looks at the clock.
+    EVERY = 1000
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = 0.0
+
+    def start(self) -> None:
+        self.ends = time.monotonic() + self.seconds
+
+    def __call__(self) -> int:
+        return int(time.monotonic() > self.ends)
+
+    def why(self, exc: BaseException) -> str:
+        """``exc`` in words, naming the deadline when it is the reason."""
+        if isinstance(exc, sqlite3.OperationalError) and time.monotonic() > self.ends:
+            return f"it ran past the store's deadline ({self.seconds:g}s) and was interrupted"
+        return f"{type(exc).__name__}: {exc}"
+
+    def attach(self, conn: sqlite3.Connection) -> None:
+        conn.set_progress_handler(self, self.EVERY)
 
 
 class RobotsStore:
@@ -335,6 +448,7 @@ class RobotsStore:
         max_origins: int = DEFAULT_MAX_ORIGINS,
         timeout: float = BUSY_TIMEOUT,
         read_only: bool = False,
+        deadline: float = DEADLINE,
     ) -> None:
         if max_origins < 1:
             raise ValueError(f"max_origins must be at least 1, not {max_origins}")
@@ -350,6 +464,10 @@ class RobotsStore:
         self._closed = False
         self._said: set[str] = set()
         self._used: list[str] = []  # origins whose copies were read, their use not yet recorded
+        #: The first rows that failed their checks (:data:`KEPT_REJECTIONS`): the origin as
+        #: quoted, the reason (:data:`REJECTED_REASONS`), what was wrong.
+        self.rejections: list[tuple[str, str, str]] = []
+        self._deadline = _Deadline(deadline)
         with self._lock:
             self._connect()
 
@@ -412,11 +530,16 @@ class RobotsStore:
     def put_many(self, copies: Iterable[tuple[str, StoredCopy]]) -> int:
         """:meth:`put` for several origins in one write (one transaction: one commit for all);
         how many were stored."""
+        return len(self.put_each(copies))
+
+    def put_each(self, copies: Iterable[tuple[str, StoredCopy]]) -> list[str]:
+        """:meth:`put_many`, answering the origins whose copies were stored (a write that
+        failed stores none)."""
         items = list(copies)
 
-        def op(conn: sqlite3.Connection) -> int:
+        def op(conn: sqlite3.Connection) -> list[str]:
             if self.read_only:
-                return 0
+                return []
             valid = []
             for origin, copy in items:
                 problem = _key_problem(origin) or _copy_problem(copy)
@@ -425,22 +548,24 @@ class RobotsStore:
                 else:
                     valid.append((origin, copy))
             if not valid:
-                return 0
-            stored = evicted = 0
+                return []
+            stored: list[str] = []
+            evicted = 0
             with _transaction(conn):
                 self._record_uses(conn)  # before any eviction, which goes by them
                 added = False
                 for origin, copy in valid:
                     written = _write(conn, origin, copy)
-                    stored += written is not None
+                    if written is not None:
+                        stored.append(origin)
                     added = added or bool(written)
                 if added:
                     evicted = self._evict(conn)
-            self.counts.stored += stored
+            self.counts.stored += len(stored)
             self.counts.evicted += evicted
             return stored
 
-        return self._call("put", op, 0)
+        return self._call("put", op, [])
 
     def renew(
         self, origin: str, fetched_at: float, expires_at: float, headers: HeadersLike
@@ -503,31 +628,29 @@ class RobotsStore:
 
         def op(conn: sqlite3.Connection) -> list[StoredOrigin]:
             listing: list[StoredOrigin] = []
-            bad: list[tuple[object, str]] = []
+            bad: list[tuple[int, object, _BadRow]] = []
+            now = time.time()
             # One statement, one read snapshot: no write lock, however long the listing (in
             # WAL, the writers of other processes go on meanwhile).
-            for row in conn.execute(f"{_SELECT_LISTING} ORDER BY origin").fetchall():
+            for rowid, row in list(_scan(conn, _LISTING, "ORDER BY origin")):
                 try:
-                    listing.append(_listed(row))
+                    listing.append(_listed(row, now))
                 except _BadRow as exc:
-                    bad.append((row[0], str(exc)))
-            dropped: list[tuple[object, str]] = []
+                    bad.append((rowid, row[0] if row else f"(row {rowid})", exc))
+            dropped: list[tuple[object, _BadRow]] = []
             if bad and self.read_only:
-                dropped = bad  # read as absent, left in the file
+                dropped = [(key, exc) for _, key, exc in bad]  # read as absent, left in the file
             elif bad:
                 with _transaction(conn):
-                    for key, problem in bad:  # unless replaced since
-                        row = conn.execute(
-                            f"{_SELECT_LISTING} WHERE origin IS ?", (key,)
-                        ).fetchone()
+                    for rowid, key, exc in bad:  # unless replaced since
                         try:
-                            if row is not None:
-                                _listed(row)
+                            for _, row in _scan(conn, _LISTING, "WHERE rowid = ?", (rowid,)):
+                                _listed(row, now)
                         except _BadRow:
-                            conn.execute("DELETE FROM robots WHERE origin IS ?", (key,))
-                            dropped.append((key, problem))
-            for key, problem in dropped:
-                self._dropped(key, problem)
+                            conn.execute("DELETE FROM robots WHERE rowid = ?", (rowid,))
+                            dropped.append((key, exc))
+            for key, exc in dropped:
+                self._dropped(key, exc)
             return listing
 
         return self._call("origins", op, [])
@@ -539,31 +662,32 @@ class RobotsStore:
 
         def op(conn: sqlite3.Connection) -> dict[str, StoredCopy]:
             copies: dict[str, StoredCopy] = {}
-            bad: list[tuple[object, str]] = []
+            bad: list[tuple[int, object, _BadRow]] = []
             size = 0
-            rows = conn.execute(
-                f"SELECT origin, {', '.join(_COPY_COLUMNS)} FROM robots"
-                " ORDER BY used_at DESC LIMIT ?",
-                (most,),
-            )
-            for origin, *row in rows:
-                body = row[-1]
+            now = time.time()
+            rows = _scan(conn, f"origin, {_COPY}", "ORDER BY used_at DESC LIMIT ?", (most,))
+            for rowid, found in rows:
+                origin, *row = found or (None,)
+                body = row[-1] if row else None
                 size += len(body) if isinstance(body, bytes) else 0
                 if size > max_bytes:
                     break
                 try:
-                    if not _key_ok(origin):
-                        raise _BadRow("the origin is not a string")
-                    copies[origin] = _copy(tuple(row))
+                    if not row:
+                        raise _too_large()
+                    problem = _key_reason(origin)
+                    if problem is not None:
+                        raise _BadRow(*problem)
+                    copies[origin] = _copy(tuple(row), now)  # type: ignore[index]
                 except _BadRow as exc:
-                    bad.append((origin, str(exc)))
+                    bad.append((rowid, origin if row else f"(row {rowid})", exc))
             rows.close()
             if bad and not self.read_only:
                 with _transaction(conn):
-                    for origin, _ in bad:
-                        conn.execute("DELETE FROM robots WHERE origin IS ?", (origin,))
-            for origin, problem in bad:
-                self._dropped(origin, problem)
+                    for rowid, _, _ in bad:
+                        conn.execute("DELETE FROM robots WHERE rowid = ?", (rowid,))
+            for _, origin, exc in bad:
+                self._dropped(origin, exc)
             return copies
 
         return self._call("recent", op, {})
@@ -580,8 +704,8 @@ class RobotsStore:
         """The origins stored, without their copies (one read; empty when unavailable)."""
 
         def op(conn: sqlite3.Connection) -> set[str]:
-            rows = conn.execute("SELECT origin FROM robots").fetchall()
-            return {origin for (origin,) in rows if _key_ok(origin)}
+            rows = _scan(conn, "origin")
+            return {found[0] for _, found in rows if found and _key_ok(found[0])}
 
         return self._call("origin_keys", op, set())
 
@@ -612,19 +736,21 @@ class RobotsStore:
             conn = self._conn
             if conn is None:
                 return default
+            self._deadline.start()
             try:
                 return op(conn)
             except (sqlite3.Error, OSError) as exc:
-                self._fail(f"{what} failed: {type(exc).__name__}: {exc}")
+                self._fail(f"{what} failed: {self._deadline.why(exc)}")
                 return default
 
     def _connect(self) -> None:
+        self._deadline.start()
         try:
-            self._conn = _open(self.path, self.timeout, self.read_only)
+            self._conn = _open(self.path, self.timeout, self.read_only, self._deadline)
         except _Unusable as exc:
             self._fail(str(exc))
         except (sqlite3.Error, OSError) as exc:
-            self._fail(f"{type(exc).__name__}: {exc}")
+            self._fail(self._deadline.why(exc))
 
     def _fail(self, reason: str) -> None:
         conn, self._conn = self._conn, None
@@ -643,15 +769,16 @@ class RobotsStore:
     def _read(self, conn: sqlite3.Connection, origin: str) -> StoredCopy | None:
         """The checked copy of ``origin`` (in the caller's transaction); a row that fails its
         checks is deleted."""
-        row = conn.execute(_SELECT_COPY, (origin,)).fetchone()
-        if row is None:
-            return None
         try:
-            return _copy(row)
-        except _BadRow as exc:
+            row = conn.execute(_SELECT_COPY, (origin,)).fetchone()
+            if row is None:
+                return None
+            return _copy(row, time.time())
+        except (_BadRow, sqlite3.DataError) as exc:
+            bad = exc if isinstance(exc, _BadRow) else _too_large()
             if not self.read_only:
                 conn.execute("DELETE FROM robots WHERE origin = ?", (origin,))
-            self._dropped(origin, str(exc))
+            self._dropped(origin, bad)
             return None
 
     def _record_uses(self, conn: sqlite3.Connection) -> None:
@@ -678,24 +805,28 @@ class RobotsStore:
             (excess,),
         ).rowcount
 
-    def _dropped(self, origin: object, problem: str) -> None:
+    def _dropped(self, origin: object, bad: _BadRow) -> None:
         self.counts.dropped_bad_rows += 1
-        self._say("bad row", "robots.txt store %s: dropped the row of %r: %s", origin, problem)
+        rejected = self.counts.rejected
+        rejected[bad.reason] = rejected.get(bad.reason, 0) + 1
+        if len(self.rejections) < KEPT_REJECTIONS:
+            self.rejections.append((quoted(origin), bad.reason, str(bad)))
+        self._say("bad row", "robots.txt store %s: dropped the row of %s: %s", origin, str(bad))
 
     def _refuse(self, origin: object, problem: str) -> None:
         self.counts.refused += 1
-        self._say("refused", "robots.txt store %s: not storing %r: %s", origin, problem)
+        self._say("refused", "robots.txt store %s: not storing %s: %s", origin, problem)
 
     def _say(self, kind: str, message: str, origin: object, problem: str) -> None:
         """The first of a kind at WARNING (saying later ones are at DEBUG), the rest at DEBUG."""
         if kind in self._said:
-            logger.debug(message, self.path, origin, problem)
+            logger.debug(message, self.path, quoted(origin), problem)
             return
         self._said.add(kind)
         logger.warning(
             message + " (others like it are logged at DEBUG, and counted)",
             self.path,
-            origin,
+            quoted(origin),
             problem,
         )
 
@@ -703,17 +834,16 @@ class RobotsStore:
 # -- opening -------------------------------------------------------------------------------------
 
 
-def _open(path: Path, timeout: float, read_only: bool = False) -> sqlite3.Connection:
+def _open(path: Path, timeout: float, read_only: bool, deadline: _Deadline) -> sqlite3.Connection:
     """A connection to a store of this version at ``path``, made if absent, another version's set
     aside first (read only: neither, and no write). Raises :class:`_Unusable`, ``sqlite3.Error``
     or ``OSError``."""
-    if path.is_dir():
-        raise _Unusable("a directory is in its place")
+    _check_kind(path)
     if read_only:
         if not path.exists():
             raise _Unusable("no such file")
         with _opening(path, timeout, make=False):
-            return _open_read_only(path, timeout)
+            return _open_read_only(path, timeout, deadline)
     with _opening(path, timeout):
         for _ in range(2):  # once more after setting a store of another version aside
             truncated = _truncated(path)
@@ -722,29 +852,99 @@ def _open(path: Path, timeout: float, read_only: bool = False) -> sqlite3.Connec
             conn = sqlite3.connect(
                 path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
-            # Text that is not UTF-8 (a tampered row) is read, then refused by the checks,
-            # rather than failing the whole call.
-            conn.text_factory = _text
             with _closed_on_failure(conn):
+                _guarded(conn, deadline)
                 if _made(conn):
                     return conn
                 _set_aside(conn, path)
     raise _Unusable("a store of another version came back after being set aside")
 
 
-def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
+def _check_kind(path: Path) -> None:
+    """Refuse anything but a regular file at ``path`` (a symbolic link is followed) before SQLite
+    opens it: on a device (``/dev/zero``) or a FIFO, SQLite would make its journal beside it."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return  # made, unless read only
+    if stat.S_ISDIR(mode):
+        raise _Unusable("a directory is in its place")
+    if not stat.S_ISREG(mode):
+        raise _Unusable("it is not a regular file (a device, a FIFO or a socket): never opened")
+
+
+def _guarded(conn: sqlite3.Connection, deadline: _Deadline) -> None:
+    """What every connection of a store runs under: text that is not UTF-8 (a tampered row) read,
+    then refused by the checks, rather than failing the whole call; no value over
+    :data:`MAX_VALUE` read (Python 3.11 and later); no function with side effects run from the
+    file's schema; each call under the deadline."""
+    conn.text_factory = _text
+    if hasattr(conn, "setlimit"):  # Python 3.11
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
+    conn.execute("PRAGMA trusted_schema = OFF")
+    deadline.attach(conn)
+
+
+@lru_cache(maxsize=1)
+def _our_schema() -> frozenset[tuple[object, ...]]:
+    """The objects of a store's schema, as ``sqlite_master`` lists them once made."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        return frozenset(conn.execute(_SCHEMA_OBJECTS).fetchall())
+    finally:
+        conn.close()
+
+
+_SCHEMA_OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master"
+
+
+def _schema_problem(conn: sqlite3.Connection) -> str | None:
+    """What in the file's schema is not a store's, if anything: a trigger, a view, an index or a
+    table added, or one of ours changed, would run (or change what runs) with our statements.
+    The statistics tables of an ``ANALYZE`` are SQLite's own."""
+    found = set(conn.execute(_SCHEMA_OBJECTS).fetchall())
+    foreign = sorted(
+        (str(kind), str(name))
+        for kind, name, _, _ in found - _our_schema()
+        if not (kind == "table" and str(name).startswith("sqlite_stat"))
+    )
+    missing = _our_schema() - found
+    if foreign:
+        named = ", ".join(f"{kind} {quoted(name)}" for kind, name in foreign[:5])
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        return f"its schema holds objects that are not a store's ({named}{more}); move or delete it"
+    if missing:
+        return f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
+    return None
+
+
+def _read_only_mode(path: Path) -> str:
+    """How a read-only store opens ``path``. Where it may write: ``mode=rw`` rather than ``ro``,
+    which never creates the file either, and whose last connection to close removes the -wal
+    and -shm files it opened (a read-only one leaves them); ``query_only`` stops writes. Where
+    it may not (a read-only mount, a file or folder without write permission): ``mode=ro``, and
+    ``immutable`` when there is no write-ahead log, which SQLite could neither read without its
+    -shm file nor make (no process can then be writing the file)."""
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+        return "mode=rw"
+    if os.access(path.parent, os.W_OK) or Path(f"{path}-wal").exists():
+        return "mode=ro"
+    return "mode=ro&immutable=1"
+
+
+def _open_read_only(path: Path, timeout: float, deadline: _Deadline) -> sqlite3.Connection:
     """A connection that reads the store at ``path`` and can write nothing; never makes it."""
     truncated = _truncated(path)
     if truncated:
         raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
-    # mode=rw rather than ro: never creates the file, and the last connection to close removes
-    # the -wal and -shm files it opened (a read-only one leaves them); query_only stops writes.
-    uri = f"{path.absolute().as_uri()}?mode=rw"
+    uri = f"{path.absolute().as_uri()}?{_read_only_mode(path)}"
     conn = sqlite3.connect(
         uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
     )
-    conn.text_factory = _text
     with _closed_on_failure(conn):
+        _guarded(conn, deadline)
         conn.execute("PRAGMA query_only = ON")
         application_id, version, objects = _identify(conn)
         if (application_id, version, objects) == (0, 0, 0):
@@ -756,11 +956,9 @@ def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
             )
         if version != SCHEMA_VERSION:
             raise _Unusable(f"it is a store of version {version}, not {SCHEMA_VERSION}")
-        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(robots)"))
-        if columns != _COLUMNS:
-            raise _Unusable(
-                f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
-            )
+        problem = _schema_problem(conn)
+        if problem is not None:
+            raise _Unusable(problem)
     return conn
 
 
@@ -801,14 +999,11 @@ def _made(conn: sqlite3.Connection) -> bool:
         )
     if version != SCHEMA_VERSION:
         return False
+    problem = _schema_problem(conn)  # before any statement could run what is not ours
+    if problem is not None:
+        raise _Unusable(problem)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(robots)"))
-    tally = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tally'").fetchone()[0]
-    if columns != _COLUMNS or tally != 1:
-        raise _Unusable(
-            f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
-        )
     # The tally is counted again once per run (a count of the index: milliseconds for the
     # default bound), so that a tally gone wrong cannot evict too many or too few for long.
     (tally,) = conn.execute("SELECT origins FROM tally").fetchone()
@@ -951,10 +1146,10 @@ def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | No
     updated = conn.execute(
         f"UPDATE robots SET {', '.join(f'{c} = ?' for c in _COPY_COLUMNS)},"
         f" used_at = {_NEXT_TICK} WHERE origin = ?"
-        # a copy fetched later, stored by another process, stays (a damaged time does not
-        # keep it)
-        " AND NOT (typeof(fetched_at) = 'real' AND fetched_at > ?)",
-        (*values, origin, copy.fetched_at),
+        # a copy fetched later, stored by another process, stays (a damaged time, or one
+        # past the clock skew, does not keep it)
+        " AND NOT (typeof(fetched_at) = 'real' AND fetched_at > ? AND fetched_at <= ?)",
+        (*values, origin, copy.fetched_at, time.time() + CLOCK_SKEW),
     ).rowcount
     if updated:
         return False
@@ -1013,34 +1208,77 @@ def _key_problem(origin: object) -> str | None:
     return None
 
 
-def _copy_problem(copy: StoredCopy) -> str | None:
-    """What is wrong with ``copy`` for the store, if anything (a copy to store, or read back)."""
+def _key_reason(origin: object) -> tuple[str, str] | None:
+    problem = _key_problem(origin)
+    if problem is None:
+        return None
+    return ("too_large" if isinstance(origin, str) and _is_utf8(origin) else "value"), problem
+
+
+def quoted(origin: object) -> str:
+    """``origin`` as a log line or a reason quotes it: its ``repr``, cut to
+    :data:`LOGGED_ORIGIN` characters."""
+    if isinstance(origin, (str, bytes)) and len(origin) > LOGGED_ORIGIN:
+        return f"{origin[:LOGGED_ORIGIN]!r}... ({len(origin):,} long)"
+    return repr(origin)
+
+
+def _url_reason(url: object) -> tuple[str, str] | None:
+    if not isinstance(url, str) or not url or not _is_utf8(url):
+        return "value", "the URL is not a string"
+    if len(url) > MAX_URL:
+        return "too_large", f"the URL is over {MAX_URL} characters"
+    return None
+
+
+def _status_reason(status: object) -> tuple[str, str] | None:
+    if type(status) is not int or not 100 <= status <= 599:
+        return "value", f"status {status!r} is not an HTTP status"
+    return None
+
+
+def _times_reason(fetched_at: object, expires_at: object, now: float) -> tuple[str, str] | None:
+    """The times of a copy, to store or read back (``scrapy_rerp.core.bounds``)."""
+    problem = moment_problem("fetched_at", fetched_at, now) or moment_problem(
+        "expires_at", expires_at, now, past=False
+    )
+    if problem is None:
+        return None
+    return ("future" if problem.startswith("future") else "time"), problem
+
+
+def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
+    """What is wrong with ``copy`` for the store, if anything (a copy to store, or read back),
+    and its reason (:data:`REJECTED_REASONS`)."""
     if not isinstance(copy, StoredCopy):
-        return f"not a StoredCopy: {type(copy).__name__}"
-    if (
-        not isinstance(copy.url, str)
-        or not copy.url
-        or len(copy.url) > MAX_URL
-        or not _is_utf8(copy.url)
-    ):
-        return f"the URL is not a string of 1 to {MAX_URL} characters"
-    if type(copy.status) is not int or not 100 <= copy.status <= 599:
-        return f"status {copy.status!r} is not an HTTP status"
+        return "value", f"not a StoredCopy: {type(copy).__name__}"
+    found = _url_reason(copy.url) or _status_reason(copy.status)
+    if found is not None:
+        return found
     if copy.outcome not in STORED_OUTCOMES or not isinstance(copy.outcome, Outcome):
-        return f"outcome {copy.outcome!r} is not a good copy's"
-    for name in ("fetched_at", "expires_at"):
-        value = getattr(copy, name)
-        if type(value) not in (int, float) or not math.isfinite(value):
-            return f"{name} {value!r} is not a time"
+        return "value", f"outcome {copy.outcome!r} is not a good copy's"
+    found = _times_reason(copy.fetched_at, copy.expires_at, now)
+    if found is not None:
+        return found
     for name in _HEADER_NAMES:
         value = getattr(copy, name)
-        if value is not None and (not isinstance(value, bytes) or len(value) > MAX_HEADER):
-            return f"{name} is not bytes of at most {MAX_HEADER}"
+        if value is not None and not isinstance(value, bytes):
+            return "value", f"{name} is not bytes"
+        if value is not None and not _NOT_IN_HEADERS.isdisjoint(value):
+            return "value", f"{name} holds a line break or a NUL: no header value"
+        if value is not None and len(value) > MAX_HEADER:
+            return "too_large", f"{name} is over {MAX_HEADER} bytes"
     if not isinstance(copy.body, bytes):
-        return "the body is not bytes"
+        return "value", "the body is not bytes"
     if len(copy.body) > MAX_BODY:
-        return f"its body is {len(copy.body)} bytes, over the store's cap ({MAX_BODY})"
+        return "too_large", f"its body is {len(copy.body)} bytes, over the store's cap ({MAX_BODY})"
     return None
+
+
+def _copy_problem(copy: StoredCopy) -> str | None:
+    """What is wrong with ``copy`` to store, if anything."""
+    found = _copy_reason(copy, time.time())
+    return None if found is None else found[1]
 
 
 def _values(copy: StoredCopy) -> tuple[object, ...]:
@@ -1057,16 +1295,19 @@ def _values(copy: StoredCopy) -> tuple[object, ...]:
     )
 
 
-def _copy(row: tuple[object, ...]) -> StoredCopy:
+def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
     """A row's copy, every value checked, the body against its hash. Raises :class:`_BadRow`."""
     url, status, outcome, fetched_at, expires_at, *rest = row
     headers, (sha256, body) = rest[: len(_HEADER_NAMES)], rest[len(_HEADER_NAMES) :]
     if not isinstance(body, bytes):
-        raise _BadRow(f"the body is {type(body).__name__}, not bytes")
+        raise _BadRow("value", f"the body is {type(body).__name__}, not bytes")
     if len(body) > MAX_BODY:
-        raise _BadRow(f"the body is {len(body)} bytes, over {MAX_BODY}")
+        raise _BadRow("too_large", f"the body is {len(body)} bytes, over {MAX_BODY}")
     if not _is_sha256(sha256):
-        raise _BadRow("the stored sha256 is not a sha256")
+        raise _BadRow("value", "the stored sha256 is not a sha256")
+    found = _times_reason(fetched_at, expires_at, now)
+    if found is not None:
+        raise _BadRow(*found)
     try:
         copy = StoredCopy(
             url=url,  # type: ignore[arg-type]
@@ -1078,41 +1319,44 @@ def _copy(row: tuple[object, ...]) -> StoredCopy:
             **dict(zip(_HEADER_NAMES, headers, strict=True)),  # type: ignore[arg-type]
         )
     except TypeError as exc:
-        raise _BadRow(str(exc)) from exc
-    problem = _copy_problem(copy)
-    if problem is not None:
-        raise _BadRow(problem)
+        raise _BadRow("value", str(exc)) from exc
+    found = _copy_reason(copy, now)
+    if found is not None:
+        raise _BadRow(*found)
     if copy.sha256 != sha256:
-        raise _BadRow("the body does not match its sha256")
+        raise _BadRow("hash", "the body does not match its sha256")
     return copy
 
 
-def _listed(row: tuple[object, ...]) -> StoredOrigin:
+def _listed(row: tuple[object, ...], now: float) -> StoredOrigin:
     """A listing row, every value checked but the body's hash. Raises :class:`_BadRow`."""
+    if not row:
+        raise _too_large()
     origin, url, status, outcome, fetched_at, expires_at, sha256, body_type, size = row
-    problem = _key_problem(origin)
-    if problem is not None:
-        raise _BadRow(problem)
-    if body_type != "blob" or type(size) is not int or size > MAX_BODY:
-        raise _BadRow(f"the body is not bytes of at most {MAX_BODY}")
-    if not _is_sha256(sha256):
-        raise _BadRow("the stored sha256 is not a sha256")
-    if not isinstance(url, str) or not url or len(url) > MAX_URL or not _is_utf8(url):
-        raise _BadRow(f"the URL is not a string of 1 to {MAX_URL} characters")
-    if type(status) is not int or not 100 <= status <= 599:
-        raise _BadRow(f"status {status!r} is not an HTTP status")
-    for name, value in (("fetched_at", fetched_at), ("expires_at", expires_at)):
-        if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
-            raise _BadRow(f"{name} {value!r} is not a time")
+    found = (
+        _key_reason(origin)
+        or (None if body_type == "blob" else ("value", "the body is not bytes"))
+        or (
+            None
+            if type(size) is int and size <= MAX_BODY
+            else ("too_large", f"the body is over {MAX_BODY} bytes")
+        )
+        or (None if _is_sha256(sha256) else ("value", "the stored sha256 is not a sha256"))
+        or _url_reason(url)
+        or _status_reason(status)
+        or _times_reason(fetched_at, expires_at, now)
+    )
+    if found is not None:
+        raise _BadRow(*found)
     return StoredOrigin(
         origin=origin,  # type: ignore[arg-type]
-        url=url,
-        status=status,
+        url=url,  # type: ignore[arg-type]
+        status=status,  # type: ignore[arg-type]
         outcome=_outcome(outcome),
         fetched_at=fetched_at,  # type: ignore[arg-type]
         expires_at=expires_at,  # type: ignore[arg-type]
         sha256=sha256,  # type: ignore[arg-type]
-        size=size,
+        size=size,  # type: ignore[arg-type]
     )
 
 
@@ -1120,9 +1364,9 @@ def _outcome(value: object) -> Outcome:
     try:
         outcome = Outcome(value)
     except ValueError:
-        raise _BadRow(f"outcome {value!r} is unknown") from None
+        raise _BadRow("value", f"outcome {value!r} is unknown") from None
     if outcome not in STORED_OUTCOMES:
-        raise _BadRow(f"outcome {value!r} is not a good copy's")
+        raise _BadRow("value", f"outcome {value!r} is not a good copy's")
     return outcome
 
 

@@ -3,14 +3,20 @@ the command line, read only; each run as a subprocess on real store files."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from scrapy_rerp.core.data import Outcome
-from scrapy_rerp.core.store import RobotsStore, StoredCopy
+from scrapy_rerp.core.store import MAX_VALUE, RobotsStore, StoredCopy
 from scrapy_rerp.core.urls import origin_of
 from tests.support.cli import run, run_json
 from tests.support.servers import Server
@@ -154,7 +160,9 @@ def test_a_missing_path_is_an_error_and_no_file_is_made(tmp_path: Path) -> None:
     done = run("store", str(path))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (
-        f"scrapy-rerp: error: {path}: no such file (no robots.txt store there; none is made)\n"
+        f"scrapy-rerp: error: {path}: no such file (no robots.txt store there; none is made):"
+        f" a crawl with RERP_STORE = '{path}' keeps it at {path} when started in this"
+        " directory\n"
     )
     status, doc = run_json("store", str(path))
     assert status == 2 and doc == {"command": "store", "error": done.stderr[20:-1]}
@@ -258,3 +266,157 @@ def test_fetch_with_a_damaged_store_is_one_line(tmp_path: Path, server: Server) 
     [line] = done.stderr.splitlines()
     assert line.startswith(f"scrapy-rerp: error: {path}: not a usable robots.txt store: ")
     assert server.paths() == []
+
+
+# -- rows that fail their checks -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("fetched_at = -1e308", "time"),
+        ("expires_at = 1e20", "time"),
+        ("fetched_at = fetched_at + 4 * 365 * 86400", "future"),
+    ],
+)
+def test_a_row_whose_times_are_not_times_is_named_exit_2(
+    store_path: Path, tmp_path: Path, server: Server, change: str, reason: str
+) -> None:
+    conn = sqlite3.connect(store_path, isolation_level=None)
+    conn.execute(f"UPDATE robots SET {change} WHERE origin = ?", (EXAMPLE,))
+    conn.close()
+    done = run("store", str(store_path))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()] == ["https://zz.example:443"]
+    assert f"the row of '{EXAMPLE}' is not used ({reason})" in done.stderr
+    status, doc = run_json("store", str(store_path))
+    assert status == 2 and doc["dropped_rows"] == 1
+    assert doc["rejected_rows"][0]["origin"] == repr(EXAMPLE)
+    assert doc["rejected_rows"][0]["reason"] == reason
+    done = run("store", str(store_path), EXAMPLE)
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert f"({reason})" in done.stderr
+    # fetch --store: the row is not used, the file downloaded
+    conn = sqlite3.connect(store_path, isolation_level=None)
+    conn.execute("UPDATE robots SET origin = ? WHERE origin = ?", (server.origin, EXAMPLE))
+    conn.close()
+    server.robots("User-agent: *\nDisallow: /downloaded\n")
+    status, doc = run_json("fetch", server.origin, "--store", str(store_path))
+    assert status == 0 and doc["store"]["used"] is False
+    assert doc["store"]["why"].startswith(f"the stored copy is not used ({reason}: ")
+    assert server.paths() == ["/robots.txt"]
+
+
+def test_an_expiry_past_the_longest_lifetime_is_bounded(tmp_path: Path, server: Server) -> None:
+    # Stored two days ago "fresh for a century": fresh for RERP_MAX_LIFETIME (a day) at most.
+    server.robots("User-agent: *\nDisallow: /downloaded\n")
+    path = tmp_path / "robots.sqlite"
+    with RobotsStore(path) as store:
+        body = b"User-agent: *\nDisallow: /stored\n"
+        store.put(server.origin, copy(server.url("/robots.txt"), body, NOW - 2 * 86400, 4e9))
+    status, doc = run_json("fetch", server.origin, "--store", str(path))
+    assert status == 0 and doc["store"]["used"] is False
+    assert doc["store"]["why"] == f"the stored copy expired at {iso(NOW - 86400)}: downloaded"
+    assert server.paths() == ["/robots.txt"]
+
+
+PEAK_RSS = (
+    "import resource, sys\n"
+    "from scrapy_rerp.cli import main\n"
+    "status = main(sys.argv[1:])\n"
+    "sys.stderr.write(f'\\nPEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+    "sys.exit(status)\n"
+)
+
+
+def peak_kib(*args: str) -> tuple[int, str]:
+    """The exit status and the peak RSS (KiB) of the command line run with ``args``."""
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stderr
+
+
+@pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="no SQLite length limit before Python 3.11 (Connection.setlimit): status-policy.rst",
+)
+def test_a_huge_stored_value_is_never_read_into_memory(store_path: Path, tmp_path: Path) -> None:
+    # 64 MiB planted through SQLite, as a body and as an origin key: the command line's memory
+    # grows by at most twice the store's largest value (MAX_VALUE), not by the row.
+    baseline = tmp_path / "baseline.sqlite"
+    baseline.write_bytes(store_path.read_bytes())
+    huge = 64 * 1024 * 1024
+    conn = sqlite3.connect(store_path, isolation_level=None)
+    conn.execute("UPDATE robots SET body = zeroblob(?) WHERE origin = ?", (huge, EXAMPLE))
+    conn.execute(
+        "UPDATE robots SET origin = printf('https://%.*c', ?, 'x') WHERE origin != ?",
+        (huge, EXAMPLE),
+    )
+    conn.close()
+    peaks = {}
+    for name, path in (("baseline", baseline), ("huge", store_path)):
+        for args in (["store", str(path)], ["store", str(path), EXAMPLE]):
+            status, stderr = peak_kib(*args)
+            assert "Traceback" not in stderr, stderr
+            peaks[name, len(args)] = int(stderr.rsplit("PEAK ", 1)[1])
+            if name == "huge":
+                assert status == 2, stderr
+                assert len(stderr) < 10_000  # no origin quoted whole
+    for args in (2, 3):
+        growth = (peaks["huge", args] - peaks["baseline", args]) * 1024
+        assert growth < 2 * MAX_VALUE, (args, growth)
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[Path]:
+    """``folder`` as a user without write access sees it: a read-only bind mount beside it
+    where this process may mount (root, who ignores permissions), else its permissions and
+    its files' taken away."""
+    if os.geteuid() != 0:
+        modes = {p: p.stat().st_mode for p in [folder, *folder.iterdir()]}
+        for p in modes:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        try:
+            yield folder
+        finally:
+            for p, mode in modes.items():
+                p.chmod(mode)
+        return
+    mounted = folder.with_name(folder.name + "-ro")
+    mounted.mkdir()
+    commands = [
+        ["mount", "--bind", str(folder), str(mounted)],
+        ["mount", "-o", "remount,bind,ro", str(mounted)],
+    ]
+    for command in commands:
+        done = subprocess.run(command, capture_output=True, check=False)
+        if done.returncode != 0:
+            subprocess.run(["umount", str(mounted)], capture_output=True, check=False)
+            pytest.skip(f"root without a read-only mount: {done.stderr!r}")
+    try:
+        yield mounted
+    finally:
+        subprocess.run(["umount", str(mounted)], check=True)
+
+
+def test_a_store_on_a_read_only_mount_is_read(tmp_path: Path) -> None:
+    folder = tmp_path / "stores"
+    folder.mkdir()
+    path = folder / "robots.sqlite"
+    with RobotsStore(path) as store:
+        store.put(EXAMPLE, copy("https://example.com/robots.txt", BODY, NOW - 60, NOW + 3600))
+    before = files(folder)
+    with read_only(folder) as seen:
+        done = run("store", str(seen / "robots.sqlite"))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split()[0] == EXAMPLE
+        done = run("store", str(seen / "robots.sqlite"), EXAMPLE)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == BODY.decode("utf-8", "replace")
+    assert files(folder) == before

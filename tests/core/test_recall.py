@@ -298,3 +298,28 @@ def test_a_batched_renewal_keeps_a_later_copy_another_process_stored(tmp_path: P
     rules.close()
     with RobotsStore(path) as reopened:
         assert reopened.get(ORIGIN).body == later  # type: ignore[union-attr]
+
+
+def test_replaced_counts_only_the_downloads_written(tmp_path: Path) -> None:
+    # Two stored copies recalled, both downloaded again: one written in its place (replaced),
+    # the other ignored, as another process stored a copy fetched later meanwhile.
+    path = tmp_path / "s.sqlite"
+    other_origin = "https://other.test"
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    past = entry.with_(fetched_at=entry.fetched_at - 120, expires_at=entry.fetched_at - 60)
+    first = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first.remember(ORIGIN, past, fetched)
+    first.remember(other_origin, past, fetched)
+    first.close()
+    collector = stats()
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    assert rules.recall(ORIGIN) is not None and rules.recall(other_origin) is not None
+    with RobotsStore(path) as other:
+        copy = other.get(other_origin)
+        assert copy is not None
+        assert other.put(other_origin, replace(copy, fetched_at=time.time() + 60))
+    rules.remember(ORIGIN, entry, fetched)
+    rules.remember(other_origin, entry, fetched)
+    rules.close()
+    assert collector.values["robotstxt/store/stored"] == 1
+    assert collector.values["robotstxt/store/replaced"] == 1

@@ -111,6 +111,7 @@ def test_every_field_comes_back_from_the_file(path: Path) -> None:
             "dropped_bad_rows": 0,
             "refused": 0,
             "errors": 0,
+            "rejected": {},
         }
     assert back is not None and back == copy
     for name in StoredCopy.__dataclass_fields__:
@@ -850,3 +851,139 @@ def test_read_only_a_garbage_file(path: Path, content: bytes) -> None:
     store = RobotsStore(path, read_only=True)
     assert not store.available and store.reason
     assert path.read_bytes() == content
+
+
+# -- what a file may hold: its schema, its times, a deadline --------------------------------------
+
+ENDLESS = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["read-write", "read-only"])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        f"CREATE TRIGGER endless AFTER UPDATE ON robots BEGIN SELECT ({ENDLESS}); END",
+        "CREATE VIEW everything AS SELECT * FROM robots",
+        "CREATE INDEX by_url ON robots (url)",
+        "CREATE TABLE notes (text TEXT)",
+    ],
+    ids=["trigger", "view", "index", "table"],
+)
+def test_a_schema_object_not_ours_makes_the_store_unusable(
+    path: Path, caplog: pytest.LogCaptureFixture, planted: str, read_only: bool
+) -> None:
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots())
+    conn = raw(path)
+    conn.execute(planted)
+    conn.close()
+    before = path.read_bytes()
+    with RobotsStore(path, read_only=read_only) as store:
+        assert_no_op(store)
+        assert "its schema holds objects that are not a store's" in store.reason
+    [message] = warnings(caplog)
+    assert "is not used for the rest of this run" in message
+    assert path.read_bytes() == before  # left as it is, for the user to inspect
+
+
+def test_a_call_past_the_deadline_is_interrupted(
+    path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A statement that would never end, run through the store's own call machinery: SQLite's
+    # progress handler interrupts it, and the store gives up for the run.
+    with RobotsStore(path, deadline=0.2) as store:
+        store.put(ORIGIN, robots())
+        assert store._call("endless", lambda conn: conn.execute(ENDLESS).fetchall(), None) is None
+        assert not store.available
+        assert store.reason == (
+            "endless failed: it ran past the store's deadline (0.2s) and was interrupted"
+        )
+        assert_no_op(store)
+    assert len(warnings(caplog)) == 1
+    with RobotsStore(path) as store:  # the file is as good as it was
+        assert store.get(ORIGIN) == robots()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param("fetched_at = fetched_at + 1e8", "future", id="fetched-in-the-future"),
+        pytest.param("fetched_at = -1e308", "time", id="fetched-before-1970"),
+        pytest.param("expires_at = 1e20", "time", id="expires-after-9999"),
+        pytest.param("body = zeroblob(2 * 1024 * 1024)", "too_large", id="body-over-max-value"),
+        pytest.param("url = printf('%.*c', 2 * 1024 * 1024, 'x')", "too_large", id="url-huge"),
+        pytest.param("sha256 = printf('%.64c', '0')", "hash", id="hash"),
+        pytest.param("status = 999", "value", id="value"),
+        pytest.param("etag = x'22760d0a58'", "value", id="validator-with-a-line-break"),
+    ],
+)
+@pytest.mark.parametrize("read", ["get", "origins", "recent"])
+def test_a_rejected_row_is_counted_by_its_reason(
+    path: Path, caplog: pytest.LogCaptureFixture, change: str, reason: str, read: str
+) -> None:
+    now = time.time()
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots(fetched_at=now, expires_at=now + 60))
+        store.put("https://other.test", robots(fetched_at=now, expires_at=now + 60))
+    conn = raw(path)
+    conn.execute(f"UPDATE robots SET {change} WHERE origin = ?", (ORIGIN,))
+    conn.close()
+    with RobotsStore(path) as store:
+        if read == "get":
+            assert store.get(ORIGIN) is None
+        elif read == "origins" and (reason == "hash" or "etag" in change):
+            # a listing reads neither the bodies nor the headers
+            assert [o.origin for o in store.origins()] == [ORIGIN, "https://other.test"]
+            assert store.counts.rejected == {}
+            return
+        elif read == "origins":
+            assert [o.origin for o in store.origins()] == ["https://other.test"]
+        else:
+            assert list(store.recent(10, 10 * MAX_BODY)) == ["https://other.test"]
+        assert store.counts.rejected == {reason: 1} and store.counts.dropped_bad_rows == 1
+        assert store.available
+        [(origin, why, _)] = store.rejections
+        assert why == reason
+        assert len(store) == 1  # deleted
+        assert store.put(ORIGIN, robots(fetched_at=now, expires_at=now + 60))  # stored again
+    assert len(warnings(caplog)) == 1
+
+
+def test_a_later_copy_past_the_clock_skew_does_not_block_a_put(path: Path) -> None:
+    now = time.time()
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots(fetched_at=now, expires_at=now + 60))
+    conn = raw(path)
+    conn.execute("UPDATE robots SET fetched_at = ?", (now + 1e8,))
+    conn.close()
+    with RobotsStore(path) as store:
+        assert store.put(ORIGIN, robots(fetched_at=now + 1, expires_at=now + 60))
+        back = store.get(ORIGIN)
+        assert back is not None and back.fetched_at == now + 1
+
+
+def test_an_origin_in_a_log_line_is_cut(path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with RobotsStore(path) as store:
+        assert not store.put("https://" + "x" * 100_000, robots())
+    [message] = warnings(caplog)
+    assert len(message) < 1000 and "(100,008 long)" in message
+
+
+def test_a_path_that_is_not_a_regular_file_is_never_opened(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in (Path(os.devnull), fifo):
+        link = tmp_path / f"to-{target.name}.sqlite"
+        link.symlink_to(target)
+        for read_only in (False, True):
+            with RobotsStore(link, read_only=read_only) as store:
+                assert_no_op(store)
+                assert "not a regular file" in store.reason
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fifo",
+        "to-fifo.sqlite",
+        "to-null.sqlite",
+    ]
+    assert not Path(f"{os.devnull}-journal").exists()

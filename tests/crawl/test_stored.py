@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -259,14 +261,70 @@ async def test_a_4xx_replaces_the_stored_copy_with_allow_all(
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_relative_path_is_under_the_data_directory(
+async def test_a_relative_path_is_from_the_current_directory(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no scrapy.cfg: the data directory is ./.scrapy
+    # As FEEDS (and RERP_EVIDENCE) and as the command line read it: what the crawl writes,
+    # `scrapy-rerp store robots.sqlite` run in the same directory finds.
+    monkeypatch.chdir(tmp_path)
     server.robots(ROBOTS)
     crawler = await crawl(settings=rerp(RERP_STORE="robots.sqlite"), urls=[server.url("/a")])
     assert stat(crawler, "robotstxt/store/stored") == 1
-    assert (tmp_path / ".scrapy" / "robots.sqlite").is_file()
+    assert (tmp_path / "robots.sqlite").is_file()
+    assert not (tmp_path / ".scrapy").exists()
+    command = [sys.executable, "-m", "scrapy_rerp", "store", "robots.sqlite"]
+    listed = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith(server.origin)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_store_where_earlier_versions_kept_it_is_named(
+    server: Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Earlier versions read a relative RERP_STORE under the data directory (./.scrapy without
+    # a scrapy.cfg): that store is named, not used, and a new one made where the path says.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".scrapy").mkdir()
+    earlier = tmp_path / ".scrapy" / "robots.sqlite"
+    planted(earlier, server.origin, time.time(), time.time() + 3600)
+    server.robots(SECRET)
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(
+            settings=rerp(RERP_STORE="robots.sqlite"),
+            urls=[server.url("/a"), server.url("/secret")],
+        )
+    assert pages(server) == ["/a"]
+    [warning] = warned(caplog)
+    assert f"the store at {earlier}, where earlier versions kept it, is not used" in warning
+    assert stat(crawler, "robotstxt/store/stored") == 1
+    assert (tmp_path / "robots.sqlite").is_file()
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rerp", "store", "other.sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert f"keeps it at {tmp_path / 'other.sqlite'} when started in this directory" in done.stderr
+    (tmp_path / "robots.sqlite").rename(tmp_path / "moved.sqlite")
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rerp", "store", "robots.sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert f"earlier versions kept it at {earlier}" in done.stderr
 
 
 @pytest_twisted.ensureDeferred
@@ -343,3 +401,145 @@ def test_two_crawl_processes_share_one_store(
         )
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout == f"User-agent: *\nDisallow: /private-{i}\n"
+
+
+SECRET = "User-agent: *\nDisallow: /secret\n"
+YEAR = 365 * 86400.0
+
+
+def planted(path: Path, origin: str, fetched_at: float, expires_at: float) -> None:
+    """A row allowing everything, its times set through SQLite as another host (or a hand)
+    left them."""
+    now = time.time()
+    with RobotsStore(path) as store:
+        body = b"User-agent: *\nAllow: /\n"
+        assert store.put(
+            origin, StoredCopy(f"{origin}/robots.txt", 200, Outcome.PARSED, now, now + 60, body)
+        )
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "UPDATE robots SET fetched_at = ?, expires_at = ? WHERE origin = ?",
+        (fetched_at, expires_at, origin),
+    )
+    conn.close()
+
+
+def warned(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in own(caplog.records) if r.levelname == "WARNING"]
+
+
+@pytest.mark.parametrize(
+    ("ahead", "lifetime"),
+    [
+        pytest.param(4 * YEAR, 86400.0, id="four-years-ahead-fresh"),
+        pytest.param(1e8, -1e8 - 60, id="1e8-ahead-expired"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_copy_fetched_in_the_future_is_not_used(
+    server: Server,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    ahead: float,
+    lifetime: float,
+) -> None:
+    # A host whose clock was wrong, or a tampered file: the copy is not used, robots.txt is
+    # downloaded and obeyed, and the download is stored in its place.
+    server.robots(SECRET)
+    path = tmp_path / "robots.sqlite"
+    now = time.time()
+    planted(path, server.origin, now + ahead, now + ahead + lifetime)
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(
+            settings=stored(path, **FAST_OUTAGE), urls=[server.url("/a"), server.url("/secret")]
+        )
+    assert server.count("/robots.txt") == 1
+    assert pages(server) == ["/a"]  # /secret not downloaded
+    assert ignored(crawler) == [server.url("/secret")]
+    assert stat(crawler, "robotstxt/store/rejected/future") == 1
+    assert stat(crawler, "robotstxt/store/reused") is None
+    assert stat(crawler, "robotstxt/store/stored") == 1
+    [warning] = warned(caplog)
+    assert f"dropped the row of '{server.origin}': future: fetched_at is" in warning
+    assert not any("ago" in w and "-" in w.split("ago")[0] for w in warned(caplog))
+    with RobotsStore(path) as store:
+        copy = store.get(server.origin)
+        assert copy is not None and copy.body == SECRET.encode()  # the download, stored
+        assert copy.fetched_at <= time.time()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_expiry_past_the_longest_lifetime_is_bounded(
+    server: Server, tmp_path: Path
+) -> None:
+    # Fetched two days ago, "fresh" for fifty years: fresh a day (RERP_MAX_LIFETIME) at most,
+    # so expired, and refetched.
+    server.robots(SECRET)
+    path = tmp_path / "robots.sqlite"
+    now = time.time()
+    planted(path, server.origin, now - 2 * 86400, now + 50 * YEAR)
+    crawler = await crawl(settings=stored(path), urls=[server.url("/a"), server.url("/secret")])
+    assert server.count("/robots.txt") == 1
+    assert pages(server) == ["/a"]
+    assert stat(crawler, "robotstxt/store/reused") is None
+    assert stat(crawler, "robotstxt/store/replaced") == 1
+
+
+@pytest.mark.parametrize(
+    "planted_object",
+    [
+        pytest.param(
+            "CREATE TRIGGER endless AFTER UPDATE ON robots BEGIN"
+            " SELECT count(*) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+            " SELECT i + 1 FROM n) SELECT i FROM n); END",
+            id="trigger",
+        ),
+        pytest.param("CREATE VIEW everything AS SELECT * FROM robots", id="view"),
+        pytest.param("CREATE INDEX by_url ON robots (url)", id="index"),
+        pytest.param("CREATE TABLE notes (text TEXT)", id="table"),
+        pytest.param(
+            "DROP TRIGGER robots_added; CREATE TRIGGER robots_added AFTER INSERT ON robots"
+            " BEGIN UPDATE tally SET origins = origins + 2; END",
+            id="one-of-ours-changed",
+        ),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_store_with_a_planted_schema_object_is_not_used(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture, planted_object: str
+) -> None:
+    server.robots(SECRET)
+    path = tmp_path / "robots.sqlite"
+    now = time.time()
+    planted(path, server.origin, now, now + 3600)  # fresh, allowing everything
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(planted_object)
+    conn.close()
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(settings=stored(path), urls=[server.url("/a"), server.url("/secret")])
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert server.count("/robots.txt") == 1  # the store not used
+    assert pages(server) == ["/a"]
+    [warning] = warned(caplog)
+    assert "is not used for the rest of this run" in warning
+    assert "not a store's" in warning or "not those of version" in warning
+    assert stat(crawler, "robotstxt/store/unavailable") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_store_path_that_is_not_a_regular_file_is_never_opened(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.robots(SECRET)
+    path = tmp_path / "robots.sqlite"
+    path.symlink_to(os.devnull)
+    with caplog.at_level(logging.INFO):
+        crawler = await crawl(settings=stored(path), urls=[server.url("/a"), server.url("/secret")])
+    assert pages(server) == ["/a"]
+    [warning] = warned(caplog)
+    assert "not a regular file" in warning
+    assert stat(crawler, "robotstxt/store/unavailable") == 1
+    for suffix in ("-journal", "-wal", "-shm"):
+        assert not Path(f"{os.devnull}{suffix}").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["robots.sqlite"]
