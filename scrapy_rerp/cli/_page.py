@@ -43,6 +43,7 @@ from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
 from scrapy_rerp.core.status import download_failure
 from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.core.wording import counted
 from scrapy_rerp.engine import (
     RFC9309,
     USAGE_CATEGORIES,
@@ -161,7 +162,9 @@ class TdmRepReport:
             if 200 <= found.status < 300:
                 file = parse_tdmrep(found.body)
                 kind = "valid" if file.valid else "not read: no reservation from the file"
-                file_found = f"{found.status}, {len(file.entries)} entries, {kind}"
+                file_found = (
+                    f"{found.status}, {counted(len(file.entries), 'entry', 'entries')}, {kind}"
+                )
             else:
                 file_found = f"{found.status}: no file"
         reservation = tdm_reservation(page.url, file, page.headers, meta)

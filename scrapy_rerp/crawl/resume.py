@@ -72,6 +72,7 @@ from scrapy.utils.request import request_from_dict
 from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.settings import RerpSettings, settings_for
 from scrapy_rerp.core.urls import origin_of
+from scrapy_rerp.core.wording import duration
 from scrapy_rerp.crawl.compat import close_when_opened, scheduler_of
 from scrapy_rerp.crawl.parking import prepare_for_return
 
@@ -328,11 +329,10 @@ class ResumeStore:
             self._cool_down(origin, left)
             restored += 1
             logger.info(
-                "Resumed the cool-down of %(origin)s: nothing is sent to it for %(left).3g s"
-                "%(capped)s",
+                "Resumed the cool-down of %(origin)s: nothing is sent to it for %(left)s%(capped)s",
                 {
                     "origin": origin,
-                    "left": left,
+                    "left": duration(left),
                     "capped": " (cut to RERP_SLOWDOWN_MAX_WAIT)" if until > latest else "",
                 },
                 extra={"spider": spider},

@@ -419,7 +419,7 @@ async def test_an_origin_past_its_outage_limit_drops_new_requests_at_once(
     assert server.paths() == ["/robots.txt"]
     assert ignored(crawler) == [server.url("/a"), server.url("/b")]
     assert ledger(crawler) == {"parked": 2, "released": 0, "dropped/unreachable": 2}
-    message = f"robots.txt of {server.origin} unreachable for more than 0.3s (last: HTTP 503)"
+    message = f"robots.txt of {server.origin} unreachable for more than 0.3 s (last: HTTP 503)"
     assert [str(f.value) for f in crawler.spider.failures] == [message, message]  # type: ignore[union-attr]
 
 
