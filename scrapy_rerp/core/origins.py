@@ -43,7 +43,7 @@ from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
-from scrapy_rerp.core.wording import duration
+from scrapy_rerp.core.wording import counted, duration
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
@@ -509,13 +509,13 @@ class OriginService:
     def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         self.cache.set(flight.origin, entry)
         logger.info(
-            "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
+            "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)s waiting, "
             "retry %(failures)d in %(backoff)s",
             {
                 "kind": self.kind.name,
                 "origin": flight.origin,
                 "reason": fetched.reason,
-                "n": self.waiters.count(flight.key),
+                "n": counted(self.waiters.count(flight.key), "request"),
                 "failures": entry.failures,
                 "backoff": duration(entry.expires_at - time.time()),
             },
@@ -546,8 +546,8 @@ class OriginService:
         if now >= deadline:
             message = self._unreachable_message(origin, entry.failure)
             logger.warning(
-                "Dropping %(n)d request(s): %(message)s",
-                {"n": waiting, "message": message},
+                "Dropping %(n)s: %(message)s",
+                {"n": counted(waiting, "request"), "message": message},
                 extra={"spider": self._spider()},
             )
             self.waiters.drop(flight.key, DropReason.UNREACHABLE, message)

@@ -49,6 +49,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from scrapy_rerp.core.admission import DropReason, ParkingKey
+from scrapy_rerp.core.wording import counted
 from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
 
 if TYPE_CHECKING:
@@ -320,12 +321,12 @@ class ParkingLot:
             shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
             more = f" and {len(held) - 10} more" if len(held) > 10 else ""
             logger.warning(
-                "Crawl closing: dropped %(n)d request(s) still waiting for %(what)s of "
-                "%(origins)d origin(s): %(shown)s%(more)s",
+                "Crawl closing: dropped %(n)s still waiting for %(what)s of "
+                "%(origins)s: %(shown)s%(more)s",
                 {
-                    "n": sum(held.values()),
+                    "n": counted(sum(held.values()), "request"),
                     "what": what,
-                    "origins": len(held),
+                    "origins": counted(len(held), "origin"),
                     "shown": shown,
                     "more": more,
                 },

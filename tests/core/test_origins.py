@@ -183,7 +183,7 @@ async def test_an_outage_is_retried_while_requests_wait_then_they_are_dropped(
     [(reason, message)] = s.waiters.dropped
     assert reason is DropReason.UNREACHABLE
     assert message == f"robots.txt of {ORIGIN} unreachable for more than 0.5 s (last: HTTP 503)"
-    assert caplog.records[-1].getMessage() == f"Dropping 2 request(s): {message}"
+    assert caplog.records[-1].getMessage() == f"Dropping 2 requests: {message}"
     assert s.stats.get_value("robotstxt/retry_count") == 3
     # Until the next retry is due, a new request is refused at once, and nothing is fetched.
     assert s.service.rules(ORIGIN, URL, "t") == Refused(DropReason.UNREACHABLE, message)
