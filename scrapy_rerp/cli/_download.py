@@ -345,7 +345,7 @@ def _network_reason(error: BaseException, deadline: _Deadline) -> str:
 
 
 def _timed_out(seconds: float) -> str:
-    return f"{TIMED_OUT}: not downloaded within {seconds:g} s"
+    return f"{TIMED_OUT}: not downloaded within {duration(seconds)}"
 
 
 def _iso(when: float) -> str:
