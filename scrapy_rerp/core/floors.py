@@ -95,6 +95,7 @@ class Floors:
         self._robots_floor: dict[str, float] = {}
         # The origins whose floor was told at INFO (or WARNING): robots.txt's, raised ones.
         self._told = FirstTimes()
+        self._told_capped = FirstTimes()
         self._told_raised = FirstTimes()
 
     # -- robots.txt's --------------------------------------------------------------------------
@@ -128,9 +129,12 @@ class Floors:
         self.apply(origin)
         self.stats.inc_value(STAT_APPLIED)
         self.stats.max_value(STAT_MAX, stat_seconds(floor))
-        level = logging.DEBUG
-        if self._told.first(origin):
-            level = logging.WARNING if capped else logging.INFO
+        # Told once per origin: its floor at INFO, a cap (each origin's first) at WARNING.
+        told = self._told.first(origin)
+        if capped:
+            level = logging.WARNING if self._told_capped.first(origin) else logging.DEBUG
+        else:
+            level = logging.INFO if told else logging.DEBUG
         if capped:
             message = (
                 "robots.txt of %(origin)s asks for %(wanted)s between requests; capped to "
@@ -240,6 +244,7 @@ class Floors:
     def forget(self, origin: str) -> None:
         """``origin`` left the cache: its floors go with it."""
         self._told.forget(origin)
+        self._told_capped.forget(origin)
         self._told_raised.forget(origin)
         self._robots_floor.pop(origin, None)
         self.backoff.forget(origin)

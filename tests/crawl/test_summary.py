@@ -5,6 +5,7 @@ summary, whose numbers are the stats' (docs/logging.rst)."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +149,8 @@ async def test_the_closing_summary_counts_the_requests_dropped_waiting(
         f"robots.txt layer: {downloads} robots.txt downloads, 0 requests refused, 2 parked, "
         "2 dropped"
     )
+
+
+def test_the_logging_page_says_how_many_drops_are_named() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "logging.rst").read_text("utf-8")
+    assert f"first {FIRST_NAMED} of each reason named" in " ".join(page.split())
