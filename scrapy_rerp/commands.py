@@ -38,6 +38,7 @@ from scrapy_rerp.core.urls import (
     rules_url,
     sitemap_url,
 )
+from scrapy_rerp.core.wording import duration
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 
 if TYPE_CHECKING:
@@ -267,7 +268,7 @@ def _print(results: list[dict[str, Any]]) -> None:
             print(f"  decided by   {result['reason']}")
         print(f"  user agent   {result['user_agent']}")
         delay = result["crawl_delay"]
-        print(f"  crawl-delay  {'none' if delay is None else f'{delay:g} s'}")
+        print(f"  crawl-delay  {'none' if delay is None else duration(delay)}")
         for sitemap in result["sitemaps"]:
             print(f"  sitemap      {sitemap}")
         for invalid in result["invalid_sitemaps"]:

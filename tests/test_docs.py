@@ -4,7 +4,8 @@
   messages take a form the README's "Install" gives, with extras ``pyproject.toml`` declares.
 * The stats: every name the code can emit is in ``docs/stats.rst`` and every name listed there
   is one the code can emit (both collected, the code's from its source); every stat a page
-  names exists; ``docs/stats.rst`` links a page of each family of stats that pages describe.
+  names exists; ``docs/stats.rst`` links a page of each family of stats that pages describe,
+  and names the setting a family needs when it is off by default (``FAMILY_SETTINGS``).
 * Features say how to turn them off: every switch that is on by default is shown off on a page
   of the docs, and the page directives' own recipe really turns them off.
 * ``RERP_SITEMAP_DISCOVERY`` has an example that works: the spider of docs/settings.rst, run
@@ -357,6 +358,40 @@ def test_every_stat_a_page_names_is_emitted() -> None:
         if not emitted_by(name, emitted)
     ]
     assert unknown == []
+
+
+#: The families of stats emitted only under a setting that is off by default: the first row of
+#: each family in docs/stats.rst names it.
+FAMILY_SETTINGS = {
+    "robotstxt/sitemaps/": "RERP_SITEMAP_DISCOVERY",
+    "robotstxt/usage/": "RERP_USAGE",
+    "robotstxt/store/": "RERP_STORE",
+    "robotstxt/evidence/": "RERP_EVIDENCE",
+}
+
+
+def stats_rows(text: str) -> list[tuple[str, str]]:
+    """The rows of docs/stats.rst's table: each stat's name and what its row says."""
+    rows: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        found = re.match(r"``(robotstxt/[^`]*)``\s+(.*)", line)
+        if found:
+            rows.append((found.group(1), found.group(2)))
+        elif rows and line.startswith(" " * 20) and line.strip():
+            rows[-1] = (rows[-1][0], f"{rows[-1][1]} {line.strip()}")
+    return rows
+
+
+@pytest.mark.parametrize(("family", "setting"), sorted(FAMILY_SETTINGS.items()))
+def test_a_family_emitted_under_a_setting_names_it(family: str, setting: str) -> None:
+    rows = [row for row in stats_rows(read(DOCS / "stats.rst")) if row[0].startswith(family)]
+    assert rows, f"no {family}* stat in docs/stats.rst"
+    assert f"``{setting}``" in rows[0][1], rows[0]
+
+
+def test_the_settings_of_the_families_are_real() -> None:
+    settings = read(DOCS / "settings.rst")
+    assert [s for s in FAMILY_SETTINGS.values() if f"``{s}``" not in settings] == []
 
 
 def test_the_stats_page_links_a_page_of_each_family() -> None:

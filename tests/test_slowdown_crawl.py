@@ -121,7 +121,9 @@ async def test_retry_after_in_seconds_holds_the_origin_until_then(
     assert values["robotstxt/slowdown/retries"] == 2 and values["retry/count"] == 2
     counts = ledger(crawler)
     assert counts["slowdown/parked"] == values["robotstxt/slowdown/parked"] >= 2
-    assert counts["released"] == counts["parked"]
+    # Each request counted once in parked, however often it waited; the rest are re-parks.
+    assert counts["parked"] <= len(urls) and counts.get("reparked", 0) >= 1
+    assert counts["released"] == counts["parked"] + counts["reparked"]
 
 
 @pytest.mark.parametrize("heard_by", ["companion", "signal"])

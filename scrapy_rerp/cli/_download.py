@@ -37,6 +37,7 @@ from scrapy_rerp.core.status import (
     download_failure,
 )
 from scrapy_rerp.core.urls import redirect_target
+from scrapy_rerp.core.wording import duration
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = ["Download", "Headers", "InvalidUrl", "check_url", "download"]
@@ -316,7 +317,7 @@ def _follow(
                 return result
             if outcome == UNREACHABLE:
                 if wait is not None:
-                    result.reason += f", Retry-After {wait:g}s"
+                    result.reason += f", Retry-After {duration(wait)}"
                 return result
             if outcome == DISALLOW_ALL:
                 return _ends(result, DISALLOW_ALL, result.reason, settings)
@@ -344,7 +345,7 @@ def _network_reason(error: BaseException, deadline: _Deadline) -> str:
 
 
 def _timed_out(seconds: float) -> str:
-    return f"{TIMED_OUT}: not downloaded within {seconds:g} s"
+    return f"{TIMED_OUT}: not downloaded within {duration(seconds)}"
 
 
 def _iso(when: float) -> str:

@@ -23,6 +23,7 @@ from scrapy_rerp.cli._stored import StoreUse
 from scrapy_rerp.cli._summary import Summary
 from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import DISALLOW_ALL, PARSED, UNREACHABLE
+from scrapy_rerp.core.wording import duration
 from scrapy_rerp.engine import RobotsTxt
 
 
@@ -93,14 +94,14 @@ class FetchReport:
             cut = " (cut at the size cap)" if body.truncated else ""
             out(f"size        {len(body.data):,} bytes read{cut}")
         if fetched.lifetime is not None:
-            lifetime = f"{fetched.lifetime:g} s"
+            lifetime = duration(fetched.lifetime)
             out(f"expires     {fetched.expires} (used for {lifetime}, then fetched again)")
         if fetched.retry_after is not None:
             wait = fetched.retry_after_seconds
-            asks = "nothing a crawl can hold to" if wait is None else f"{wait:g} s"
+            asks = "nothing a crawl can hold to" if wait is None else duration(wait)
             out(f"retry-after {fetched.retry_after} ({asks})")
         if fetched.outcome != PARSED:
             return
         delay = self.crawl_delay
-        out(f"crawl delay {'none' if delay is None else f'{delay:g} s'} for {self.agent}")
+        out(f"crawl delay {'none' if delay is None else duration(delay)} for {self.agent}")
         self.summary.render_text(out)

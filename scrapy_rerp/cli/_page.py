@@ -43,6 +43,7 @@ from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
 from scrapy_rerp.core.status import download_failure
 from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.core.wording import counted, duration
 from scrapy_rerp.engine import (
     RFC9309,
     USAGE_CATEGORIES,
@@ -161,7 +162,9 @@ class TdmRepReport:
             if 200 <= found.status < 300:
                 file = parse_tdmrep(found.body)
                 kind = "valid" if file.valid else "not read: no reservation from the file"
-                file_found = f"{found.status}, {len(file.entries)} entries, {kind}"
+                file_found = (
+                    f"{found.status}, {counted(len(file.entries), 'entry', 'entries')}, {kind}"
+                )
             else:
                 file_found = f"{found.status}: no file"
         reservation = tdm_reservation(page.url, file, page.headers, meta)
@@ -302,7 +305,7 @@ class CrawlDecision:
         if slow is not None:
             if slow.wait is not None:
                 waits = (
-                    f"asks for {slow.wait:g} s (Retry-After): nothing more is sent to this "
+                    f"asks for {duration(slow.wait)} (Retry-After): nothing more is sent to this "
                     "site until then,"
                 )
             else:
@@ -455,7 +458,7 @@ class PageReport:
         out(f"status      {page.status}, {content_type}, {len(page.body):,} bytes read{cut}")
         slow = self.slow
         if slow is not None and slow.retry_after is not None:
-            asks = "nothing a crawl can hold to" if slow.wait is None else f"{slow.wait:g} s"
+            asks = "nothing a crawl can hold to" if slow.wait is None else duration(slow.wait)
             out(f"retry-after {slow.retry_after} ({asks})")
         matched = directives.agent
         whose = f"statements for {matched} and" if matched else "statements"

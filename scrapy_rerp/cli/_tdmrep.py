@@ -15,6 +15,7 @@ from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._page import fetch_page
+from scrapy_rerp.core.wording import counted
 from scrapy_rerp.engine._tdmrep import MAX_TDMREP_BYTES, TDMREP_PATH, TdmRepFile, parse_tdmrep
 
 __all__ = ["TdmRepFileReport", "is_tdmrep_source", "origin_file"]
@@ -42,7 +43,11 @@ def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile |
     if not 200 <= found.status < 300:
         return f"{file_url}: HTTP {found.status}, no file", None
     file = parse_tdmrep(found.body)
-    read = f"{len(file.entries)} entries" if file.valid else "no JSON array: no reservation"
+    read = (
+        counted(len(file.entries), "entry", "entries")
+        if file.valid
+        else "no JSON array: no reservation"
+    )
     return f"{file_url}: HTTP {found.status}, {read}", file
 
 
@@ -84,7 +89,7 @@ class TdmRepFileReport:
             return f"HTTP {self.http_status}: no file, no reservation from it"
         if not file.valid:
             return "not read (no JSON array): no reservation from the file"
-        return f"{len(file.entries)} entries"
+        return counted(len(file.entries), "entry", "entries")
 
     @property
     def notes(self) -> list[str]:

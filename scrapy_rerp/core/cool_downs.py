@@ -6,7 +6,9 @@ parked outside the downloader (a :class:`~scrapy_rerp.core.admission.Parking`), 
 queued in its download slots are taken back and parked too (a
 :class:`~scrapy_rerp.core.admission.Throttle`), and a timer releases them all when it ends. A
 cool-down never ends sooner than one already running. A request parked for one is marked with
-when it was parked, so that the time it waited is counted when it comes back.
+when it was parked, so that the time it waited is counted when it comes back (the sum kept to
+the millisecond). An origin's first cool-down is an INFO line, its later ones and extensions
+DEBUG lines (docs/logging.rst).
 
 Standard library only. Stats: ``robotstxt/slowdown/cooldowns``, ``cooldown_extended``,
 ``parked``, ``taken_back``, ``seconds_waited`` (docs/stats.rst).
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.admission import PARKED, Admission, ParkingKey, Purpose, refused
+from scrapy_rerp.core.wording import FirstTimes, duration, stat_seconds
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
@@ -70,6 +73,8 @@ class CoolDowns:
         self._spider = spider
         self._cooling: dict[str, _CoolDown] = {}
         self._stopped = False  # the crawl is closing: no more timers
+        self._told = FirstTimes()  # the origins whose cool-down was told at INFO
+        self._waited = 0.0  # seconds waited, summed: the stat holds it rounded
 
     def __contains__(self, origin: str) -> bool:
         return origin in self._cooling
@@ -120,22 +125,23 @@ class CoolDowns:
         running = origin in self._cooling
         if not self.start(origin, wait):
             return
+        level = logging.DEBUG
         if running:
             self.stats.inc_value(STAT_EXTENDED)
-            level = logging.DEBUG
         else:
             self.stats.inc_value(STAT_COOLDOWNS)
-            level = logging.INFO
+            if self._told.first(origin):
+                level = logging.INFO
         logger.log(
             level,
             "Slow down: %(origin)s answered %(status)d with Retry-After: %(retry_after)s; "
-            "nothing more is sent to it until %(until)s (%(wait).3g s%(capped)s)",
+            "nothing more is sent to it until %(until)s (%(wait)s%(capped)s)",
             {
                 "origin": origin,
                 "status": answer.status,
                 "retry_after": answer.retry_after,
                 "until": _iso(time.time() + wait),
-                "wait": wait,
+                "wait": duration(wait),
                 "capped": " (capped by RERP_SLOWDOWN_MAX_WAIT)" if capped else "",
             },
             extra={"spider": self._spider()},
@@ -159,7 +165,8 @@ class CoolDowns:
         if since is None:
             return None
         waited = max(0.0, time.time() - since)
-        self.stats.inc_value(STAT_WAITED, waited)
+        self._waited += waited
+        self.stats.set_value(STAT_WAITED, stat_seconds(self._waited))
         return waited
 
     def _take_back(self, origin: str, request: Any) -> bool:

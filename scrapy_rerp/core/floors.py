@@ -4,10 +4,11 @@ Two floors per origin, the larger applied through a :class:`~scrapy_rerp.core.ad
 (Scrapy's download slots: :mod:`scrapy_rerp.crawl.slots`, the one module that touches them):
 
 * **robots.txt's**: its Crawl-delay or the interval its Request-rate implies (seconds /
-  requests), the larger, capped by ``RERP_MAX_CRAWL_DELAY`` (a warning, once per origin) and
-  never below ``DOWNLOAD_DELAY``;
+  requests), the larger, capped by ``RERP_MAX_CRAWL_DELAY`` and never below ``DOWNLOAD_DELAY``:
+  one INFO line per origin when it first applies (a WARNING when capped), DEBUG after;
 * a **raised** floor (``RERP_SLOWDOWN``): a 429 or 503 without a usable ``Retry-After`` raises
-  it, good answers halve it again (the arithmetic: :class:`scrapy_rerp.core.slowdown.FloorBackoff`).
+  it, good answers halve it again (the arithmetic: :class:`scrapy_rerp.core.slowdown.FloorBackoff`):
+  one INFO line per origin when it is first raised, DEBUG after (docs/logging.rst).
 
 Standard library only. Stats: ``robotstxt/crawl_delay/floor_applied``, ``floor_capped``,
 ``floor_cleared``, ``max_floor``; ``robotstxt/slowdown/floor_raised``, ``floor_decayed``,
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.slowdown import FloorBackoff, SlowAnswer
+from scrapy_rerp.core.wording import FirstTimes, duration, stat_seconds
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Throttle
@@ -91,7 +93,10 @@ class Floors:
         self._began = began
         self._spider = spider
         self._robots_floor: dict[str, float] = {}
-        self._warned_capped: set[str] = set()
+        # The origins whose floor was told at INFO (or WARNING): robots.txt's, raised ones.
+        self._told = FirstTimes()
+        self._told_capped = FirstTimes()
+        self._told_raised = FirstTimes()
 
     # -- robots.txt's --------------------------------------------------------------------------
     def floor_for(self, robots: RobotsTxt, user_agent: str) -> float | None:
@@ -115,25 +120,41 @@ class Floors:
             if self._robots_floor.pop(origin, None) is not None:
                 self.stats.inc_value(STAT_CLEARED)
                 self.apply(origin)
-            self._warned_capped.discard(origin)
             return None
-        if wanted > self.max_crawl_delay:
+        capped = wanted > self.max_crawl_delay
+        if capped:
             self.stats.inc_value(STAT_CAPPED)
-            if origin not in self._warned_capped:
-                self._warned_capped.add(origin)
-                logger.warning(
-                    "robots.txt of %s asks for %.3g s between requests; capped to "
-                    "RERP_MAX_CRAWL_DELAY = %.3g s",
-                    origin,
-                    wanted,
-                    self.max_crawl_delay,
-                    extra={"spider": self._spider()},
-                )
         floor = self._floor_of(wanted)
         self._robots_floor[origin] = floor
         self.apply(origin)
         self.stats.inc_value(STAT_APPLIED)
-        self.stats.max_value(STAT_MAX, floor)
+        self.stats.max_value(STAT_MAX, stat_seconds(floor))
+        # Told once per origin: its floor at INFO, a cap (each origin's first) at WARNING.
+        told = self._told.first(origin)
+        if capped:
+            level = logging.WARNING if self._told_capped.first(origin) else logging.DEBUG
+        else:
+            level = logging.INFO if told else logging.DEBUG
+        if capped:
+            message = (
+                "robots.txt of %(origin)s asks for %(wanted)s between requests; capped to "
+                "RERP_MAX_CRAWL_DELAY = %(max)s"
+            )
+        else:
+            message = "Crawl-delay: at least %(floor)s between requests to %(origin)s (%(why)s)"
+        logger.log(
+            level,
+            message,
+            {
+                "origin": origin,
+                "wanted": duration(wanted),
+                "max": duration(self.max_crawl_delay),
+                "floor": duration(floor),
+                "why": f"its robots.txt asks for {duration(wanted)}"
+                + ("" if floor == wanted else f", DOWNLOAD_DELAY = {duration(floor)}"),
+            },
+            extra={"spider": self._spider()},
+        )
         return floor
 
     # -- what applies --------------------------------------------------------------------------
@@ -177,14 +198,15 @@ class Floors:
             return None
         self.apply(origin)
         self.stats.inc_value(STAT_RAISED)
-        self.stats.max_value(STAT_MAX_RAISED, floor)
+        self.stats.max_value(STAT_MAX_RAISED, stat_seconds(floor))
         if answer.retry_after is None:
             how = f"it answered {answer.status} without Retry-After"
         else:
             how = f"it answered {answer.status} with an unusable Retry-After: {answer.retry_after}"
-        logger.info(
-            "Slow down: at least %(floor).3g s between requests to %(origin)s (%(how)s)",
-            {"floor": self.floor_of(origin), "origin": origin, "how": how},
+        logger.log(
+            logging.INFO if self._told_raised.first(origin) else logging.DEBUG,
+            "Slow down: at least %(floor)s between requests to %(origin)s (%(how)s)",
+            {"floor": duration(self.floor_of(origin) or floor), "origin": origin, "how": how},
             extra={"spider": self._spider()},
         )
         return floor
@@ -213,7 +235,7 @@ class Floors:
             {
                 "n": self.backoff.decay_after,
                 "origin": origin,
-                "floor": f"{floor:.3g} s" if floor > 0 else "gone",
+                "floor": duration(floor) if floor > 0 else "gone",
             },
             extra={"spider": self._spider()},
         )
@@ -221,7 +243,9 @@ class Floors:
     # -- what is kept per origin ---------------------------------------------------------------
     def forget(self, origin: str) -> None:
         """``origin`` left the cache: its floors go with it."""
-        self._warned_capped.discard(origin)
+        self._told.forget(origin)
+        self._told_capped.forget(origin)
+        self._told_raised.forget(origin)
         self._robots_floor.pop(origin, None)
         self.backoff.forget(origin)
         if self.throttle is not None and self.throttle.clear_floor(origin):

@@ -43,6 +43,7 @@ from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
+from scrapy_rerp.core.wording import counted, duration
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
@@ -479,25 +480,25 @@ class OriginService:
                 self._stale_said.add(flight.origin)
                 logger.warning(
                     "%(kind)s of %(origin)s unreachable (%(reason)s); crawling under the "
-                    "copy stored %(age)ds ago (RERP_STALE_MAX_AGE %(max)gs)",
+                    "copy stored %(age)s ago (RERP_STALE_MAX_AGE %(max)s)",
                     {
                         "kind": self.kind.name,
                         "origin": flight.origin,
                         "reason": fetched.reason,
-                        "age": time.time() - entry.fetched_at,
-                        "max": self.settings.stale_max_age,
+                        "age": duration(time.time() - entry.fetched_at),
+                        "max": duration(self.settings.stale_max_age),
                     },
                     extra={"spider": self._spider()},
                 )
         logger.info(
             "%(kind)s of %(origin)s unreachable (%(reason)s); keeping the copy "
-            "fetched %(age)ds ago, retrying in %(backoff).2fs",
+            "fetched %(age)s ago, retrying in %(backoff)s",
             {
                 "kind": self.kind.name,
                 "origin": flight.origin,
                 "reason": fetched.reason,
-                "age": time.time() - entry.fetched_at,
-                "backoff": entry.expires_at - time.time(),
+                "age": duration(time.time() - entry.fetched_at),
+                "backoff": duration(entry.expires_at - time.time()),
             },
             extra={"spider": self._spider()},
         )
@@ -508,15 +509,15 @@ class OriginService:
     def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         self.cache.set(flight.origin, entry)
         logger.info(
-            "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)d request(s) wait, "
-            "retry %(failures)d in %(backoff).2fs",
+            "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)s waiting, "
+            "retry %(failures)d in %(backoff)s",
             {
                 "kind": self.kind.name,
                 "origin": flight.origin,
                 "reason": fetched.reason,
-                "n": self.waiters.count(flight.key),
+                "n": counted(self.waiters.count(flight.key), "request"),
                 "failures": entry.failures,
-                "backoff": entry.expires_at - time.time(),
+                "backoff": duration(entry.expires_at - time.time()),
             },
             extra={"spider": self._spider()},
         )
@@ -545,8 +546,8 @@ class OriginService:
         if now >= deadline:
             message = self._unreachable_message(origin, entry.failure)
             logger.warning(
-                "Dropping %(n)d request(s): %(message)s",
-                {"n": waiting, "message": message},
+                "Dropping %(n)s: %(message)s",
+                {"n": counted(waiting, "request"), "message": message},
                 extra={"spider": self._spider()},
             )
             self.waiters.drop(flight.key, DropReason.UNREACHABLE, message)
@@ -568,6 +569,6 @@ class OriginService:
     def _unreachable_message(self, origin: str, last_failure: str = "") -> str:
         message = (
             f"{self.kind.name} of {origin} unreachable for more than "
-            f"{self.settings.unreachable_max_wait:g}s"
+            f"{duration(self.settings.unreachable_max_wait)}"
         )
         return f"{message} (last: {last_failure})" if last_failure else message

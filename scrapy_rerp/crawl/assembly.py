@@ -43,6 +43,7 @@ from scrapy_rerp.crawl.resume import ResumeStore
 from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp.crawl.slots import SlotFloors
 from scrapy_rerp.crawl.stored import open_store
+from scrapy_rerp.crawl.summary import CrawlSummary
 from scrapy_rerp.crawl.tdmrep import TdmRepListener, reads_tdmrep
 from scrapy_rerp.crawl.transport import RobotsTxtDownloader
 from scrapy_rerp.crawl.usage import UsagePolicy
@@ -111,6 +112,7 @@ class Parts:
     evidence: EvidenceLog | None = None
     tdmrep: OriginService | None = None  # each origin's tdmrep.json, when TDMRep is read
     tdmrep_fleet: SharedRules | None = None
+    summary: CrawlSummary | None = None  # the closing lines, held here
 
     def closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
@@ -166,7 +168,8 @@ def assemble(
     parts: Parts  # the lot calls closing() once the engine closes, long after this returns
     lot = ParkingLot(crawler, settings.max_parked_per_origin, on_closing=lambda: parts.closing())
     for_spider = RobotsTxtForTheSpider(stats)
-    usage = UsagePolicy(crawler, settings) if settings.usage else None
+    summary = CrawlSummary(crawler)  # the closing lines (docs/logging.rst)
+    usage = UsagePolicy(crawler, settings, summary) if settings.usage else None
     throttle = SlotFloors(crawler) if settings.floors or settings.slowdown else None
     delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
     fleet: SharedRules | None = None
@@ -239,6 +242,7 @@ def assemble(
         evidence,
         tdmrep,
         tdmrep_fleet,
+        summary,
     )
     return parts
 

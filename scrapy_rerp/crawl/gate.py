@@ -99,7 +99,7 @@ class RobotsGate:
         if rules is WAIT:
             return self._park(origin, request, is_robots_url)
         if isinstance(rules, Refused):
-            self.lot.count_dropped_at_once(rules.reason)
+            self.lot.count_dropped_at_once(rules.reason, request)
             raise IgnoreRequest(rules.message)
         self._decide(rules, request)  # type: ignore[arg-type]
         tdmrep = self._tdmrep
@@ -108,7 +108,7 @@ class RobotsGate:
             if file is WAIT:
                 return self._park(origin, request, False, tdmrep)
             if isinstance(file, Refused):
-                self.lot.count_dropped_at_once(file.reason)
+                self.lot.count_dropped_at_once(file.reason, request)
                 raise IgnoreRequest(file.message)
             request.meta[FILE_META] = AttachedFile(file)  # type: ignore[arg-type]
             if self._evidence is not None:

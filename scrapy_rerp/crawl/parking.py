@@ -30,8 +30,10 @@ first parking on: Scrapy sends no signal when closing starts), :meth:`ParkingLot
 requests waiting in place and, where the crawl can be resumed, keeps the others for
 :mod:`scrapy_rerp.crawl.resume`; elsewhere it drops them too ("crawl closing").
 
-The ledger: every request counted in ``robotstxt/parked`` ends in exactly one of
-``robotstxt/released``, ``robotstxt/persisted`` or ``robotstxt/dropped/<reason>``.
+The ledger: ``robotstxt/parked`` counts the requests parked, each once; ``robotstxt/reparked``
+the parkings of a request parked before (released, it was held again: a cool-down, rules being
+refetched). Every parking ends in exactly one of ``robotstxt/released``, ``robotstxt/persisted``
+or ``robotstxt/dropped/<reason>``: parked + reparked = released + persisted + dropped.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from scrapy_rerp.core.admission import DropReason, ParkingKey
+from scrapy_rerp.core.wording import counted
 from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
 
 if TYPE_CHECKING:
@@ -64,6 +67,10 @@ CLOSING_CHECK_INTERVAL = 0.2
 
 _DROP_META = "_rerp_drop"  # the IgnoreRequest message of a request handed back to be dropped
 _DONT_FILTER_META = "_rerp_dont_filter"  # the request's own dont_filter, during a trip back in
+_PARKED_META = "_rerp_parked"  # set at a request's first parking: any later one is a re-park
+
+STAT_PARKED = "robotstxt/parked"
+STAT_REPARKED = "robotstxt/reparked"
 
 
 @dataclass(eq=False)
@@ -129,9 +136,10 @@ class ParkingLot:
 
         Returns None when parked, or the reason it cannot be (the lot is closed, or ``key`` has
         ``max_per_key`` requests parked): the caller drops it. Either way it is counted
-        in ``robotstxt/parked`` and, when refused, in ``robotstxt/dropped/<reason>``.
+        in ``robotstxt/parked`` (``robotstxt/reparked`` when it was parked before) and, when
+        refused, in ``robotstxt/dropped/<reason>``.
         """
-        self.stats.inc_value("robotstxt/parked")
+        self._count_parking(request)
         if self._closed:
             self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
             return DropReason.CRAWL_CLOSING
@@ -205,11 +213,19 @@ class ParkingLot:
         )
         raise IgnoreRequest(message)
 
-    def count_dropped_at_once(self, reason: DropReason) -> None:
+    def count_dropped_at_once(self, reason: DropReason, request: Request) -> None:
         """A request with no usable rules dropped without parking (its origin's outage is past
         the limit): parked and dropped in one step, for the ledger."""
-        self.stats.inc_value("robotstxt/parked")
+        self._count_parking(request)
         self.stats.inc_value(reason.stat)
+
+    def _count_parking(self, request: Request) -> None:
+        meta = request.meta
+        if _PARKED_META in meta:
+            self.stats.inc_value(STAT_REPARKED)
+        else:
+            meta[_PARKED_META] = True
+            self.stats.inc_value(STAT_PARKED)
 
     def release(self, key: ParkingKey) -> int:
         """Hand every request parked under ``key`` back to the engine; returns how many."""
@@ -305,12 +321,12 @@ class ParkingLot:
             shown = ", ".join(f"{o} ({n})" for o, n in list(held.items())[:10])
             more = f" and {len(held) - 10} more" if len(held) > 10 else ""
             logger.warning(
-                "Crawl closing: dropped %(n)d request(s) still waiting for %(what)s of "
-                "%(origins)d origin(s): %(shown)s%(more)s",
+                "Crawl closing: dropped %(n)s still waiting for %(what)s of "
+                "%(origins)s: %(shown)s%(more)s",
                 {
-                    "n": sum(held.values()),
+                    "n": counted(sum(held.values()), "request"),
                     "what": what,
-                    "origins": len(held),
+                    "origins": counted(len(held), "origin"),
                     "shown": shown,
                     "more": more,
                 },

@@ -72,6 +72,7 @@ from scrapy.utils.request import request_from_dict
 from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.settings import RerpSettings, settings_for
 from scrapy_rerp.core.urls import origin_of
+from scrapy_rerp.core.wording import counted, duration
 from scrapy_rerp.crawl.compat import close_when_opened, scheduler_of
 from scrapy_rerp.crawl.parking import prepare_for_return
 
@@ -242,9 +243,9 @@ class ResumeStore:
         if saved:
             self.stats.inc_value("robotstxt/persisted", len(saved))
         logger.info(
-            "Crawl closing: %(n)d parked request(s) kept in %(where)s for the resumed crawl",
+            "Crawl closing: %(n)s kept in %(where)s for the resumed crawl",
             {
-                "n": len(saved),
+                "n": counted(len(saved), "parked request"),
                 "where": "the scheduler's queue" if scheduler is not None else self.job_file,
             },
             extra={"spider": self.crawler.spider},
@@ -269,15 +270,15 @@ class ResumeStore:
             _write_whole(self.cool_down_file, json.dumps(ends, allow_nan=False).encode())
         except OSError as exc:
             logger.warning(
-                "Crawl closing: %(n)d cool-down(s) not kept for the resumed crawl: %(file)s "
+                "Crawl closing: %(n)s not kept for the resumed crawl: %(file)s "
                 "cannot be written (%(exc)s)",
-                {"n": len(ends), "file": self.cool_down_file, "exc": exc},
+                {"n": counted(len(ends), "cool-down"), "file": self.cool_down_file, "exc": exc},
                 extra={"spider": self.crawler.spider},
             )
             return
         logger.info(
-            "Crawl closing: %(n)d cool-down(s) kept in %(file)s for the resumed crawl",
-            {"n": len(ends), "file": self.cool_down_file},
+            "Crawl closing: %(n)s kept in %(file)s for the resumed crawl",
+            {"n": counted(len(ends), "cool-down"), "file": self.cool_down_file},
             extra={"spider": self.crawler.spider},
         )
 
@@ -293,8 +294,8 @@ class ResumeStore:
     def _none_kept(self, requests: list[Request], why: str) -> None:
         # One line for them all: they share the one cause.
         logger.warning(
-            "Crawl closing: dropped %(n)d request(s) waiting for robots.txt: %(why)s",
-            {"n": len(requests), "why": why},
+            "Crawl closing: dropped %(n)s waiting for robots.txt: %(why)s",
+            {"n": counted(len(requests), "request"), "why": why},
             extra={"spider": self.crawler.spider},
         )
         for request in requests:
@@ -328,16 +329,15 @@ class ResumeStore:
             self._cool_down(origin, left)
             restored += 1
             logger.info(
-                "Resumed the cool-down of %(origin)s: nothing is sent to it for %(left).3g s"
-                "%(capped)s",
+                "Resumed the cool-down of %(origin)s: nothing is sent to it for %(left)s%(capped)s",
                 {
                     "origin": origin,
-                    "left": left,
+                    "left": duration(left),
                     "capped": " (cut to RERP_SLOWDOWN_MAX_WAIT)" if until > latest else "",
                 },
                 extra={"spider": spider},
             )
-        self._report(file, problems, f"{restored} cool-down(s) restored", fate, spider)
+        self._report(file, problems, f"{counted(restored, 'cool-down')} restored", fate, spider)
 
     @staticmethod
     def _read_cool_downs(file: Path) -> tuple[dict[str, float], _Problems]:
@@ -371,11 +371,11 @@ class ResumeStore:
         for request in requests:
             engine.crawl(request)
             self.stats.inc_value("robotstxt/resumed")
-        self._report(file, problems, f"{len(requests)} request(s) restored", fate, spider)
+        self._report(file, problems, f"{counted(len(requests), 'request')} restored", fate, spider)
         if not problems.count:
             logger.info(
-                "Resumed %(n)d request(s) that were waiting for robots.txt when the job paused",
-                {"n": len(requests)},
+                "Resumed %(n)s that were waiting for robots.txt when the job paused",
+                {"n": counted(len(requests), "request")},
                 extra={"spider": spider},
             )
 
@@ -416,12 +416,12 @@ class ResumeStore:
         if problems.count:
             self.stats.inc_value(STAT_SKIPPED, problems.count)
             logger.warning(
-                "Resuming the job from a damaged %(file)s: %(restored)s, %(skipped)d entry(ies) "
-                "skipped (%(problems)s); the file was %(fate)s",
+                "Resuming the job from a damaged %(file)s: %(restored)s, %(skipped)s skipped "
+                "(%(problems)s); the file was %(fate)s",
                 {
                     "file": file,
                     "restored": restored,
-                    "skipped": problems.count,
+                    "skipped": counted(problems.count, "entry", "entries"),
                     "problems": problems,
                     "fate": fate,
                 },

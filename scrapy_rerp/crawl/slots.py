@@ -42,6 +42,7 @@ from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rerp.core.urls import origin_of, origin_of_parts
+from scrapy_rerp.core.wording import duration
 from scrapy_rerp.crawl.compat import (
     configured_jitter,
     engine_of,
@@ -131,7 +132,9 @@ class SlotFloors:
                 # its request left the queue, so connection set-up time cannot shorten the gap
                 # to the next request as the server sees it.
                 slot.lastseen = max(slot.lastseen, now)
-        logger.debug("Crawl-delay floor %.3g s for %s (slots %s)", floor, origin, sorted(keys))
+        logger.debug(
+            "Crawl-delay floor %s for %s (slots %s)", duration(floor), origin, sorted(keys)
+        )
 
     def clear_floor(self, origin: str) -> bool:
         """Drop the floor of *origin*; slots no other floored origin uses get their own back.

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.crawl.summary import CrawlSummary
     from scrapy_rerp.engine import RobotsTxt
 
 __all__ = ["USAGE_META", "UsagePolicy"]
@@ -59,8 +60,11 @@ _CONTENT_USAGE = header_key("Content-Usage")
 class UsagePolicy:
     """Applies ``RERP_USAGE`` to requests (robots.txt) and responses (the header)."""
 
-    def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
+    def __init__(
+        self, crawler: Crawler, settings: RerpSettings, summary: CrawlSummary | None = None
+    ) -> None:
         self.crawler = crawler
+        self.summary = summary  # names the drops as the crawl closes (one INFO line)
         self.stats = crawler.stats
         self.purposes = settings.usage
         self.deny_unknown = settings.usage_deny_unknown
@@ -147,8 +151,10 @@ class UsagePolicy:
         else:
             reason, where = "robots_txt", f"robots.txt line {decision.line}"
         self._count(f"robotstxt/usage/dropped/{reason}")
+        if self.summary is not None:
+            self.summary.usage_dropped(reason, request.url)
         said = bounded(decision.statement or decision.reason)
-        logger.info(
+        logger.debug(
             "Dropped %(request)s: %(purpose)s %(preference)s by %(where)s (%(said)s)",
             {
                 "request": bounded(str(request)),

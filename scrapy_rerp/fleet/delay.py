@@ -72,6 +72,7 @@ from scrapy_rerp.core.admission import (
     refused,
 )
 from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_GONE, META
+from scrapy_rerp.core.wording import duration
 from scrapy_rerp.fleet.store import RedisFailure
 
 if TYPE_CHECKING:
@@ -383,8 +384,8 @@ class FleetCoordination:
             if self.local.cool_down(origin, seconds) and running is None:
                 self.stats.inc_value(STAT_FLEET_COOLDOWNS)
                 logger.debug(
-                    "Slow down: the fleet keeps %(origin)s in a cool-down for %(left).3g s",
-                    {"origin": origin, "left": seconds},
+                    "Slow down: the fleet keeps %(origin)s in a cool-down for %(left)s",
+                    {"origin": origin, "left": duration(seconds)},
                     extra={"spider": self._spider()},
                 )
         elif kind == "floor":

@@ -48,10 +48,10 @@ def test_fetch_status_policy(server: Server, reply: Reply, outcome: str, exit_co
     assert status == exit_code
     assert doc["fetch"]["outcome"] == outcome
     if outcome == "unreachable":
-        assert "Retry-After 120s" in doc["fetch"]["reason"]
+        assert "Retry-After 2.0 minutes" in doc["fetch"]["reason"]
         assert doc["fetch"]["retry_after"] == {"value": "120", "seconds": 120.0}
         text = run("fetch", server.url("/robots.txt")).stdout
-        assert "retry-after 120 (120 s)" in text
+        assert "retry-after 120 (2.0 minutes)" in text
     else:
         assert doc["fetch"]["retry_after"] is None
 

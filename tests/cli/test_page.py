@@ -406,11 +406,11 @@ def test_a_slow_down_answer_and_its_retry_after(server: Server, status: int) -> 
     done = run("page", server.url("/busy"))
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert "retry-after 120 (120 s)" in lines
+    assert "retry-after 120 (2.0 minutes)" in lines
     crawl = lines[lines.index("restrictions in force: none") + 1 :]
     assert crawl[0] == (
-        f"in a crawl: not now: HTTP {status} asks for 120 s (Retry-After): nothing more is sent "
-        "to this site until then, and the page is asked for again (RetryMiddleware)"
+        f"in a crawl: not now: HTTP {status} asks for 2.0 minutes (Retry-After): nothing more "
+        "is sent to this site until then, and the page is asked for again (RetryMiddleware)"
     )
     assert crawl[1] == "  links              NOT FOLLOWED  (not now)"
     assert crawl[2] == "  train-ai           NOT USED      (not now)"

@@ -54,7 +54,7 @@ def test_a_parking_key_reads_as_its_origin_and_purpose(
 
 
 def test_what_each_purpose_waits_for() -> None:
-    # The closing summary's words: "Crawl closing: dropped 3 request(s) still waiting for ..."
+    # The closing summary's words: "Crawl closing: dropped 3 requests still waiting for ..."
     assert {purpose: purpose.waiting_for for purpose in Purpose} == {
         Purpose.ROBOTS_TXT: "robots.txt",
         Purpose.TDMREP: "tdmrep.json",

@@ -182,8 +182,8 @@ async def test_an_outage_is_retried_while_requests_wait_then_they_are_dropped(
     assert time.monotonic() - started >= 0.5
     [(reason, message)] = s.waiters.dropped
     assert reason is DropReason.UNREACHABLE
-    assert message == f"robots.txt of {ORIGIN} unreachable for more than 0.5s (last: HTTP 503)"
-    assert caplog.records[-1].getMessage() == f"Dropping 2 request(s): {message}"
+    assert message == f"robots.txt of {ORIGIN} unreachable for more than 0.5 s (last: HTTP 503)"
+    assert caplog.records[-1].getMessage() == f"Dropping 2 requests: {message}"
     assert s.stats.get_value("robotstxt/retry_count") == 3
     # Until the next retry is due, a new request is refused at once, and nothing is fetched.
     assert s.service.rules(ORIGIN, URL, "t") == Refused(DropReason.UNREACHABLE, message)
@@ -362,7 +362,7 @@ async def test_an_outage_uses_a_stored_copy_younger_than_the_max_age(
     assert s.service.rules(ORIGIN, URL, "t") is RULES
     assert s.stats.get_value("robotstxt/store/stale_used") == 1
     [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert "copy stored 3600s ago" in warning.getMessage()
+    assert "copy stored 60 minutes ago" in warning.getMessage()
 
 
 @scenario

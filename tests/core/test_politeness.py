@@ -73,6 +73,28 @@ def test_floors_are_capped_raised_to_download_delay_and_applied(
     assert throttle.floors == {}
 
 
+def test_a_floor_is_told_at_info_once_per_origin(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="scrapy_rerp")
+    p = politeness()
+    for delay in ("2", "2", "172803", "172803"):  # a refetch, then new rules, capped
+        p.rules_known(A, parse(f"User-agent: *\nCrawl-delay: {delay}\n"), "Bot")
+    p.forget(A)  # evicted: told again when it comes back
+    p.rules_known(A, parse("User-agent: *\nCrawl-delay: 2\n"), "Bot")
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    told = f"Crawl-delay: at least 2 s between requests to {A} (its robots.txt asks for 2 s)"
+    capped = (
+        f"robots.txt of {A} asks for 2.0 days between requests; capped to "
+        "RERP_MAX_CRAWL_DELAY = 30 s"
+    )
+    assert lines == [
+        ("INFO", told),
+        ("DEBUG", told),
+        ("WARNING", capped),
+        ("DEBUG", capped),
+        ("INFO", told),
+    ]
+
+
 @pytest.mark.parametrize("settings", [{"RERP_CRAWL_DELAY": False}, {"RERP_MAX_CRAWL_DELAY": 0}])
 def test_floors_off(settings: dict[str, Any]) -> None:
     p = politeness(**settings)

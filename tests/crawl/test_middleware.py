@@ -228,7 +228,7 @@ async def test_unreachable_holds_then_drops(
     crawler = await crawl(settings=rerp(**FAST_OUTAGE), urls=urls)
     warnings = [r for r in own(caplog.records) if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warnings] == [
-        f"Dropping 10 request(s): robots.txt of {server.origin} unreachable for more than 0.6s"
+        f"Dropping 10 requests: robots.txt of {server.origin} unreachable for more than 0.6 s"
         f" (last: HTTP {status})"
     ]
     assert time.monotonic() - started >= 0.6
@@ -284,8 +284,8 @@ async def test_an_unreachable_robots_txt_is_logged_with_its_cause_in_a_few_words
         await crawl(settings=rerp(**FAST_OUTAGE), urls=[url])
     said = [r.getMessage() for r in own(caplog.records) if r.levelno == logging.WARNING]
     assert said == [
-        f"Dropping 1 request(s): robots.txt of http://127.0.0.1:{port} unreachable for more"
-        " than 0.6s (last: connection refused)"
+        f"Dropping 1 request: robots.txt of http://127.0.0.1:{port} unreachable for more"
+        " than 0.6 s (last: connection refused)"
     ]
 
 

@@ -162,7 +162,7 @@ async def test_closing_drops_parked_requests_at_once(
     dropped = [r for r in caplog.records if r.getMessage().startswith("Crawl closing: dropped")]
     assert len(dropped) == 1
     assert dropped[0].getMessage() == (
-        "Crawl closing: dropped 20 request(s) still waiting for robots.txt of 1 origin(s): "
+        "Crawl closing: dropped 20 requests still waiting for robots.txt of 1 origin: "
         f"{dead.origin} (20)"
     )
     assert dropped[0].created - closing.created <= 1.0
@@ -213,8 +213,8 @@ async def test_a_fleet_worker_closing_names_the_crawl_delay_turn_its_requests_wa
     # What they waited for; not robots.txt, which was known.
     assert len(dropped) == 1, dropped
     assert re.fullmatch(
-        r"Crawl closing: dropped (\d) request\(s\) still waiting for a Crawl-delay turn "
-        rf"of 1 origin\(s\): {re.escape(server.origin)} \(\1\)",
+        r"Crawl closing: dropped (\d) requests? still waiting for a Crawl-delay turn "
+        rf"of 1 origin: {re.escape(server.origin)} \(\1\)",
         dropped[0],
     ), dropped
     assert stat_value(crawler, "finish_reason") == "closespider_timeout"
@@ -246,13 +246,13 @@ async def test_closing_names_what_the_dropped_requests_waited_for_per_purpose(
     with caplog.at_level(logging.WARNING, logger="scrapy_rerp.middleware"):
         lot.close(keep=False)
     assert [r.getMessage() for r in caplog.records] == [
-        f"Crawl closing: dropped 2 request(s) still waiting for robots.txt of 1 origin(s): {a} (2)",
-        "Crawl closing: dropped 1 request(s) still waiting for the end of a cool-down of 1 "
-        f"origin(s): {b} (1)",
-        "Crawl closing: dropped 2 request(s) still waiting for a Crawl-delay turn of 2 "
-        f"origin(s): {a} (1), {b} (1)",
-        "Crawl closing: dropped 3 request(s) still waiting for a Crawl-delay or raised floor "
-        f"in a download slot of 1 origin(s): {b} (3)",
+        f"Crawl closing: dropped 2 requests still waiting for robots.txt of 1 origin: {a} (2)",
+        "Crawl closing: dropped 1 request still waiting for the end of a cool-down of 1 "
+        f"origin: {b} (1)",
+        "Crawl closing: dropped 2 requests still waiting for a Crawl-delay turn of 2 "
+        f"origins: {a} (1), {b} (1)",
+        "Crawl closing: dropped 3 requests still waiting for a Crawl-delay or raised floor "
+        f"in a download slot of 1 origin: {b} (3)",
     ]
     assert ledger(crawler) == {"parked": 8, "released": 0, "dropped/crawl_closing": 8}
     assert lot.counts() == {} and len(lot) == 0
@@ -419,7 +419,7 @@ async def test_an_origin_past_its_outage_limit_drops_new_requests_at_once(
     assert server.paths() == ["/robots.txt"]
     assert ignored(crawler) == [server.url("/a"), server.url("/b")]
     assert ledger(crawler) == {"parked": 2, "released": 0, "dropped/unreachable": 2}
-    message = f"robots.txt of {server.origin} unreachable for more than 0.3s (last: HTTP 503)"
+    message = f"robots.txt of {server.origin} unreachable for more than 0.3 s (last: HTTP 503)"
     assert [str(f.value) for f in crawler.spider.failures] == [message, message]  # type: ignore[union-attr]
 
 

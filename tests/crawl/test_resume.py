@@ -27,6 +27,7 @@ import pytest_twisted
 import scrapy
 from scrapy.crawler import Crawler
 
+from scrapy_rerp.core.wording import counted
 from scrapy_rerp.crawl.resume import COOL_DOWN_FILE, DAMAGED_SUFFIX, JOB_FILE, STAT_SKIPPED
 from tests.support.parts import build
 from tests.support.redis import RedisServer, finish, start_worker
@@ -128,7 +129,7 @@ def test_without_a_job_parked_requests_are_dropped_and_signalled(site: Server) -
     assert "robotstxt/persisted" not in report["stats"]
     assert report["dropped"] == sorted(site.url(p) for p in PAGES)  # request_dropped, each
     log = report["log"]
-    assert "Crawl closing: dropped 5 request(s) still waiting for robots.txt" in log
+    assert "Crawl closing: dropped 5 requests still waiting for robots.txt" in log
     for path in PAGES:
         assert f"Crawl closing: dropped <GET {site.url(path)}>" in log
 
@@ -245,7 +246,7 @@ def cool_downs_set_aside(
     assert crawler.stats.get_value(STAT_SKIPPED) == skipped
     [warning] = warnings_of(caplog)
     assert str(cool_downs) in warning
-    assert f"0 cool-down(s) restored, {skipped} entry(ies) skipped" in warning
+    assert f"0 cool-downs restored, {counted(skipped, 'entry', 'entries')} skipped" in warning
     assert f"renamed to {set_aside(cool_downs)}" in warning
     assert not cool_downs.exists()
     assert set_aside(cool_downs).read_text(encoding="utf-8", errors="surrogateescape") == stored
@@ -421,7 +422,7 @@ async def test_the_good_entries_of_a_damaged_parked_file_are_crawled(
     assert crawler.stats.get_value(STAT_SKIPPED) == 7
     [warning] = warnings_of(caplog)
     assert str(parked) in warning
-    assert "3 request(s) restored, 7 entry(ies) skipped" in warning
+    assert "3 requests restored, 7 entries skipped" in warning
     assert "entry 1 is no dict (str)" in warning
     assert not parked.exists() and set_aside(parked).exists()
 
@@ -456,7 +457,7 @@ async def test_an_unreadable_parked_file_is_set_aside(
     assert crawler.stats.get_value(STAT_SKIPPED) == 1
     assert crawler.stats.get_value("robotstxt/resumed") is None
     [warning] = warnings_of(caplog)
-    assert str(parked) in warning and "0 request(s) restored, 1 entry(ies) skipped" in warning
+    assert str(parked) in warning and "0 requests restored, 1 entry skipped" in warning
     assert not parked.exists() and set_aside(parked).read_bytes() == content
 
 

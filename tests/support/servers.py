@@ -161,10 +161,10 @@ def own(records: Iterable[logging.LogRecord]) -> list[logging.LogRecord]:
 def ledger(crawler: Crawler) -> dict[str, int]:
     """The parking ledger of a finished crawl, checked to balance.
 
-    Returns ``parked``, ``released`` (absent as 0), ``persisted``, ``dropped/<reason>`` and,
-    among the parked, those that waited for a site's cool-down (``slowdown/parked``) counts
-    (present when not 0) after asserting that every parked request was released, kept for a
-    resumed crawl or dropped, exactly once.
+    Returns ``parked`` (requests, each once), ``released`` (absent as 0), ``reparked``,
+    ``persisted``, ``dropped/<reason>`` and, among the parkings, those for a site's cool-down
+    (``slowdown/parked``) counts (present when not 0) after asserting that every parking was
+    released, kept for a resumed crawl or dropped, exactly once.
     """
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
@@ -172,17 +172,20 @@ def ledger(crawler: Crawler) -> dict[str, int]:
         "parked": int(stats.get("robotstxt/parked", 0)),
         "released": int(stats.get("robotstxt/released", 0)),
     }
+    if stats.get("robotstxt/reparked"):
+        counts["reparked"] = int(stats["robotstxt/reparked"])
     if stats.get("robotstxt/persisted"):
         counts["persisted"] = int(stats["robotstxt/persisted"])
     if stats.get("robotstxt/slowdown/parked"):
         counts["slowdown/parked"] = int(stats["robotstxt/slowdown/parked"])
-        assert counts["slowdown/parked"] <= counts["parked"], counts
+        assert counts["slowdown/parked"] <= counts["parked"] + counts.get("reparked", 0), counts
     for name, value in stats.items():
         if name.startswith("robotstxt/dropped/"):
             counts[name.removeprefix("robotstxt/")] = int(value)
     dropped = sum(v for k, v in counts.items() if k.startswith("dropped/"))
     kept = counts.get("persisted", 0)
-    assert counts["parked"] == counts["released"] + dropped + kept, counts
+    parkings = counts["parked"] + counts.get("reparked", 0)
+    assert parkings == counts["released"] + dropped + kept, counts
     return counts
 
 
