@@ -3,7 +3,8 @@ crawl with each purpose does with the page.
 
 As in a crawl, the site's robots.txt comes first: it is downloaded as the middleware downloads
 it and its verdict for the page is shown. The page is downloaded once with urllib (redirects
-followed, a timeout, the first ``MAX_HTML_BYTES`` read after undoing a Content-Encoding), its
+followed, within ``--timeout`` as a deadline for the whole download, the first
+``MAX_HTML_BYTES`` read after undoing a Content-Encoding), its
 ``X-Robots-Tag`` and ``Robots-Tag`` headers and, for HTML, its head's meta tags (the engine's
 ``robots_meta_tags``: no Scrapy needed) are combined for the user agent by ``page_directives``,
 and each purpose is asked of ``PageDirectives.usage`` for the page's content and for its images,
@@ -35,13 +36,20 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from scrapy_rerp.cli._check import Verdict
-from scrapy_rerp.cli._download import Headers, InvalidUrl, check_url
+from scrapy_rerp.cli._download import (
+    Deadline,
+    Headers,
+    InvalidUrl,
+    check_url,
+    network_reason,
+    timed_out,
+    within,
+)
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._source import Source, load, user_agent_header
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
-from scrapy_rerp.core.status import download_failure
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.engine import (
     RFC9309,
@@ -103,26 +111,36 @@ class Page:
 
 
 def fetch_page(url: str, agent: str, timeout: float) -> Page:
-    """GET *url* as *agent*; a 4xx or 5xx answer is a page too (its headers count)."""
+    """GET *url* as *agent*, redirects followed, all within *timeout* seconds (a deadline for
+    the whole download, as for robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 4xx
+    or 5xx answer is a page too (its headers count). CliError: no page."""
     try:
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
+    page = within(timeout, lambda deadline: _get(url, agent, deadline))
+    if page is None:
+        raise CliError(f"{url}: {timed_out(timeout)}")
+    return page
+
+
+def _get(url: str, agent: str, deadline: Deadline) -> Page:
     request = urllib.request.Request(
         url,
         headers={"User-Agent": user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
     )
+    opener = deadline.opener(follow_redirects=True)
     try:
-        response = urllib.request.urlopen(request, timeout=timeout)
+        response = opener.open(request, timeout=deadline.left())
     except urllib.error.HTTPError as error:
         response = error
     except (OSError, http.client.HTTPException, ValueError) as error:
-        raise CliError(f"{url}: {download_failure(error)}") from error
+        raise CliError(f"{url}: {network_reason(error, deadline)}") from error
     with response:
         try:
             raw = response.read(MAX_HTML_BYTES + 1)
         except (OSError, http.client.HTTPException) as error:
-            raise CliError(f"{url}: {download_failure(error)}") from error
+            raise CliError(f"{url}: {network_reason(error, deadline)}") from error
         headers = list(response.headers.items())
         final_url = response.geturl()
         status = response.status if response.status is not None else 0

@@ -98,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         type=_seconds,
         default=DEFAULT_TIMEOUT,
-        help="seconds a robots.txt URL has to download, redirects included (default "
-        f"{DEFAULT_TIMEOUT:g}); past them it counts as unreachable",
+        help="seconds each download has, redirects included, from the DNS lookup to the last "
+        f"byte: a robots.txt URL, a tdmrep.json (default {DEFAULT_TIMEOUT:g}); past them "
+        "robots.txt counts as unreachable",
     )
     robots = _Parser(add_help=False)
     robots.add_argument(
@@ -247,9 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     page.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for the site's robots.txt, and then for the page (default "
+        help="seconds each download has, redirects included, from the DNS lookup to the last "
+        f"byte: the site's robots.txt, the page, its origin's tdmrep.json (default "
         f"{DEFAULT_TIMEOUT:g} each)",
     )
 

@@ -5,7 +5,9 @@ each run as a subprocess against local servers."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -82,3 +84,53 @@ def test_timeout_is_a_deadline_for_the_whole_download(
     if trickle == "body":
         [hit] = server.hits("/robots.txt")
         assert not hit.completed and hit.bytes_sent < len(SLOW) // 2
+
+
+# -- the same deadline for every download the command line makes: a page, a tdmrep.json --------
+
+#: A body that takes 20 s at a byte every 0.2 s: no read between two bytes ever waits 1 s.
+DRIP = b"[" + b" " * 98 + b"]"
+TDMREP = "/.well-known/tdmrep.json"
+
+
+def timed_run(*args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.monotonic()
+    done = run(*args, "--timeout", "1")
+    return time.monotonic() - started, done
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("fetch", TDMREP),
+        ("lint", TDMREP),
+        ("page", "/page"),
+        ("page", "/tdm"),
+        ("check", "/robots.txt", "/tdm", "--usage", "train-ai"),
+    ],
+)
+def test_timeout_is_a_deadline_for_a_page_and_a_tdmrep_file(
+    server: Server, command: tuple[str, ...]
+) -> None:
+    server.robots(STAR_GROUP)
+    for path, kind in (("/page", "text/html"), (TDMREP, "application/json")):
+        server.route(path, Reply(body=DRIP, content_type=kind, chunk_size=1, chunk_delay=0.2))
+    name, asked, *rest = command
+    took, done = timed_run(name, server.url(asked), *rest)
+    assert "Traceback" not in done.stderr, done.stderr
+    # The deadline (1 s), and slack for the interpreter's start and the quick downloads around
+    # it (robots.txt, the page): a timeout between reads would take 20 s.
+    assert took < 1 + 5, took
+    dripped = server.url("/page" if asked == "/page" else TDMREP)
+    reason = f"{dripped}: timed out: not downloaded within 1 s"
+    if name in ("fetch", "lint", "page") and asked != "/tdm":  # nothing to report on: an error
+        assert done.returncode == 2
+        assert done.stderr.splitlines()[-1] == f"scrapy-rerp: error: {reason}"
+    elif name == "page":  # the page, with no file from its origin
+        assert done.returncode == 0, done.stderr
+        assert f"tdmrep.json {dripped} (unreachable ({reason}))" in done.stdout.splitlines()
+    else:
+        assert done.returncode == 0, done.stderr
+        assert f"tdmrep.json {dripped}: unreachable ({reason})" in done.stdout.splitlines()
+    [hit] = server.hits(urlsplit(dripped).path)
+    assert not hit.completed and hit.bytes_sent < len(DRIP) // 2

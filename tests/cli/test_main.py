@@ -62,6 +62,8 @@ def test_timeout_must_be_a_positive_number_of_seconds(server: Server) -> None:
         done = run("fetch", server.url("/robots.txt"), "--timeout", value)
         assert done.returncode == 2 and "--timeout" in done.stderr, value
         assert "Traceback" not in done.stderr
+    done = run("page", server.url("/"), "--timeout", "0")  # read by the same rule
+    assert done.returncode == 2 and "expected a positive number of seconds" in done.stderr
     assert server.hits() == []
 
 
