@@ -12,7 +12,9 @@ Commands::
                                         with --store PATH, a store's fresh copy instead
     scrapy-rerp page    URL             the site's robots.txt verdict for a page, its own
                                         directives (X-Robots-Tag, meta robots) and what a
-                                        crawl with each purpose does with the page
+                                        crawl with each purpose does with the page (a page
+                                        robots.txt disallows is not downloaded unless
+                                        --ignore-robots-txt)
     scrapy-rerp store   PATH [ORIGIN]   what a robots.txt store holds, or one origin's stored
                                         robots.txt (read only)
     scrapy-rerp audit   FILES... URL    evidence files (RERP_EVIDENCE): the robots.txt in force
@@ -94,7 +96,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
 def _report(args: argparse.Namespace) -> Report:
     """The report of the command asked for; CliError when its input cannot be read."""
     if args.command == "page":
-        return PageReport.fetch(args.url, args.agent, args.timeout)
+        return PageReport.fetch(args.url, args.agent, args.timeout, args.ignore_robots_txt)
     if args.command == "demo":
         return DemoReport.run(args.pages, args.blog_robots, args.verbose)
     if args.command == "store":

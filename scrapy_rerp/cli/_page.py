@@ -11,10 +11,11 @@ and each purpose is asked of ``PageDirectives.usage`` for the page's content and
 as ``PageDirectivesMiddleware`` asks in a crawl.
 
 What a crawl does follows from both: a page robots.txt disallows (or whose robots.txt is
-unreachable) is never downloaded; a 429 or 503 answer makes the crawl wait (its
-``Retry-After``, else a raised delay floor) and ask again; another answer outside 2xx never
-reaches the spider. Only a page the spider gets has its links followed and its content used, as
-its directives say.
+unreachable) is never downloaded, and neither is it here, unless ``--ignore-robots-txt`` asks
+for it (the report then says robots.txt was overridden); a 429 or 503 answer makes the crawl
+wait (its ``Retry-After``, else a raised delay floor) and ask again; another answer outside 2xx
+never reaches the spider. Only a page the spider gets has its links followed and its content
+used, as its directives say.
 
 TDMRep (docs/usage.rst) is read for a page the spider gets: the origin's
 ``/.well-known/tdmrep.json`` is downloaded after the page (a 2xx is parsed; any other answer,
@@ -344,9 +345,14 @@ class CrawlDecision:
         return {"gets_page": self.gets_page, "decision": self.decision, "reason": self.reason}
 
 
+#: The option that downloads a page robots.txt does not let a crawl download.
+IGNORE_ROBOTS_TXT = "--ignore-robots-txt"
+
+
 @dataclass
 class PageReport:
-    page: Page
+    url: str
+    page: Page | None  # None: not downloaded, as a crawl would not download it
     agent: str
     directives: PageDirectives  # combined for the agent
     now: datetime.datetime  # when the report was made: unavailable_after is read against it
@@ -356,23 +362,35 @@ class PageReport:
     slow: SlowAnswer | None  # a 429 or 503 answer, and its Retry-After
     crawl: CrawlDecision
     tdmrep: TdmRepReport | None = None  # for a page the spider gets
+    overridden: bool = False  # downloaded although robots.txt does not let a crawl download it
 
     @classmethod
-    def fetch(cls, url: str, agent: str, timeout: float) -> PageReport:
-        """Download the site's robots.txt, then *url*, as *agent*, and read the page's
-        directives (CliError: no page)."""
+    def fetch(
+        cls, url: str, agent: str, timeout: float, ignore_robots_txt: bool = False
+    ) -> PageReport:
+        """Download the site's robots.txt, then *url* if robots.txt lets a crawl download it
+        (or *ignore_robots_txt*), as *agent*, and read the page's directives (CliError: the
+        page does not answer)."""
         try:
             check_url(url)
         except InvalidUrl as error:
             raise CliError(str(error)) from error
         robots = RobotsTxtVerdict.of(url, agent, timeout)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        if not robots.verdict.allowed and not ignore_robots_txt:
+            # As a crawl: a page robots.txt disallows (or whose robots.txt is unreachable) is
+            # never downloaded, so nothing of it is read.
+            crawl = CrawlDecision.of(robots.verdict, 0, None)
+            follow = crawl.refuses()
+            usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
+            nothing = page_directives([], None, agent)
+            return cls(url, None, agent, nothing, now, follow, usage, robots, None, crawl)
         page = fetch_page(url, agent, timeout)
         meta = None
         if page.is_html:
             charset = charset_from_content_type(page.header("Content-Type"))
             meta = robots_meta_tags(page.body, charset)
         directives = page_directives(page.headers, meta, agent)
-        now = datetime.datetime.now(datetime.timezone.utc)
         slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
         crawl = CrawlDecision.of(robots.verdict, page.status, slow)
         if crawl.gets_page:
@@ -391,7 +409,21 @@ class PageReport:
             tdmrep = None
             follow = crawl.refuses()
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
-        return cls(page, agent, directives, now, follow, usage, robots, slow, crawl, tdmrep)
+        overridden = not robots.verdict.allowed
+        return cls(
+            url,
+            page,
+            agent,
+            directives,
+            now,
+            follow,
+            usage,
+            robots,
+            slow,
+            crawl,
+            tdmrep,
+            overridden,
+        )
 
     @property
     def status(self) -> int:
@@ -401,9 +433,19 @@ class PageReport:
         return EXIT_FLAGGED if refused else EXIT_OK
 
     @property
+    def override(self) -> str:
+        """What the reader is told of a page downloaded although a crawl would not."""
+        return (
+            f"{self.crawl.reason}: downloaded all the same ({IGNORE_ROBOTS_TXT}), which a "
+            "crawl never does"
+        )
+
+    @property
     def notes(self) -> list[str]:
         page = self.page
-        notes = []
+        if page is None:
+            return []
+        notes = [f"{self.url}: {self.override}"] if self.overridden else []
         if page.final_url != page.url:
             notes.append(f"{page.url}: redirected to {page.final_url}")
         if not page.is_html:
@@ -423,14 +465,16 @@ class PageReport:
         for name in ("unavailable_after", "max_snippet", "max_image_preview", "max_video_preview"):
             found[name] = _value(getattr(directives, name))
         return {
-            "url": page.url,
-            "final_url": page.final_url,
-            "status": page.status,
-            "content_type": page.header("Content-Type"),
-            "html": page.is_html,
-            "image": page.is_image,
-            "bytes": len(page.body),
-            "truncated": page.truncated,
+            "url": self.url,
+            "downloaded": page is not None,
+            "robots_txt_overridden": self.overridden,
+            "final_url": None if page is None else page.final_url,
+            "status": None if page is None else page.status,
+            "content_type": None if page is None else page.header("Content-Type"),
+            "html": None if page is None else page.is_html,
+            "image": None if page is None else page.is_image,
+            "bytes": None if page is None else len(page.body),
+            "truncated": None if page is None else page.truncated,
             "agent": self.agent,
             "matched_agent": directives.agent,
             "directives": found,
@@ -461,16 +505,41 @@ class PageReport:
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
-        page, directives = self.page, self.directives
-        out(f"page        {page.url}")
-        if page.final_url != page.url:
+        page = self.page
+        out(f"page        {self.url}")
+        if page is not None and page.final_url != page.url:
             out(f"final URL   {page.final_url}")
         fetched = self.robots.source.fetched
         assert fetched is not None
         out(f"robots.txt  {fetched.url} ({fetched.reason}): {self.robots.why}")
-        content_type = page.header("Content-Type") or "no Content-Type"
-        cut = ", cut" if page.truncated else ""
-        out(f"status      {page.status}, {content_type}, {len(page.body):,} bytes read{cut}")
+        crawl = self.crawl
+        if page is None:
+            anyway = f"{IGNORE_ROBOTS_TXT} downloads it anyway"
+            out(f"status      not downloaded, as in a crawl ({anyway})")
+        else:
+            if self.overridden:
+                out(f"overridden  {self.override}")
+            content_type = page.header("Content-Type") or "no Content-Type"
+            cut = ", cut" if page.truncated else ""
+            out(f"status      {page.status}, {content_type}, {len(page.body):,} bytes read{cut}")
+            self._render_directives(page, out)
+        if crawl.gets_page:
+            out("in a crawl:")
+            no_use, why = "DISALLOWED", None
+        else:  # nothing of the page reaches the spider, whatever its directives say
+            out(f"in a crawl: {crawl.decision}: {crawl.reason}")
+            no_use, why = "NOT USED", f"({crawl.decision})"
+        out(_verdict_line("links", self.follow, "FOLLOWED", "NOT FOLLOWED", why))
+        for purpose, (page_answer, images) in self.usage.items():
+            if page is None or not page.is_image:
+                out(_verdict_line(purpose, page_answer, "ALLOWED", no_use, why))
+            out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
+        if self.tdmrep is not None:
+            self.tdmrep.render_text(out)
+
+    def _render_directives(self, page: Page, out: Callable[[str], None]) -> None:
+        """What the page downloaded says of itself: its Retry-After and its directives."""
+        directives = self.directives
         slow = self.slow
         if slow is not None and slow.retry_after is not None:
             asks = "nothing a crawl can hold to" if slow.wait is None else f"{slow.wait:g} s"
@@ -489,20 +558,6 @@ class PageReport:
             out(f"warnings: {len(directives.warnings)}")
             for warning in directives.warnings:
                 out(f"  {warning.source}: {warning.message}")
-        crawl = self.crawl
-        if crawl.gets_page:
-            out("in a crawl:")
-            no_use, why = "DISALLOWED", None
-        else:  # nothing of the page reaches the spider, whatever its directives say
-            out(f"in a crawl: {crawl.decision}: {crawl.reason}")
-            no_use, why = "NOT USED", f"({crawl.decision})"
-        out(_verdict_line("links", self.follow, "FOLLOWED", "NOT FOLLOWED", why))
-        for purpose, (page_answer, images) in self.usage.items():
-            if not page.is_image:
-                out(_verdict_line(purpose, page_answer, "ALLOWED", no_use, why))
-            out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
-        if self.tdmrep is not None:
-            self.tdmrep.render_text(out)
 
 
 _ROW = max(map(len, USAGE_CATEGORIES)) + len(" (images)")

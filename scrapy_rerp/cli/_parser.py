@@ -236,9 +236,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Download a page and show its X-Robots-Tag, Robots-Tag and robots meta tags "
         "for the user agent, where each was stated, the site's robots.txt verdict for it, a "
         "Retry-After, whether a crawl follows its links, and whether a crawl may use it (and "
-        "its images) for search, train-ai and ai-input. Exit status 1 when a purpose may not.",
+        "its images) for search, train-ai and ai-input. A page robots.txt disallows is not "
+        "downloaded, as in a crawl, unless --ignore-robots-txt. Exit status 1 when a purpose "
+        "may not.",
     )
     page.add_argument("url", metavar="URL", help="the page (http or https)")
+    page.add_argument(
+        "--ignore-robots-txt",
+        action="store_true",
+        help="download the page even when its robots.txt disallows it (or is unreachable), "
+        "which a crawl never does, to read its directives; the output says so. Without it such "
+        "a page is not downloaded",
+    )
     page.add_argument(
         "--agent",
         "-A",
