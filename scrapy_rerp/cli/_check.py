@@ -11,7 +11,8 @@ one may not (or a usage is disallowed), 2 when a URL is not one a crawler can re
 is no robots.txt.
 
 With ``--usage`` naming a purpose TDMRep speaks to (train-ai, ai-input) and ROBOTS a URL, the
-origin's ``/.well-known/tdmrep.json`` is downloaded too and each URL's TDMRep decision from it is
+origin's ``/.well-known/tdmrep.json`` is downloaded too (when robots.txt allows one of the URLs:
+a crawl downloads it for such a page only) and each URL's TDMRep decision from it is
 shown under its usage lines (the pages themselves are not downloaded: their headers and meta
 tags are ``page``'s business); a reservation makes the exit status 1 as a disallowed usage
 does."""
@@ -30,7 +31,13 @@ from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import ALLOW_ALL
 from scrapy_rerp.core.urls import crawl_decision, origin_of, request_url, rules_url
 from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
-from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepDecision, TdmRepFile, tdm_reservation
+from scrapy_rerp.engine._tdmrep import (
+    TDMREP_PATH,
+    TDMREP_PURPOSES,
+    TdmRepDecision,
+    TdmRepFile,
+    tdm_reservation,
+)
 from scrapy_rerp.engine._usage import usage_category
 
 
@@ -227,10 +234,17 @@ class CheckReport:
         speaks_to = [c for c in asked if usage_category(c) in TDMREP_PURPOSES]
         fetched = source.fetched
         if speaks_to and origin_file is not None and fetched is not None and fetched.url:
-            tdmrep_found, file = origin_file(fetched.url, agent, timeout)
-            for result in results:
-                if result.allowed is not None:
-                    result.tdmrep = _tdmrep_of(result.url, fetched.url, file, speaks_to)
+            if any(result.allowed for result in results):
+                tdmrep_found, file = origin_file(fetched.url, agent, timeout)
+                for result in results:
+                    if result.allowed is not None:
+                        result.tdmrep = _tdmrep_of(result.url, fetched.url, file, speaks_to)
+            else:  # as in a crawl, where a page robots.txt forbids never causes its download
+                parts = urllib.parse.urlsplit(fetched.url)
+                tdmrep_found = (
+                    f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}: not downloaded: robots.txt "
+                    "allows none of the URLs, and a crawl reads it for a page robots.txt allows"
+                )
         return cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
 
     @property
