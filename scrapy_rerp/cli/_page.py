@@ -47,7 +47,7 @@ from scrapy_rerp.cli._download import (
     within,
 )
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
-from scrapy_rerp.cli._source import Source, load, user_agent_header
+from scrapy_rerp.cli._source import IGNORE_ROBOTS_TXT, Source, load, user_agent_header
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
@@ -343,10 +343,6 @@ class CrawlDecision:
 
     def as_dict(self) -> dict[str, Any]:
         return {"gets_page": self.gets_page, "decision": self.decision, "reason": self.reason}
-
-
-#: The option that downloads a page robots.txt does not let a crawl download.
-IGNORE_ROBOTS_TXT = "--ignore-robots-txt"
 
 
 @dataclass

@@ -102,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"byte: a robots.txt URL, a tdmrep.json (default {DEFAULT_TIMEOUT:g}); past them "
         "robots.txt counts as unreachable",
     )
+    reading.add_argument(
+        "--ignore-robots-txt",
+        action="store_true",
+        help="a URL that is no site's /robots.txt (a page) is downloaded only when the site's "
+        "robots.txt lets a crawl download it, else it is an error (status 2); with this "
+        "option it is downloaded all the same, and a note says so",
+    )
     robots = _Parser(add_help=False)
     robots.add_argument(
         "robots",

@@ -134,3 +134,55 @@ def test_timeout_is_a_deadline_for_a_page_and_a_tdmrep_file(
         assert f"tdmrep.json {dripped}: unreachable ({reason})" in done.stdout.splitlines()
     [hit] = server.hits(urlsplit(dripped).path)
     assert not hit.completed and hit.bytes_sent < len(DRIP) // 2
+
+
+# -- a URL that is no robots.txt: downloaded only when a crawl would download it ---------------
+
+PRIVATE = "User-agent: *\nDisallow: /private/\n"
+
+
+@pytest.mark.parametrize("command", [("fetch",), ("check", "/x"), ("explain", "/x"), ("lint",)])
+def test_a_page_robots_txt_disallows_is_not_downloaded_as_robots(
+    server: Server, command: tuple[str, ...]
+) -> None:
+    server.robots(PRIVATE)
+    url = server.url("/private/robots.txt")
+    done = run(command[0], url, *command[1:])
+    assert done.returncode == 2
+    assert server.paths() == ["/robots.txt"]  # the site's robots.txt only, never the page
+    assert (done.stdout, done.stderr) == (
+        "",
+        f"scrapy-rerp: error: {url}: robots.txt disallows it (line 2: Disallow: /private/): "
+        "not downloaded, as a crawl would not download it (--ignore-robots-txt downloads it "
+        "anyway)\n",
+    )
+
+
+def test_an_unreachable_robots_txt_keeps_a_page_from_being_downloaded(server: Server) -> None:
+    server.robots("busy", status=503)
+    done = run("fetch", server.url("/staging/robots.txt"))
+    assert done.returncode == 2
+    assert server.paths() == ["/robots.txt"]
+    assert "robots.txt unreachable (HTTP 503)" in done.stderr
+
+
+def test_ignore_robots_txt_downloads_it_and_says_so(server: Server) -> None:
+    server.robots(PRIVATE)
+    server.route("/private/robots.txt", Reply(body="User-agent: *\nDisallow: /x\n"))
+    url = server.url("/private/robots.txt")
+    done = run("check", url, "/x", "--ignore-robots-txt")
+    assert done.returncode == 1, done.stderr
+    assert server.paths() == ["/robots.txt", "/private/robots.txt"]
+    assert done.stdout == "DISALLOWED  /x  line 2: Disallow: /x\n"
+    assert done.stderr == (
+        f"scrapy-rerp: {url}: robots.txt disallows it (line 2: Disallow: /private/): downloaded "
+        "all the same (--ignore-robots-txt), which a crawl never does\n"
+    )
+    done = run("check", url, "/x", "--ignore-robots-txt", "--format", "json")
+    assert json.loads(done.stdout)["robots"]["robots_txt_overridden"] is True
+    # A page robots.txt allows: downloaded, nothing overridden, nothing said.
+    server.clear()
+    done = run("fetch", server.url("/staging/robots.txt"), "--ignore-robots-txt")
+    assert server.paths() == ["/robots.txt", "/staging/robots.txt"]
+    assert "Traceback" not in done.stderr and "all the same" not in done.stderr
+    assert done.stdout.startswith(f"robots.txt  {server.url('/staging/robots.txt')}\n")

@@ -161,7 +161,14 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
     }
     assert set(check["results"][0]) == {"url", "allowed", "line", "rule", "reason", "usage"}
     assert check["usage_categories"] == [] and check["results"][0]["usage"] == {}
-    assert set(check["robots"]) == {"source", "bytes", "truncated", "fetch", "not_robots_txt"}
+    assert set(check["robots"]) == {
+        "source",
+        "bytes",
+        "truncated",
+        "fetch",
+        "not_robots_txt",
+        "robots_txt_overridden",
+    }
     assert check["robots"]["not_robots_txt"] is None
     _, explain = run_json("explain", robots, "/a")
     assert set(explain) == {
