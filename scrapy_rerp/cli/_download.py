@@ -40,7 +40,7 @@ from scrapy_rerp.core.status import (
     UNREACHABLE,
     download_failure,
 )
-from scrapy_rerp.core.urls import redirect_target
+from scrapy_rerp.core.urls import redirect_target, without_userinfo
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
@@ -325,7 +325,7 @@ def _follow(
                 try:
                     current = redirect_target(current, target)
                 except ValueError as exc:
-                    why = f"bad redirect target {target[:200]!r}: {exc}"
+                    why = f"bad redirect target {without_userinfo(target)[:200]!r}: {exc}"
                     return _ends(result, ALLOW_ALL, why, settings)
                 result.redirects.append(current)
                 continue

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.support.cli import STAR_GROUP, run
+from tests.support.cli import STAR_GROUP, run, run_json
 from tests.support.servers import Reply, Server
 
 
@@ -34,6 +34,26 @@ def test_a_redirect_that_cannot_be_followed_makes_robots_txt_unavailable(
     assert fetch["outcome"] == "allow-all" and fetch["redirects"] == []
     assert fetch["reason"].startswith(f"bad redirect target {location!r}: ")
     assert server.paths() == ["/robots.txt"]
+
+
+def test_a_redirect_with_credentials_is_a_failed_redirect_and_keeps_them_secret(
+    server: Server,
+) -> None:
+    server.route("/elsewhere.txt", Reply(body="User-agent: *\nDisallow: /\n"))
+    server.route("/robots.txt", Reply.redirect(f"http://user:s3cret@{server.netloc}/elsewhere.txt"))
+    done = run("fetch", server.url("/robots.txt"))
+    assert done.returncode == 0, done.stderr  # allow all, as for any redirect that fails
+    assert server.paths() == ["/robots.txt"]
+    why = (
+        f"bad redirect target 'http://***@{server.netloc}/elsewhere.txt': user:password@ in the "
+        "URL: credentials are not followed"
+    )
+    assert f"outcome     allow-all: robots.txt unavailable ({why}): every URL is allowed" in (
+        done.stdout.splitlines()
+    )
+    _, document = run_json("fetch", server.url("/robots.txt"))
+    assert document["fetch"]["reason"] == why and document["fetch"]["redirects"] == []
+    assert "s3cret" not in done.stdout + done.stderr + json.dumps(document)
 
 
 # A robots.txt that would take minutes at a byte a second; each read waits one second only.
