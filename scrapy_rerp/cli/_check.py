@@ -173,8 +173,9 @@ _CATEGORY_WIDTH = max(map(len, USAGE_CATEGORIES))
 OriginFile = Callable[[str, str, float], tuple[str, "TdmRepFile | None"]]
 
 
-def usage_lines(usage: dict[str, Usage]) -> list[str]:
-    """``train-ai  DISALLOWED  line 7: Content-Usage: /a/ train-ai=n`` per category."""
+def usage_lines(usage: dict[str, Usage], width: int = _CATEGORY_WIDTH) -> list[str]:
+    """``train-ai  DISALLOWED  line 7: Content-Usage: /a/ train-ai=n`` per category, the
+    category padded to *width*."""
     lines = []
     for category, found in usage.items():
         preference = (found.preference or "invalid").upper()
@@ -182,7 +183,7 @@ def usage_lines(usage: dict[str, Usage]) -> list[str]:
             why = f"line {found.line}: {found.statement}"
         else:  # nothing stated, or the URL may not be crawled (its rule is shown above)
             why = f"({found.reason})"
-        lines.append(f"{category:<{_CATEGORY_WIDTH}}  {preference:<10}  {why}")
+        lines.append(f"{category:<{width}}  {preference:<10}  {why}")
     return lines
 
 
@@ -268,6 +269,9 @@ class CheckReport:
 
     def render_text(self, out: Callable[[str], None]) -> None:
         read_from = f"read from {self.read_from}" if self.read_from else None
+        # One column of labels for the usage lines and TDMRep's, wider than either alone.
+        tdmrep_labels = {f"TDMRep {c}" for r in self.results for c in (r.tdmrep or {})}
+        width = max([_CATEGORY_WIDTH, *map(len, tdmrep_labels)])
         for result in self.results:
             verdict = {True: "ALLOWED", False: "DISALLOWED", None: "INVALID"}[result.allowed]
             if result.line is not None:
@@ -276,11 +280,11 @@ class CheckReport:
             else:
                 why = f"({result.reason}; {read_from})" if read_from else f"({result.reason})"
             out(f"{verdict:<10}  {result.url}  {why}")
-            for line in usage_lines(result.usage):
+            for line in usage_lines(result.usage, width):
                 out(f"  {line}")
             for category, d in (result.tdmrep or {}).items():
                 label = f"TDMRep {category}"
-                out(f"  {label:<{_CATEGORY_WIDTH}}  {d.preference.upper():<10}  ({d.reason})")
+                out(f"  {label:<{width}}  {d.preference.upper():<10}  ({d.reason})")
         if self.tdmrep_found is not None:
             out(f"tdmrep.json {self.tdmrep_found}")
 

@@ -603,3 +603,19 @@ def test_check_usage_asks_for_no_tdmrep_file_when_robots_txt_allows_no_url(
     status, doc = run_json("check", robots, "/private/a", "/books/c", "--usage", "train-ai")
     assert status == 1 and doc["tdmrep_file"].endswith("tdmrep.json: HTTP 200, 2 entries")
     assert server.paths()[-2:] == ["/robots.txt", "/.well-known/tdmrep.json"]
+
+
+def test_check_usage_lines_and_tdmrep_lines_share_their_columns(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\nContent-Usage: train-ai=n\n")
+    server.route("/.well-known/tdmrep.json", Reply(body=TDMREP_FILE))
+    robots = server.url("/robots.txt")
+    done = run("check", robots, "/books/a", "--usage", "search,train-ai")
+    assert done.returncode == 1, done.stderr
+    # Labels of 6, 8 and 15 characters: each verdict in one column, each reason in another.
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        "ALLOWED     /books/a  (no rule matched)",
+        "  search           UNKNOWN     (no statement that applies names search)",
+        "  train-ai         DISALLOWED  line 3: Content-Usage: train-ai=n",
+    ]
+    assert lines[3].startswith("  TDMRep train-ai  DISALLOWED  (train-ai disallowed: TDM rights")
