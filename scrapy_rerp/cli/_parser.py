@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from scrapy_rerp import __version__
 from scrapy_rerp.cli._output import EXIT_ERROR
@@ -52,6 +52,27 @@ def _usage_categories(value: str) -> list[str]:
         return [usage_category(name) for name in names]
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from error
+
+
+class _OneUrl(argparse.Action):
+    """What follows ``explain``'s URL: nothing, and for more URLs a usage error of one line that
+    says what to run (argparse's own would be the top-level usage, and "unrecognized
+    arguments")."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values:
+            urls = [namespace.url, *values]
+            parser.exit(
+                EXIT_ERROR,
+                f"{parser.prog}: error: one URL at a time, not {len(urls)} ({' '.join(urls)}): "
+                "run explain for each, or check ROBOTS URL... for the verdicts alone\n",
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -150,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
         "that is no robots.txt (an HTML or XML page, binary data) gets no verdict (status 2) "
         "unless --read-anyway.",
     )
-    explain_.add_argument("url", metavar="URL", help="absolute URL (https://host/x) or path (/x)")
+    explain_.add_argument(
+        "url", metavar="URL", help="absolute URL (https://host/x) or path (/x): one at a time"
+    )
+    explain_.add_argument(
+        "more_urls", nargs="*", default=[], action=_OneUrl, help=argparse.SUPPRESS
+    )
 
     commands.add_parser(
         "lint",
