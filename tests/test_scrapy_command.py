@@ -132,6 +132,16 @@ def test_robots_command_usage_error(project: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_robots_command_unknown_option_is_a_usage_error(server: Server, project: Path) -> None:
+    done = scrapy(project, "--bogus", server.url("/x"), "--format", "json")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    # Scrapy's own usage error: the command's usage, then the error.
+    assert "scrapy robots [options] <url>..." in done.stderr
+    assert done.stderr.splitlines()[-1].endswith("error: unrecognized arguments: --bogus")
+    assert server.hits() == []  # not read as a URL, and no crawl started
+
+
 @pytest.mark.parametrize(
     ("url", "why"),
     [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/", "Port out of range 0-65535")],
