@@ -47,7 +47,13 @@ from scrapy_rerp.cli._download import (
     within,
 )
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
-from scrapy_rerp.cli._source import IGNORE_ROBOTS_TXT, Source, load, user_agent_header
+from scrapy_rerp.cli._source import (
+    IGNORE_ROBOTS_TXT,
+    Source,
+    load,
+    override_note,
+    user_agent_header,
+)
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
@@ -431,10 +437,7 @@ class PageReport:
     @property
     def override(self) -> str:
         """What the reader is told of a page downloaded although a crawl would not."""
-        return (
-            f"{self.crawl.reason}: downloaded all the same ({IGNORE_ROBOTS_TXT}), which a "
-            "crawl never does"
-        )
+        return override_note(self.crawl.reason or "")
 
     @property
     def notes(self) -> list[str]:

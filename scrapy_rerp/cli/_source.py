@@ -30,6 +30,12 @@ DEFAULT_TIMEOUT = 30.0
 IGNORE_ROBOTS_TXT = "--ignore-robots-txt"
 
 
+def override_note(refused: str) -> str:
+    """What the reader is told of a download robots.txt does not let a crawl make (*refused*
+    says why) that ``--ignore-robots-txt`` made all the same."""
+    return f"{refused}: downloaded all the same ({IGNORE_ROBOTS_TXT}), which a crawl never does"
+
+
 @dataclass
 class Source:
     """A robots.txt as a crawler has it: the bytes as given, and how a crawler reads them."""
@@ -179,10 +185,7 @@ def load(
         body = fetched.body if fetched.body is not None else Body(b"", None, False)
         loaded = Source(url, body.data, body, fetched, source if url != source else None)
         if refused is not None:
-            loaded.overridden = (
-                f"{refused}: downloaded all the same ({IGNORE_ROBOTS_TXT}), which a crawl "
-                "never does"
-            )
+            loaded.overridden = override_note(refused)
         return loaded
     try:
         with open(source, "rb") as file:
