@@ -121,14 +121,14 @@ def redirect_target(base: str, location: str) -> str:
     return url
 
 
-#: What precedes the host in a Location: ``user:password@`` (or ``token@``).
-_USERINFO = re.compile(r"^([^/?#]*//)?[^/?#]*@")
+#: What precedes the host in a Location, after ``//``: ``user:password@`` (or ``token@``).
+_USERINFO = re.compile(r"^([^/?#]*//)[^/?#]*@")
 
 
 def without_userinfo(location: str) -> str:
     """``location`` (a redirect's Location, as written) with any ``user:password@`` before its
     host shown as ``***@``: what a log line or an error message may quote of it."""
-    return _USERINFO.sub(lambda found: f"{found.group(1) or ''}***@", location, count=1)
+    return _USERINFO.sub(r"\1***@", location, count=1)
 
 
 def sitemap_url(robots_url: str | None, value: str) -> str:
