@@ -202,6 +202,9 @@ def test_ignore_robots_txt_downloads_it_and_says_so(server: Server) -> None:
     assert json.loads(done.stdout)["robots"]["robots_txt_overridden"] is True
     # A page robots.txt allows: downloaded, nothing overridden, nothing said.
     server.clear()
+    _, document = run_json("fetch", url, "--ignore-robots-txt")
+    assert document["robots_txt_overridden"] is True
+    server.clear()
     done = run("fetch", server.url("/staging/robots.txt"), "--ignore-robots-txt")
     assert server.paths() == ["/robots.txt", "/staging/robots.txt"]
     assert "Traceback" not in done.stderr and "all the same" not in done.stderr

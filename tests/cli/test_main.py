@@ -230,6 +230,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "not_robots_txt",
         "crawl_delay",
         "store",
+        "robots_txt_overridden",
         "groups",
         "sitemaps",
         "invalid_sitemaps",
