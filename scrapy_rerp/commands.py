@@ -145,6 +145,11 @@ class RobotsCommand(ScrapyCommand):
         )
 
     def process_options(self, args: list[str], opts: Namespace) -> None:
+        # Scrapy parses a command's options with parse_known_args: an option it does not know
+        # would stay among the URLs.
+        unknown = [arg for arg in args if arg.startswith("-") and arg != "-"]
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
         super().process_options(args, opts)
         settings = self.settings
         assert settings is not None

@@ -132,6 +132,16 @@ def test_robots_command_usage_error(project: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_robots_command_unknown_option_is_a_usage_error(server: Server, project: Path) -> None:
+    done = scrapy(project, "--bogus", server.url("/x"), "--format", "json")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    # Scrapy's own usage error: the command's usage, then the error.
+    assert "scrapy robots [options] <url>..." in done.stderr
+    assert done.stderr.splitlines()[-1].endswith("error: unrecognized arguments: --bogus")
+    assert server.hits() == []  # not read as a URL, and no crawl started
+
+
 @pytest.mark.parametrize(
     ("url", "why"),
     [("http://[::1", "Invalid IPv6 URL"), ("http://h:99999/", "Port out of range 0-65535")],
@@ -228,7 +238,7 @@ def page_says(error: Exception, monkeypatch: pytest.MonkeyPatch) -> str:
     def refuse(*args: object, **kwargs: object) -> None:
         raise error
 
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", refuse)
     with pytest.raises(CliError) as raised:
         fetch_page(URL, "bot", timeout=5)
     return str(raised.value).removeprefix(f"{URL}: ")
@@ -244,10 +254,10 @@ def test_the_command_and_the_command_line_say_the_same_words(
     urllib_errors: list[Exception],
 ) -> None:
     assert {command_says(error) for error in crawl_errors + urllib_errors} == {words}
-    assert {page_says(error, monkeypatch) for error in urllib_errors} == {words}
-    # fetch's deadline says how long it was given
-    said = {fetch_says(error, monkeypatch) for error in urllib_errors}
-    assert said == {f"{words}: not downloaded within 5 s" if words == TIMED_OUT else words}
+    # the command line's deadline says how long it was given
+    given = f"{words}: not downloaded within 5 s" if words == TIMED_OUT else words
+    assert {fetch_says(error, monkeypatch) for error in urllib_errors} == {given}
+    assert {page_says(error, monkeypatch) for error in urllib_errors} == {given}
 
 
 def test_a_dns_failure_with_the_resolver_s_words_reads_the_same_in_both() -> None:

@@ -12,7 +12,9 @@ Commands::
                                         with --store PATH, a store's fresh copy instead
     scrapy-rerp page    URL             the site's robots.txt verdict for a page, its own
                                         directives (X-Robots-Tag, meta robots) and what a
-                                        crawl with each purpose does with the page
+                                        crawl with each purpose does with the page (a page
+                                        robots.txt disallows is not downloaded unless
+                                        --ignore-robots-txt)
     scrapy-rerp store   PATH [ORIGIN]   what a robots.txt store holds, or one origin's stored
                                         robots.txt (read only)
     scrapy-rerp audit   FILES... URL    evidence files (RERP_EVIDENCE): the robots.txt in force
@@ -24,6 +26,8 @@ Commands::
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
 downloaded as the middleware downloads it (status policy, redirects, size cap, charset), within
 one ``--timeout`` for the whole download; a site's URL (``http://host/``) means its robots.txt.
+A URL that is no site's ``/robots.txt`` is a page to a crawl: it is downloaded only when the
+site's robots.txt lets a crawl download it, or with ``--ignore-robots-txt`` (and a note).
 Only a robots.txt gets a verdict: an HTML or XML page or binary data is said to be none (status
 2; ``check`` and ``explain`` read it with ``--read-anyway``), and a URL to check that is neither
 an absolute path nor an absolute URL is an error with a hint, never a guess. A file or
@@ -95,7 +99,7 @@ def _run(args: argparse.Namespace, out: Output) -> int:
 def _report(args: argparse.Namespace) -> Report:
     """The report of the command asked for; CliError when its input cannot be read."""
     if args.command == "page":
-        return PageReport.fetch(args.url, args.agent, args.timeout)
+        return PageReport.fetch(args.url, args.agent, args.timeout, args.ignore_robots_txt)
     if args.command == "demo":
         return DemoReport.run(args.pages, args.blog_robots, args.verbose)
     if args.command == "store":
@@ -121,9 +125,13 @@ def _report(args: argparse.Namespace) -> Report:
         return TdmRepFileReport.build(args.robots, args.agent, args.timeout, lint=True)
     # The others read a robots.txt: ROBOTS, or fetch's URL.
     if args.command == "fetch":
-        source = load_url(args.url, args.syntax, args.agent, args.timeout, args.store)
+        source = load_url(
+            args.url, args.syntax, args.agent, args.timeout, args.store, args.ignore_robots_txt
+        )
     else:
-        source = load(args.robots, args.syntax, args.agent, args.timeout, sys.stdin)
+        source = load(
+            args.robots, args.syntax, args.agent, args.timeout, sys.stdin, args.ignore_robots_txt
+        )
     if args.format == "text":
         for line in source.notes:  # before the command's own output, or its error
             note(line)

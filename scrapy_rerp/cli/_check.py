@@ -11,7 +11,8 @@ one may not (or a usage is disallowed), 2 when a URL is not one a crawler can re
 is no robots.txt.
 
 With ``--usage`` naming a purpose TDMRep speaks to (train-ai, ai-input) and ROBOTS a URL, the
-origin's ``/.well-known/tdmrep.json`` is downloaded too and each URL's TDMRep decision from it is
+origin's ``/.well-known/tdmrep.json`` is downloaded too (when robots.txt allows one of the URLs:
+a crawl downloads it for such a page only) and each URL's TDMRep decision from it is
 shown under its usage lines (the pages themselves are not downloaded: their headers and meta
 tags are ``page``'s business); a reservation makes the exit status 1 as a disallowed usage
 does."""
@@ -30,7 +31,13 @@ from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import ALLOW_ALL
 from scrapy_rerp.core.urls import crawl_decision, origin_of, request_url, rules_url
 from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
-from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepDecision, TdmRepFile, tdm_reservation
+from scrapy_rerp.engine._tdmrep import (
+    TDMREP_PATH,
+    TDMREP_PURPOSES,
+    TdmRepDecision,
+    TdmRepFile,
+    tdm_reservation,
+)
 from scrapy_rerp.engine._usage import usage_category
 
 
@@ -166,8 +173,9 @@ _CATEGORY_WIDTH = max(map(len, USAGE_CATEGORIES))
 OriginFile = Callable[[str, str, float], tuple[str, "TdmRepFile | None"]]
 
 
-def usage_lines(usage: dict[str, Usage]) -> list[str]:
-    """``train-ai  DISALLOWED  line 7: Content-Usage: /a/ train-ai=n`` per category."""
+def usage_lines(usage: dict[str, Usage], width: int = _CATEGORY_WIDTH) -> list[str]:
+    """``train-ai  DISALLOWED  line 7: Content-Usage: /a/ train-ai=n`` per category, the
+    category padded to *width*."""
     lines = []
     for category, found in usage.items():
         preference = (found.preference or "invalid").upper()
@@ -175,7 +183,7 @@ def usage_lines(usage: dict[str, Usage]) -> list[str]:
             why = f"line {found.line}: {found.statement}"
         else:  # nothing stated, or the URL may not be crawled (its rule is shown above)
             why = f"({found.reason})"
-        lines.append(f"{category:<{_CATEGORY_WIDTH}}  {preference:<10}  {why}")
+        lines.append(f"{category:<{width}}  {preference:<10}  {why}")
     return lines
 
 
@@ -227,10 +235,17 @@ class CheckReport:
         speaks_to = [c for c in asked if usage_category(c) in TDMREP_PURPOSES]
         fetched = source.fetched
         if speaks_to and origin_file is not None and fetched is not None and fetched.url:
-            tdmrep_found, file = origin_file(fetched.url, agent, timeout)
-            for result in results:
-                if result.allowed is not None:
-                    result.tdmrep = _tdmrep_of(result.url, fetched.url, file, speaks_to)
+            if any(result.allowed for result in results):
+                tdmrep_found, file = origin_file(fetched.url, agent, timeout)
+                for result in results:
+                    if result.allowed is not None:
+                        result.tdmrep = _tdmrep_of(result.url, fetched.url, file, speaks_to)
+            else:  # as in a crawl, where a page robots.txt forbids never causes its download
+                parts = urllib.parse.urlsplit(fetched.url)
+                tdmrep_found = (
+                    f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}: not downloaded: robots.txt "
+                    "allows none of the URLs, and a crawl reads it for a page robots.txt allows"
+                )
         return cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
 
     @property
@@ -254,6 +269,9 @@ class CheckReport:
 
     def render_text(self, out: Callable[[str], None]) -> None:
         read_from = f"read from {self.read_from}" if self.read_from else None
+        # One column of labels for the usage lines and TDMRep's, wider than either alone.
+        tdmrep_labels = {f"TDMRep {c}" for r in self.results for c in (r.tdmrep or {})}
+        width = max([_CATEGORY_WIDTH, *map(len, tdmrep_labels)])
         for result in self.results:
             verdict = {True: "ALLOWED", False: "DISALLOWED", None: "INVALID"}[result.allowed]
             if result.line is not None:
@@ -262,11 +280,11 @@ class CheckReport:
             else:
                 why = f"({result.reason}; {read_from})" if read_from else f"({result.reason})"
             out(f"{verdict:<10}  {result.url}  {why}")
-            for line in usage_lines(result.usage):
+            for line in usage_lines(result.usage, width):
                 out(f"  {line}")
             for category, d in (result.tdmrep or {}).items():
                 label = f"TDMRep {category}"
-                out(f"  {label:<{_CATEGORY_WIDTH}}  {d.preference.upper():<10}  ({d.reason})")
+                out(f"  {label:<{width}}  {d.preference.upper():<10}  ({d.reason})")
         if self.tdmrep_found is not None:
             out(f"tdmrep.json {self.tdmrep_found}")
 

@@ -8,6 +8,10 @@ means is :func:`scrapy_rerp.core.status.status_outcome`; redirects are followed 
 charset from Content-Type) and its lifetime comes from the same header readers. One download,
 no retry: an unreachable robots.txt is reported as such (a crawl would park its requests and
 retry).
+
+Every download the command line makes (robots.txt here, a page and a tdmrep.json in
+:mod:`scrapy_rerp.cli._page`) runs :func:`within` its ``--timeout``: a deadline for the whole
+download, never a timeout between two reads.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from scrapy_rerp.core import status as ladder
@@ -36,11 +40,23 @@ from scrapy_rerp.core.status import (
     UNREACHABLE,
     download_failure,
 )
-from scrapy_rerp.core.urls import redirect_target
+from scrapy_rerp.core.urls import redirect_target, without_userinfo
 from scrapy_rerp.core.wording import duration
 from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["Download", "Headers", "InvalidUrl", "check_url", "download"]
+__all__ = [
+    "Deadline",
+    "Download",
+    "Headers",
+    "InvalidUrl",
+    "check_url",
+    "download",
+    "network_reason",
+    "timed_out",
+    "within",
+]
+
+T = TypeVar("T")
 
 
 class InvalidUrl(ValueError):
@@ -141,7 +157,7 @@ class Headers:
         return [v.encode("latin-1", "replace") for v in values]
 
 
-class _Deadline:
+class Deadline:
     """When a whole download must be over: the seconds left, and the sockets to shut when the
     time is up (a server that sends a byte a second never trips a per-read timeout)."""
 
@@ -170,6 +186,40 @@ class _Deadline:
         for sock in sockets:
             _shut(sock)
 
+    def opener(self, follow_redirects: bool) -> urllib.request.OpenerDirector:
+        """urllib's opener for http and https whose connections this deadline watches; without
+        *follow_redirects*, a 3xx comes back as an HTTPError (followed by the caller)."""
+        handlers: list[Any] = [_HTTPHandler(self), _HTTPSHandler(self)]
+        if not follow_redirects:
+            handlers.insert(0, _NoRedirects)
+        return urllib.request.build_opener(*handlers)
+
+
+def within(seconds: float, work: Callable[[Deadline], T]) -> T | None:
+    """``work(deadline)``, the deadline *seconds* from now, run in a thread of its own so that
+    nothing (a DNS lookup neither) outlasts it: what it returns, or None when it is not done
+    by then (its sockets are then shut, and it ends soon after). What it raises is raised here.
+    """
+    deadline = Deadline(seconds)
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work(deadline))
+        except BaseException as error:  # noqa: BLE001 - raised again below, in the caller
+            failed.append(error)
+
+    worker = threading.Thread(target=run, name="scrapy-rerp download", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        deadline.expire()
+        return None
+    if failed:
+        raise failed[0]
+    return done[0]
+
 
 def _shut(sock: socket.socket) -> None:
     """Wake whatever waits on ``sock``: its reads end, and so does the download."""
@@ -183,7 +233,7 @@ class _Watched:
     """urllib's handlers for http and https, with connections whose sockets the deadline
     watches and whose connect waits no longer than the time left."""
 
-    def __init__(self, deadline: _Deadline) -> None:
+    def __init__(self, deadline: Deadline) -> None:
         super().__init__()
         self.deadline = deadline
 
@@ -212,46 +262,31 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
 
     ``timeout`` is a deadline for the whole download, every redirect included, from the DNS
     lookup to the last byte of the body: past it robots.txt is unreachable ("timed out"),
-    however slowly the server keeps sending. The download runs in a thread of its own so that
-    nothing (a DNS lookup neither) outlasts the deadline; its sockets are shut at the deadline.
+    however slowly the server keeps sending (:func:`within`).
     """
     check_url(url)
-    deadline = _Deadline(timeout)
     result = Download(url, UNREACHABLE, "", fetched_at=time.time())
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            _follow(url, settings, user_agent, deadline, result)
-        except BaseException as error:  # noqa: BLE001 - raised again below, in the caller
-            failed.append(error)
-
-    worker = threading.Thread(target=run, name="scrapy-rerp download", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        deadline.expire()
+    followed = within(
+        timeout, lambda deadline: _follow(url, settings, user_agent, deadline, result)
+    )
+    if followed is None:
         return Download(
             url,
             UNREACHABLE,
-            _timed_out(timeout),
+            timed_out(timeout),
             final_url=result.final_url or url,
             status=result.status,
             redirects=list(result.redirects),
             fetched_at=result.fetched_at,
         )
-    if failed:
-        raise failed[0]
-    return result
+    return followed
 
 
 def _follow(
-    url: str, settings: RerpSettings, user_agent: str, deadline: _Deadline, result: Download
+    url: str, settings: RerpSettings, user_agent: str, deadline: Deadline, result: Download
 ) -> Download:
     """The download itself, redirects followed, into ``result``."""
-    opener = urllib.request.build_opener(
-        _NoRedirects, _HTTPHandler(deadline), _HTTPSHandler(deadline)
-    )
+    opener = deadline.opener(follow_redirects=False)
     current = url
     for hop in range(settings.max_redirects + 1):
         request = urllib.request.Request(
@@ -264,7 +299,7 @@ def _follow(
             response = error  # a status outside 2xx: its headers still count
         except (OSError, http.client.HTTPException, ValueError) as error:
             result.final_url = current
-            result.reason = _network_reason(error, deadline)
+            result.reason = network_reason(error, deadline)
             return result  # unreachable
         with response:
             status = response.status if response.status is not None else 0
@@ -291,7 +326,7 @@ def _follow(
                 try:
                     current = redirect_target(current, target)
                 except ValueError as exc:
-                    why = f"bad redirect target {target[:200]!r}: {exc}"
+                    why = f"bad redirect target {without_userinfo(target)[:200]!r}: {exc}"
                     return _ends(result, ALLOW_ALL, why, settings)
                 result.redirects.append(current)
                 continue
@@ -299,7 +334,7 @@ def _follow(
                 try:
                     raw = response.read(settings.max_size + 1)
                 except (OSError, http.client.HTTPException) as error:
-                    result.reason = _network_reason(error, deadline)
+                    result.reason = network_reason(error, deadline)
                     return result  # unreachable
                 body = read_body(
                     raw,
@@ -335,16 +370,17 @@ def _ends(result: Download, outcome: str, reason: str, settings: RerpSettings) -
     return result
 
 
-def _network_reason(error: BaseException, deadline: _Deadline) -> str:
+def network_reason(error: BaseException, deadline: Deadline) -> str:
     """Why the download got no answer (:func:`scrapy_rerp.core.status.download_failure`), a
     timeout saying how long it was given."""
     words = download_failure(error)
     if deadline.passed or words == TIMED_OUT:
-        return _timed_out(deadline.seconds)
+        return timed_out(deadline.seconds)
     return words
 
 
-def _timed_out(seconds: float) -> str:
+def timed_out(seconds: float) -> str:
+    """``timed out: not downloaded within N s``: a download over its deadline."""
     return f"{TIMED_OUT}: not downloaded within {duration(seconds)}"
 
 

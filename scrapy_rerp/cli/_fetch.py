@@ -37,6 +37,7 @@ class FetchReport:
     not_robots_txt: NotRobotsTxt | None = None  # what the body is, when it is no robots.txt
     notes: list[str] = field(default_factory=list)
     store: StoreUse | None = None  # with --store: what the store answered
+    overridden: bool = False  # downloaded although robots.txt keeps a crawl from it
 
     @classmethod
     def build(cls, source: Source, syntax: int, agent: str) -> FetchReport:
@@ -50,7 +51,10 @@ class FetchReport:
         found = source.not_robots_txt
         notes = [f"error: {source.what_it_is()}"] if found is not None else []
         summary = Summary.of(robots, source.robots_url)
-        return cls(fetched, syntax, agent, crawl_delay, summary, found, notes, source.store)
+        overridden = source.overridden is not None
+        return cls(
+            fetched, syntax, agent, crawl_delay, summary, found, notes, source.store, overridden
+        )
 
     @property
     def conclusion(self) -> str:
@@ -76,6 +80,7 @@ class FetchReport:
             "not_robots_txt": self.not_robots_txt and self.not_robots_txt.as_dict(),
             "crawl_delay": self.crawl_delay,
             "store": self.store and self.store.as_dict(),
+            "robots_txt_overridden": self.overridden,
             **self.summary.as_dict(),
         }
 

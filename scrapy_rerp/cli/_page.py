@@ -3,17 +3,19 @@ crawl with each purpose does with the page.
 
 As in a crawl, the site's robots.txt comes first: it is downloaded as the middleware downloads
 it and its verdict for the page is shown. The page is downloaded once with urllib (redirects
-followed, a timeout, the first ``MAX_HTML_BYTES`` read after undoing a Content-Encoding), its
+followed, within ``--timeout`` as a deadline for the whole download, the first
+``MAX_HTML_BYTES`` read after undoing a Content-Encoding), its
 ``X-Robots-Tag`` and ``Robots-Tag`` headers and, for HTML, its head's meta tags (the engine's
 ``robots_meta_tags``: no Scrapy needed) are combined for the user agent by ``page_directives``,
 and each purpose is asked of ``PageDirectives.usage`` for the page's content and for its images,
 as ``PageDirectivesMiddleware`` asks in a crawl.
 
 What a crawl does follows from both: a page robots.txt disallows (or whose robots.txt is
-unreachable) is never downloaded; a 429 or 503 answer makes the crawl wait (its
-``Retry-After``, else a raised delay floor) and ask again; another answer outside 2xx never
-reaches the spider. Only a page the spider gets has its links followed and its content used, as
-its directives say.
+unreachable) is never downloaded, and neither is it here, unless ``--ignore-robots-txt`` asks
+for it (the report then says robots.txt was overridden); a 429 or 503 answer makes the crawl
+wait (its ``Retry-After``, else a raised delay floor) and ask again; another answer outside 2xx
+never reaches the spider. Only a page the spider gets has its links followed and its content
+used, as its directives say.
 
 TDMRep (docs/usage.rst) is read for a page the spider gets: the origin's
 ``/.well-known/tdmrep.json`` is downloaded after the page (a 2xx is parsed; any other answer,
@@ -35,13 +37,26 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from scrapy_rerp.cli._check import Verdict
-from scrapy_rerp.cli._download import Headers, InvalidUrl, check_url
+from scrapy_rerp.cli._download import (
+    Deadline,
+    Headers,
+    InvalidUrl,
+    check_url,
+    network_reason,
+    timed_out,
+    within,
+)
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
-from scrapy_rerp.cli._source import Source, load, user_agent_header
+from scrapy_rerp.cli._source import (
+    IGNORE_ROBOTS_TXT,
+    Source,
+    load,
+    override_note,
+    user_agent_header,
+)
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
-from scrapy_rerp.core.status import download_failure
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.core.wording import counted, duration
 from scrapy_rerp.engine import (
@@ -104,26 +119,36 @@ class Page:
 
 
 def fetch_page(url: str, agent: str, timeout: float) -> Page:
-    """GET *url* as *agent*; a 4xx or 5xx answer is a page too (its headers count)."""
+    """GET *url* as *agent*, redirects followed, all within *timeout* seconds (a deadline for
+    the whole download, as for robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 4xx
+    or 5xx answer is a page too (its headers count). CliError: no page."""
     try:
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
+    page = within(timeout, lambda deadline: _get(url, agent, deadline))
+    if page is None:
+        raise CliError(f"{url}: {timed_out(timeout)}")
+    return page
+
+
+def _get(url: str, agent: str, deadline: Deadline) -> Page:
     request = urllib.request.Request(
         url,
         headers={"User-Agent": user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
     )
+    opener = deadline.opener(follow_redirects=True)
     try:
-        response = urllib.request.urlopen(request, timeout=timeout)
+        response = opener.open(request, timeout=deadline.left())
     except urllib.error.HTTPError as error:
         response = error
     except (OSError, http.client.HTTPException, ValueError) as error:
-        raise CliError(f"{url}: {download_failure(error)}") from error
+        raise CliError(f"{url}: {network_reason(error, deadline)}") from error
     with response:
         try:
             raw = response.read(MAX_HTML_BYTES + 1)
         except (OSError, http.client.HTTPException) as error:
-            raise CliError(f"{url}: {download_failure(error)}") from error
+            raise CliError(f"{url}: {network_reason(error, deadline)}") from error
         headers = list(response.headers.items())
         final_url = response.geturl()
         status = response.status if response.status is not None else 0
@@ -331,7 +356,8 @@ class CrawlDecision:
 
 @dataclass
 class PageReport:
-    page: Page
+    url: str
+    page: Page | None  # None: not downloaded, as a crawl would not download it
     agent: str
     directives: PageDirectives  # combined for the agent
     now: datetime.datetime  # when the report was made: unavailable_after is read against it
@@ -341,23 +367,35 @@ class PageReport:
     slow: SlowAnswer | None  # a 429 or 503 answer, and its Retry-After
     crawl: CrawlDecision
     tdmrep: TdmRepReport | None = None  # for a page the spider gets
+    overridden: bool = False  # downloaded although robots.txt does not let a crawl download it
 
     @classmethod
-    def fetch(cls, url: str, agent: str, timeout: float) -> PageReport:
-        """Download the site's robots.txt, then *url*, as *agent*, and read the page's
-        directives (CliError: no page)."""
+    def fetch(
+        cls, url: str, agent: str, timeout: float, ignore_robots_txt: bool = False
+    ) -> PageReport:
+        """Download the site's robots.txt, then *url* if robots.txt lets a crawl download it
+        (or *ignore_robots_txt*), as *agent*, and read the page's directives (CliError: the
+        page does not answer)."""
         try:
             check_url(url)
         except InvalidUrl as error:
             raise CliError(str(error)) from error
         robots = RobotsTxtVerdict.of(url, agent, timeout)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        if not robots.verdict.allowed and not ignore_robots_txt:
+            # As a crawl: a page robots.txt disallows (or whose robots.txt is unreachable) is
+            # never downloaded, so nothing of it is read.
+            crawl = CrawlDecision.of(robots.verdict, 0, None)
+            follow = crawl.refuses()
+            usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
+            nothing = page_directives([], None, agent)
+            return cls(url, None, agent, nothing, now, follow, usage, robots, None, crawl)
         page = fetch_page(url, agent, timeout)
         meta = None
         if page.is_html:
             charset = charset_from_content_type(page.header("Content-Type"))
             meta = robots_meta_tags(page.body, charset)
         directives = page_directives(page.headers, meta, agent)
-        now = datetime.datetime.now(datetime.timezone.utc)
         slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
         crawl = CrawlDecision.of(robots.verdict, page.status, slow)
         if crawl.gets_page:
@@ -376,7 +414,21 @@ class PageReport:
             tdmrep = None
             follow = crawl.refuses()
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
-        return cls(page, agent, directives, now, follow, usage, robots, slow, crawl, tdmrep)
+        overridden = not robots.verdict.allowed
+        return cls(
+            url,
+            page,
+            agent,
+            directives,
+            now,
+            follow,
+            usage,
+            robots,
+            slow,
+            crawl,
+            tdmrep,
+            overridden,
+        )
 
     @property
     def status(self) -> int:
@@ -386,9 +438,16 @@ class PageReport:
         return EXIT_FLAGGED if refused else EXIT_OK
 
     @property
+    def override(self) -> str:
+        """What the reader is told of a page downloaded although a crawl would not."""
+        return override_note(self.crawl.reason or "")
+
+    @property
     def notes(self) -> list[str]:
         page = self.page
-        notes = []
+        if page is None:
+            return []
+        notes = [f"{self.url}: {self.override}"] if self.overridden else []
         if page.final_url != page.url:
             notes.append(f"{page.url}: redirected to {page.final_url}")
         if not page.is_html:
@@ -408,14 +467,16 @@ class PageReport:
         for name in ("unavailable_after", "max_snippet", "max_image_preview", "max_video_preview"):
             found[name] = _value(getattr(directives, name))
         return {
-            "url": page.url,
-            "final_url": page.final_url,
-            "status": page.status,
-            "content_type": page.header("Content-Type"),
-            "html": page.is_html,
-            "image": page.is_image,
-            "bytes": len(page.body),
-            "truncated": page.truncated,
+            "url": self.url,
+            "downloaded": page is not None,
+            "robots_txt_overridden": self.overridden,
+            "final_url": None if page is None else page.final_url,
+            "status": None if page is None else page.status,
+            "content_type": None if page is None else page.header("Content-Type"),
+            "html": None if page is None else page.is_html,
+            "image": None if page is None else page.is_image,
+            "bytes": None if page is None else len(page.body),
+            "truncated": None if page is None else page.truncated,
             "agent": self.agent,
             "matched_agent": directives.agent,
             "directives": found,
@@ -446,16 +507,41 @@ class PageReport:
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
-        page, directives = self.page, self.directives
-        out(f"page        {page.url}")
-        if page.final_url != page.url:
+        page = self.page
+        out(f"page        {self.url}")
+        if page is not None and page.final_url != page.url:
             out(f"final URL   {page.final_url}")
         fetched = self.robots.source.fetched
         assert fetched is not None
         out(f"robots.txt  {fetched.url} ({fetched.reason}): {self.robots.why}")
-        content_type = page.header("Content-Type") or "no Content-Type"
-        cut = ", cut" if page.truncated else ""
-        out(f"status      {page.status}, {content_type}, {len(page.body):,} bytes read{cut}")
+        crawl = self.crawl
+        if page is None:
+            anyway = f"{IGNORE_ROBOTS_TXT} downloads it anyway"
+            out(f"status      not downloaded, as in a crawl ({anyway})")
+        else:
+            if self.overridden:
+                out(f"overridden  {self.override}")
+            content_type = page.header("Content-Type") or "no Content-Type"
+            cut = ", cut" if page.truncated else ""
+            out(f"status      {page.status}, {content_type}, {len(page.body):,} bytes read{cut}")
+            self._render_directives(page, out)
+        if crawl.gets_page:
+            out("in a crawl:")
+            no_use, why = "DISALLOWED", None
+        else:  # nothing of the page reaches the spider, whatever its directives say
+            out(f"in a crawl: {crawl.decision}: {crawl.reason}")
+            no_use, why = "NOT USED", f"({crawl.decision})"
+        out(_verdict_line("links", self.follow, "FOLLOWED", "NOT FOLLOWED", why))
+        for purpose, (page_answer, images) in self.usage.items():
+            if page is None or not page.is_image:
+                out(_verdict_line(purpose, page_answer, "ALLOWED", no_use, why))
+            out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
+        if self.tdmrep is not None:
+            self.tdmrep.render_text(out)
+
+    def _render_directives(self, page: Page, out: Callable[[str], None]) -> None:
+        """What the page downloaded says of itself: its Retry-After and its directives."""
+        directives = self.directives
         slow = self.slow
         if slow is not None and slow.retry_after is not None:
             asks = "nothing a crawl can hold to" if slow.wait is None else duration(slow.wait)
@@ -474,20 +560,6 @@ class PageReport:
             out(f"warnings: {len(directives.warnings)}")
             for warning in directives.warnings:
                 out(f"  {warning.source}: {warning.message}")
-        crawl = self.crawl
-        if crawl.gets_page:
-            out("in a crawl:")
-            no_use, why = "DISALLOWED", None
-        else:  # nothing of the page reaches the spider, whatever its directives say
-            out(f"in a crawl: {crawl.decision}: {crawl.reason}")
-            no_use, why = "NOT USED", f"({crawl.decision})"
-        out(_verdict_line("links", self.follow, "FOLLOWED", "NOT FOLLOWED", why))
-        for purpose, (page_answer, images) in self.usage.items():
-            if not page.is_image:
-                out(_verdict_line(purpose, page_answer, "ALLOWED", no_use, why))
-            out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
-        if self.tdmrep is not None:
-            self.tdmrep.render_text(out)
 
 
 _ROW = max(map(len, USAGE_CATEGORIES)) + len(" (images)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from scrapy_rerp import __version__
 from scrapy_rerp.cli._output import EXIT_ERROR
@@ -54,6 +54,27 @@ def _usage_categories(value: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(error)) from error
 
 
+class _OneUrl(argparse.Action):
+    """What follows ``explain``'s URL: nothing, and for more URLs a usage error of one line that
+    says what to run (argparse's own would be the top-level usage, and "unrecognized
+    arguments")."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values:
+            urls = [namespace.url, *values]
+            parser.exit(
+                EXIT_ERROR,
+                f"{parser.prog}: error: one URL at a time, not {len(urls)} ({' '.join(urls)}): "
+                "run explain for each, or check ROBOTS URL... for the verdicts alone\n",
+            )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scrapy-rerp",
@@ -98,8 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         type=_seconds,
         default=DEFAULT_TIMEOUT,
-        help="seconds a robots.txt URL has to download, redirects included (default "
-        f"{DEFAULT_TIMEOUT:g}); past them it counts as unreachable",
+        help="seconds each download has, redirects included, from the DNS lookup to the last "
+        f"byte: a robots.txt URL, a tdmrep.json (default {DEFAULT_TIMEOUT:g}); past them "
+        "robots.txt counts as unreachable",
+    )
+    reading.add_argument(
+        "--ignore-robots-txt",
+        action="store_true",
+        help="a URL that is no site's /robots.txt (a page) is downloaded only when the site's "
+        "robots.txt lets a crawl download it, else it is an error (status 2); with this "
+        "option it is downloaded all the same, and a note says so",
     )
     robots = _Parser(add_help=False)
     robots.add_argument(
@@ -142,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
         "that is no robots.txt (an HTML or XML page, binary data) gets no verdict (status 2) "
         "unless --read-anyway.",
     )
-    explain_.add_argument("url", metavar="URL", help="absolute URL (https://host/x) or path (/x)")
+    explain_.add_argument(
+        "url", metavar="URL", help="absolute URL (https://host/x) or path (/x): one at a time"
+    )
+    explain_.add_argument(
+        "more_urls", nargs="*", default=[], action=_OneUrl, help=argparse.SUPPRESS
+    )
 
     commands.add_parser(
         "lint",
@@ -238,9 +272,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Download a page and show its X-Robots-Tag, Robots-Tag and robots meta tags "
         "for the user agent, where each was stated, the site's robots.txt verdict for it, a "
         "Retry-After, whether a crawl follows its links, and whether a crawl may use it (and "
-        "its images) for search, train-ai and ai-input. Exit status 1 when a purpose may not.",
+        "its images) for search, train-ai and ai-input. A page robots.txt disallows is not "
+        "downloaded, as in a crawl, unless --ignore-robots-txt. Exit status 1 when a purpose "
+        "may not.",
     )
     page.add_argument("url", metavar="URL", help="the page (http or https)")
+    page.add_argument(
+        "--ignore-robots-txt",
+        action="store_true",
+        help="download the page even when its robots.txt disallows it (or is unreachable), "
+        "which a crawl never does, to read its directives; the output says so. Without it such "
+        "a page is not downloaded",
+    )
     page.add_argument(
         "--agent",
         "-A",
@@ -250,9 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     page.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_TIMEOUT,
-        help=f"seconds to wait for the site's robots.txt, and then for the page (default "
+        help="seconds each download has, redirects included, from the DNS lookup to the last "
+        f"byte: the site's robots.txt, the page, its origin's tdmrep.json (default "
         f"{DEFAULT_TIMEOUT:g} each)",
     )
 

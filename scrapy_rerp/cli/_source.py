@@ -1,8 +1,9 @@
 """``ROBOTS`` read as a crawler reads it: a file or standard input read up to the size cap and
 one byte more (never whole), or an ``http://`` / ``https://`` URL downloaded as the middleware
 downloads it (:mod:`scrapy_rerp.cli._download`), a site's URL (``http://host/``) standing for
-its robots.txt; what a crawler concludes when a download gives no rules; and whether what was
-read is a robots.txt at all."""
+its robots.txt (and any other URL, a page to a crawl, downloaded only when that robots.txt lets
+a crawl download it, or with ``--ignore-robots-txt``); what a crawler concludes when a download
+gives no rules; and whether what was read is a robots.txt at all."""
 
 from __future__ import annotations
 
@@ -19,12 +20,20 @@ from scrapy_rerp.cli._stored import StoreUse, stored_download
 from scrapy_rerp.core.body import MAX_SIZE, Body, read_body
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
-from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.core.urls import crawl_decision, robots_url_of
 from scrapy_rerp.engine import RobotsTxt
 
 #: The crawler a command answers for unless ``--agent`` names one: a crawler no group names.
 DEFAULT_AGENT = "*"
 DEFAULT_TIMEOUT = 30.0
+#: The option that downloads what robots.txt does not let a crawl download.
+IGNORE_ROBOTS_TXT = "--ignore-robots-txt"
+
+
+def override_note(refused: str) -> str:
+    """What the reader is told of a download robots.txt does not let a crawl make (*refused*
+    says why) that ``--ignore-robots-txt`` made all the same."""
+    return f"{refused}: downloaded all the same ({IGNORE_ROBOTS_TXT}), which a crawl never does"
 
 
 @dataclass
@@ -37,6 +46,7 @@ class Source:
     fetched: Download | None = None
     site: str | None = None  # the site's URL given, when its robots.txt was read for it
     store: StoreUse | None = None  # fetch --store: what the store answered
+    overridden: str | None = None  # why a crawl would not have downloaded it (--ignore-robots-txt)
 
     @classmethod
     def given(cls, name: str, raw: bytes) -> Source:
@@ -93,7 +103,7 @@ class Source:
         )
         if fetched is None:
             return [f"{self.label}: {cut}"] if self.body.truncated else []
-        notes = []
+        notes = [f"{fetched.url}: {self.overridden}"] if self.overridden else []
         if self.site is not None:
             notes.append(f"{self.site} is a site: reading its robots.txt, {fetched.url}")
         notes += [f"{fetched.url}: redirected to {url}" for url in fetched.redirects]
@@ -111,6 +121,7 @@ class Source:
             "truncated": self.body.truncated,
             "fetch": None if self.fetched is None else self.fetched.as_dict(),
             "not_robots_txt": found and found.as_dict(),
+            "robots_txt_overridden": self.overridden is not None,
         }
 
 
@@ -142,8 +153,17 @@ def _read_capped(stream: BinaryIO) -> bytes:
     return stream.read(MAX_SIZE + 1)
 
 
-def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> Source:
-    """``ROBOTS``: ``-`` (*stdin*), an http(s) URL, or a file."""
+def load(
+    source: str,
+    syntax: int,
+    agent: str,
+    timeout: float,
+    stdin: Any,
+    ignore_robots_txt: bool = False,
+) -> Source:
+    """``ROBOTS``: ``-`` (*stdin*), an http(s) URL, or a file. A URL that is no site's
+    ``/robots.txt`` (a page given as ``ROBOTS``) is downloaded only when the site's robots.txt
+    lets a crawl download it, or with *ignore_robots_txt*, and the source then says so."""
     if source == "-":
         try:
             return Source.given("-", _read_capped(stdin.buffer))
@@ -153,11 +173,20 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
         url = robots_txt_url(source)
         settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
         try:
+            refused = _crawl_refuses(url, settings, agent, timeout)
+            if refused is not None and not ignore_robots_txt:
+                raise CliError(
+                    f"{url}: {refused}: not downloaded, as a crawl would not download it "
+                    f"({IGNORE_ROBOTS_TXT} downloads it anyway)"
+                )
             fetched = download(url, settings, user_agent_header(agent), timeout)
         except InvalidUrl as error:
             raise CliError(str(error)) from error
         body = fetched.body if fetched.body is not None else Body(b"", None, False)
-        return Source(url, body.data, body, fetched, source if url != source else None)
+        loaded = Source(url, body.data, body, fetched, source if url != source else None)
+        if refused is not None:
+            loaded.overridden = override_note(refused)
+        return loaded
     try:
         with open(source, "rb") as file:
             return Source.given(source, _read_capped(file))
@@ -165,24 +194,49 @@ def load(source: str, syntax: int, agent: str, timeout: float, stdin: Any) -> So
         raise CliError(f"cannot read {source}: {error.strerror or error}") from error
 
 
-def load_url(url: str, syntax: int, agent: str, timeout: float, store: str | None = None) -> Source:
-    """A robots.txt URL and nothing else (``fetch``), downloaded; with ``store`` (a store's
-    path), the store's fresh copy instead when it holds one, as a crawl uses it."""
+def load_url(
+    url: str,
+    syntax: int,
+    agent: str,
+    timeout: float,
+    store: str | None = None,
+    ignore_robots_txt: bool = False,
+) -> Source:
+    """A robots.txt URL and nothing else (``fetch``), downloaded as :func:`load` downloads it;
+    with ``store`` (a store's path), the store's fresh copy instead when it holds one, as a
+    crawl uses it."""
     try:
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
     if store is None:
-        return load(url, syntax, agent, timeout, None)
+        return load(url, syntax, agent, timeout, None, ignore_robots_txt)
     robots = robots_txt_url(url)
     settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
     fetched, use = stored_download(robots, store, settings)
     if fetched is None:
-        source = load(url, syntax, agent, timeout, None)
+        source = load(url, syntax, agent, timeout, None, ignore_robots_txt)
         source.store = use
         return source
     body = fetched.body if fetched.body is not None else Body(b"", None, False)
     return Source(robots, body.data, body, fetched, url if robots != url else None, use)
+
+
+def _crawl_refuses(url: str, settings: RerpSettings, agent: str, timeout: float) -> str | None:
+    """For a URL that is no site's ``/robots.txt``, why a crawl would not download it: its
+    site's robots.txt (downloaded first, within its own *timeout*) disallows it, or is
+    unreachable. None when a crawl would, and for a robots.txt URL."""
+    if urlsplit(check_url(url)).path == "/robots.txt":
+        return None
+    robots = download(robots_url_of(url), settings, user_agent_header(agent), timeout)
+    if robots.outcome != PARSED:
+        return None if robots.outcome == ALLOW_ALL else outcome_reason(robots)
+    decision = crawl_decision(robots.rules(settings.syntax), url, agent)
+    if decision.allowed:
+        return None
+    if decision.line is None:
+        return f"robots.txt disallows it ({decision.reason})"
+    return f"robots.txt disallows it (line {decision.line}: {decision.rule})"
 
 
 _OUTCOME_TEXT = {

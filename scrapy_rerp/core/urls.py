@@ -99,9 +99,10 @@ def redirect_target(base: str, location: str) -> str:
     """The URL a robots.txt redirect leads to: ``location`` resolved against ``base``.
 
     Raises ``ValueError`` naming the problem when it is no URL a crawler follows for robots.txt:
-    malformed (``http://[::1``, a bad port), without a host, or of a scheme other than http and
+    malformed (``http://[::1``, a bad port), without a host, of a scheme other than http and
     https (``file:``, ``data:``, ``ftp:``, ``mailto:``...), as Scrapy's RedirectMiddleware refuses
-    them. A redirect that cannot be followed makes robots.txt unavailable.
+    them, or with credentials (``http://user:password@host/``). A redirect that cannot be
+    followed makes robots.txt unavailable.
     """
     try:
         url = urljoin(base, location.strip())
@@ -113,7 +114,21 @@ def redirect_target(base: str, location: str) -> str:
         raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are followed")
     if not parts.hostname:
         raise ValueError("no host")
+    if "@" in parts.netloc:
+        # Credentials a redirect hands over are not the crawler's to send, and would end up
+        # in logs and evidence: the redirect fails, as one to another scheme does.
+        raise ValueError("user:password@ in the URL: credentials are not followed")
     return url
+
+
+#: What precedes the host in a Location, after ``//``: ``user:password@`` (or ``token@``).
+_USERINFO = re.compile(r"^([^/?#]*//)[^/?#]*@")
+
+
+def without_userinfo(location: str) -> str:
+    """``location`` (a redirect's Location, as written) with any ``user:password@`` before its
+    host shown as ``***@``: what a log line or an error message may quote of it."""
+    return _USERINFO.sub(r"\1***@", location, count=1)
 
 
 def sitemap_url(robots_url: str | None, value: str) -> str:

@@ -40,7 +40,7 @@ from scrapy_rerp.core.status import (
     UNREACHABLE,
     download_failure,
 )
-from scrapy_rerp.core.urls import redirect_target
+from scrapy_rerp.core.urls import redirect_target, without_userinfo
 from scrapy_rerp.crawl.compat import download
 
 if TYPE_CHECKING:
@@ -203,10 +203,12 @@ class RobotsTxtDownloader:
     def _unfollowable(
         self, origin: str, location: bytes | str, why: str, status: int | None, url: str | None
     ) -> Fetched:
-        """A redirect that cannot be followed (malformed, or to a scheme other than http and
-        https): robots.txt is unavailable, as google reads it; counted and logged."""
+        """A redirect that cannot be followed (malformed, to a scheme other than http and
+        https, with credentials): robots.txt is unavailable, as google reads it; counted and
+        logged, without the credentials."""
         self.stats.inc_value(self.kind.stat("robotstxt/redirect/invalid"))
         target = to_unicode(location, errors="replace") if isinstance(location, bytes) else location
+        target = without_userinfo(target)  # a password never reaches a log line
         logger.info(
             "%(kind)s of %(origin)s redirects to %(target)r, which cannot be followed "
             "(%(why)s): read as unavailable",

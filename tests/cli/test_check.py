@@ -584,3 +584,38 @@ def test_check_usage_reads_the_origins_tdmrep_file_for_the_purposes_it_speaks_to
     status, doc = run_json("check", robots, "/books/a", "--usage", "search")
     assert status == 0 and "tdmrep_file" not in doc and "tdmrep" not in doc["results"][0]
     assert server.paths().count("/.well-known/tdmrep.json") == before
+
+
+def test_check_usage_asks_for_no_tdmrep_file_when_robots_txt_allows_no_url(
+    server: Server,
+) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    server.route("/.well-known/tdmrep.json", Reply(body=TDMREP_FILE))
+    robots = server.url("/robots.txt")
+    done = run("check", robots, "/private/a", "/private/b", "--usage", "train-ai")
+    assert done.returncode == 1, done.stderr
+    assert server.paths() == ["/robots.txt"]  # as a crawl: a page it may not crawl needs no file
+    assert done.stdout.splitlines()[-1] == (
+        f"tdmrep.json {server.url('/.well-known/tdmrep.json')}: not downloaded: robots.txt "
+        "allows none of the URLs, and a crawl reads it for a page robots.txt allows"
+    )
+    # One URL robots.txt allows: the file is read.
+    status, doc = run_json("check", robots, "/private/a", "/books/c", "--usage", "train-ai")
+    assert status == 1 and doc["tdmrep_file"].endswith("tdmrep.json: HTTP 200, 2 entries")
+    assert server.paths()[-2:] == ["/robots.txt", "/.well-known/tdmrep.json"]
+
+
+def test_check_usage_lines_and_tdmrep_lines_share_their_columns(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\nContent-Usage: train-ai=n\n")
+    server.route("/.well-known/tdmrep.json", Reply(body=TDMREP_FILE))
+    robots = server.url("/robots.txt")
+    done = run("check", robots, "/books/a", "--usage", "search,train-ai")
+    assert done.returncode == 1, done.stderr
+    # Labels of 6, 8 and 15 characters: each verdict in one column, each reason in another.
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        "ALLOWED     /books/a  (no rule matched)",
+        "  search           UNKNOWN     (no statement that applies names search)",
+        "  train-ai         DISALLOWED  line 3: Content-Usage: train-ai=n",
+    ]
+    assert lines[3].startswith("  TDMRep train-ai  DISALLOWED  (train-ai disallowed: TDM rights")

@@ -120,3 +120,21 @@ def test_explain_url_neither_a_path_nor_a_url_is_an_error(tmp_path: Path) -> Non
         "scrapy-rerp: error: 'private/x' is neither an absolute path (/...) nor an absolute URL "
         "(https://...): write /private/x for a path, or the URL with its scheme\n"
     )
+
+
+def test_explain_takes_one_url_and_says_so_in_one_line(server: Server) -> None:
+    server.robots(EXPLAINED)
+    for extra in ((), ("--format", "json")):
+        done = run("explain", server.url("/robots.txt"), "/a", "/private/b", *extra)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert done.stderr == (
+            "scrapy-rerp explain: error: one URL at a time, not 2 (/a /private/b): run explain "
+            "for each, or check ROBOTS URL... for the verdicts alone\n"
+        )
+    assert server.hits() == []  # a usage error: nothing is downloaded
+    done = run("explain", server.url("/robots.txt"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "scrapy-rerp explain: error: the following arguments are required: URL"
+    )

@@ -62,6 +62,8 @@ def test_timeout_must_be_a_positive_number_of_seconds(server: Server) -> None:
         done = run("fetch", server.url("/robots.txt"), "--timeout", value)
         assert done.returncode == 2 and "--timeout" in done.stderr, value
         assert "Traceback" not in done.stderr
+    done = run("page", server.url("/"), "--timeout", "0")  # read by the same rule
+    assert done.returncode == 2 and "expected a positive number of seconds" in done.stderr
     assert server.hits() == []
 
 
@@ -159,7 +161,14 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
     }
     assert set(check["results"][0]) == {"url", "allowed", "line", "rule", "reason", "usage"}
     assert check["usage_categories"] == [] and check["results"][0]["usage"] == {}
-    assert set(check["robots"]) == {"source", "bytes", "truncated", "fetch", "not_robots_txt"}
+    assert set(check["robots"]) == {
+        "source",
+        "bytes",
+        "truncated",
+        "fetch",
+        "not_robots_txt",
+        "robots_txt_overridden",
+    }
     assert check["robots"]["not_robots_txt"] is None
     _, explain = run_json("explain", robots, "/a")
     assert set(explain) == {
@@ -221,6 +230,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "not_robots_txt",
         "crawl_delay",
         "store",
+        "robots_txt_overridden",
         "groups",
         "sitemaps",
         "invalid_sitemaps",

@@ -115,6 +115,8 @@ def test_json_document_keys(site: Server) -> None:
     assert set(document) == {
         "command",
         "url",
+        "downloaded",
+        "robots_txt_overridden",
         "final_url",
         "status",
         "content_type",
@@ -236,12 +238,25 @@ def test_a_bad_url_exits_two_with_one_line(url: str) -> None:
     assert done.stderr.count("\n") == 1 and "scrapy-rerp: error:" in done.stderr
 
 
-def test_an_unreachable_page_exits_two_with_a_json_error() -> None:
+def test_a_page_that_does_not_answer_exits_two_with_a_json_error(server: Server) -> None:
+    server.route("/x", Reply.error())  # robots.txt answers (404), the page does not
+    url = server.url("/x")
+    status, document = page_json(url)
+    assert status == 2
+    assert document == {
+        "command": "page",
+        "error": f"{url}: RemoteDisconnected: Remote end closed connection without response",
+    }
+
+
+def test_a_site_that_does_not_answer_is_not_asked_for_the_page() -> None:
     with Server() as gone:
         url = gone.url("/")
     status, document = page_json(url)
-    assert status == 2
-    assert document == {"command": "page", "error": f"{url}: connection refused"}
+    assert status == 1  # robots.txt unreachable: a crawl downloads nothing from the site
+    assert document["downloaded"] is False
+    assert document["robots_txt"]["fetch"]["reason"] == "connection refused"
+    assert document["crawl"]["decision"] == "not downloaded"
 
 
 # -- the same answers as a crawl --------------------------------------------------------------
@@ -275,27 +290,35 @@ async def test_the_command_says_what_a_crawl_drops(server: Server, tmp_path: Pat
 # -- robots.txt and slow-down answers: what a crawl does before it reads a directive ---------
 
 
-def test_a_page_robots_txt_disallows_is_never_downloaded_in_a_crawl(server: Server) -> None:
+NOT_DOWNLOADED = [
+    "  links              NOT FOLLOWED  (not downloaded)",
+    "  train-ai           NOT USED      (not downloaded)",
+    "  train-ai (images)  NOT USED      (not downloaded)",
+    "  search             NOT USED      (not downloaded)",
+    "  search (images)    NOT USED      (not downloaded)",
+    "  ai-input           NOT USED      (not downloaded)",
+    "  ai-input (images)  NOT USED      (not downloaded)",
+]
+
+
+def test_a_page_robots_txt_disallows_is_not_downloaded_as_in_a_crawl(server: Server) -> None:
     server.robots("User-agent: *\nDisallow: /private/\n")
-    server.route("/private/x", page(robots_meta("robots", "index, follow")))
+    server.route("/private/x", page(robots_meta("robots", "noindex")))
     done = run("page", server.url("/private/x"))
     assert done.returncode == 1, done.stderr
-    lines = done.stdout.splitlines()
+    assert server.paths() == ["/robots.txt"]  # the page is not asked for, nor tdmrep.json
     robots = server.url("/robots.txt")
-    assert lines[1] == f"robots.txt  {robots} (HTTP 200): DISALLOWED by line 2: Disallow: /private/"
-    crawl = lines[lines.index("restrictions in force: none") + 1 :]
-    assert crawl == [
+    assert done.stdout.splitlines() == [
+        f"page        {server.url('/private/x')}",
+        f"robots.txt  {robots} (HTTP 200): DISALLOWED by line 2: Disallow: /private/",
+        "status      not downloaded, as in a crawl (--ignore-robots-txt downloads it anyway)",
         "in a crawl: not downloaded: robots.txt disallows it (line 2: Disallow: /private/)",
-        "  links              NOT FOLLOWED  (not downloaded)",
-        "  train-ai           NOT USED      (not downloaded)",
-        "  train-ai (images)  NOT USED      (not downloaded)",
-        "  search             NOT USED      (not downloaded)",
-        "  search (images)    NOT USED      (not downloaded)",
-        "  ai-input           NOT USED      (not downloaded)",
-        "  ai-input (images)  NOT USED      (not downloaded)",
+        *NOT_DOWNLOADED,
     ]
+    assert done.stderr == ""
     status, document = page_json(server.url("/private/x"))
     assert status == 1
+    assert server.paths() == ["/robots.txt"] * 2
     assert document["robots_txt"] == {
         "url": robots,
         "fetch": document["robots_txt"]["fetch"],
@@ -305,9 +328,54 @@ def test_a_page_robots_txt_disallows_is_never_downloaded_in_a_crawl(server: Serv
         "reason": "longest match",
         "not_robots_txt": None,
     }
+    assert document["downloaded"] is False and document["robots_txt_overridden"] is False
+    assert document["status"] is None and document["statements"] == []
     assert document["crawl"]["gets_page"] is False
     assert document["follow"]["allowed"] is False
     assert document["usage"]["search"]["page"]["allowed"] is False
+
+
+def test_an_unreachable_robots_txt_keeps_the_page_from_being_downloaded(server: Server) -> None:
+    server.robots("busy", status=503)
+    done = run("page", server.url("/x"))
+    assert done.returncode == 1, done.stderr
+    assert server.paths() == ["/robots.txt"]
+    lines = done.stdout.splitlines()
+    assert lines[2] == (
+        "status      not downloaded, as in a crawl (--ignore-robots-txt downloads it anyway)"
+    )
+    assert lines[3].startswith("in a crawl: not downloaded: robots.txt unreachable (HTTP 503)")
+
+
+def test_ignore_robots_txt_downloads_the_page_and_says_so(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    server.route("/private/x", page(robots_meta("robots", "noindex")))
+    done = run("page", server.url("/private/x"), "--ignore-robots-txt")
+    assert done.returncode == 1, done.stderr
+    # robots.txt, then the page; no tdmrep.json: a crawl's spider would not get the page.
+    assert server.paths() == ["/robots.txt", "/private/x"]
+    overridden = (
+        "robots.txt disallows it (line 2: Disallow: /private/): downloaded all the same "
+        "(--ignore-robots-txt), which a crawl never does"
+    )
+    lines = done.stdout.splitlines()
+    assert lines[2] == f"overridden  {overridden}"
+    assert lines[3].startswith("status      200, text/html, ")
+    assert "  meta tag 1 (robots)  noindex" in lines  # what the page says of itself
+    crawl = lines[lines.index("restrictions in force: noindex") + 1 :]
+    assert crawl == [
+        "in a crawl: not downloaded: robots.txt disallows it (line 2: Disallow: /private/)",
+        *NOT_DOWNLOADED,
+    ]
+    assert done.stderr == f"scrapy-rerp: {server.url('/private/x')}: {overridden}\n"
+    status, document = page_json(server.url("/private/x"), "--ignore-robots-txt")
+    assert status == 1
+    assert document["downloaded"] is True and document["robots_txt_overridden"] is True
+    assert document["status"] == 200 and document["restrictions"] == ["noindex"]
+    # robots.txt allows it: nothing is overridden.
+    status, document = page_json(server.url("/open"), "--ignore-robots-txt")
+    assert status == 0
+    assert document["downloaded"] is True and document["robots_txt_overridden"] is False
 
 
 def test_a_page_robots_txt_allows_says_so(server: Server) -> None:

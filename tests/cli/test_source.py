@@ -84,6 +84,7 @@ def test_dev_zero_is_read_up_to_the_cap() -> None:
             "code": "binary",
             "message": "binary data, not a robots.txt: a crawler finds no rules in it",
         },
+        "robots_txt_overridden": False,
     }
     assert [p["code"] for p in document["problems"] if p["line"] is None] == [
         "binary",

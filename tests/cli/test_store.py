@@ -255,7 +255,8 @@ def test_fetch_of_another_url_does_not_look_the_store_up(tmp_path: Path, server:
     _, doc = run_json("fetch", server.url("/other.txt"), "--store", str(path))
     assert doc["store"]["used"] is False
     assert doc["store"]["why"] == "not the site's robots.txt: not looked up"
-    assert server.paths() == ["/other.txt"]
+    # The site's robots.txt is asked first whether a crawl may download the page.
+    assert server.paths() == ["/robots.txt", "/other.txt"]
 
 
 def test_fetch_with_a_damaged_store_is_one_line(tmp_path: Path, server: Server) -> None:

@@ -22,6 +22,7 @@ from scrapy_rerp.core.urls import (
     page_obeys_robots_txt,
     redirect_target,
     rules_url,
+    without_userinfo,
 )
 
 PIECES = ["a", "Z", "0", "-", ".", "_", "~", "/", "?", "#", "&", "=", "%", "%41", "%zz", " ", "\\"]
@@ -104,11 +105,27 @@ def test_redirect_targets_are_resolved(location: str, target: str) -> None:
         ("http://[::1", "malformed"),
         ("http://h:99999/", "malformed"),
         ("https://:80/x", "no host"),
+        ("http://user:s3cret@h/robots.txt", "credentials are not followed"),
+        ("//token@h/robots.txt", "credentials are not followed"),
     ],
 )
 def test_unfollowable_redirect_targets(location: str, why: str) -> None:
     with pytest.raises(ValueError, match=why):
         redirect_target("http://h/robots.txt", location)
+
+
+@pytest.mark.parametrize(
+    ("location", "shown"),
+    [
+        ("http://user:s3cret@h/x", "http://***@h/x"),
+        ("//token@h:80/x?a=@", "//***@h:80/x?a=@"),
+        ("http://h/a@b", "http://h/a@b"),  # an @ in the path is no credential
+        ("mailto:webmaster@example.com", "mailto:webmaster@example.com"),
+        ("http://[::1", "http://[::1"),
+    ],
+)
+def test_a_location_is_quoted_without_its_credentials(location: str, shown: str) -> None:
+    assert without_userinfo(location) == shown
 
 
 @pytest.mark.parametrize(

@@ -73,6 +73,29 @@ async def test_a_redirect_that_cannot_be_followed_is_unavailable(
     no_errors(caplog.records)
 
 
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_redirect_with_credentials_is_a_failed_redirect_and_keeps_them_secret(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Followed, it would forbid everything (and a failed download would be retried).
+    server.route("/elsewhere.txt", Reply(body="User-agent: *\nDisallow: /\n"))
+    server.route("/robots.txt", Reply.redirect(f"http://user:s3cret@{server.netloc}/elsewhere.txt"))
+    caplog.set_level(logging.DEBUG)
+    crawler = await timed_crawl(rerp(), spaced(server, ["/a", "/b", "/c"]))
+    assert server.paths() == ["/robots.txt", "/a", "/b", "/c"]  # allow all, downloaded once
+    assert stat(crawler, "robotstxt/redirect/invalid") == 1
+    assert stat(crawler, "robotstxt/allow_all") == 1
+    assert stat(crawler, "robotstxt/redirect/count") is None
+    [line] = [r.getMessage() for r in caplog.records if "cannot be followed" in r.getMessage()]
+    assert f"http://***@{server.netloc}/elsewhere.txt" in line
+    assert "credentials are not followed" in line
+    assert not [r.getMessage() for r in caplog.records if "s3cret" in r.getMessage()]
+    assert crawler.stats is not None
+    assert "s3cret" not in repr(crawler.stats.get_stats())
+    no_errors(caplog.records)
+
+
 @pytest.mark.parametrize("codec", ["idna", "punycode"])
 def test_a_codec_of_domain_names_is_no_charset(codec: str) -> None:
     # Python 3.13's punycode decodes any bytes, with replacement characters, into nonsense.
