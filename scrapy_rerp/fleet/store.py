@@ -51,6 +51,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from scrapy_rerp.core.settings import redacted_url
 from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION
 
 if TYPE_CHECKING:
@@ -390,6 +391,7 @@ class RedisOriginCache:
                 'RedisOriginCache needs redis-py: pip install -e "./scrapy-rerp[redis]"'
             ) from exc
         self.url = url
+        self._secrets = _secrets(url)
         self.prefix = prefix
         self.timeout = timeout
         self.lock_timeout = lock_timeout
@@ -449,13 +451,21 @@ class RedisOriginCache:
         except asyncio.CancelledError:
             raise
         except self._command_error as exc:
-            raise RedisCommandError(f"{type(exc).__name__}: {exc}") from exc
+            raise RedisCommandError(self._said(exc)) from exc
         except Exception as exc:  # redis.ConnectionError, OSError, TimeoutError
             # The pool's idle connections are as dead as this one: without this, each would
             # fail once more after Redis is back ("Connection closed by server"), and each
             # failure would be taken for a new outage.
             await self._drop_idle_connections()
-            raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise RedisUnavailable(self._said(exc)) from exc
+
+    def _said(self, exc: BaseException) -> str:
+        """What a failed call says (the message of a :class:`RedisFailure`, which the log shows),
+        without the URL's credentials, should redis-py ever quote them."""
+        text = f"{type(exc).__name__}: {exc}"
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     async def _drop_idle_connections(self) -> None:
         try:
@@ -634,7 +644,7 @@ class RedisOriginCache:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # redis.RedisError, OSError, TimeoutError
-            raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise RedisUnavailable(self._said(exc)) from exc
         finally:
             try:
                 await pubsub.aclose()
@@ -651,7 +661,7 @@ class RedisOriginCache:
             pass
 
     def __repr__(self) -> str:
-        return f"RedisOriginCache({self.url!r}, prefix={self.prefix!r})"
+        return f"RedisOriginCache({redacted_url(self.url)!r}, prefix={self.prefix!r})"
 
 
 def _slowdown_message(data: object, own_token: bytes) -> tuple[str, str, float, int] | None:
@@ -672,6 +682,21 @@ def _slowdown_message(data: object, own_token: bytes) -> tuple[str, str, float, 
     if seconds < 0 or not name:
         return None
     return kind.decode("ascii"), name, seconds, number
+
+
+def _secrets(url: str) -> tuple[str, ...]:
+    """The credentials in a Redis URL (its userinfo's password and user, a ``password=`` of its
+    query), as they are written and as redis-py reads them, longest first."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query)
+    except ValueError:
+        return ()
+    found = {parts.password, parts.username, *query.get("password", ()), *query.get("username", ())}
+    found |= {unquote(secret) for secret in found if secret}
+    return tuple(sorted((s for s in found if s and len(s) > 1), key=len, reverse=True))
 
 
 def _ms(seconds: float) -> int:
