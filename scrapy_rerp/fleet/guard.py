@@ -60,6 +60,10 @@ class RedisGuard:
         self._next_probe = 0.0
         self._command_errors_said: set[str] = set()
 
+    def spider(self) -> Any:
+        """The crawl's spider, for the ``extra`` of a log line (None before it opens)."""
+        return self._spider()
+
     async def call(
         self, call: Callable[[], Awaitable[_T]], even_when_down: bool = False
     ) -> tuple[bool, _T | None]:
