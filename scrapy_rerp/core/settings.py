@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE_REASON",
+    "REDIS_URL_SCHEMES",
     "ROBOTSTXT_REQUEST_META_KEYS",
     "ROBOTS_ORIGIN_META",
     "SYNTAX_NAMES",
@@ -51,6 +52,7 @@ __all__ = [
     "RerpSettingsError",
     "crawler_user_agent",
     "known_settings",
+    "redacted_url",
     "robotstxt_request_meta",
     "setting_path",
     "settings_for",
@@ -289,7 +291,7 @@ class RerpSettings:
             max_crawl_delay=r.seconds("RERP_MAX_CRAWL_DELAY", 30.0),
             sitemap_discovery=r.boolean("RERP_SITEMAP_DISCOVERY", False),
             max_parked_per_origin=r.integer("RERP_MAX_PARKED_PER_ORIGIN", 1000, minimum=1),
-            redis_url=r.optional_text("RERP_REDIS_URL") or r.optional_text("REDIS_URL"),
+            redis_url=r.redis_url("RERP_REDIS_URL") or r.redis_url("REDIS_URL"),
             redis_prefix=r.optional_text("RERP_REDIS_PREFIX") or "rerp",
             redis_timeout=r.seconds("RERP_REDIS_TIMEOUT", 2.0, positive=True),
             redis_lock_timeout=r.seconds("RERP_REDIS_LOCK_TIMEOUT", 30.0, positive=True),
@@ -318,6 +320,64 @@ class RerpSettings:
         if seconds is None:
             seconds = self.lifetime
         return min(max(seconds, self.min_lifetime), self.max_lifetime)
+
+
+#: The schemes of a Redis URL (``RERP_REDIS_URL``), as redis-py reads them.
+REDIS_URL_SCHEMES = ("redis", "rediss", "unix")
+
+_REDIS_URL_EXPECTED = (
+    "a redis://[[user]:password@]host[:port][/db] URL (or rediss://, or unix:///path)"
+)
+
+#: Query parameters of a Redis URL whose value is a secret (redis-py reads them as credentials).
+_SECRET_QUERY = re.compile(r"(?i)((?:^|&)(?:password|username)=)[^&]*")
+
+
+def redacted_url(url: str) -> str:
+    """``url`` as it may be shown (a log line, a stat, an error, the evidence): its userinfo
+    and any ``password=`` or ``username=`` of its query replaced by ``***``. The one way a
+    Redis URL is ever shown."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    netloc, slash, path = rest.partition("/")
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    path, question, query = f"{slash}{path}".partition("?")
+    if question:
+        query = _SECRET_QUERY.sub(r"\1***", query)
+    return f"{scheme}{sep}{netloc}{path}{question}{query}"
+
+
+def _redis_url_problem(url: str) -> str | None:
+    """What makes ``url`` no Redis URL (the expected form), or None when redis-py can use it:
+    a scheme of :data:`REDIS_URL_SCHEMES`, a host and a port in range (a socket path for
+    ``unix://``), a database number."""
+    from urllib.parse import parse_qs, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return _REDIS_URL_EXPECTED + ", with a port from 1 to 65535"
+    if parts.scheme not in REDIS_URL_SCHEMES or not url.startswith(f"{parts.scheme}://"):
+        return _REDIS_URL_EXPECTED
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        return _REDIS_URL_EXPECTED + ", without spaces or control characters"
+    db = parse_qs(parts.query).get("db", [])
+    if parts.scheme == "unix":
+        if not parts.path:
+            return _REDIS_URL_EXPECTED + ": a unix:// URL names its socket's path"
+    else:
+        if not parts.hostname:
+            return _REDIS_URL_EXPECTED + ", with a host"
+        if port == 0:
+            return _REDIS_URL_EXPECTED + ", with a port from 1 to 65535"
+        if parts.path not in ("", "/"):
+            db.append(parts.path[1:])
+    if any(not number.isdigit() or not number.isascii() for number in db):
+        return _REDIS_URL_EXPECTED + ", with a database number (0, 1, ...)"
+    return None
 
 
 class _Reader:
@@ -397,6 +457,16 @@ class _Reader:
         if isinstance(value, str):
             return value
         raise RerpSettingsError(name, value, "a string")
+
+    def redis_url(self, name: str) -> str | None:
+        """A Redis URL as redis-py reads it, checked here so that a bad one is a settings error
+        (redis-py's own is an asyncio traceback at the first call); its password never shown."""
+        value = self.optional_text(name)
+        if value is not None:
+            problem = _redis_url_problem(value)
+            if problem is not None:
+                raise RerpSettingsError(name, redacted_url(value), problem)
+        return value
 
     def evidence_uri(self, name: str, batched: int) -> str | None:
         """Where evidence goes: a path or a URI as ``FEEDS`` keys are written (its scheme is

@@ -5,6 +5,7 @@
 * :mod:`~scrapy_rerp.fleet.store`: the Redis calls (``RedisOriginCache``: hashes, the download
   lock, the Crawl-delay turn, all on Redis's clock);
 * :mod:`~scrapy_rerp.fleet.codec`: an origin's entry as a Redis hash, and its format version;
+* :mod:`~scrapy_rerp.fleet.bounds`: what a worker takes from such a hash (its settings' bounds);
 * :mod:`~scrapy_rerp.fleet.guard`: what a worker does when Redis fails (goes on alone);
 * :mod:`~scrapy_rerp.fleet.sharing`: one robots.txt download per origin for the fleet;
 * :mod:`~scrapy_rerp.fleet.delay`: the Crawl-delay turn that all workers together keep, and

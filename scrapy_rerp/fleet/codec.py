@@ -19,8 +19,9 @@ field              value
 ``expires_at``     when to fetch it again, or retry an unreachable one
 ``failures``       failed attempts in a row
 ``outage_since``   when the current outage began
-``etag``           the copy's ``ETag``, if it had one (a validator: see :func:`validators`)
-``last_modified``  the copy's ``Last-Modified``, if it had one
+``etag``           the copy's ``ETag``, if it had one (a validator: see :func:`validators`):
+                   an entity tag of visible ASCII
+``last_modified``  the copy's ``Last-Modified``, if it had one: an HTTP date
 =================  ===========================================================================
 
 A worker that keeps earlier rules through a failed download (an outage) no longer holds their
@@ -37,15 +38,18 @@ times on Redis's clock.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 from scrapy_rerp.core.body import Body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
+from scrapy_rerp.core.status import rfc1123_to_epoch
 from scrapy_rerp.core.store import MAX_HEADER  # the longest validator the store keeps too
 
 __all__ = [
     "CLOCK_FIELDS",
+    "FIELDS",
     "FORMAT_VERSION",
     "Unreadable",
     "decode",
@@ -57,6 +61,24 @@ __all__ = [
 #: Version of the hash layout; a hash of another version is ignored (fetched again).
 #: 2: the times are on Redis's clock.
 FORMAT_VERSION = b"2"
+
+#: Every field of the layout, in the table's order: what a worker reads of a hash (another
+#: field, of any size, is never sent).
+FIELDS = (
+    b"v",
+    b"syntax",
+    b"outcome",
+    b"body",
+    b"charset",
+    b"status",
+    b"url",
+    b"fetched_at",
+    b"expires_at",
+    b"failures",
+    b"outage_since",
+    b"etag",
+    b"last_modified",
+)
 
 #: Fields holding wall-clock times: written on Redis's clock, read back on the reader's, so that
 #: workers whose clocks disagree agree on when an entry expires and when an outage began.
@@ -187,16 +209,36 @@ def _validator_fields(fetched: Fetched | None) -> dict[str, bytes]:
     if headers is None:
         return {}
     fields = {}
-    for name, header in (("etag", b"ETag"), ("last_modified", b"Last-Modified")):
-        value = headers.get(header)
-        if isinstance(value, bytes) and _sendable(value):
-            fields[name] = value
+    etag, last_modified = headers.get(b"ETag"), headers.get(b"Last-Modified")
+    if isinstance(etag, bytes) and _sendable_etag(etag):
+        fields["etag"] = etag
+    if isinstance(last_modified, bytes) and _sendable_date(last_modified):
+        fields["last_modified"] = last_modified
     return fields
 
 
-def _sendable(value: bytes) -> bool:
-    """Whether a validator can go back in a request header as it is."""
-    return 0 < len(value) <= MAX_HEADER and not any(c in value for c in b"\r\n\x00")
+#: An entity tag as RFC 9110 8.8.3 writes it, weak or not, of visible ASCII (``etagc`` without
+#: obs-text); unquoted, as some servers send it, it is visible ASCII still.
+_ETAG = re.compile(rb'(?:W/)?"[\x21\x23-\x7e]*"|[\x21\x23-\x7e]+')
+#: An HTTP date's characters (RFC 9110 5.6.7: letters, digits, spaces, commas, colons, '-').
+_HTTP_DATE = re.compile(rb"[A-Za-z0-9 ,:-]+")
+
+
+def _sendable_etag(value: bytes) -> bool:
+    """Whether an ``ETag`` can go back as ``If-None-Match``: an entity tag of visible ASCII, no
+    longer than the store keeps (no control byte, no space: a hash is read like a site's
+    bytes, and what it holds goes out in a request header)."""
+    return len(value) <= MAX_HEADER and _ETAG.fullmatch(value) is not None
+
+
+def _sendable_date(value: bytes) -> bool:
+    """Whether a ``Last-Modified`` can go back as ``If-Modified-Since``: an HTTP date (any of
+    its three formats), of its own characters only."""
+    return (
+        len(value) <= MAX_HEADER
+        and _HTTP_DATE.fullmatch(value) is not None
+        and rfc1123_to_epoch(value) is not None
+    )
 
 
 def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
@@ -209,8 +251,8 @@ def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
     last_modified = fields.get(b"last_modified")
     return Validators.of(
         url.decode("utf-8", "replace"),
-        etag if etag is not None and _sendable(etag) else None,
-        last_modified if last_modified is not None and _sendable(last_modified) else None,
+        etag if etag is not None and _sendable_etag(etag) else None,
+        last_modified if last_modified is not None and _sendable_date(last_modified) else None,
     )
 
 

@@ -16,6 +16,9 @@
 
 Stats: ``robotstxt/redis/errors`` (failed calls: outages), ``robotstxt/redis/command_errors``,
 ``robotstxt/redis/fallback`` (decisions taken alone).
+
+The lines name Redis by its URL without its userinfo
+(:func:`~scrapy_rerp.core.settings.redacted_url`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from scrapy_rerp.core.settings import redacted_url
 from scrapy_rerp.fleet.store import RedisCommandError, RedisUnavailable
 
 __all__ = ["PROBE_INTERVAL", "RedisGuard"]
@@ -48,13 +52,17 @@ class RedisGuard:
         spider: Callable[[], Any] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.url = url
+        self.url = redacted_url(url)  # as every line shows it: never its password
         self.stats = stats
         self._spider = spider
         self._clock = clock
         self.down = False
         self._next_probe = 0.0
         self._command_errors_said: set[str] = set()
+
+    def spider(self) -> Any:
+        """The crawl's spider, for the ``extra`` of a log line (None before it opens)."""
+        return self._spider()
 
     async def call(
         self, call: Callable[[], Awaitable[_T]], even_when_down: bool = False

@@ -13,11 +13,15 @@ through outages (:meth:`SharedRules._kept_for`).
 Redis down or slow: each worker carries on alone (:mod:`scrapy_rerp.fleet.guard`). Stats:
 ``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``
 (downloads waited for), ``robotstxt/redis/unreadable`` (hashes that could not be read),
-``robotstxt/redis/round_trips`` (calls sent, set at close).
+``robotstxt/redis/round_trips`` (calls sent, set at close), ``robotstxt/redis/rejected``
+(hashes beyond the bounds of this worker's settings: :mod:`~scrapy_rerp.fleet.bounds`) and
+``robotstxt/redis/oversized`` (hashes with a field longer than a worker writes, not read), each
+with a WARNING.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy_rerp.core.data import Fetched, RobotsEntry
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.origins import Claim
+from scrapy_rerp.fleet.bounds import HashBounds
 from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_rules, validators
+from scrapy_rerp.fleet.store import OversizedHash
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.settings import RerpSettings
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
     from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = ["SharedRules"]
+
+logger = logging.getLogger("scrapy_rerp.middleware")
 
 #: How long a worker waits between two looks at an origin another worker is downloading.
 POLL_FIRST, POLL_MAX = 0.05, 0.5
@@ -62,6 +70,8 @@ class SharedRules:
         self.stats = stats
         self._sleep = sleep
         self._locked: set[str] = set()  # origins whose download lock this worker holds
+        self.bounds = HashBounds.of(settings)
+        self._rejections: dict[str, str] = {}  # origin: why its hash was not used, until published
 
     def for_kind(self, kind: DocumentKind) -> SharedRules:
         """The sharing of another per-origin document, on the same store and the same account
@@ -121,16 +131,45 @@ class SharedRules:
 
     async def _load(self, origin: str) -> tuple[RobotsEntry | None, dict[bytes, bytes] | None]:
         """The fleet's entry for ``origin`` and the hash it was read from (both None when there
-        is none, or it cannot be read)."""
-        fields = await self.store.load(origin, self._key)
+        is none, it cannot be read, or it is beyond the bounds of this worker's settings:
+        :mod:`~scrapy_rerp.fleet.bounds`)."""
+        fields = await self._fields(origin)
         if fields is None:
             return None, None
         s = self.settings
         try:
-            return decode(fields, s.syntax, s.syntax_name, s.max_size, self.kind), fields
+            entry = decode(fields, s.syntax, s.syntax_name, s.max_size, self.kind)
         except Unreadable:
             self.stats.inc_value(self.kind.stat("robotstxt/redis/unreadable"))
             return None, None
+        problem = self.bounds.problem(entry, time.time()) if entry is not None else None
+        if problem is not None:
+            self._rejected(origin, problem, "robotstxt/redis/rejected")
+            return None, None
+        return entry, fields
+
+    async def _fields(self, origin: str) -> dict[bytes, bytes] | None:
+        """The fleet's hash for ``origin``, None when there is none or it is too large to read
+        (counted, logged)."""
+        try:
+            return await self.store.load(origin, self._key)
+        except OversizedHash as error:
+            self._rejected(origin, str(error), "robotstxt/redis/oversized")
+            return None
+
+    def _rejected(self, origin: str, problem: str, stat: str) -> None:
+        """A hash not used: counted at each read, said once until this worker publishes the
+        origin's result (the look after the lock reads it again)."""
+        self.stats.inc_value(self.kind.stat(stat))
+        if self._rejections.get(origin) == problem:
+            return
+        self._rejections[origin] = problem
+        logger.warning(
+            "The fleet's %(document)s for %(origin)s in Redis is not used: %(problem)s, which "
+            "this worker's settings never write; it is fetched again",
+            {"document": self.kind.name, "origin": origin, "problem": problem},
+            extra={"spider": self.guard.spider()},
+        )
 
     async def publish(
         self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
@@ -142,7 +181,7 @@ class SharedRules:
 
         async def store() -> None:
             kept = keeps_earlier_rules(entry, fetched)
-            copy = await self.store.load(origin, self._key) if kept else None
+            copy = await self._fields(origin) if kept else None
             fields = encode(entry, fetched, syntax_name, copy)
             if fields:  # empty: a 304 for a copy the fleet no longer holds
                 await self.store.store(origin, fields, self._kept_for(entry), self._key)
@@ -152,6 +191,7 @@ class SharedRules:
                 await self.store.unlock(origin, self._key)
 
         await self.guard.call(store)
+        self._rejections.pop(origin, None)
         if locked:
             self._locked.discard(origin)
 

@@ -51,15 +51,19 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FORMAT_VERSION
+from scrapy_rerp.core.body import MAX_SIZE
+from scrapy_rerp.core.settings import RerpSettings, RerpSettingsError, redacted_url
+from scrapy_rerp.fleet.bounds import HashBounds
+from scrapy_rerp.fleet.codec import CLOCK_FIELDS, FIELDS, FORMAT_VERSION
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp.core.settings import RerpSettings
 
 __all__ = [
+    "MAX_FIELD",
     "SLOWDOWN_KEEP",
+    "OversizedHash",
     "RedisCommandError",
     "RedisFailure",
     "RedisOriginCache",
@@ -68,6 +72,12 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+#: The most bytes a field of an origin's hash other than its body may hold (the body: the
+#: crawl's ``RERP_MAX_SIZE``): a URL, a validator and a time are far shorter.
+MAX_FIELD = 64 * 1024
+
+_DEFAULTS = RerpSettings()
 
 #: Seconds a raised floor is kept in Redis after its last change: a fleet that stopped and
 #: starts again later does not inherit it for ever.
@@ -266,10 +276,36 @@ end
 return 0
 """
 
-# KEYS[1]: the hash key. The hash's fields and values, then Redis's clock (seconds, microseconds).
+# KEYS[1]: the hash key. ARGV[1]: the longest TTL a worker gives it (ms); ARGV[2], ARGV[3]: the
+# most bytes its body and each other field may hold; then the names of the fields to read.
+# Their values (false: absent), Redis's clock (seconds, microseconds), 1 if the key's TTL was
+# cut (none, or a longer one), then the name and length of a field beyond its cap, whose values
+# are not sent (lengths are read first: a 100 MB body never leaves Redis). A key of another
+# type reads as absent.
 _LOAD = """
 local t = redis.call('TIME')
-return {redis.call('HGETALL', KEYS[1]), t[1], t[2]}
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then
+  return {{}, t[1], t[2], 0}
+end
+local cut = 0
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or left > tonumber(ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  cut = 1
+end
+local names = {}
+for i = 4, #ARGV do
+  local length = redis.call('HSTRLEN', KEYS[1], ARGV[i])
+  local most = tonumber(ARGV[3])
+  if ARGV[i] == 'body' then
+    most = tonumber(ARGV[2])
+  end
+  if length > most then
+    return {{}, t[1], t[2], cut, ARGV[i], length}
+  end
+  names[#names + 1] = ARGV[i]
+end
+return {redis.call('HMGET', KEYS[1], unpack(names)), t[1], t[2], cut}
 """
 
 # KEYS[1]: the hash key. ARGV[1]: its TTL in ms; ARGV[2]: n, the number of time fields;
@@ -314,6 +350,17 @@ class RedisUnavailable(RedisFailure):
 class RedisCommandError(RedisFailure):
     """Redis answered, with an error (a full ``maxmemory``, a read-only replica, a value of the
     wrong type): not an outage, Redis is used for everything else."""
+
+
+class OversizedHash(Exception):
+    """An origin's hash holds a field longer than a worker ever writes (its body beyond
+    ``RERP_MAX_SIZE``, another field beyond :data:`MAX_FIELD`): not read."""
+
+    def __init__(self, field: str, length: int, most: int) -> None:
+        super().__init__(f"its {field!r} field holds {length} bytes, beyond {most}")
+        self.field = field
+        self.length = length
+        self.most = most
 
 
 class SharedOriginCache(Protocol):
@@ -381,6 +428,8 @@ class RedisOriginCache:
         timeout: float = 2.0,
         lock_timeout: float = 30.0,
         stale_window: float = 24 * 3600.0,
+        max_body: int = MAX_SIZE,
+        keep: float | None = None,
     ) -> None:
         try:
             from redis import asyncio as redis_asyncio
@@ -390,10 +439,14 @@ class RedisOriginCache:
                 'RedisOriginCache needs redis-py: pip install -e "./scrapy-rerp[redis]"'
             ) from exc
         self.url = url
+        self._secrets = _secrets(url)
         self.prefix = prefix
         self.timeout = timeout
         self.lock_timeout = lock_timeout
         self.stale_window = stale_window
+        self.max_body = max_body
+        # The longest TTL of an origin's hash (a key without one, or a longer one, is cut to it).
+        self.keep = keep if keep is not None else HashBounds.of(_DEFAULTS).keep
         # One token per process: a lock is released only by the worker that holds it.
         self.token = f"{os.getpid()}-{uuid.uuid4().hex}".encode()
         self._command_error: type[Exception] = ResponseError
@@ -411,20 +464,17 @@ class RedisOriginCache:
         self._slow_good = self._client.register_script(_SLOW_GOOD)
         self._turns = 0
         self.round_trips = 0  # calls sent to Redis (a pipeline is one)
-        self.repaired = 0  # turn and lock keys found without a TTL, or a longer one, and cut
+        # turn, lock and hash keys found without a TTL, or a longer one, and cut; slow-downs cut
+        self.repaired = 0
         self._unlock = self._client.register_script(_UNLOCK)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisOriginCache:
-        from scrapy_rerp.core.settings import RerpSettings
-
         settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
         return cls.from_settings(settings)
 
     @classmethod
     def from_settings(cls, settings: RerpSettings) -> RedisOriginCache:
-        from scrapy_rerp.core.settings import RerpSettingsError
-
         if not settings.redis_url:
             raise RerpSettingsError(
                 "RERP_REDIS_URL",
@@ -437,6 +487,8 @@ class RedisOriginCache:
             timeout=settings.redis_timeout,
             lock_timeout=settings.redis_lock_timeout,
             stale_window=settings.max_lifetime,
+            max_body=settings.max_size,
+            keep=HashBounds.of(settings).keep,
         )
 
     def key(self, kind: str, origin: str) -> str:
@@ -449,13 +501,21 @@ class RedisOriginCache:
         except asyncio.CancelledError:
             raise
         except self._command_error as exc:
-            raise RedisCommandError(f"{type(exc).__name__}: {exc}") from exc
+            raise RedisCommandError(self._said(exc)) from exc
         except Exception as exc:  # redis.ConnectionError, OSError, TimeoutError
             # The pool's idle connections are as dead as this one: without this, each would
             # fail once more after Redis is back ("Connection closed by server"), and each
             # failure would be taken for a new outage.
             await self._drop_idle_connections()
-            raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise RedisUnavailable(self._said(exc)) from exc
+
+    def _said(self, exc: BaseException) -> str:
+        """What a failed call says (the message of a :class:`RedisFailure`, which the log shows),
+        without the URL's credentials, should redis-py ever quote them."""
+        text = f"{type(exc).__name__}: {exc}"
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     async def _drop_idle_connections(self) -> None:
         try:
@@ -466,9 +526,22 @@ class RedisOriginCache:
     # -- entries -------------------------------------------------------------------------------
     async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
         """The stored hash of ``origin`` (of the document ``kind``), its times on this worker's
-        clock, or None (absent, or of another format version)."""
-        raw, seconds, micros = await self._call(self._load(keys=[self.key(kind, origin)]))
-        fields: dict[bytes, bytes] = dict(zip(raw[::2], raw[1::2], strict=True))
+        clock, or None (absent, or of another format version). Only the fields of the format
+        are read, each capped (:class:`OversizedHash`: not read); a key without a TTL, or with a
+        longer one than a worker gives, is cut to :attr:`keep` (counted in :attr:`repaired`)."""
+        args = [_ms(self.keep), self.max_body, MAX_FIELD, *FIELDS]
+        raw, seconds, micros, cut, *oversized = await self._call(
+            self._load(keys=[self.key(kind, origin)], args=args)
+        )
+        if cut:
+            self.repaired += 1
+        if oversized:
+            name, length = oversized
+            most = self.max_body if name == b"body" else MAX_FIELD
+            raise OversizedHash(name.decode("ascii"), int(length), most)
+        # An empty list for an absent key (or one of another type): nothing read.
+        pairs = zip(FIELDS, raw, strict=False)
+        fields = {name: value for name, value in pairs if value is not None}
         if not fields or fields.get(b"v") != FORMAT_VERSION:
             return None
         # Redis's clock to this worker's, through the age each time has on Redis's clock.
@@ -634,7 +707,7 @@ class RedisOriginCache:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # redis.RedisError, OSError, TimeoutError
-            raise RedisUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise RedisUnavailable(self._said(exc)) from exc
         finally:
             try:
                 await pubsub.aclose()
@@ -651,7 +724,7 @@ class RedisOriginCache:
             pass
 
     def __repr__(self) -> str:
-        return f"RedisOriginCache({self.url!r}, prefix={self.prefix!r})"
+        return f"RedisOriginCache({redacted_url(self.url)!r}, prefix={self.prefix!r})"
 
 
 def _slowdown_message(data: object, own_token: bytes) -> tuple[str, str, float, int] | None:
@@ -672,6 +745,21 @@ def _slowdown_message(data: object, own_token: bytes) -> tuple[str, str, float, 
     if seconds < 0 or not name:
         return None
     return kind.decode("ascii"), name, seconds, number
+
+
+def _secrets(url: str) -> tuple[str, ...]:
+    """The credentials in a Redis URL (its userinfo's password and user, a ``password=`` of its
+    query), as they are written and as redis-py reads them, longest first."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query)
+    except ValueError:
+        return ()
+    found = {parts.password, parts.username, *query.get("password", ()), *query.get("username", ())}
+    found |= {unquote(secret) for secret in found if secret}
+    return tuple(sorted((s for s in found if s and len(s) > 1), key=len, reverse=True))
 
 
 def _ms(seconds: float) -> int:

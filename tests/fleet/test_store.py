@@ -12,7 +12,7 @@ import pytest_twisted
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_rerp.fleet.codec import FORMAT_VERSION
-from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
+from scrapy_rerp.fleet.store import MAX_FIELD, OversizedHash, RedisOriginCache, RedisUnavailable
 from tests.support.redis import RedisServer
 
 
@@ -225,3 +225,41 @@ def test_slow_down_messages_that_are_not_well_formed_are_not_heard() -> None:
         None,
     ):
         assert _slowdown_message(data, mine) is None, data
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hash_is_read_by_its_fields_lengths_first_and_its_ttl_bounded(
+    redis_server: RedisServer,
+) -> None:
+    """Only the format's fields are sent, each within its cap (a body beyond ``max_body``, or
+    another field beyond ``MAX_FIELD``, is not sent at all); a key without a TTL, or with a
+    longer one than ``keep``, is cut to ``keep``; a key of another type reads as absent."""
+
+    async def scenario() -> None:
+        store = RedisOriginCache(redis_server.url, "t", max_body=1000, keep=600)
+        origin = "http://a.test:80"
+        key = f"t:robots:{origin}"
+        client = redis_server.client()
+        junk = b"x" * (4 * MAX_FIELD)
+        client.hset(key, mapping={"v": FORMAT_VERSION, "body": b"b" * 1000, "junk": junk})
+        assert client.ttl(key) == -1
+        assert await store.load(origin) == {b"v": FORMAT_VERSION, b"body": b"b" * 1000}
+        assert 599 <= client.ttl(key) <= 600 and store.repaired == 1
+        assert await store.load(origin) is not None and store.repaired == 1  # within: kept
+        client.expire(key, 10**6)
+        await store.load(origin)
+        assert client.ttl(key) <= 600 and store.repaired == 2
+        client.hset(key, "body", b"b" * 1001)
+        with pytest.raises(OversizedHash) as raised:
+            await store.load(origin)
+        assert (raised.value.field, raised.value.length, raised.value.most) == ("body", 1001, 1000)
+        client.hset(key, mapping={"body": b"b", "url": b"u" * (MAX_FIELD + 1)})
+        with pytest.raises(OversizedHash) as raised:
+            await store.load(origin)
+        assert (raised.value.field, raised.value.most) == ("url", MAX_FIELD)
+        client.delete(key)
+        client.set(key, "a string where the hash belongs")
+        assert await store.load(origin) is None
+        await store.close()
+
+    await run(scenario())

@@ -13,7 +13,7 @@ then waits as its spider opens until the test sets that key, so that its start-u
 a loaded host, stays out of what the test times). The
 worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
 ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its robots.txt
-stats, the pages it received, the requests dropped and when it finished.
+stats, the pages it received, the requests dropped, when it finished and its peak RSS.
 """
 
 from __future__ import annotations
@@ -125,6 +125,16 @@ def skew_clock(seconds: float) -> None:
     time.time = lambda: real() + seconds  # type: ignore[assignment]
 
 
+def peak_rss_kb() -> int:
+    """This process's peak RSS (kB) since it started: Linux's VmHWM, which exec resets
+    (``getrusage``'s ``ru_maxrss`` keeps the peak of the test process it was forked from)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     if config.get("clock_skew"):
@@ -192,6 +202,7 @@ def main() -> None:
         "received": getattr(crawler.spider, "received", []),
         "dropped": sorted(dropped),
         "finished_at": time.monotonic(),  # one clock for every process of the machine
+        "max_rss_kb": peak_rss_kb(),
     }
     print(json.dumps(report, default=str))
 
