@@ -4,12 +4,14 @@ Redis is shared with other tools and people (an ``HSET`` by hand, a restored dum
 another configuration): an entry read from it is used only if no worker with these settings
 could have written something else (docs/fleet.rst, "What Redis holds is input"):
 
-* no copy fetched in the future, nor an outage begun there, beyond :data:`CLOCK_SKEW`;
+* no copy fetched in the future, nor an outage begun there, beyond
+  :data:`~scrapy_rerp.core.bounds.CLOCK_SKEW`;
 * no lifetime (expiry minus fetch) beyond ``RERP_MAX_LIFETIME`` (or ``RERP_ERROR_LIFETIME``, for
   "allow all" and "disallow all" decided by a status, if longer), plus that skew;
 * no outage (an unreachable robots.txt, or rules kept through one) retried later than its own
   bound, the longest backoff: ``RERP_RETRY_BACKOFF_MAX``, or a ``Retry-After`` honoured up to
-  :data:`~scrapy_rerp.core.status.RETRY_AFTER_MAX`, plus that skew;
+  :data:`~scrapy_rerp.core.status.RETRY_AFTER_MAX`, plus that skew (the bounds of
+  :mod:`scrapy_rerp.core.bounds`, which the store's file is held to as well);
 * no failure count below zero.
 
 An entry beyond them is rejected (counted, logged at WARNING by the sharing) and robots.txt is
@@ -25,19 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scrapy_rerp.core.bounds import CLOCK_SKEW, longest_lifetime, longest_retry_wait
 from scrapy_rerp.core.data import Outcome
-from scrapy_rerp.core.status import RETRY_AFTER_MAX
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.data import RobotsEntry
     from scrapy_rerp.core.settings import RerpSettings
 
-__all__ = ["CLOCK_SKEW", "HashBounds"]
+__all__ = ["HashBounds"]
 
-#: Seconds a time read from Redis may lie in the future. The fleet keeps its times on Redis's
-#: clock, so workers never differ by more than a call's latency; a hash written by hand on
-#: another host's clock gets this much.
-CLOCK_SKEW = 60.0
+# CLOCK_SKEW is the store's (scrapy_rerp.core.bounds): the fleet keeps its times on Redis's
+# clock, so its workers differ by a call's latency at most, and a hash written by hand on another
+# host's clock gets the same allowance as a store file copied from one.
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class HashBounds:
 
     @classmethod
     def of(cls, settings: RerpSettings) -> HashBounds:
-        lifetime = max(settings.max_lifetime, settings.error_lifetime)
-        outage = max(settings.retry_backoff_max, RETRY_AFTER_MAX)
+        lifetime = longest_lifetime(settings)
+        outage = longest_retry_wait(settings)
         # What the sharing asks the store for (the entry's lifetime, or rules kept until
         # RERP_STALE_MAX_AGE from their fetch), plus the store's stale-serving window.
         kept = max(lifetime, outage, settings.stale_max_age) + settings.max_lifetime
