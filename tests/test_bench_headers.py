@@ -29,7 +29,8 @@ def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) 
     for case in ("headers", "robots"):
         figures_of = data["summary"]["cases"][case]
         assert figures_of["within_bounds"] and figures_of["no_errors"]
-    assert obeyed["log_longest"] > 4_000  # the cut header is quoted, to its bound
+    # At INFO a drop is summed up at close (its own line is DEBUG): no header is quoted.
+    assert 0 < obeyed["log_longest"] < 4_096
     report = results.read_text()
     assert "every record field bounded): yes" in report
     assert "--results" not in report
