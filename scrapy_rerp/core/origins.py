@@ -255,6 +255,8 @@ class OriginService:
         if origin in self._flights:
             return
         entry = self.cache.get(origin)
+        if entry is None:  # an origin not known (again, once its entry left the cache)
+            self.stats.inc_value(self.kind.stat("robotstxt/origin_count"))
         delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
         self._start(origin, self.kind.url_of(url), trigger, entry, delay)
 
