@@ -134,6 +134,22 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib's redirects, each target first put to *may_follow* (a crawl asks robots.txt about
+    every hop, RedirectMiddleware's request going through the robots.txt middleware again): a
+    target it refuses is not requested, and the 3xx comes back as an HTTPError."""
+
+    def __init__(self, may_follow: Callable[[str], bool]) -> None:
+        self.may_follow = may_follow
+
+    def redirect_request(
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        if not self.may_follow(newurl):
+            return None
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 class Headers:
     """urllib's headers as Scrapy's ``Headers.get`` reads them (bytes keys and values)."""
 
@@ -186,12 +202,17 @@ class Deadline:
         for sock in sockets:
             _shut(sock)
 
-    def opener(self, follow_redirects: bool) -> urllib.request.OpenerDirector:
+    def opener(
+        self, follow_redirects: bool, may_follow: Callable[[str], bool] | None = None
+    ) -> urllib.request.OpenerDirector:
         """urllib's opener for http and https whose connections this deadline watches; without
-        *follow_redirects*, a 3xx comes back as an HTTPError (followed by the caller)."""
+        *follow_redirects*, a 3xx comes back as an HTTPError (followed by the caller); with
+        *may_follow*, a redirect is followed only to a target it accepts."""
         handlers: list[Any] = [_HTTPHandler(self), _HTTPSHandler(self)]
         if not follow_redirects:
             handlers.insert(0, _NoRedirects)
+        elif may_follow is not None:
+            handlers.insert(0, _CheckedRedirects(may_follow))
         return urllib.request.build_opener(*handlers)
 
 

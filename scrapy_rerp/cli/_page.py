@@ -118,26 +118,31 @@ class Page:
         return self.content_type.startswith("image/")
 
 
-def fetch_page(url: str, agent: str, timeout: float) -> Page:
-    """GET *url* as *agent*, redirects followed, all within *timeout* seconds (a deadline for
-    the whole download, as for robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 4xx
-    or 5xx answer is a page too (its headers count). CliError: no page."""
+def fetch_page(
+    url: str, agent: str, timeout: float, may_follow: Callable[[str], bool] | None = None
+) -> Page:
+    """GET *url* as *agent*, redirects followed (with *may_follow*, only to a target it
+    accepts), all within *timeout* seconds (a deadline for the whole download, as for
+    robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 3xx not followed, a 4xx or a 5xx
+    answer is a page too (its headers count). CliError: no page."""
     try:
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
-    page = within(timeout, lambda deadline: _get(url, agent, deadline))
+    page = within(timeout, lambda deadline: _get(url, agent, deadline, may_follow))
     if page is None:
         raise CliError(f"{url}: {timed_out(timeout)}")
     return page
 
 
-def _get(url: str, agent: str, deadline: Deadline) -> Page:
+def _get(
+    url: str, agent: str, deadline: Deadline, may_follow: Callable[[str], bool] | None
+) -> Page:
     request = urllib.request.Request(
         url,
         headers={"User-Agent": user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
     )
-    opener = deadline.opener(follow_redirects=True)
+    opener = deadline.opener(follow_redirects=True, may_follow=may_follow)
     try:
         response = opener.open(request, timeout=deadline.left())
     except urllib.error.HTTPError as error:
@@ -311,6 +316,36 @@ class RobotsTxtVerdict:
         }
 
 
+class _RedirectHops:
+    """Each redirect's target put to its site's robots.txt before it is requested, as a crawl's
+    RedirectMiddleware sends its request through the robots.txt middleware again: a target
+    robots.txt disallows is not requested (``refused`` says why)."""
+
+    def __init__(self, agent: str, timeout: float, first: RobotsTxtVerdict) -> None:
+        self.agent = agent
+        self.timeout = timeout
+        self.refused: str | None = None
+        # Each site's robots.txt downloaded once, as a crawl keeps it per origin.
+        self._sources: dict[str, Source] = {first.source.name: first.source}
+
+    def may_follow(self, target: str) -> bool:
+        robots_url = robots_url_of(target)
+        source = self._sources.get(robots_url)
+        if source is None:
+            source = self._sources[robots_url] = load(
+                robots_url, RFC9309, self.agent, self.timeout, None
+            )
+        verdict = Verdict.of(source.rules(RFC9309), source, target, self.agent, ())
+        if verdict.allowed:
+            return True
+        why = f"line {verdict.line}: {verdict.rule}" if verdict.line is not None else verdict.reason
+        self.refused = (
+            f"redirected to {target}, which robots.txt disallows ({why}): a crawl does not "
+            "follow it"
+        )
+        return False
+
+
 @dataclass(frozen=True)
 class CrawlDecision:
     """Whether a crawl's spider gets the page: robots.txt first, then the page's answer."""
@@ -390,7 +425,8 @@ class PageReport:
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
             nothing = page_directives([], None, agent)
             return cls(url, None, agent, nothing, now, follow, usage, robots, None, crawl)
-        page = fetch_page(url, agent, timeout)
+        hops = _RedirectHops(agent, timeout, robots)
+        page = fetch_page(url, agent, timeout, None if ignore_robots_txt else hops.may_follow)
         meta = None
         if page.is_html:
             charset = charset_from_content_type(page.header("Content-Type"))
@@ -398,6 +434,8 @@ class PageReport:
         directives = page_directives(page.headers, meta, agent)
         slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
         crawl = CrawlDecision.of(robots.verdict, page.status, slow)
+        if hops.refused is not None:
+            crawl = CrawlDecision(False, "not downloaded", hops.refused)
         if crawl.gets_page:
             usage = {
                 purpose: (

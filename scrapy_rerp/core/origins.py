@@ -255,6 +255,8 @@ class OriginService:
         if origin in self._flights:
             return
         entry = self.cache.get(origin)
+        if entry is None:  # an origin not known (again, once its entry left the cache)
+            self.stats.inc_value(self.kind.stat("robotstxt/origin_count"))
         delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
         self._start(origin, self.kind.url_of(url), trigger, entry, delay)
 
@@ -476,7 +478,8 @@ class OriginService:
             self.stats.inc_value(self.kind.stat("robotstxt/store/stale_used"))
             if flight.origin not in self._stale_said:
                 # WARNING, not INFO: the crawl obeys rules from an earlier run, which the site
-                # may have changed since; the user should see it.
+                # may have changed since; the user should see it. (A copy fetched within the
+                # clock skew ahead of this clock was fetched "0 s ago", not a negative age.)
                 self._stale_said.add(flight.origin)
                 logger.warning(
                     "%(kind)s of %(origin)s unreachable (%(reason)s); crawling under the "
@@ -485,7 +488,7 @@ class OriginService:
                         "kind": self.kind.name,
                         "origin": flight.origin,
                         "reason": fetched.reason,
-                        "age": duration(time.time() - entry.fetched_at),
+                        "age": duration(max(0.0, time.time() - entry.fetched_at)),
                         "max": duration(self.settings.stale_max_age),
                     },
                     extra={"spider": self._spider()},
@@ -497,7 +500,7 @@ class OriginService:
                 "kind": self.kind.name,
                 "origin": flight.origin,
                 "reason": fetched.reason,
-                "age": duration(time.time() - entry.fetched_at),
+                "age": duration(max(0.0, time.time() - entry.fetched_at)),
                 "backoff": duration(entry.expires_at - time.time()),
             },
             extra={"spider": self._spider()},

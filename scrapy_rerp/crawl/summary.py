@@ -94,6 +94,7 @@ class CrawlSummary:
         )
         line = (
             "robots.txt layer: "
+            f"{counted(count('robotstxt/origin_count'), 'origin')}, "
             f"{counted(count('robotstxt/response_count'), 'robots.txt download')}, "
             f"{counted(count('robotstxt/forbidden'), 'request')} refused, "
             f"{count('robotstxt/parked')} parked, "

@@ -335,6 +335,29 @@ def test_a_page_robots_txt_disallows_is_not_downloaded_as_in_a_crawl(server: Ser
     assert document["usage"]["search"]["page"]["allowed"] is False
 
 
+def test_a_redirect_to_a_page_robots_txt_disallows_is_not_followed(server: Server) -> None:
+    server.robots("User-agent: *\nDisallow: /private/\n")
+    server.route("/moved", Reply.redirect("/private/x"))
+    server.route("/private/x", page(robots_meta("robots", "noindex")))
+    done = run("page", server.url("/moved"))
+    assert done.returncode == 1, done.stderr
+    # robots.txt, the redirect; its target is never asked for (robots.txt once per site)
+    assert server.paths() == ["/robots.txt", "/moved"]
+    assert (
+        f"in a crawl: not downloaded: redirected to {server.url('/private/x')}, which robots.txt "
+        "disallows (line 2: Disallow: /private/): a crawl does not follow it"
+    ) in done.stdout.splitlines()
+    status, document = page_json(server.url("/moved"))
+    assert status == 1 and document["status"] == 301
+    assert document["crawl"]["gets_page"] is False
+    assert document["usage"]["train-ai"]["page"]["allowed"] is False
+    assert server.paths().count("/private/x") == 0
+
+    overridden = run("page", "--ignore-robots-txt", server.url("/moved"))
+    assert "/private/x" in server.paths()  # followed when told to
+    assert f"redirected to {server.url('/private/x')}" in overridden.stderr
+
+
 def test_an_unreachable_robots_txt_keeps_the_page_from_being_downloaded(server: Server) -> None:
     server.robots("busy", status=503)
     done = run("page", server.url("/x"))

@@ -47,7 +47,7 @@ async def test_a_crawl_delay_floor_is_one_info_line_however_many_pages(
     # Nothing of the layer at INFO per page; the floor in the closing summary.
     assert not [line for line in said(log.records) if "/p3" in line]
     assert said(log.records)[-1] == (
-        "robots.txt layer: 1 robots.txt download, 0 requests refused, "
+        "robots.txt layer: 1 origin, 1 robots.txt download, 0 requests refused, "
         f"{stat(crawler, 'robotstxt/parked')} parked, 0 dropped; 1 Crawl-delay floor"
     )
 
@@ -123,7 +123,8 @@ async def test_usage_drops_are_summed_up_at_close_with_the_first_few_named(
     assert stat(crawler, "robotstxt/usage/dropped/header") == 1
     parked = stat(crawler, "robotstxt/parked")
     assert infos[-1] == (
-        f"robots.txt layer: 1 robots.txt download, 3 requests refused, {parked} parked, 21 dropped"
+        "robots.txt layer: 1 origin, 1 robots.txt download, 3 requests refused, "
+        f"{parked} parked, 21 dropped"
     )
     assert stat(crawler, "robotstxt/response_count") == 1
     assert stat(crawler, "robotstxt/forbidden") == 3
@@ -146,7 +147,8 @@ async def test_the_closing_summary_counts_the_requests_dropped_waiting(
     downloads = stat(crawler, "robotstxt/response_count")  # each answered 503
     assert downloads == len([h for h in site.hits() if h.path == "/robots.txt"]) >= 2
     assert said(log.records)[-1] == (
-        f"robots.txt layer: {downloads} robots.txt downloads, 0 requests refused, 2 parked, "
+        f"robots.txt layer: 1 origin, {downloads} robots.txt downloads, 0 requests refused, "
+        "2 parked, "
         "2 dropped"
     )
 
