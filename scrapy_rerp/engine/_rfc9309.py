@@ -202,11 +202,9 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
             for extra in group.extras_of(USAGE_KINDS, agent_index)
         ]
 
-    def _usage_path_match(self, pattern: str | None, path: str) -> int:
-        if pattern is None:
-            return 0
-        pattern = escape_pattern(pattern)
-        return len(pattern) if pattern_matches(path, pattern) else -1
+    def _usage_pattern(self, path: str) -> tuple[str, bool]:
+        pattern = escape_pattern(path)
+        return pattern, "*" in pattern or pattern.endswith("$")
 
     def __str__(self) -> str:
         return render_rfc(self._groups, self.file_values)

@@ -175,3 +175,57 @@ def test_every_step_is_linear_in_the_file(shape: str, syntax: int) -> None:
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_rerp_classes_are_linear_in_the_file(shape: str) -> None:
     assert_linear(shape, [("parse and query", rerp_parser)])  # type: ignore[list-item]
+
+
+# -- a usage query: compiled once, then as fast however many statements the file has ----------
+
+USAGE_CALLS = 2000
+USAGE_GROWTH = 2.0  # the bound for 4x the statements: compiled is about 1, a scan per call 4
+
+
+def usage_file(n: int) -> str:
+    """A group of *n* Content-Usage rules with a path, one without, and *n* Content-Signal
+    lines."""
+    lines = ["User-agent: *", "Disallow: /private/", "Content-Usage: train-ai=y"]
+    for i in range(n):
+        lines.append(f"Content-Usage: /p{i}/ train-ai=n, search=y")
+        lines.append(f"Content-Signal: search=yes, ai-input={'no' if i % 2 else 'yes'}")
+    return "\n".join(lines) + "\n"
+
+
+def usage_call_time(syntax: int, n: int) -> float:
+    """The least CPU time of USAGE_CALLS usage() calls, once the first has compiled the
+    statements, on the file of *n* statements of each kind."""
+    robots = parse(usage_file(n), syntax)
+    urls = [f"https://example.com/p{i}/page" for i in range(0, n, n // 50)]
+    urls += ["https://example.com/elsewhere", "https://example.com/private/x"]
+    categories = ("train-ai", "search", "ai-input")
+    calls = [(urls[i % len(urls)], categories[i % 3]) for i in range(USAGE_CALLS)]
+    for category in categories:
+        robots.usage(urls[0], AGENT, category)
+    best = float("inf")
+    for _ in range(REPEATS + 1):
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.process_time()
+            for url, category in calls:
+                robots.usage(url, AGENT, category)
+            best = min(best, time.process_time() - started)
+        finally:
+            gc.enable()
+    return best
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES.values(), ids=SYNTAXES.keys())
+def test_a_usage_call_takes_as_long_however_many_statements(syntax: int) -> None:
+    n = 1000
+    before, after = usage_call_time(syntax, n), usage_call_time(syntax, 4 * n)
+    for _ in range(MAX_REPEATS // REPEATS):
+        if after < USAGE_GROWTH * before:
+            break
+        before = min(before, usage_call_time(syntax, n))
+        after = min(after, usage_call_time(syntax, 4 * n))
+    assert after < USAGE_GROWTH * before, (
+        f"{USAGE_CALLS} calls: {after:.4f} s with {4 * n} statements against {before:.4f} s"
+    )
