@@ -1,9 +1,9 @@
 """Linear time on any input: the time of every step on a file with 4n parts, against n.
 
 Each shape is a file that stresses one loop of the parser (many groups of one agent, of distinct
-agents, many agents in one group, many rules, many usage lines). For every syntax and the
-rerp-compatible classes, each step after which a file's cost is paid (the parse, the first
-queries, which compile what they need, the pickle a store keeps and its recall, the file written
+agents, many agents in one group, per-group values between them, many rules, many usage
+lines). For every syntax and the rerp-compatible classes, each step after which a file's cost
+is paid (the parse, the first queries, which compile what they need, the pickle a store keeps and its recall, the file written
 back) takes at most GROWTH times as long on the file of 4n parts as on the file of n: a linear
 step takes about 4 times as long, a quadratic one 16 (the sizes are such that the quadratic
 spots this test was written against took 7 to 20 times as long). Each time is the least of
@@ -57,6 +57,13 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
     "agents in one group": (
         lambda n: "".join(f"User-agent: bot{i}\n" for i in range(n)) + "Disallow: /p7/\n",
         4000,
+    ),
+    "values between agents": (
+        lambda n: (
+            "".join(f"User-agent: bot{i}\nCrawl-delay: {i % 9 + 1}\n" for i in range(n))
+            + "Disallow: /p7/\n"
+        ),
+        3000,
     ),
     "rules in one group": (
         lambda n: (
