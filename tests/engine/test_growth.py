@@ -3,12 +3,12 @@
 Each shape is a file that stresses one loop of the parser (many groups of one agent, of distinct
 agents, many agents in one group, per-group values between them, many rules, many usage
 lines). For every syntax and the rerp-compatible classes, each step after which a file's cost
-is paid (the parse, the first queries, which compile what they need, the pickle a store keeps and its recall, the file written
-back) takes at most GROWTH times as long on the file of 4n parts as on the file of n: a linear
-step takes about 4 times as long, a quadratic one 16 (the sizes are such that the quadratic
-spots this test was written against took 7 to 20 times as long). Each time is the least of
-a few runs of CPU time, garbage collection off and the shared tables emptied before each step,
-so that a loaded machine does not move it much.
+is paid (the parse; the first queries, which compile what they need; the pickle a store keeps
+and its recall; the file written back) takes at most GROWTH times as long on the file of 4n
+parts as on the file of n: a linear step takes about 4 times as long, a quadratic one 16 (the
+sizes are such that the quadratic spots this test was written against took 6 to 20 times as
+long). Each time is the least of a few runs of CPU time, garbage collection off and the shared
+tables emptied before each step, so that a loaded machine does not move it much.
 
 No time is asserted, only ratios of times measured in the same test.
 """
