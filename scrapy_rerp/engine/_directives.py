@@ -10,6 +10,7 @@ directive is one entry here (and its tests); a per-group value is then kept in e
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -109,13 +110,23 @@ def parse_content_usage(value: str) -> UsageStatement:
     Fields dictionary. One that says nothing usable still counts: for its path, every usage is
     unknown (draft-ietf-aipref-vocab: a value that does not parse states no preference)."""
     path, statement = split_content_usage_rule(value)
-    preferences, _ = read_content_usage(statement)
-    return UsageStatement(path, tuple(preferences.items()), statement)
+    return UsageStatement(path, _read_statement(statement)[0], statement)
 
 
 def content_usage_notes(value: str) -> list[tuple[str, str]]:
     path, statement = split_content_usage_rule(value)
-    return read_content_usage(statement)[1]
+    return list(_read_statement(statement)[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _read_statement(
+    statement: str,
+) -> tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, str], ...]]:
+    """read_content_usage, for recent statements: a file's rules for many paths often say the
+    same (``train-ai=n``), and each read is a Structured Fields parse. (Kept few: a statement
+    may be as long as a line.)"""
+    preferences, notes = read_content_usage(statement)
+    return tuple(preferences.items()), tuple(notes)
 
 
 def parse_content_signal(value: str) -> UsageStatement:

@@ -126,18 +126,30 @@ def plain_prefixes(kinds: bytes | None, text: str, patterns: Sequence[str]) -> b
     )
 
 
-def _extension(kind: int, value: str, line: int, warnings: list[ParseWarning]) -> Any:
+def _extension(
+    kind: int,
+    value: str,
+    line: int,
+    warnings: list[ParseWarning],
+    read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]],
+) -> Any:
     """A per-group value as its directive reads it, or None (with a warning) if invalid; what
-    else its directive finds to say about it becomes warnings too."""
+    else its directive finds to say about it becomes warnings too. *read*: the values read so
+    far in the file, with their notes (a file may repeat one line thousands of times, and a
+    Content-Usage value costs a Structured Fields parse)."""
     directive = DIRECTIVES[kind]
-    parsed = directive.parse_value(value) if directive.parse_value is not None else value
+    known = read.get((kind, value))
+    if known is None:
+        parsed = directive.parse_value(value) if directive.parse_value is not None else value
+        notes = directive.notes_of(value) if directive.notes_of and parsed is not None else []
+        read[kind, value] = (parsed, notes)
+    else:
+        parsed, notes = known
     text = f"{directive.name}: {value}"
     if parsed is None:
         warnings.append(ParseWarning(line, text, "invalid value, ignored", "invalid-value"))
-    elif directive.notes_of is not None:
-        warnings += (
-            ParseWarning(line, text, note, code) for code, note in directive.notes_of(value)
-        )
+    else:
+        warnings += (ParseWarning(line, text, note, code) for code, note in notes)
     return parsed
 
 
@@ -205,6 +217,7 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
     if start:  # lines before the first User-agent (or no User-agent at all)
         _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[StoredGroup] = []
+    values_read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]] = {}  # (_extension)
     size = len(coarse)
     has_extras = coarse.find(b"E") != -1
     bounds = coarse
@@ -220,7 +233,16 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
             end = size if following == -1 else following
         groups.append(
             _rfc_group(
-                kinds, read, bare_values, coarse, start, first_rule, end, has_extras, warnings
+                kinds,
+                read,
+                bare_values,
+                coarse,
+                start,
+                first_rule,
+                end,
+                has_extras,
+                warnings,
+                values_read,
             )
         )
         start = following
@@ -262,9 +284,11 @@ def _rfc_group(
     end: int,
     has_extras: bool,
     warnings: list[ParseWarning],
+    values_read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]],
 ) -> StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*
-    (*has_extras*: whether the file has any per-group value, such as a Crawl-delay). The first
+    (*has_extras*: whether the file has any per-group value, such as a Crawl-delay; *values_read*:
+    the file's per-group values read so far, for _extension). The first
     rule may be a per-group line that is also a rule (Content-Usage)."""
     if first_rule == start + 1:
         # Keyed by the whole line, whose value is read the same way each time.
@@ -285,11 +309,17 @@ def _rfc_group(
     index = coarse.find(b"E", start, end) if has_extras else -1
     if index != -1:
         found = []
+        agents_before, counted_to = 0, start  # the User-agent lines before *index*
         while index != -1:
             kind = kinds[index]
-            parsed = _extension(kind, _value_of(read, bare_values, index), index + 1, warnings)
+            value = _value_of(read, bare_values, index)
+            parsed = _extension(kind, value, index + 1, warnings, values_read)
             if parsed is not None:
-                found.append(Extra(coarse.count(b"U", start, index), kind, parsed, index + 1))
+                # Counted on from the last extension, not from the group's start: a group of
+                # many lines would make that quadratic.
+                agents_before += coarse.count(b"U", counted_to, index)
+                counted_to = index
+                found.append(Extra(agents_before, kind, parsed, index + 1))
             index = coarse.find(b"E", index + 1, end)
         extras = tuple(found)
     last = coarse.rfind(b"R", first_rule, end) + 1
@@ -492,6 +522,7 @@ def build_legacy(
         if current is not None and current.agents and (current.patterns or current.extras):
             records.append(current)
 
+    values_read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]] = {}
     line = 0
     for key, value, other in rows:
         line += 1
@@ -545,7 +576,7 @@ def build_legacy(
                 )
             )
         else:  # GROUP
-            parsed = _extension(kind, value, line, warnings)
+            parsed = _extension(kind, value, line, warnings, values_read)
             if parsed is not None:
                 current.extras.append(Extra(len(current.agents), kind, parsed, line))
     close()

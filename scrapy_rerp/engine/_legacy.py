@@ -12,7 +12,7 @@ from ._directives import USAGE_KINDS
 from ._groups import Extra, StoredGroup, build_legacy
 from ._lines import ParseWarning
 from ._match import gym2008_globs, legacy_first_match
-from ._patterns import Glob, path_params_query, pattern_matches, unquote_path
+from ._patterns import Glob, path_params_query, unquote_path
 from ._render import render_rerp
 from ._robots import Decision, RobotsTxt, _coerce
 
@@ -125,13 +125,10 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         # Lines between two User-agent lines apply to the agents named before them.
         return record.extras_of(USAGE_KINDS, _agent_index(record, user_agent.lower()))
 
-    def _usage_path_match(self, pattern: str | None, path: str) -> int:
-        if pattern is None:
-            return 0
-        pattern = unquote_path(pattern)
-        if self._syntax == MK1996:
-            return len(pattern) if path.startswith(pattern) else -1
-        return len(pattern) if pattern_matches(path, pattern) else -1
+    def _usage_pattern(self, path: str) -> tuple[str, bool]:
+        pattern = unquote_path(path)
+        wild = self._syntax != MK1996 and ("*" in pattern or pattern.endswith("$"))
+        return pattern, wild
 
     def __str__(self) -> str:
         return render_rerp(self._groups, self.sitemaps)

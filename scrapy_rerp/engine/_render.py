@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _lines as L
 from ._directives import DIRECTIVES, FILE_KINDS
-from ._groups import StoredGroup
+from ._groups import Extra, StoredGroup
 
 
 def render_value(kind: int, value: Any) -> str:
@@ -34,10 +34,16 @@ def render_rfc(
     for group in groups:
         named = len(group.agents)
         lines = []
+        # The values for the agents named so far only, kept in place (by how many, at once:
+        # asking the group for each agent's would be quadratic in a group of many).
+        among_agents: dict[int, list[Extra]] = {}
+        for extra in group.extras:
+            if extra.agents_before < named:
+                among_agents.setdefault(extra.agents_before, []).append(extra)
         for count, agent in enumerate(group.agents, 1):
             lines.append(f"User-agent: {agent}")
-            if count < named:  # values for the agents named so far only, kept in place
-                lines += [render_extra(e.kind, e.value) for e in group.extras_of_first(count)]
+            if count in among_agents:
+                lines += [render_extra(e.kind, e.value) for e in among_agents[count]]
         lines += [f"{'Allow' if a else 'Disallow'}: {p}" for a, p, _ in group.rules()]
         lines += [render_extra(e.kind, e.value) for e in group.extras if e.agents_before >= named]
         blocks.append("\n".join(lines) + "\n")

@@ -202,11 +202,9 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
             for extra in group.extras_of(USAGE_KINDS, agent_index)
         ]
 
-    def _usage_path_match(self, pattern: str | None, path: str) -> int:
-        if pattern is None:
-            return 0
-        pattern = escape_pattern(pattern)
-        return len(pattern) if pattern_matches(path, pattern) else -1
+    def _usage_pattern(self, path: str) -> tuple[str, bool]:
+        pattern = escape_pattern(path)
+        return pattern, "*" in pattern or pattern.endswith("$")
 
     def __str__(self) -> str:
         return render_rfc(self._groups, self.file_values)
@@ -224,8 +222,12 @@ def _index_groups(
         return _NO_INDEX, ()
     if len(groups) == 1 and groups[0].agents is STAR:
         return _NO_INDEX, _ONE_POSITION[0]
-    by_token: dict[str, tuple[int, ...]] = {}
-    global_positions: tuple[int, ...] = ()
+    # A token's positions are a shared one-position tuple until a second group names it, then a
+    # list appended to (a tuple grown by += would make a file of many groups quadratic), made a
+    # tuple at the end.
+    by_token: dict[str, Any] = {}
+    grown: list[str] = []  # the tokens whose positions became a list
+    global_positions: list[int] = []
     known_key = _AGENT_KEYS.recent.get
     for position, group in enumerate(groups):
         # Most tokens name one group, among a file's first: their tuples are shared (most files
@@ -235,24 +237,35 @@ def _index_groups(
             key = known_key(value) or _agent_key(value)
             if key == "*":
                 if not global_positions or global_positions[-1] != position:
-                    global_positions += one
+                    global_positions.append(position)
                 continue
             if not key:
                 continue
-            found = by_token.get(key)
-            if found is None:
-                by_token[key] = one
-            elif found[-1] != position:
-                by_token[key] = found + one
+            _add_position(by_token, grown, key, position, one)
             if not value.isascii():
                 name = unicode_name(value)
                 if name is not None:
-                    found = by_token.get(name)
-                    if found is None:
-                        by_token[name] = one
-                    elif found[-1] != position:
-                        by_token[name] = found + one
-    return by_token or _NO_INDEX, global_positions
+                    _add_position(by_token, grown, name, position, one)
+    for key in grown:
+        by_token[key] = tuple(by_token[key])
+    if len(global_positions) == 1 and global_positions[0] < 256:
+        return by_token or _NO_INDEX, _ONE_POSITION[global_positions[0]]
+    return by_token or _NO_INDEX, tuple(global_positions)
+
+
+def _add_position(
+    by_token: dict[str, Any], grown: list[str], key: str, position: int, one: tuple[int]
+) -> None:
+    """Add *position* (*one*: it as a tuple) to *key*'s positions in *by_token*."""
+    found = by_token.get(key)
+    if found is None:
+        by_token[key] = one
+    elif found[-1] != position:
+        if type(found) is tuple:
+            by_token[key] = [*found, position]
+            grown.append(key)
+        else:
+            found.append(position)
 
 
 _ONE_POSITION = tuple((position,) for position in range(256))

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any, ClassVar, NamedTuple
 
 from . import _lines as L
@@ -30,10 +32,11 @@ from ._directives import (
 )
 from ._groups import Extra, StoredGroup
 from ._lines import ParseWarning
+from ._patterns import pattern_matches
 from ._pickling import PICKLE_FORMAT, parts_from_state, pickled_state
 from ._render import render_extra, render_urllib
 from ._shared import clear_shared_tables
-from ._usage import UNKNOWN, UsageDecision, combined, preference, usage_category
+from ._usage import ALLOWED, DISALLOWED, UNKNOWN, UsageDecision, preference, usage_category
 
 __all__ = ["Decision", "Group", "RobotsTxt", "UsageDecision", "clear_shared_tables", "parse"]
 
@@ -233,10 +236,10 @@ class RobotsTxt:
 
     # -- what queries remember --------------------------------------------------------------
 
-    def _memo_for_update(self) -> dict[str | int, Any]:
+    def _memo_for_update(self) -> dict[object, Any]:
         """The memo, to add to: created on first use, emptied when full (never iterated, so
         that other threads may read and add to it meanwhile)."""
-        memo: dict[str | int, Any] | None = self._memo
+        memo: dict[object, Any] | None = self._memo
         if memo is None:
             memo = {}
             object.__setattr__(self, "_memo", memo)
@@ -301,9 +304,9 @@ class RobotsTxt:
         """The Content-Usage and Content-Signal lines that apply to *user_agent*."""
         raise NotImplementedError
 
-    def _usage_path_match(self, pattern: str | None, path: str) -> int:
-        """How long a match *pattern* (a Content-Usage rule's path) is for *path*: its length
-        in the family's reading of rules, 0 for a rule without a path, -1 for no match."""
+    def _usage_pattern(self, path: str) -> tuple[str, bool]:
+        """A Content-Usage rule's *path* as the family matches it against a URL's path (its
+        length is the match's), and whether it has wildcards (else it is a prefix)."""
         raise NotImplementedError
 
     def _group_value(self, user_agent: str, kind: int) -> Any:
@@ -337,31 +340,25 @@ class RobotsTxt:
             url, user_agent = _coerce(url, user_agent)
         category = usage_category(category)
         path = self._rules_path(url)
-        crawl = self._decide(path, user_agent)
-        if not crawl.allowed:
+        if not self.allowed(url, user_agent):  # (its compiled rules: decide() reads them all)
+            crawl = self._decide(path, user_agent)
             return UsageDecision(
                 UNKNOWN, crawl.line, crawl.rule, "may not be crawled: no usage preference applies"
             )
-        statements = self._usage_statements(user_agent)
-        if not statements:
+        memo = self._memo
+        key = (user_agent, category)
+        statements = memo.get(key) if memo is not None else None
+        if statements is None:
+            # Compiled once per agent and category: a call then costs the same however many
+            # statements the file has (a file may hold tens of thousands).
+            found = self._usage_statements(user_agent)
+            statements = (
+                _UsageStatements(found, category, self._usage_pattern) if found else _NO_STATEMENTS
+            )
+            self._memo_for_update()[key] = statements
+        if statements is _NO_STATEMENTS:
             return NO_USAGE_STATED
-        return _usage_decision(self._chosen_statements(statements, path), category)
-
-    def _chosen_statements(self, statements: list[Extra], path: str) -> list[Extra]:
-        """The Content-Usage rules with the longest path matching *path*, and every
-        Content-Signal line."""
-        chosen: list[Extra] = []
-        longest_match = -1
-        for extra in statements:
-            if extra.kind == CONTENT_SIGNAL:
-                continue
-            length = self._usage_path_match(extra.value.path, path)
-            if length > longest_match:
-                chosen, longest_match = [extra], length
-            elif length == longest_match and length >= 0:
-                chosen.append(extra)
-        chosen += [extra for extra in statements if extra.kind == CONTENT_SIGNAL]
-        return sorted(chosen, key=attrgetter("line"))  # a decision names the first line
+        return statements.decision(path, category)  # type: ignore[no-any-return]
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -378,18 +375,81 @@ class RobotsTxt:
         )
 
 
-def _usage_decision(statements: list[Extra], category: str) -> UsageDecision:
-    """The statements' combined preference for *category* (draft-ietf-aipref-vocab 5.1), with
-    the first statement that decided it."""
-    decisions = []
-    for extra in statements:
-        outcome = preference(dict(extra.value.preferences), category)
-        line_text = render_extra(extra.kind, extra.value)
-        decisions.append(UsageDecision(outcome, extra.line, line_text, f"{category} {outcome}"))
-    decision = combined(decisions)
-    if decision is None or decision.preference == UNKNOWN:
-        return UsageDecision(UNKNOWN, None, None, f"no statement that applies names {category}")
-    return decision
+# A statement's preference for a category, as a rank: the strongest wins (vocab-07 5.1).
+_RANK = {UNKNOWN: 0, ALLOWED: 1, DISALLOWED: 2}
+_OUTCOME = (UNKNOWN, ALLOWED, DISALLOWED)
+# The statements of one path (or every Content-Signal line) for one category, reduced to the
+# one a decision would name: (rank of the strongest preference, minus the line of the first
+# statement with it, that statement). max() of several is what they combine to.
+_Strongest = tuple[int, int, Extra]
+_NO_STATEMENTS = object()  # memo: no usage statement applies to the agent
+
+
+class _UsageStatements:
+    """The usage statements that apply to one agent, compiled for one category.
+
+    Content-Usage rules are grouped by their path as the family matches it: plain paths in a
+    dictionary, looked up by the prefixes of a URL's path of the lengths that occur (at most
+    one look-up per character of the path), longest first; wildcard paths tried longest first.
+    The Content-Signal lines apply to the whole group: they are reduced once.
+    """
+
+    __slots__ = ("signals", "plain", "lengths", "wild")
+
+    def __init__(
+        self, statements: list[Extra], category: str, read_path: Callable[[str], tuple[str, bool]]
+    ) -> None:
+        signals: _Strongest | None = None
+        plain: dict[str, _Strongest] = {}
+        wild: dict[str, _Strongest] = {}
+        for extra in statements:
+            strength = _RANK[preference(dict(extra.value.preferences), category)]
+            candidate = (strength, -extra.line, extra)
+            if extra.kind == CONTENT_SIGNAL:
+                signals = candidate if signals is None else max(signals, candidate)
+                continue
+            path = extra.value.path
+            pattern, is_wild = ("", False) if path is None else read_path(path)
+            table = wild if is_wild else plain  # a rule without a path: the empty prefix
+            known = table.get(pattern)
+            table[pattern] = candidate if known is None else max(known, candidate)
+        self.signals = signals
+        self.plain = plain
+        self.lengths = sorted({len(pattern) for pattern in plain})
+        self.wild = sorted(
+            ((len(pattern), pattern, found) for pattern, found in wild.items()),
+            key=itemgetter(0),
+            reverse=True,
+        )
+
+    def decision(self, path: str, category: str) -> UsageDecision:
+        """What the statements with the longest path matching *path*, and the Content-Signal
+        lines, combine to (draft-ietf-aipref-vocab 5.1), naming the first line that decided."""
+        chosen: list[_Strongest] = []
+        longest = -1
+        plain, lengths = self.plain, self.lengths
+        for position in range(bisect_right(lengths, len(path)) - 1, -1, -1):
+            found = plain.get(path[: lengths[position]])
+            if found is not None:
+                longest = lengths[position]
+                chosen.append(found)
+                break
+        for length, pattern, found in self.wild:
+            if length < longest:
+                break
+            if pattern_matches(path, pattern):
+                if length > longest:
+                    longest, chosen = length, [found]
+                else:
+                    chosen.append(found)
+        if self.signals is not None:
+            chosen.append(self.signals)
+        strength, _, extra = max(chosen) if chosen else (0, 0, None)
+        if extra is None or not strength:
+            return UsageDecision(UNKNOWN, None, None, f"no statement that applies names {category}")
+        outcome = _OUTCOME[strength]
+        statement = render_extra(extra.kind, extra.value)
+        return UsageDecision(outcome, extra.line, statement, f"{category} {outcome}")
 
 
 def _coerce(url: object, user_agent: object) -> tuple[str, str]:

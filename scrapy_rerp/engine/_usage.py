@@ -233,10 +233,11 @@ def split_content_usage_rule(value: str) -> tuple[str | None, str]:
     value = value.partition("#")[0].strip(_WHITESPACE)
     if not value.startswith("/"):
         return None, value
-    for index, char in enumerate(value):
-        if char in _WHITESPACE:
-            return value[:index], value[index:].strip(_WHITESPACE)
-    return value, ""
+    ends = [index for index in map(value.find, _WHITESPACE) if index != -1]
+    if not ends:
+        return value, ""
+    index = min(ends)
+    return value[:index], value[index:].strip(_WHITESPACE)
 
 
 class UsageDecision(NamedTuple):

@@ -133,7 +133,7 @@ def test_every_syntax_is_read_by_one_family() -> None:
             "_applying_groups",
             "_extra",
             "_usage_statements",
-            "_usage_path_match",
+            "_usage_pattern",
             "__str__",
         ):
             assert getattr(family, name) is not getattr(RobotsTxt, name), (syntax, name)
