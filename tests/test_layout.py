@@ -243,6 +243,45 @@ def test_the_engine_imports_the_standard_library_and_itself() -> None:
     assert outside == []
 
 
+#: What else imports the package: its tests (but the engine's own, which test its parts), the
+#: benchmarks and the examples.
+REPO = PACKAGE.parent
+OUTSIDE_THE_PACKAGE = sorted(
+    path
+    for folder in ("tests", "benchmarks", "examples")
+    for path in (REPO / folder).rglob("*.py")
+    if (REPO / "tests" / "engine") not in path.parents
+)
+
+
+def _modules_named(path: Path) -> set[str]:
+    """Every module an import in *path* names, types and ``__getattr__`` included:
+    ``from a.b import c`` names ``a.b`` and ``a.b.c``."""
+    if PACKAGE in path.parents:
+        return {module for module, _ in imports_of(path, everything=True)}
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            named.add(node.module)
+            named.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return named
+
+
+def test_the_engine_is_imported_through_its_package_only() -> None:
+    """Everything another layer (or a test, a benchmark, an example) uses of the engine is
+    exported by ``scrapy_rerp.engine``: no ``scrapy_rerp.engine._*`` module is imported outside
+    the engine and its tests (docs/engine.rst, "For the other layers")."""
+    offenders = [
+        f"{path.relative_to(REPO)} imports {module}"
+        for path in [*NOT_ENGINE, *OUTSIDE_THE_PACKAGE]
+        for module in sorted(_modules_named(path))
+        if module.startswith("scrapy_rerp.engine._")
+    ]
+    assert offenders == []
+
+
 @pytest.mark.parametrize("name", sorted(RE_EXPORTS))
 def test_a_top_level_re_export_only_re_exports(name: str) -> None:
     """A docstring, the names imported from the layer's module, and ``__all__`` naming them."""

@@ -48,8 +48,7 @@ from scrapy_rerp.core.wording import counted, duration
 if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
-    from scrapy_rerp.engine import RobotsTxt
-    from scrapy_rerp.engine._tdmrep import TdmRepFile
+    from scrapy_rerp.engine import RobotsTxt, TdmRepFile
 
 __all__ = [
     "WAIT",

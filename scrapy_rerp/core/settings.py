@@ -36,8 +36,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy_rerp.core.body import MAX_SIZE, default_charset
 from scrapy_rerp.core.store import DEFAULT_MAX_ORIGINS
 from scrapy_rerp.core.urls import DONT_OBEY_META
-from scrapy_rerp.engine import RFC9309, USAGE_CATEGORIES, usage_category
-from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
+from scrapy_rerp.engine import (
+    RFC9309,
+    SYNTAX_BY_NAME,
+    USAGE_CATEGORIES,
+    check_syntax,
+    usage_category,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -65,16 +65,19 @@ from scrapy_rerp.crawl.compat import (
 from scrapy_rerp.crawl.evidence import DECISION_META, EvidenceStopped, evidence_log_of
 from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
-from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
-from scrapy_rerp.engine._agents import caller_tokens
-from scrapy_rerp.engine._tdmrep import (
+from scrapy_rerp.engine import (
     TDMREP_META_NAMES,
     TDMREP_PURPOSES,
+    PageDirectives,
+    PageStatement,
+    PageUsageDecision,
     TdmRepDecision,
     TdmReservation,
+    caller_tokens,
+    page_directives,
     tdm_reservation,
+    usage_category,
 )
-from scrapy_rerp.engine._usage import usage_category
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11

@@ -19,8 +19,7 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepFile
-from scrapy_rerp.engine._usage import usage_category
+from scrapy_rerp.engine import TDMREP_PURPOSES, TdmRepFile, usage_category
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.data import Fetched, RobotsEntry

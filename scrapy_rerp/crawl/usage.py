@@ -34,9 +34,15 @@ from scrapy.utils.python import to_unicode
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.crawl.compat import header_key, header_values
-from scrapy_rerp.engine import UsageDecision, header_usage
-from scrapy_rerp.engine._robots import NO_USAGE_STATED
-from scrapy_rerp.engine._usage import ALLOWED, DISALLOWED, UNKNOWN, combined
+from scrapy_rerp.engine import (
+    ALLOWED,
+    DISALLOWED,
+    NO_USAGE_STATED,
+    UNKNOWN,
+    UsageDecision,
+    combined,
+    header_usage,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

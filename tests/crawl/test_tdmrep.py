@@ -17,7 +17,7 @@ from scrapy.http import Response
 
 from scrapy_rerp.core.data import RobotsEntry
 from scrapy_rerp.crawl.tdmrep import TdmRepListener
-from scrapy_rerp.engine._tdmrep import TdmRepDecision, parse_tdmrep
+from scrapy_rerp.engine import TdmRepDecision, parse_tdmrep
 from tests.support import Stats
 from tests.support.crawls import FAST_OUTAGE, stat
 from tests.support.pages import FollowSpider, addon, exported, feed, kept, page, robots_meta
