@@ -282,6 +282,29 @@ def test_the_engine_is_imported_through_its_package_only() -> None:
     assert offenders == []
 
 
+def test_no_module_imports_the_package_s_own_names() -> None:
+    """The package's names (``scrapy_rerp.__version__``, ``scrapy_rerp.RobotsTxt``...) are its
+    face, for its users: a module imports a name from the module that holds it, never from the
+    package, whose ``__init__`` imports the layers (types included). ``from scrapy_rerp import
+    demo`` imports a module, and is a module's import."""
+    offenders = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                offenders += [
+                    f"{name_of(path)}: import {alias.name}"
+                    for alias in node.names
+                    if alias.name == "scrapy_rerp"
+                ]
+            elif isinstance(node, ast.ImportFrom) and _absolute(path, node) == "scrapy_rerp":
+                offenders += [
+                    f"{name_of(path)}: from scrapy_rerp import {alias.name}"
+                    for alias in node.names
+                    if f"scrapy_rerp.{alias.name}" not in BY_NAME
+                ]
+    assert offenders == []
+
+
 @pytest.mark.parametrize("name", sorted(RE_EXPORTS))
 def test_a_top_level_re_export_only_re_exports(name: str) -> None:
     """A docstring, the names imported from the layer's module, and ``__all__`` naming them."""
