@@ -21,6 +21,7 @@ imports under ``if TYPE_CHECKING:`` (types only, never run) and those in a modul
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -303,6 +304,49 @@ def test_no_module_imports_the_package_s_own_names() -> None:
                     if f"scrapy_rerp.{alias.name}" not in BY_NAME
                 ]
     assert offenders == []
+
+
+def _loggers_of(path: Path) -> list[str]:
+    """What each ``getLogger(...)`` call of *path* names: the constant of ``core/loggers`` as
+    ``loggers.X`` gives ``X``; anything else, the call as written."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        called = function.attr if isinstance(function, ast.Attribute) else None
+        if called != "getLogger" and not (
+            isinstance(function, ast.Name) and function.id == "getLogger"
+        ):
+            continue
+        [argument] = node.args or [ast.Constant(None)]
+        if (
+            isinstance(argument, ast.Attribute)
+            and isinstance(argument.value, ast.Name)
+            and argument.value.id == "loggers"
+        ):
+            found.append(argument.attr)
+        else:
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_every_module_logs_as_what_it_speaks_for() -> None:
+    """Each logger is a name of ``core/loggers`` (docs/logging.rst's table lists them all, and
+    nothing else), each is used, and the middleware's is crawl/middleware.py's alone."""
+    from scrapy_rerp.core import loggers
+
+    users: dict[str, set[str]] = {}
+    for path in MODULES:
+        if path != PACKAGE / "core" / "loggers.py":
+            for name in _loggers_of(path):
+                users.setdefault(name, set()).add(name_of(path))
+    assert sorted(users) == sorted(loggers.__all__)
+    assert users["MIDDLEWARE"] == {"crawl/middleware"}
+    names = {getattr(loggers, constant) for constant in loggers.__all__}
+    assert all(name.startswith("scrapy_rerp.") for name in names)
+    page = (PACKAGE.parent / "docs" / "logging.rst").read_text(encoding="utf-8")
+    assert set(re.findall(r"^``(scrapy_rerp\.\w+)``  ", page, re.M)) == names
 
 
 @pytest.mark.parametrize("name", sorted(RE_EXPORTS))

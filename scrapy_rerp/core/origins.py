@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
@@ -63,7 +64,7 @@ __all__ = [
     "Waiters",
 ]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 
 class _Wait:

@@ -33,6 +33,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_SIZE, default_charset
 from scrapy_rerp.core.store import DEFAULT_MAX_ORIGINS
 from scrapy_rerp.core.urls import DONT_OBEY_META
@@ -66,7 +67,7 @@ __all__ = [
     "unknown_settings",
 ]
 
-logger = logging.getLogger("scrapy_rerp")
+logger = logging.getLogger(loggers.SETTINGS)
 
 #: The engine's one table of syntax names: ``RERP_SYNTAX``, the command line's ``--syntax``,
 #: ``RerpRobotParser(syntax=...)`` and ``parse(syntax=...)`` take a name (any case) or the

@@ -51,6 +51,7 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for
@@ -98,7 +99,7 @@ __all__ = [
     "PageDirectivesMiddleware",
 ]
 
-logger = logging.getLogger("scrapy_rerp.page")
+logger = logging.getLogger(loggers.PAGE)
 
 #: ``response.meta`` key: the page's directives for the crawler (a ``PageDirectives``; each of
 #: its ``statements`` says which header or meta tag stated it).

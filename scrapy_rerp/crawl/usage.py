@@ -31,6 +31,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.python import to_unicode
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.crawl.compat import header_key, header_values
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["USAGE_META", "UsagePolicy"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.USAGE)
 
 #: ``request.meta`` / ``response.meta`` key: purpose -> :class:`UsageDecision`.
 USAGE_META = "rerp_usage"
