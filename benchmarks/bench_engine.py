@@ -153,9 +153,8 @@ def load_peers(names: Sequence[str] | None = None) -> tuple[list[Peer], list[str
     peers: list[Peer] = []
     missing: list[str] = []
 
-    from scrapy_rerp.engine import GYM2008, RFC9309
+    from scrapy_rerp.engine import GYM2008, RFC9309, clear_shared_tables
     from scrapy_rerp.engine import parse as rerp_parse
-    from scrapy_rerp.engine._robots import clear_shared_tables
 
     engine_version = _version("scrapy-rerp") + "@" + engine_revision()
     peers.append(

@@ -44,7 +44,7 @@ from _results import (  # noqa: E402
 
 from scrapy_rerp import cli  # noqa: E402
 from scrapy_rerp.cli import _problems  # noqa: E402
-from scrapy_rerp.engine._robots import clear_shared_tables  # noqa: E402
+from scrapy_rerp.engine import clear_shared_tables  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "LINT_RESULTS.md"
 RESULTS_TITLE = "Lint benchmark results"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .core.version import __version__
 from .engine import (
     GYM2008,
     MAX_FILESIZE,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from .crawl.page_directives import PageDirectivesMiddleware
     from .crawl.robotparser import RerpRobotParser
 
-__version__ = "0.1.0"
 
 __all__ = [
     "GYM2008",

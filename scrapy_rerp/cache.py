@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.data import RobotsEntry
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 
 class OriginCache(Protocol):

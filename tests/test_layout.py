@@ -21,6 +21,7 @@ imports under ``if TYPE_CHECKING:`` (types only, never run) and those in a modul
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -241,6 +242,111 @@ def test_the_engine_imports_the_standard_library_and_itself() -> None:
         if module.split(".")[0] not in allowed and not module.startswith("scrapy_rerp.engine")
     ]
     assert outside == []
+
+
+#: What else imports the package: its tests (but the engine's own, which test its parts), the
+#: benchmarks and the examples.
+REPO = PACKAGE.parent
+OUTSIDE_THE_PACKAGE = sorted(
+    path
+    for folder in ("tests", "benchmarks", "examples")
+    for path in (REPO / folder).rglob("*.py")
+    if (REPO / "tests" / "engine") not in path.parents
+)
+
+
+def _modules_named(path: Path) -> set[str]:
+    """Every module an import in *path* names, types and ``__getattr__`` included:
+    ``from a.b import c`` names ``a.b`` and ``a.b.c``."""
+    if PACKAGE in path.parents:
+        return {module for module, _ in imports_of(path, everything=True)}
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            named.add(node.module)
+            named.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return named
+
+
+def test_the_engine_is_imported_through_its_package_only() -> None:
+    """Everything another layer (or a test, a benchmark, an example) uses of the engine is
+    exported by ``scrapy_rerp.engine``: no ``scrapy_rerp.engine._*`` module is imported outside
+    the engine and its tests (docs/engine.rst, "For the other layers")."""
+    offenders = [
+        f"{path.relative_to(REPO)} imports {module}"
+        for path in [*NOT_ENGINE, *OUTSIDE_THE_PACKAGE]
+        for module in sorted(_modules_named(path))
+        if module.startswith("scrapy_rerp.engine._")
+    ]
+    assert offenders == []
+
+
+def test_no_module_imports_the_package_s_own_names() -> None:
+    """The package's names (``scrapy_rerp.__version__``, ``scrapy_rerp.RobotsTxt``...) are its
+    face, for its users: a module imports a name from the module that holds it, never from the
+    package, whose ``__init__`` imports the layers (types included). ``from scrapy_rerp import
+    demo`` imports a module, and is a module's import."""
+    offenders = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                offenders += [
+                    f"{name_of(path)}: import {alias.name}"
+                    for alias in node.names
+                    if alias.name == "scrapy_rerp"
+                ]
+            elif isinstance(node, ast.ImportFrom) and _absolute(path, node) == "scrapy_rerp":
+                offenders += [
+                    f"{name_of(path)}: from scrapy_rerp import {alias.name}"
+                    for alias in node.names
+                    if f"scrapy_rerp.{alias.name}" not in BY_NAME
+                ]
+    assert offenders == []
+
+
+def _loggers_of(path: Path) -> list[str]:
+    """What each ``getLogger(...)`` call of *path* names: the constant of ``core/loggers`` as
+    ``loggers.X`` gives ``X``; anything else, the call as written."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        called = function.attr if isinstance(function, ast.Attribute) else None
+        if called != "getLogger" and not (
+            isinstance(function, ast.Name) and function.id == "getLogger"
+        ):
+            continue
+        [argument] = node.args or [ast.Constant(None)]
+        if (
+            isinstance(argument, ast.Attribute)
+            and isinstance(argument.value, ast.Name)
+            and argument.value.id == "loggers"
+        ):
+            found.append(argument.attr)
+        else:
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_every_module_logs_as_what_it_speaks_for() -> None:
+    """Each logger is a name of ``core/loggers`` (docs/logging.rst's table lists them all, and
+    nothing else), each is used, and the middleware's is crawl/middleware.py's alone."""
+    from scrapy_rerp.core import loggers
+
+    users: dict[str, set[str]] = {}
+    for path in MODULES:
+        if path != PACKAGE / "core" / "loggers.py":
+            for name in _loggers_of(path):
+                users.setdefault(name, set()).add(name_of(path))
+    assert sorted(users) == sorted(loggers.__all__)
+    assert users["MIDDLEWARE"] == {"crawl/middleware"}
+    names = {getattr(loggers, constant) for constant in loggers.__all__}
+    assert all(name.startswith("scrapy_rerp.") for name in names)
+    page = (PACKAGE.parent / "docs" / "logging.rst").read_text(encoding="utf-8")
+    assert set(re.findall(r"^``(scrapy_rerp\.\w+)``  ", page, re.M)) == names
 
 
 @pytest.mark.parametrize("name", sorted(RE_EXPORTS))

@@ -130,7 +130,7 @@ def test_a_bad_setting_stops_the_crawl_with_one_error_and_exit_status_1(
     assert done.returncode == 1, log
     (error,) = lines(log, "WARNING", "ERROR", "CRITICAL")
     assert error.endswith(
-        "[scrapy_rerp] ERROR: RERP_SYNTAX = 'rfc' is invalid: expected one of 'rfc9309', "
+        "[scrapy_rerp.settings] ERROR: RERP_SYNTAX = 'rfc' is invalid: expected one of 'rfc9309', "
         "'gym2008', 'mk1996' (or the constant); the crawl stops before it starts"
     )
     assert "Traceback" not in log

@@ -30,15 +30,17 @@ from scrapy_rerp.cli._source import Source, is_url, outcome_reason
 from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import ALLOW_ALL
 from scrapy_rerp.core.urls import crawl_decision, origin_of, request_url, rules_url
-from scrapy_rerp.engine import USAGE_CATEGORIES, RobotsTxt, UsageDecision
-from scrapy_rerp.engine._tdmrep import (
+from scrapy_rerp.engine import (
     TDMREP_PATH,
     TDMREP_PURPOSES,
+    USAGE_CATEGORIES,
+    RobotsTxt,
     TdmRepDecision,
     TdmRepFile,
+    UsageDecision,
     tdm_reservation,
+    usage_category,
 )
-from scrapy_rerp.engine._usage import usage_category
 
 
 def check_url_argument(url: str, command: str) -> None:

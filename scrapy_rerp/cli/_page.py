@@ -60,22 +60,20 @@ from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.core.wording import counted, duration
 from scrapy_rerp.engine import (
+    MAX_HTML_BYTES,
     RFC9309,
+    TDMREP_PATH,
+    TDMREP_PURPOSES,
     USAGE_CATEGORIES,
     PageDirectives,
     PageStatement,
     PageUsageDecision,
-    page_directives,
-    robots_meta_tags,
-)
-from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES
-from scrapy_rerp.engine._tdmrep import (
-    TDMREP_PATH,
-    TDMREP_PURPOSES,
     TdmRepDecision,
     TdmRepFile,
     TdmReservation,
+    page_directives,
     parse_tdmrep,
+    robots_meta_tags,
     tdm_reservation,
 )
 

@@ -8,10 +8,10 @@ import math
 import sys
 from typing import Any, NoReturn
 
-from scrapy_rerp import __version__
 from scrapy_rerp.cli._output import EXIT_ERROR
 from scrapy_rerp.cli._source import DEFAULT_AGENT, DEFAULT_TIMEOUT
 from scrapy_rerp.core.settings import SYNTAX_NAMES, RerpSettingsError, syntax_from
+from scrapy_rerp.core.version import __version__
 from scrapy_rerp.engine import RFC9309, usage_category
 
 FORMATS = ("text", "json")

@@ -23,9 +23,20 @@ from typing import Any
 from scrapy_rerp.core.body import MAX_SIZE, Body
 from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.urls import crawl_allowed, crawl_decision, sitemap_url
-from scrapy_rerp.engine import GYM2008, MK1996, RFC9309, Decision, ParseWarning, RobotsTxt, parse
-from scrapy_rerp.engine._directives import CONTENT_USAGE, DIRECTIVES, UsageStatement
-from scrapy_rerp.engine._usage import CONTENT_USAGE_LABELS, SIGNAL_KEYS
+from scrapy_rerp.engine import (
+    CONTENT_USAGE,
+    CONTENT_USAGE_LABELS,
+    DIRECTIVES,
+    GYM2008,
+    MK1996,
+    RFC9309,
+    SIGNAL_KEYS,
+    Decision,
+    ParseWarning,
+    RobotsTxt,
+    UsageStatement,
+    parse,
+)
 
 __all__ = ["ERROR", "WARNING", "NotRobotsTxt", "Problem", "lint", "not_robots_txt"]
 

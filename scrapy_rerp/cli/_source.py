@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from scrapy_rerp import __version__
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.cli._problems import NotRobotsTxt, not_robots_txt
@@ -21,6 +20,7 @@ from scrapy_rerp.core.body import MAX_SIZE, Body, read_body
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE
 from scrapy_rerp.core.urls import crawl_decision, robots_url_of
+from scrapy_rerp.core.version import __version__
 from scrapy_rerp.engine import RobotsTxt
 
 #: The crawler a command answers for unless ``--agent`` names one: a crawler no group names.

@@ -17,6 +17,7 @@ from typing import Any
 
 from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
 from scrapy_rerp.cli._output import CliError
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.bounds import bounded_expiry, longest_lifetime
 from scrapy_rerp.core.recall import stored_body
 from scrapy_rerp.core.settings import RerpSettings, setting_path
@@ -38,7 +39,7 @@ def open_store(path: str) -> Iterator[RobotsStore]:
     read (its reason, in one line). The store's own log lines are not shown: its reason is."""
     if not Path(path).exists():
         raise CliError(_missing(path))
-    logger = logging.getLogger("scrapy_rerp.store")
+    logger = logging.getLogger(loggers.STORE)
     quiet = logging.NullHandler()
     logger.addHandler(quiet)
     propagate, logger.propagate = logger.propagate, False

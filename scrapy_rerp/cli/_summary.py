@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scrapy_rerp.core.urls import sitemap_url
-from scrapy_rerp.engine import Group, RobotsTxt
-from scrapy_rerp.engine._directives import DIRECTIVES, FILE_KINDS, SITEMAP, VALUE_KINDS
+from scrapy_rerp.engine import DIRECTIVES, FILE_KINDS, SITEMAP, VALUE_KINDS, Group, RobotsTxt
 
 
 def json_key(name: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._page import fetch_page
 from scrapy_rerp.core.wording import counted
-from scrapy_rerp.engine._tdmrep import MAX_TDMREP_BYTES, TDMREP_PATH, TdmRepFile, parse_tdmrep
+from scrapy_rerp.engine import MAX_TDMREP_BYTES, TDMREP_PATH, TdmRepFile, parse_tdmrep
 
 __all__ = ["TdmRepFileReport", "is_tdmrep_source", "origin_file"]
 

@@ -7,8 +7,7 @@ import codecs
 from dataclasses import dataclass
 
 from scrapy_rerp.core import decompress
-from scrapy_rerp.engine import RFC9309, RobotsTxt, parse
-from scrapy_rerp.engine._text_codecs import NOT_BODY_CHARSETS, body_codec, text_codec
+from scrapy_rerp.engine import NOT_BODY_CHARSETS, RFC9309, RobotsTxt, body_codec, parse, text_codec
 
 __all__ = [
     "MAX_HEADER_BYTES",

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import PARKED, Admission, ParkingKey, Purpose, refused
 from scrapy_rerp.core.wording import FirstTimes, duration, stat_seconds
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CoolDowns"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.POLITENESS)
 
 STAT_COOLDOWNS = "robotstxt/slowdown/cooldowns"
 STAT_EXTENDED = "robotstxt/slowdown/cooldown_extended"

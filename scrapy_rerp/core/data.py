@@ -15,8 +15,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scrapy_rerp.engine import RobotsTxt
-    from scrapy_rerp.engine._tdmrep import TdmRepFile
+    from scrapy_rerp.engine import RobotsTxt, TdmRepFile
 
 __all__ = ["Fetched", "Outcome", "RobotsEntry", "Validators", "body_sha256"]
 

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy_rerp.core.admission import Purpose
-from scrapy_rerp.engine import RobotsTxt
-from scrapy_rerp.engine._tdmrep import TdmRepFile, parse_tdmrep
+from scrapy_rerp.engine import RobotsTxt, TdmRepFile, parse_tdmrep
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.body import Body

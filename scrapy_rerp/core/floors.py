@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.slowdown import FloorBackoff, SlowAnswer
 from scrapy_rerp.core.wording import FirstTimes, duration, stat_seconds
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Floors", "sent_at", "wanted_delay"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.POLITENESS)
 
 STAT_APPLIED = "robotstxt/crawl_delay/floor_applied"
 STAT_CAPPED = "robotstxt/crawl_delay/floor_capped"

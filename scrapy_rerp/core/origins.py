@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
@@ -48,8 +49,7 @@ from scrapy_rerp.core.wording import counted, duration
 if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
-    from scrapy_rerp.engine import RobotsTxt
-    from scrapy_rerp.engine._tdmrep import TdmRepFile
+    from scrapy_rerp.engine import RobotsTxt, TdmRepFile
 
 __all__ = [
     "WAIT",
@@ -64,7 +64,7 @@ __all__ = [
     "Waiters",
 ]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 
 class _Wait:

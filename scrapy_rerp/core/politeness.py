@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.admission import GO, Admission, Admitting, ParkingKey, Purpose
 from scrapy_rerp.core.cool_downs import CoolDowns
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Coordination", "Politeness"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.POLITENESS)
 
 STAT_CAPPED_WAIT = "robotstxt/slowdown/cooldown_capped"
 STAT_RETRIES = "robotstxt/slowdown/retries"

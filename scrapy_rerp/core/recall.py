@@ -21,7 +21,6 @@ copies, a batch), so they are made inline on the reactor thread rather than in a
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from dataclasses import replace
@@ -47,8 +46,6 @@ __all__ = [
     "StoredRules",
     "stored_body",
 ]
-
-logger = logging.getLogger("scrapy_rerp.middleware")
 
 
 def stored_body(copy: StoredCopy, max_size: int) -> Body:

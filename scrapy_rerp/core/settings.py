@@ -33,11 +33,17 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_SIZE, default_charset
 from scrapy_rerp.core.store import DEFAULT_MAX_ORIGINS
 from scrapy_rerp.core.urls import DONT_OBEY_META
-from scrapy_rerp.engine import RFC9309, USAGE_CATEGORIES, usage_category
-from scrapy_rerp.engine._constants import SYNTAX_BY_NAME, check_syntax
+from scrapy_rerp.engine import (
+    RFC9309,
+    SYNTAX_BY_NAME,
+    USAGE_CATEGORIES,
+    check_syntax,
+    usage_category,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -61,7 +67,7 @@ __all__ = [
     "unknown_settings",
 ]
 
-logger = logging.getLogger("scrapy_rerp")
+logger = logging.getLogger(loggers.SETTINGS)
 
 #: The engine's one table of syntax names: ``RERP_SYNTAX``, the command line's ``--syntax``,
 #: ``RerpRobotParser(syntax=...)`` and ``parse(syntax=...)`` take a name (any case) or the

@@ -135,6 +135,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.bounds import CLOCK_SKEW, moment_problem
 from scrapy_rerp.core.data import Outcome
 
@@ -163,7 +164,7 @@ __all__ = [
     "renewed_copy",
 ]
 
-logger = logging.getLogger("scrapy_rerp.store")
+logger = logging.getLogger(loggers.STORE)
 
 #: The layout of the file (``PRAGMA user_version``); a store of another is set aside.
 SCHEMA_VERSION = 1

@@ -31,6 +31,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Misconfigured", "Parts", "assemble", "origin_caches"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.SETTINGS)
 
 
 def origin_caches(

@@ -49,7 +49,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp import __version__
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.documents import TDMREP_PATH
 from scrapy_rerp.core.evidence import (
     ROBOTS_HEADERS,
@@ -60,6 +60,7 @@ from scrapy_rerp.core.evidence import (
 )
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import fail_crawl
 from scrapy_rerp.engine import RobotsTxt
 
@@ -83,7 +84,7 @@ __all__ = [
     "EvidenceStopped",
 ]
 
-logger = logging.getLogger("scrapy_rerp.evidence")
+logger = logging.getLogger(loggers.EVIDENCE)
 
 #: Where the Addon puts :class:`EvidenceItemsMiddleware`: between the spider and it, the page
 #: directives' middleware (950) drops the items a page refuses first.

@@ -35,6 +35,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.origins import WAIT, OriginService, Refused
@@ -60,7 +61,7 @@ __all__ = ["FORBIDDEN", "RobotsGate"]
 #: The message of the ``IgnoreRequest`` of a request robots.txt disallows.
 FORBIDDEN = "Forbidden by robots.txt"
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 
 class RobotsGate:

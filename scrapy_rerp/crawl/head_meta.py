@@ -30,7 +30,7 @@ from functools import lru_cache
 from lxml import etree
 from scrapy.selector import Selector
 
-from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES, _encoding_of
+from scrapy_rerp.engine import MAX_HTML_BYTES, html_encoding
 
 __all__ = ["head_meta_tags", "head_of"]
 
@@ -99,7 +99,7 @@ def _head_text(html: bytes | str, encoding: str | None) -> str:
     # Searched up to the bound rather than sliced to it: a copy of a big page's first bytes
     # costs more than finding its head.
     end = min(len(html), MAX_HTML_BYTES)
-    codec = _encoding_of(html, encoding)
+    codec = html_encoding(html, encoding)
     if _ascii_compatible(codec):
         return html[: _head_end(html, end)].decode(codec, "replace").removeprefix("\ufeff")
     text = html[:end].decode(codec, "replace").removeprefix("\ufeff")

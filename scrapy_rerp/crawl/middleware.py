@@ -40,6 +40,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import capped_lines
 from scrapy_rerp.core.settings import (
     CLOSE_REASON,
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ANSWERS_MIDDLEWARE_PRIORITY", "AnswersMiddleware", "RobotsTxtMiddleware"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.MIDDLEWARE)
 
 #: The answers middleware's place: its ``process_exception`` runs before any other downloader
 #: middleware's (higher runs first on the way back), before ``RetryMiddleware`` (550) turns a

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.crawl.compat import send_robots_parsed
 from scrapy_rerp.crawl.robotparser import RerpRobotParser
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RulesApplied"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 
 class RulesApplied:

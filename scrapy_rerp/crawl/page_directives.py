@@ -51,6 +51,7 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for
@@ -65,16 +66,19 @@ from scrapy_rerp.crawl.compat import (
 from scrapy_rerp.crawl.evidence import DECISION_META, EvidenceStopped, evidence_log_of
 from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
-from scrapy_rerp.engine import PageDirectives, PageStatement, PageUsageDecision, page_directives
-from scrapy_rerp.engine._agents import caller_tokens
-from scrapy_rerp.engine._tdmrep import (
+from scrapy_rerp.engine import (
     TDMREP_META_NAMES,
     TDMREP_PURPOSES,
+    PageDirectives,
+    PageStatement,
+    PageUsageDecision,
     TdmRepDecision,
     TdmReservation,
+    caller_tokens,
+    page_directives,
     tdm_reservation,
+    usage_category,
 )
-from scrapy_rerp.engine._usage import usage_category
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -95,7 +99,7 @@ __all__ = [
     "PageDirectivesMiddleware",
 ]
 
-logger = logging.getLogger("scrapy_rerp.page")
+logger = logging.getLogger(loggers.PAGE)
 
 #: ``response.meta`` key: the page's directives for the crawler (a ``PageDirectives``; each of
 #: its ``statements`` says which header or meta tag stated it).

@@ -48,6 +48,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.wording import counted
 from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ParkingLot", "prepare_for_return"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 #: Seconds between checks for a closing engine while requests are parked (or wait in slots
 #: behind a floor: :meth:`ParkingLot.watch_closing`).

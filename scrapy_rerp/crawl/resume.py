@@ -69,6 +69,7 @@ from scrapy import Request, signals
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.settings import RerpSettings, settings_for
 from scrapy_rerp.core.urls import origin_of
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COOL_DOWN_FILE", "DAMAGED_SUFFIX", "JOB_FILE", "STAT_SKIPPED", "ResumeStore"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.RESUME)
 
 #: The file, in ``JOBDIR``, of the requests parked when the job was paused.
 JOB_FILE = "robotstxt-parked.pickle"

@@ -7,7 +7,6 @@ cap need :class:`scrapy_rerp.RobotsTxtMiddleware`, which uses the same decoding 
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from scrapy.robotstxt import RobotParser
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
     from scrapy_rerp.engine import RequestRate
 
 __all__ = ["RerpRobotParser", "charset_from_content_type", "parse_body"]
-
-logger = logging.getLogger(__name__)
 
 
 class RerpRobotParser(RobotParser):

@@ -23,6 +23,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.urls import origin_of, sitemap_url
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(loggers.SITEMAPS)
 
 STAT_DISCOVERED = "robotstxt/sitemaps/discovered"
 STAT_SCHEDULED = "robotstxt/sitemaps/scheduled"

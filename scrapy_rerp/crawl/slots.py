@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from scrapy import signals
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.urls import origin_of, origin_of_parts
 from scrapy_rerp.core.wording import duration
 from scrapy_rerp.crawl.compat import (
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SlotFloors"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(loggers.POLITENESS)
 
 _SLOT_META = "download_slot"
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.project import data_path
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.bounds import longest_lifetime
 from scrapy_rerp.core.recall import StoredRules
 from scrapy_rerp.core.settings import setting_path
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["open_store"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.STORE)
 
 
 def open_store(crawler: Crawler, settings: RerpSettings) -> StoredRules | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.cool_downs import STAT_COOLDOWNS, STAT_WAITED
 from scrapy_rerp.core.floors import STAT_APPLIED
 from scrapy_rerp.core.wording import counted, duration
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FIRST_NAMED", "CrawlSummary"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.SUMMARY)
 
 #: How many of the requests dropped for one reason the closing line names.
 FIRST_NAMED = 5

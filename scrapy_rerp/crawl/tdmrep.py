@@ -19,8 +19,8 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp.engine._tdmrep import TDMREP_PURPOSES, TdmRepFile
-from scrapy_rerp.engine._usage import usage_category
+from scrapy_rerp.core import loggers
+from scrapy_rerp.engine import TDMREP_PURPOSES, TdmRepFile, usage_category
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.data import Fetched, RobotsEntry
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FILE_META", "AttachedFile", "TdmRepListener", "reads_tdmrep"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.USAGE)
 
 #: ``Request.meta`` key: the origin's parsed tdmrep.json (an :class:`AttachedFile`), set by the
 #: gate once it is known; the page directives read it.

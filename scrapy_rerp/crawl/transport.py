@@ -27,6 +27,7 @@ from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.python import to_unicode
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
 from scrapy_rerp.core.data import Fetched, Validators
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RobotsTxtDownloader"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.ROBOTSTXT)
 
 # Set on a robots.txt request while it downloads (the meta it is made with, ROBOTS_ORIGIN_META
 # among it, is core.settings.robotstxt_request_meta's):

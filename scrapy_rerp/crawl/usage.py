@@ -31,12 +31,19 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.python import to_unicode
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.crawl.compat import header_key, header_values
-from scrapy_rerp.engine import UsageDecision, header_usage
-from scrapy_rerp.engine._robots import NO_USAGE_STATED
-from scrapy_rerp.engine._usage import ALLOWED, DISALLOWED, UNKNOWN, combined
+from scrapy_rerp.engine import (
+    ALLOWED,
+    DISALLOWED,
+    NO_USAGE_STATED,
+    UNKNOWN,
+    UsageDecision,
+    combined,
+    header_usage,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -48,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["USAGE_META", "UsagePolicy"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.USAGE)
 
 #: ``request.meta`` / ``response.meta`` key: purpose -> :class:`UsageDecision`.
 USAGE_META = "rerp_usage"

@@ -58,10 +58,11 @@ from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
-import scrapy_rerp
-from scrapy_rerp import RobotsTxt, RobotsTxtMiddleware
+from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import crawler_process
+from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 from scrapy_rerp.demo.local_server import Hit, Reply, Server, gaps, urlset
+from scrapy_rerp.engine import RobotsTxt
 
 USER_AGENT = "Mozilla/5.0 (compatible; PoliteDemoBot/1.0; +https://example.com/polite-demo)"
 CRAWL_DELAY = 0.5
@@ -313,7 +314,7 @@ def verify(outcome: Outcome) -> None:
 
 def report(outcome: Outcome) -> None:
     print(
-        f"scrapy_rerp {scrapy_rerp.__version__}, Scrapy {scrapy.__version__}: "
+        f"scrapy_rerp {__version__}, Scrapy {scrapy.__version__}: "
         f"crawl finished in {outcome.elapsed:.2f} s"
     )
     print(f"User-Agent: {USER_AGENT}")

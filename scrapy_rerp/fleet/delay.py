@@ -62,6 +62,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import (
     GO,
     PARKED,
@@ -93,7 +94,7 @@ __all__ = [
     "sleep_while",
 ]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.FLEET)
 
 STAT_FLEET_COOLDOWNS = "robotstxt/slowdown/fleet_cooldowns"
 

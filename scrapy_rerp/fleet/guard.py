@@ -28,12 +28,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.settings import redacted_url
 from scrapy_rerp.fleet.store import RedisCommandError, RedisUnavailable
 
 __all__ = ["PROBE_INTERVAL", "RedisGuard"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.FLEET)
 
 _T = TypeVar("_T")
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp.core import loggers
 from scrapy_rerp.core.data import Fetched, RobotsEntry
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.origins import Claim
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SharedRules"]
 
-logger = logging.getLogger("scrapy_rerp.middleware")
+logger = logging.getLogger(loggers.FLEET)
 
 #: How long a worker waits between two looks at an origin another worker is downloading.
 POLL_FIRST, POLL_MAX = 0.05, 0.5

@@ -15,8 +15,7 @@ from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.documents import NO_TDMREP_FILE, robots_txt, tdmrep_json
 from scrapy_rerp.core.origins import WAIT, OriginService
 from scrapy_rerp.core.settings import RerpSettings
-from scrapy_rerp.engine import RFC9309
-from scrapy_rerp.engine._tdmrep import TdmRepFile, parse_tdmrep
+from scrapy_rerp.engine import RFC9309, TdmRepFile, parse_tdmrep
 from tests.support import AsyncioRuntime, Stats
 from tests.support.scenarios import scenario
 

@@ -50,7 +50,7 @@ def test_an_allowed_request_goes_on_and_a_disallowed_one_is_refused_and_counted(
 ) -> None:
     gate = gate_with("User-agent: *\nDisallow: /private\n")
     assert gate.process(scrapy.Request("http://a.test/public")) is None
-    with caplog.at_level(logging.DEBUG, logger="scrapy_rerp.middleware"):
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rerp.robotstxt"):
         with pytest.raises(IgnoreRequest, match="Forbidden by robots.txt"):
             gate.process(scrapy.Request("http://a.test/private/1"))
     assert gate.stats.get_value("robotstxt/forbidden") == 1

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scrapy_rerp.crawl.head_meta import head_meta_tags, head_of
-from scrapy_rerp.engine._html_meta import MAX_HTML_BYTES
+from scrapy_rerp.engine import MAX_HTML_BYTES
 from tests.support.html_meta_cases import CASES, READERS, MetaReaderContract, Pairs
 
 pytestmark = pytest.mark.scrapy  # Scrapy's API (markers: pyproject.toml)

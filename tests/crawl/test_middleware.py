@@ -149,7 +149,7 @@ async def test_blocked_request_logged_with_the_line(
     server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.robots("User-agent: *\n# comment\nDisallow: /private\n")
-    with caplog.at_level(logging.DEBUG, logger="scrapy_rerp.middleware"):
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rerp.robotstxt"):
         await crawl(settings=rerp(), urls=[server.url("/private/1")])
     [message] = [r.getMessage() for r in caplog.records if "Forbidden by robots.txt" in r.message]
     assert "/private/1" in message

@@ -15,8 +15,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_rerp import PageDirectivesMiddleware
-from scrapy_rerp.engine import page_directives
-from scrapy_rerp.engine._tdmrep import TdmRepDecision
+from scrapy_rerp.engine import TdmRepDecision, page_directives
 from tests.support.crawls import pages, stat
 from tests.support.pages import (
     MYBOT,

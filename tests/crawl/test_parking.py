@@ -243,7 +243,7 @@ async def test_closing_names_what_the_dropped_requests_waited_for_per_purpose(
             assert lot.park(key, scrapy.Request(f"{key.origin}/{key.purpose.name}/{i}")) is None
     assert lot.counts() == parked and len(lot) == 8
     assert lot.count(ParkingKey(b, Purpose.ROBOTS_TXT)) == 0  # b waits for no robots.txt
-    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.robotstxt"):
         lot.close(keep=False)
     assert [r.getMessage() for r in caplog.records] == [
         f"Crawl closing: dropped 2 requests still waiting for robots.txt of 1 origin: {a} (2)",

@@ -230,7 +230,7 @@ async def test_floor_is_capped_by_max_crawl_delay(
     server: Server, caplog: pytest.LogCaptureFixture, via: str
 ) -> None:
     server.robots("User-agent: *\nCrawl-delay: 100\n")
-    caplog.set_level(logging.WARNING, logger="scrapy_rerp.middleware")
+    caplog.set_level(logging.WARNING, logger="scrapy_rerp.politeness")
     crawler = await crawl(
         ListSpider, settings(via, RERP_MAX_CRAWL_DELAY=0.3), urls=pages(server, 4)
     )

@@ -17,7 +17,7 @@ from scrapy.http import Response
 
 from scrapy_rerp.core.data import RobotsEntry
 from scrapy_rerp.crawl.tdmrep import TdmRepListener
-from scrapy_rerp.engine._tdmrep import TdmRepDecision, parse_tdmrep
+from scrapy_rerp.engine import TdmRepDecision, parse_tdmrep
 from tests.support import Stats
 from tests.support.crawls import FAST_OUTAGE, stat
 from tests.support.pages import FollowSpider, addon, exported, feed, kept, page, robots_meta
@@ -170,7 +170,7 @@ async def test_a_broken_file_reserves_nothing_and_is_counted_and_logged_once(
     server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     broken = Reply(body='[{"location": "/reserved/*", "tdm-reservation": 1}', content_type=None)
-    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.usage"):
         crawler = await crawl_site(site(server, broken), tmp_path)
     assert kept(tmp_path) == every_item()
     assert server.count(TDMREP) == 1
@@ -284,7 +284,7 @@ async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_p
             await listener.rules_known(origin, invalid, None, None)
         await listener.rules_known("http://valid.test", valid, None, None)
 
-    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.usage"):
         # a, then b: both logged; a again: not; c pushes a out of the two remembered.
         await read("http://a.test", "http://b.test", "http://a.test", "http://c.test")
         await read("http://a.test")

@@ -33,7 +33,7 @@ def said(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "scrapy_rerp.middleware" and r.levelno == logging.WARNING
+        if r.name == "scrapy_rerp.fleet" and r.levelno == logging.WARNING
     ]
 
 
@@ -171,7 +171,7 @@ async def test_the_warnings_name_the_spider_of_the_moment(
     assert await guard.call(failing) == (False, None)
     assert await guard.call(failing) == (False, None)  # said nothing: asked no spider
     assert await guard.call(returning("x")) == (True, "x")
-    records = [r for r in caplog.records if r.name == "scrapy_rerp.middleware"]
+    records = [r for r in caplog.records if r.name == "scrapy_rerp.fleet"]
     assert [r.spider for r in records] == ["first spider", "second spider"]  # type: ignore[attr-defined]
 
 
