@@ -30,8 +30,7 @@ from protego import Protego
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import add_write_results_argument, write_results  # noqa: E402
 
-from scrapy_rerp.engine import GYM2008, RFC9309, parse  # noqa: E402
-from scrapy_rerp.engine._shared import clear_shared_tables  # noqa: E402
+from scrapy_rerp.engine import GYM2008, RFC9309, clear_shared_tables, parse  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "HOSTILE_RESULTS.md"
 RESULTS_TITLE = "Hostile robots.txt benchmark results"
