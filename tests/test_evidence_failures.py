@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_rerp.core.evidence import read_records
+from scrapy_rerp.crawl.compat import SCRAPY_VERSION
 from tests.support.servers import Reply, Server
 
 pytestmark = pytest.mark.scrapy  # Scrapy's command line (markers: pyproject.toml)
@@ -160,6 +161,7 @@ def test_a_disk_that_fills_mid_crawl_hands_the_spider_no_page_without_its_record
         script, site, f"RERP_EVIDENCE={evidence}", pages=SITE_PAGES, file_size_limit=3_000
     )
     assert status == 1, log
+    assert len(problems(log)) == 1, problems(log)
     (error,) = problems(log)
     assert error.endswith(
         f"] ERROR: Evidence: cannot write to {evidence}: OSError: [Errno 27] File too large; "
@@ -233,7 +235,12 @@ def test_evidence_that_cannot_be_opened_stops_scrapy_crawl_with_exit_status_1(
     assert error.endswith("; the crawl stops (RERP_EVIDENCE_ON_FAILURE = 'stop')")
     assert "Traceback" not in log
     assert site.hits() == []  # the file opens as the spider does: nothing was asked
-    assert evidence_stats(logged_stats(log)) == {"robotstxt/evidence/failed": 1}
+    stats = evidence_stats(logged_stats(log))
+    # Before Scrapy 2.14 the engine is closed once it runs, and the start requests it reads
+    # meanwhile are stopped (counted, none downloaded); newer releases close before them.
+    stopped = stats.pop("robotstxt/evidence/stopped/request", 0)
+    assert stopped == 0 or SCRAPY_VERSION < (2, 14)
+    assert stats == {"robotstxt/evidence/failed": 1}
 
 
 def test_evidence_that_cannot_be_opened_with_continue_counts_every_record_as_lost_only(
@@ -246,6 +253,7 @@ def test_evidence_that_cannot_be_opened_with_continue_counts_every_record_as_los
         script, site, f"RERP_EVIDENCE={evidence}", "RERP_EVIDENCE_ON_FAILURE=continue"
     )
     assert status == 0, log  # asked for: the crawl does its job without evidence
+    assert len(problems(log)) == 1, problems(log)
     (error,) = problems(log)
     assert error.endswith(
         "; the crawl goes on without evidence (RERP_EVIDENCE_ON_FAILURE = 'continue')"

@@ -223,7 +223,9 @@ def fail_crawl(crawler: Crawler, reason: str) -> None:
     _not_started(crawler)
     engine = engine_of(crawler)
     if engine is not None and engine.spider is not None:
-        close_spider(crawler, reason)
+        # A failure as the spider opens comes before the engine runs: closed once it does
+        # (Scrapy before 2.14 raises "Engine not running" at the spider's close otherwise).
+        _close_engine(crawler, reason)
 
 
 def open_spider(crawler: Crawler, *, close_if_idle: bool = True) -> Deferred[None]:
