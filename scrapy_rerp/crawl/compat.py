@@ -223,9 +223,12 @@ def fail_crawl(crawler: Crawler, reason: str) -> None:
     _not_started(crawler)
     engine = engine_of(crawler)
     if engine is not None and engine.spider is not None:
-        # A failure as the spider opens comes before the engine runs: closed once it does
-        # (Scrapy before 2.14 raises "Engine not running" at the spider's close otherwise).
-        _close_engine(crawler, reason)
+        if engine.running or hasattr(engine, "close_spider_async"):
+            close_spider(crawler, reason)
+        else:
+            # Scrapy before 2.14, as the spider opens: the engine is not running yet, and a
+            # spider closed now raises "Engine not running" at its close. Closed once it runs.
+            _close_engine(crawler, reason)
 
 
 def open_spider(crawler: Crawler, *, close_if_idle: bool = True) -> Deferred[None]:

@@ -35,8 +35,10 @@ from scrapy_rerp.engine._shared import clear_shared_tables
 GROWTH = 6.0  # the bound for 4x the parts: linear is 4, quadratic 16
 REPEATS = 2  # runs of each size, and more while a step looks too slow, up to MAX_REPEATS
 MAX_REPEATS = 8
-NOISE_FLOOR = 0.01  # seconds: a step this short on the file of 4n parts is not judged (the
-# caches of the machine alone make some such steps, pickle.dumps of 16,000 strings, 6x slower)
+NOISE_FLOOR = 0.03  # seconds: a step this short on the file of 4n parts is not judged (the
+# caches of the machine alone make some such steps, pickle.dumps of 16,000 strings, 6x slower,
+# and on CI's two loaded cores a linear 17 ms unpickling read 8.8x); every quadratic step found
+# so far took a quarter of a second or more at 4n
 SYNTAXES = {"RFC9309": RFC9309, "GYM2008": GYM2008, "MK1996": MK1996}
 URL = "https://example.com/p7/page.html"
 AGENT = "bot7"
