@@ -32,7 +32,9 @@ from scrapy_rerp.engine import (
 )
 from scrapy_rerp.engine._shared import clear_shared_tables
 
-GROWTH = 6.0  # the bound for 4x the parts: linear is 4, quadratic 16
+GROWTH = 8.0  # the bound for 4x the parts: linear is 4, quadratic 16 (the goal, 6x, is
+# what an idle machine shows: on CI's two cores shared by six pytest workers a linear step read
+# up to 7x; docs/engine.rst)
 REPEATS = 2  # runs of each size, and more while a step looks too slow, up to MAX_REPEATS
 MAX_REPEATS = 8
 NOISE_FLOOR = 0.03  # seconds: a step this short on the file of 4n parts is not judged (the
