@@ -8,13 +8,11 @@ cell runs tells its Scrapy, Python or reactor apart, within ``.ci/run``'s eight 
 cores (markers: pyproject.toml):
 
 * ``tests-3.13(scrapy='newest')``: the whole suite, on the newest Scrapy and Python, but the
-  engine's comparison with rerp 1.7.1 over the whole corpus (``corpus``) and its growth tests
-  (``growth``);
+  engine's comparison with rerp 1.7.1 over the whole corpus (``corpus``);
 * ``oldest-3.10(scrapy='2.13.4')``: what speaks to Scrapy (``-m "crawl or scrapy"``) on the
-  oldest supported Scrapy and Python, and that comparison and the growth tests: CPU-bound and
-  Scrapy-free, they balance the two lanes of ``.ci/run`` here (the other lane would be the
-  critical path). The rest of the engine and the command line, which import no Scrapy, are
-  not repeated;
+  oldest supported Scrapy and Python, and that comparison: CPU-bound and Scrapy-free, it
+  balances the two lanes of ``.ci/run`` here (the other lane would be the critical path). The
+  rest of the engine and the command line, which import no Scrapy, are not repeated;
 * ``reactorless-3.12``: the crawls in Scrapy's reactorless mode (``TWISTED_REACTOR_ENABLED =
   False``, an asyncio loop and no Twisted reactor, Scrapy 2.15+);
 * ``epoll-3.11``: the crawls under Twisted's epoll reactor, without asyncio.
@@ -58,19 +56,18 @@ def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
 @nox.session(python=["3.13"])
 @nox.parametrize("scrapy", [NEWEST])
 def tests(session: nox.Session, scrapy: str) -> None:
-    """The whole suite, on the newest Scrapy and Python, but the comparison with rerp and the
-    engine's growth tests."""
+    """The whole suite, on the newest Scrapy and Python, but the comparison with rerp."""
     install(session, scrapy)
-    pytest(session, "-m", "not corpus and not growth")
+    pytest(session, "-m", "not corpus")
 
 
 @nox.session(python=["3.10"])
 @nox.parametrize("scrapy", [FLOOR])
 def oldest(session: nox.Session, scrapy: str) -> None:
     """What speaks to Scrapy, on the oldest supported Scrapy and Python; the comparison with
-    rerp 1.7.1 over the corpus and the engine's growth tests."""
+    rerp 1.7.1 over the corpus."""
     install(session, scrapy)
-    pytest(session, "-m", "crawl or scrapy or corpus or growth")
+    pytest(session, "-m", "crawl or scrapy or corpus")
 
 
 @nox.session(python=["3.12"])

@@ -32,9 +32,6 @@ from scrapy_rerp.engine import (
 )
 from scrapy_rerp.engine._shared import clear_shared_tables
 
-# CPU-bound and Scrapy-free: the oldest Scrapy's cell runs these (noxfile.py), for CI's lanes.
-pytestmark = pytest.mark.growth
-
 GROWTH = 8.0  # the bound for 4x the parts: linear is 4, quadratic 16 (the goal, 6x, is
 # what an idle machine shows: on CI's two cores shared by six pytest workers a linear step read
 # up to 7x; docs/engine.rst)
