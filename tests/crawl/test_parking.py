@@ -27,7 +27,7 @@ from scrapy_rerp.crawl.compat import close_spider, sleep
 from tests.support.crawls import ignored, pages, rerp, timed_crawl
 from tests.support.parts import build
 from tests.support.redis import RedisServer
-from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, ledger
+from tests.support.servers import Hit, ListSpider, Reply, Server, crawl, held_until, ledger
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
@@ -354,16 +354,30 @@ class KeepSpider(scrapy.Spider):
 
 @pytest_twisted.ensureDeferred
 async def test_parking_is_invisible_to_the_spider(server: Server) -> None:
-    server.robots("User-agent: *\nAllow: /\n", delay=0.3)  # every request parks
+    # robots.txt is answered once every request has parked or been found a duplicate.
+    running: list[KeepSpider] = []
+
+    class Watched(KeepSpider):
+        async def start(self) -> AsyncIterator[scrapy.Request]:
+            running.append(self)
+            async for request in super().start():
+                yield request
+
+    def all_parked() -> bool:
+        if not running or running[0].dropped == []:
+            return False
+        return running[0].crawler.stats.get_value("robotstxt/parked") == 3  # type: ignore[union-attr]
+
+    server.route("/robots.txt", held_until(all_parked, Reply(body="User-agent: *\nAllow: /\n")))
     middlewares = {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rerp.RobotsTxtMiddleware": 100,
         f"{__name__}.Before": 50,
         f"{__name__}.After": 200,
     }
-    crawler = await crawl(KeepSpider, rerp(DOWNLOADER_MIDDLEWARES=middlewares), base=server.origin)
+    crawler = await crawl(Watched, rerp(DOWNLOADER_MIDDLEWARES=middlewares), base=server.origin)
     spider = crawler.spider
-    assert isinstance(spider, KeepSpider)
+    assert isinstance(spider, Watched)
     # Each request once, the duplicate /a dropped by the dupefilter as without parking.
     assert sorted(server.paths()) == ["/a", "/b", "/c", "/robots.txt"]
     assert spider.failures == []
@@ -392,9 +406,21 @@ async def test_parking_is_invisible_to_the_spider(server: Server) -> None:
 async def test_park_limit_drops_with_a_reason(
     server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server.robots("", delay=0.5)
+    # robots.txt is answered once the seven over the limit have been dropped.
+    running: list[ListSpider] = []
+
+    class Counting(ListSpider):
+        async def start(self) -> AsyncIterator[scrapy.Request]:
+            running.append(self)
+            async for request in super().start():
+                yield request
+
+    def all_dropped() -> bool:
+        return bool(running) and len(running[0].failures) == 7
+
+    server.route("/robots.txt", held_until(all_dropped, Reply(body="")))
     urls = [server.url(f"/p{i}") for i in range(10)]
-    crawler = await crawl(settings=rerp(RERP_MAX_PARKED_PER_ORIGIN=3), urls=urls)
+    crawler = await crawl(Counting, settings=rerp(RERP_MAX_PARKED_PER_ORIGIN=3), urls=urls)
     assert len(pages(server)) == 3
     assert len(ignored(crawler)) == 7
     assert all(

@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -123,6 +124,22 @@ class ListSpider(scrapy.Spider):
 
     def errback(self, failure: Failure) -> None:
         self.failures.append(failure)
+
+
+def held_until(
+    condition: Callable[[], bool], reply: Reply, timeout: float = 10.0
+) -> Callable[[Hit], Reply]:
+    """A route that answers with ``reply`` once ``condition()`` holds (polled every 10 ms, at
+    most ``timeout`` seconds): for a test that needs requests to arrive while a download is in
+    flight, without betting that a fixed delay outlasts a loaded machine's start requests."""
+
+    def answer(hit: Hit) -> Reply:
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return reply
+
+    return answer
 
 
 async def crawl(
