@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 
 from ._usage import read_content_signal, read_content_usage, split_content_usage_rule
 
+Note = tuple[str, str]  # what a reader says about a value: a ParseWarning code and a message
+
 
 class RequestRate(NamedTuple):
     """``Request-rate: requests/seconds`` with an optional ``HHMM-HHMM`` window (UTC)."""
@@ -105,23 +107,17 @@ class UsageStatement(NamedTuple):
     text: str
 
 
-def parse_content_usage(value: str) -> UsageStatement:
+def read_content_usage_rule(value: str) -> tuple[UsageStatement, tuple[Note, ...]]:
     """A Content-Usage rule (draft-ietf-aipref-attach): an optional path, then a Structured
     Fields dictionary. One that says nothing usable still counts: for its path, every usage is
     unknown (draft-ietf-aipref-vocab: a value that does not parse states no preference)."""
     path, statement = split_content_usage_rule(value)
-    return UsageStatement(path, _read_statement(statement)[0], statement)
-
-
-def content_usage_notes(value: str) -> list[tuple[str, str]]:
-    path, statement = split_content_usage_rule(value)
-    return list(_read_statement(statement)[1])
+    preferences, notes = _read_statement(statement)
+    return UsageStatement(path, preferences, statement), notes
 
 
 @functools.lru_cache(maxsize=64)
-def _read_statement(
-    statement: str,
-) -> tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, str], ...]]:
+def _read_statement(statement: str) -> tuple[tuple[tuple[str, bool], ...], tuple[Note, ...]]:
     """read_content_usage, for recent statements: a file's rules for many paths often say the
     same (``train-ai=n``), and each read is a Structured Fields parse. (Kept few: a statement
     may be as long as a line.)"""
@@ -129,14 +125,15 @@ def _read_statement(
     return tuple(preferences.items()), tuple(notes)
 
 
-def parse_content_signal(value: str) -> UsageStatement:
+def read_content_signal_line(value: str) -> tuple[UsageStatement, tuple[Note, ...]]:
     """A Content-Signal line (contentsignals.org): ``search=yes, ai-train=no``, for the group."""
-    preferences, _ = read_content_signal(value)
-    return UsageStatement(None, tuple(preferences.items()), value)
+    preferences, notes = read_content_signal(value)
+    return UsageStatement(None, tuple(preferences.items()), value), tuple(notes)
 
 
-def content_signal_notes(value: str) -> list[tuple[str, str]]:
-    return read_content_signal(value)[1]
+def _without_notes(parse: Callable[[str], Any]) -> Callable[[str], tuple[Any, tuple[Note, ...]]]:
+    """A reader for a value whose directive has nothing to say beyond valid or not."""
+    return lambda value: (parse(value), ())
 
 
 def _render_usage(statement: UsageStatement) -> str:
@@ -179,12 +176,10 @@ class Directive(NamedTuple):
     # rerp 1.7.1 reads the line: it ends a run of User-agent lines (MK1996/GYM2008). Lines rerp
     # does not know leave its record logic as if they were not there.
     rerp_reads: bool = False
-    # GROUP values: the value read from the text (None: invalid, ignored with a warning) and
-    # written back.
-    parse_value: Callable[[str], Any] | None = None
+    # GROUP values: the value read from the text (None: invalid, ignored with a warning) with
+    # what to warn about it (unknown keys, malformed parts...), in one read; and written back.
+    read_value: Callable[[str], tuple[Any, tuple[Note, ...]]] | None = None
     render_value: Callable[[Any], str] | None = None
-    # What to warn about a value that parse_value read (unknown keys, malformed parts...).
-    notes_of: Callable[[str], list[tuple[str, str]]] | None = None  # (code, message) pairs
     # RFC9309: a GROUP line that is also a rule of its group (draft-ietf-aipref-attach adds
     # Content-Usage to RFC 9309's rules), so that a User-agent line after it starts a new group.
     is_rfc_rule: bool = False
@@ -221,21 +216,21 @@ DIRECTIVES: tuple[Directive, ...] = (
         GROUP,
         keys=("crawl-delay",),
         rerp_reads=True,
-        parse_value=parse_crawl_delay,
+        read_value=_without_notes(parse_crawl_delay),
         render_value=_render_number,
     ),
     Directive(
         "Request-rate",
         GROUP,
         keys=("request-rate",),
-        parse_value=parse_request_rate,
+        read_value=_without_notes(parse_request_rate),
         render_value=_render_request_rate,
     ),
     Directive(
         "Visit-time",
         GROUP,
         keys=("visit-time",),
-        parse_value=parse_visit_time,
+        read_value=_without_notes(parse_visit_time),
         render_value=_render_visit_time,
     ),
     Directive("Host", FILE, keys=("host",), first_only=True),
@@ -244,18 +239,16 @@ DIRECTIVES: tuple[Directive, ...] = (
         "Content-Usage",
         GROUP,
         keys=("content-usage",),
-        parse_value=parse_content_usage,
+        read_value=read_content_usage_rule,
         render_value=_render_usage,
-        notes_of=content_usage_notes,
         is_rfc_rule=True,
     ),
     Directive(
         "Content-Signal",
         GROUP,
         keys=("content-signal",),
-        parse_value=parse_content_signal,
+        read_value=read_content_signal_line,
         render_value=_render_usage,
-        notes_of=content_signal_notes,
     ),
 )
 #: A directive's kind by its name.

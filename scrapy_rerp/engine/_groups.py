@@ -11,7 +11,7 @@ from operator import itemgetter, not_, or_
 from typing import Any, NamedTuple
 
 from . import _lines as L
-from ._directives import AGENT, DIRECTIVES, FILE, RULE
+from ._directives import AGENT, DIRECTIVES, FILE, RULE, USAGE_KINDS
 from ._lines import _VALUE_SPACE, ParseWarning
 from ._patterns import escape_pattern, has_lower_escape, unquote_path
 from ._shared import SharedStrings, SharedTable, str_bytes
@@ -131,25 +131,23 @@ def _extension(
     value: str,
     line: int,
     warnings: list[ParseWarning],
-    read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]],
+    read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]],
 ) -> Any:
     """A per-group value as its directive reads it, or None (with a warning) if invalid; what
     else its directive finds to say about it becomes warnings too. *read*: the values read so
     far in the file, with their notes (a file may repeat one line thousands of times, and a
     Content-Usage value costs a Structured Fields parse)."""
-    directive = DIRECTIVES[kind]
     known = read.get((kind, value))
     if known is None:
-        parsed = directive.parse_value(value) if directive.parse_value is not None else value
-        notes = directive.notes_of(value) if directive.notes_of and parsed is not None else []
-        read[kind, value] = (parsed, notes)
-    else:
-        parsed, notes = known
-    text = f"{directive.name}: {value}"
-    if parsed is None:
-        warnings.append(ParseWarning(line, text, "invalid value, ignored", "invalid-value"))
-    else:
-        warnings += (ParseWarning(line, text, note, code) for code, note in notes)
+        read_value = DIRECTIVES[kind].read_value
+        known = read[kind, value] = read_value(value) if read_value is not None else (value, ())
+    parsed, notes = known
+    if parsed is None or notes:  # (the text only for a warning: most values have none)
+        text = f"{DIRECTIVES[kind].name}: {value}"
+        if parsed is None:
+            warnings.append(ParseWarning(line, text, "invalid value, ignored", "invalid-value"))
+        else:
+            warnings += (ParseWarning(line, text, note, code) for code, note in notes)
     return parsed
 
 
@@ -217,7 +215,7 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
     if start:  # lines before the first User-agent (or no User-agent at all)
         _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[StoredGroup] = []
-    values_read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]] = {}  # (_extension)
+    values_read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]] = {}  # (_extension)
     size = len(coarse)
     has_extras = coarse.find(b"E") != -1
     bounds = coarse
@@ -284,7 +282,7 @@ def _rfc_group(
     end: int,
     has_extras: bool,
     warnings: list[ParseWarning],
-    values_read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]],
+    values_read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]],
 ) -> StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*
     (*has_extras*: whether the file has any per-group value, such as a Crawl-delay; *values_read*:
@@ -522,7 +520,7 @@ def build_legacy(
         if current is not None and current.agents and (current.patterns or current.extras):
             records.append(current)
 
-    values_read: dict[tuple[int, str], tuple[Any, list[tuple[str, str]]]] = {}
+    values_read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]] = {}
     line = 0
     for key, value, other in rows:
         line += 1
@@ -536,7 +534,7 @@ def build_legacy(
             continue
         kind = L.legacy_kind(key)
         directive = DIRECTIVES[kind]
-        if directive.notes_of is not None:
+        if kind in USAGE_KINDS:
             # A usage rule's path ends at a space or a tab: keep the tab as a blank.
             value = value.replace("\t", " ")
         value = L.clean_legacy_value(value)

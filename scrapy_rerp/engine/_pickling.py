@@ -66,8 +66,8 @@ def parts_from_state(pickle_format: object, state: Any) -> Parts:
 
 
 def _read_value(kind: int, text: str) -> Any:
-    parse_value = DIRECTIVES[kind].parse_value
-    return text if parse_value is None else parse_value(text)
+    read_value = DIRECTIVES[kind].read_value
+    return text if read_value is None else read_value(text)[0]
 
 
 def _stored_group(

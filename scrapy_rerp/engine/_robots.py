@@ -402,8 +402,12 @@ class _UsageStatements:
         signals: _Strongest | None = None
         plain: dict[str, _Strongest] = {}
         wild: dict[str, _Strongest] = {}
+        ranks: dict[tuple[tuple[str, bool], ...], int] = {}  # most statements say the same
         for extra in statements:
-            strength = _RANK[preference(dict(extra.value.preferences), category)]
+            preferences = extra.value.preferences
+            strength = ranks.get(preferences)
+            if strength is None:
+                strength = ranks[preferences] = _RANK[preference(dict(preferences), category)]
             candidate = (strength, -extra.line, extra)
             if extra.kind == CONTENT_SIGNAL:
                 signals = candidate if signals is None else max(signals, candidate)

@@ -231,13 +231,13 @@ def split_content_usage_rule(value: str) -> tuple[str | None, str]:
     starts with "/" has a path, which ends at the first space or tab; any other is all statement.
     """
     value = value.partition("#")[0].strip(_WHITESPACE)
-    if not value.startswith("/"):
+    if value[:1] != "/":
         return None, value
-    ends = [index for index in map(value.find, _WHITESPACE) if index != -1]
-    if not ends:
-        return value, ""
-    index = min(ends)
-    return value[:index], value[index:].strip(_WHITESPACE)
+    path, blank, statement = value.partition(" ")
+    if "\t" in path:  # a tab before the first space
+        path, _, rest = path.partition("\t")
+        statement = rest + blank + statement
+    return path, statement.strip(_WHITESPACE)
 
 
 class UsageDecision(NamedTuple):
