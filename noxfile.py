@@ -49,7 +49,14 @@ def pytest(session: nox.Session, *args: str, reactor: str = "asyncio") -> None:
     # A run that collects nothing exits with status 5, which fails the cell (and says "no test
     # ran": tests/conftest.py).
     started = time.monotonic()
-    session.run("pytest", *args, *session.posargs, env={"SCRAPY_RERP_TEST_REACTOR": reactor})
+    # The slowest tests named in every cell's output, to keep the matrix within its time.
+    session.run(
+        "pytest",
+        "--durations=20",
+        *args,
+        *session.posargs,
+        env={"SCRAPY_RERP_TEST_REACTOR": reactor},
+    )
     session.log(f"tested in {time.monotonic() - started:.0f} s")
 
 
