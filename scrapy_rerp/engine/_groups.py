@@ -131,16 +131,19 @@ def _extension(
     value: str,
     line: int,
     warnings: list[ParseWarning],
-    read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]],
+    read: dict[int, dict[str, tuple[Any, tuple[tuple[str, str], ...]]]],
 ) -> Any:
     """A per-group value as its directive reads it, or None (with a warning) if invalid; what
     else its directive finds to say about it becomes warnings too. *read*: the values read so
     far in the file, with their notes (a file may repeat one line thousands of times, and a
     Content-Usage value costs a Structured Fields parse)."""
-    known = read.get((kind, value))
+    of_kind = read.get(kind)
+    if of_kind is None:
+        of_kind = read[kind] = {}
+    known = of_kind.get(value)
     if known is None:
         read_value = DIRECTIVES[kind].read_value
-        known = read[kind, value] = read_value(value) if read_value is not None else (value, ())
+        known = of_kind[value] = read_value(value) if read_value is not None else (value, ())
     parsed, notes = known
     if parsed is None or notes:  # (the text only for a warning: most values have none)
         text = f"{DIRECTIVES[kind].name}: {value}"
@@ -215,7 +218,7 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
     if start:  # lines before the first User-agent (or no User-agent at all)
         _warn_outside_groups(kinds, read, bare_values, coarse, start, warnings)
     groups: list[StoredGroup] = []
-    values_read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]] = {}  # (_extension)
+    values_read: dict[int, dict[str, tuple[Any, tuple[tuple[str, str], ...]]]] = {}  # (_extension)
     size = len(coarse)
     has_extras = coarse.find(b"E") != -1
     bounds = coarse
@@ -282,7 +285,7 @@ def _rfc_group(
     end: int,
     has_extras: bool,
     warnings: list[ParseWarning],
-    values_read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]],
+    values_read: dict[int, dict[str, tuple[Any, tuple[tuple[str, str], ...]]]],
 ) -> StoredGroup:
     """One group: User-agent lines from *start* up to *first_rule*, its lines up to *end*
     (*has_extras*: whether the file has any per-group value, such as a Crawl-delay; *values_read*:
@@ -520,7 +523,7 @@ def build_legacy(
         if current is not None and current.agents and (current.patterns or current.extras):
             records.append(current)
 
-    values_read: dict[tuple[int, str], tuple[Any, tuple[tuple[str, str], ...]]] = {}
+    values_read: dict[int, dict[str, tuple[Any, tuple[tuple[str, str], ...]]]] = {}
     line = 0
     for key, value, other in rows:
         line += 1
