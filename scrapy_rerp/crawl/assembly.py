@@ -30,8 +30,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core import loggers
+from scrapy_rerp.core.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp.cache import OriginCache
+    from scrapy_rerp.core.cache import OriginCache
     from scrapy_rerp.core.recall import StoredRules
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.sharing import SharedRules
