@@ -2,12 +2,13 @@
 
 :class:`StoredRules` turns a :class:`~scrapy_rerp.core.store.RobotsStore`'s copies into
 :class:`~scrapy_rerp.core.data.RobotsEntry` objects and back, so that the origin service
-(:mod:`scrapy_rerp.core.origins`) knows the store only through its small ``Remembered``
-protocol. Rules are parsed again from the stored body with the crawl's syntax, as a download's
-body is: a store outlives changes to the parser and to ``RERP_SYNTAX``. The charset a body was
-parsed with is not stored (the store keeps no ``Content-Type``): a stored body is read in the
-syntax's default charset. :func:`stored_body` is the one reader of a stored body, for the crawl and
-the command line alike: capped at the crawl's ``RERP_MAX_SIZE`` as a download is (a store written
+(:mod:`scrapy_rerp.core.origins`) knows the store only through its small ``Store`` protocol
+(:meth:`StoredRules.claim`, :meth:`StoredRules.publish`), as it knows a fleet's Redis. Rules
+are parsed again from the stored body with the crawl's syntax, as a download's body is: a store
+outlives changes to the parser and to ``RERP_SYNTAX``. The charset a body was parsed with is not
+stored (the store keeps no ``Content-Type``): a stored body is read in the syntax's default
+charset. :func:`stored_body` is the one reader of a stored body, for the crawl and the command
+line alike: capped at the crawl's ``RERP_MAX_SIZE`` as a download is (a store written
 under a larger cap is read as this crawl reads).
 
 The store is read and written in bulk where it can be, as each call into SQLite costs a crawl
@@ -29,6 +30,7 @@ from typing import Any
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.bounds import bounded_expiry
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
+from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
     RobotsStore,
@@ -74,7 +76,9 @@ class StoredRules:
     """Each origin's last good robots.txt, read from and written to a store, with stats under
     ``robotstxt/store/``. A copy recalled is fresh at most ``max_lifetime`` after its fetch
     (:func:`~scrapy_rerp.core.bounds.longest_lifetime` of the crawl's settings), whatever
-    expiry an earlier run (or a tampered file) gave it."""
+    expiry an earlier run (or a tampered file) gave it. The origin service's ``Store``."""
+
+    fleet = False
 
     def __init__(
         self,
@@ -102,6 +106,26 @@ class StoredRules:
         # docs/benchmarks.rst); a copy another process stores meanwhile is not seen, and its
         # robots.txt downloaded instead. Bounded by the store's own bound.
         self._known = store.origin_keys()
+
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
+        """An origin the cache knew nothing of: its stored copy, used when fresh, revalidated
+        when expired; else (or when the cache knew of it) a download."""
+        recalled = self.recall(origin) if known is None else None
+        if recalled is None:
+            return Claim(download=True)
+        if recalled.expires_at > time.time():
+            return Claim(entry=recalled, reused=True)
+        return Claim(download=True, previous=recalled, validators=self.validators(origin))
+
+    async def publish(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
+    ) -> RobotsEntry:
+        """A good copy stored (:meth:`remember`), a 304's renewal recorded (:meth:`renew`)."""
+        if fetched.not_modified and entry.robots is not None:
+            renewed = self.renew(origin, entry, entry.fetched_at, entry.expires_at, fetched)
+            return renewed if renewed is not None else entry
+        self.remember(origin, entry, fetched)
+        return entry
 
     def recall(self, origin: str) -> RobotsEntry | None:
         """The stored copy of ``origin`` as an entry (fresh or expired: the caller decides), or

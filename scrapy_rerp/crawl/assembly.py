@@ -208,9 +208,8 @@ def assemble(
         applied,
         runtime,
         stats,
-        fleet,
+        fleet if fleet is not None else stored,
         spider,
-        stored,
     )
     tdmrep = tdmrep_fleet = None
     if reads_tdmrep(settings):
@@ -226,9 +225,8 @@ def assemble(
             TdmRepListener(politeness, stats, spider, settings.cache_max_origins, evidence),
             runtime,
             stats,
-            tdmrep_fleet,
+            tdmrep_fleet,  # RERP_STORE keeps robots.txt only
             spider,
-            None,  # RERP_STORE keeps robots.txt only
             kind,
         )
     parts = Parts(

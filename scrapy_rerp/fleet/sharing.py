@@ -52,7 +52,9 @@ STALE_RECHECK = 1.0
 
 class SharedRules:
     """One worker's side of the fleet's robots.txt store: the origin service's
-    :class:`~scrapy_rerp.core.origins.Sharing`."""
+    :class:`~scrapy_rerp.core.origins.Store`."""
+
+    fleet = True
 
     def __init__(
         self,
@@ -79,8 +81,9 @@ class SharedRules:
         of Redis's health."""
         return SharedRules(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
 
-    async def claim(self, origin: str) -> Claim:
-        """Take the fleet's entry for ``origin``, or the right to download it."""
+    async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
+        """Take the fleet's entry for ``origin``, or the right to download it (whatever this
+        worker's cache knew)."""
         claim = await self._claim(origin)
         if claim.locked:
             self._locked.add(origin)
@@ -173,12 +176,13 @@ class SharedRules:
         )
 
     async def publish(
-        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
-    ) -> None:
-        """Store this worker's result for the fleet, and release the download lock. Rules kept
-        through a failed download keep the bytes of the fleet's copy
-        (:func:`~scrapy_rerp.fleet.codec.encode`)."""
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, claim: Claim
+    ) -> RobotsEntry:
+        """Store this worker's result for the fleet, and release the download lock ``claim``
+        took; ``entry``, to cache. Rules kept through a failed download keep the bytes of the
+        fleet's copy (:func:`~scrapy_rerp.fleet.codec.encode`)."""
         syntax_name = self.settings.syntax_name
+        locked = claim.locked
 
         async def store() -> None:
             kept = keeps_earlier_rules(entry, fetched)
@@ -195,6 +199,7 @@ class SharedRules:
         self._rejections.pop(origin, None)
         if locked:
             self._locked.discard(origin)
+        return entry
 
     def _kept_for(self, entry: RobotsEntry) -> float:
         """Seconds Redis keeps ``entry`` (the store adds its stale-serving window): its

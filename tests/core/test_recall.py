@@ -9,9 +9,11 @@ from typing import Any
 
 from scrapy_rerp.core.body import MAX_SIZE, parse_body, read_body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
+from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.recall import WRITES_AT_ONCE, StoredRules, stored_body
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.engine import RFC9309, RobotsTxt
+from tests.support.scenarios import scenario
 
 ORIGIN = "https://example.com"
 BODY = b"User-agent: *\nDisallow: /private\n"
@@ -323,3 +325,44 @@ def test_replaced_counts_only_the_downloads_written(tmp_path: Path) -> None:
     rules.close()
     assert collector.values["robotstxt/store/stored"] == 1
     assert collector.values["robotstxt/store/replaced"] == 1
+
+
+@scenario
+async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) -> None:
+    """``claim``: a fresh copy used as it is, an expired one revalidated, nothing asked of the
+    file for an origin the cache knew; ``publish``: a download stored, a 304 renewing the
+    copy claimed (its rules not parsed again), an outage not stored."""
+    path = tmp_path / "s.sqlite"
+    collector = stats()
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    assert (await rules.claim(ORIGIN, None)) == Claim(download=True)
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    assert (await rules.publish(ORIGIN, entry, fetched, Claim(download=True))) is entry
+    fresh = await rules.claim(ORIGIN, None)
+    assert fresh.reused and not fresh.download and fresh.entry is not None
+    assert fresh.entry.robots is not None and not fresh.entry.robots.allowed(
+        f"{ORIGIN}/private/x", "bot"
+    )
+    assert (await rules.claim(ORIGIN, entry)) == Claim(download=True)  # the cache knew it
+    await rules.publish(ORIGIN, entry.with_(expires_at=time.time() - 1), fetched, fresh)
+    rules.close()
+    assert collector.get_value("robotstxt/store/stored") == 1
+
+    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    expired = await rules.claim(ORIGIN, None)
+    assert expired.download and expired.entry is None and expired.previous is not None
+    assert expired.validators is not None
+    assert expired.validators.headers == {b"If-None-Match": b'"v1"'}
+    now = time.time()
+    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    confirmed = expired.previous.with_(fetched_at=now, expires_at=now + 3600)
+    renewed = await rules.publish(ORIGIN, confirmed, not_modified, expired)
+    assert renewed.robots is expired.previous.robots and renewed.expires_at == now + 3600
+    outage = RobotsEntry(None, now, now + 60, 503, f"{ORIGIN}/robots.txt", Outcome.UNREACHABLE)
+    down = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    assert (await rules.publish(ORIGIN, outage, down, Claim(download=True))) is outage
+    rules.close()
+    assert collector.get_value("robotstxt/store/revalidated") == 1
+    with RobotsStore(path) as store:
+        kept = store.get(ORIGIN)
+        assert kept is not None and kept.body == BODY and kept.expires_at == now + 3600

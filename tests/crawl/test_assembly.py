@@ -95,7 +95,7 @@ def test_a_fleet_worker_shares_its_rules_and_its_politeness() -> None:
     from scrapy_rerp.fleet.sharing import SharedRules
 
     _, parts = build(REDIS)
-    assert isinstance(parts.fleet, SharedRules) and parts.origins.shared is parts.fleet
+    assert isinstance(parts.fleet, SharedRules) and parts.origins.store is parts.fleet
     assert isinstance(parts.politeness.coordination, FleetCoordination)
     assert parts.politeness.parking is parts.lot
 

@@ -87,7 +87,7 @@ class Worker:
     async def publish(
         self, entry: RobotsEntry, fetched: Fetched | None, locked: bool = True
     ) -> None:
-        await self.rules.publish(ORIGIN, entry, fetched, locked)
+        await self.rules.publish(ORIGIN, entry, fetched, Claim(download=True, locked=locked))
 
     def stat(self, name: str) -> int:
         return int(self.stats.get_value(f"robotstxt/redis/{name}", 0))
