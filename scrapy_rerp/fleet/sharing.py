@@ -37,7 +37,7 @@ from scrapy_rerp.fleet.store import OversizedHash
 if TYPE_CHECKING:
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
-    from scrapy_rerp.fleet.store import SharedOriginCache
+    from scrapy_rerp.fleet.store import DocumentStore
 
 __all__ = ["SharedRules"]
 
@@ -58,7 +58,7 @@ class SharedRules:
 
     def __init__(
         self,
-        store: SharedOriginCache,
+        store: DocumentStore,
         guard: RedisGuard,
         settings: RerpSettings,
         stats: Any,
