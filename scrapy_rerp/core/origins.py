@@ -11,8 +11,8 @@ tested without a crawl. Each origin's document is known from two tiers: the *cac
 read by every request (a :class:`Cache`: the middleware's ``FailoverCache``,
 :mod:`scrapy_rerp.core.cache`), and behind it, asked by the flights only, a *store* that
 persists (a :class:`Store`, which answers a :class:`Claim`: a crawl's SQLite file,
-``RERP_STORE``, :class:`~scrapy_rerp.core.recall.StoredRules`; or a fleet's Redis,
-``SharedRules``, :mod:`scrapy_rerp.fleet.sharing`). The core names the fleet by this protocol
+``RERP_STORE``, :class:`~scrapy_rerp.core.crawl_store.CrawlStore`; or a fleet's Redis,
+``FleetStore``, :mod:`scrapy_rerp.fleet.documents`). The core names the fleet by this protocol
 only, so that its imports never reach the modules built on it.
 
 For each request, :meth:`OriginService.rules` answers with
@@ -109,8 +109,8 @@ class Claim:
 
 class Store(Protocol):
     """What persists each origin's document behind the cache, asked by the flights only: a
-    crawl's SQLite file (``RERP_STORE``: :class:`~scrapy_rerp.core.recall.StoredRules`) or a
-    fleet's Redis (``SharedRules``: one download per origin for all the workers)."""
+    crawl's SQLite file (``RERP_STORE``: :class:`~scrapy_rerp.core.crawl_store.CrawlStore`) or a
+    fleet's Redis (``FleetStore``: one download per origin for all the workers)."""
 
     #: A fleet's: the other workers read what is published (the listener hears of it first).
     fleet: bool

@@ -1,7 +1,7 @@
 """``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``: robots.txt shared by a fleet on Redis.
 
 Its two protocols are here, beside the store that implements them: :class:`DocumentStore`
-(each origin's documents and their download lock: what :mod:`~scrapy_rerp.fleet.sharing` reads)
+(each origin's documents and their download lock: what :mod:`~scrapy_rerp.fleet.documents` reads)
 and :class:`TurnsAndSlowdowns` (the turns, the slow-downs and their channel: what
 :mod:`~scrapy_rerp.fleet.delay` reads); :class:`SharedOriginCache` is both. The crawl that
 builds the store (``crawl/assembly``, ``crawl/middleware``) stands above the fleet; the core
@@ -18,7 +18,7 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
   Redis TTL is the entry's lifetime plus the stale-serving window (``RERP_MAX_LIFETIME``), so
   an expired copy can still serve while it is refetched; rules are kept at least until
   ``RERP_STALE_MAX_AGE`` from their fetch (plus that window), to stand in through outages
-  (the caller's ``ttl``: :mod:`scrapy_rerp.fleet.sharing`);
+  (the caller's ``ttl``: :mod:`scrapy_rerp.fleet.documents`);
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
@@ -367,7 +367,7 @@ class OversizedHash(Exception):
 
 class DocumentStore(Protocol):
     """What a fleet's store keeps of each origin's documents, for
-    :class:`~scrapy_rerp.fleet.sharing.SharedRules`: a hash per origin and kind, and the lock
+    :class:`~scrapy_rerp.fleet.documents.FleetStore`: a hash per origin and kind, and the lock
     of its one download; asynchronous, so that a networked store never blocks the reactor."""
 
     is_shared: bool

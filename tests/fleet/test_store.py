@@ -290,7 +290,8 @@ def test_the_store_s_documents_and_its_coordination_are_two_protocols() -> None:
     """The fleet's sharing of documents asks the store only what ``DocumentStore`` says; its
     turns and slow-downs, only what ``TurnsAndSlowdowns`` says; the two share no call, and
     ``RedisOriginCache`` provides both (``SharedOriginCache``)."""
-    from scrapy_rerp.fleet import delay, sharing
+    from scrapy_rerp.fleet import delay
+    from scrapy_rerp.fleet import documents as sharing
     from scrapy_rerp.fleet.store import DocumentStore, SharedOriginCache, TurnsAndSlowdowns
 
     documents, coordination = _members(DocumentStore), _members(TurnsAndSlowdowns)

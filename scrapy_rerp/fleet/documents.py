@@ -1,14 +1,14 @@
 """robots.txt shared by a fleet: one download per origin for all the workers.
 
-Before a worker downloads robots.txt it asks :meth:`SharedRules.claim`: the entry another
+Before a worker downloads robots.txt it asks :meth:`FleetStore.claim`: the entry another
 worker stored (parsed again from its body), or the origin's download lock (this worker
-downloads, then :meth:`SharedRules.publish` stores the result and releases the lock), or, while
+downloads, then :meth:`FleetStore.publish` stores the result and releases the lock), or, while
 another worker holds the lock, a wait for its result. An outage is shared too: a dead origin is
 retried by one worker at the backoff rate, not by each.
 
 An expired copy comes with its validators (a conditional refetch: :attr:`Claim.validators`), and
 a 304 renews the fleet's copy; rules stay in Redis until ``RERP_STALE_MAX_AGE`` old, to stand in
-through outages (:meth:`SharedRules._kept_for`).
+through outages (:meth:`FleetStore._kept_for`).
 
 Redis down or slow: each worker carries on alone (:mod:`scrapy_rerp.fleet.guard`). Stats:
 ``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.fleet.guard import RedisGuard
     from scrapy_rerp.fleet.store import DocumentStore
 
-__all__ = ["SharedRules"]
+__all__ = ["FleetStore"]
 
 logger = logging.getLogger(loggers.FLEET)
 
@@ -50,7 +50,7 @@ POLL_FIRST, POLL_MAX = 0.05, 0.5
 STALE_RECHECK = 1.0
 
 
-class SharedRules:
+class FleetStore:
     """One worker's side of the fleet's robots.txt store: the origin service's
     :class:`~scrapy_rerp.core.origins.Store`."""
 
@@ -76,10 +76,10 @@ class SharedRules:
         self.bounds = HashBounds.of(settings)
         self._rejections: dict[str, str] = {}  # origin: why its hash was not used, until published
 
-    def for_kind(self, kind: DocumentKind) -> SharedRules:
+    def for_kind(self, kind: DocumentKind) -> FleetStore:
         """The sharing of another per-origin document, on the same store and the same account
         of Redis's health."""
-        return SharedRules(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
+        return FleetStore(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
 
     async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it (whatever this

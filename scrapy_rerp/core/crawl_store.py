@@ -1,9 +1,9 @@
 """The origin service's link to the robots.txt store (standard library only).
 
-:class:`StoredRules` turns a :class:`~scrapy_rerp.core.store.RobotsStore`'s copies into
+:class:`CrawlStore` turns a :class:`~scrapy_rerp.core.store.RobotsStore`'s copies into
 :class:`~scrapy_rerp.core.data.RobotsEntry` objects and back, so that the origin service
 (:mod:`scrapy_rerp.core.origins`) knows the store only through its small ``Store`` protocol
-(:meth:`StoredRules.claim`, :meth:`StoredRules.publish`), as it knows a fleet's Redis. Rules
+(:meth:`CrawlStore.claim`, :meth:`CrawlStore.publish`), as it knows a fleet's Redis. Rules
 are parsed again from the stored body with the crawl's syntax, as a download's body is: a store
 outlives changes to the parser and to ``RERP_SYNTAX``. The charset a body was parsed with is not
 stored (the store keeps no ``Content-Type``): a stored body is read in the syntax's default
@@ -45,7 +45,7 @@ __all__ = [
     "PRELOADED_BYTES",
     "REVALIDATING",
     "WRITES_AT_ONCE",
-    "StoredRules",
+    "CrawlStore",
     "stored_body",
 ]
 
@@ -72,7 +72,7 @@ REVALIDATING = 4096
 WRITES_AT_ONCE = 64
 
 
-class StoredRules:
+class CrawlStore:
     """Each origin's last good robots.txt, read from and written to a store, with stats under
     ``robotstxt/store/``. A copy recalled is fresh at most ``max_lifetime`` after its fetch
     (:func:`~scrapy_rerp.core.bounds.longest_lifetime` of the crawl's settings), whatever
