@@ -110,24 +110,25 @@ class CrawlStore:
     async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
         """An origin the cache knew nothing of: its stored copy, used when fresh, revalidated
         when expired; else (or when the cache knew of it) a download."""
-        recalled = self.recall(origin) if known is None else None
+        recalled = self.get(origin) if known is None else None
         if recalled is None:
             return Claim(download=True)
         if recalled.expires_at > time.time():
             return Claim(entry=recalled, reused=True)
-        return Claim(download=True, previous=recalled, validators=self.validators(origin))
+        validators = self._validators.pop(origin, None)  # None without ETag, Last-Modified
+        return Claim(download=True, previous=recalled, validators=validators)
 
     async def publish(
         self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
     ) -> RobotsEntry:
-        """A good copy stored (:meth:`remember`), a 304's renewal recorded (:meth:`renew`)."""
+        """A good copy stored (:meth:`put`), a 304's renewal recorded (:meth:`renew`)."""
         if fetched.not_modified and entry.robots is not None:
             renewed = self.renew(origin, entry, entry.fetched_at, entry.expires_at, fetched)
             return renewed if renewed is not None else entry
-        self.remember(origin, entry, fetched)
+        self.put(origin, entry, fetched)
         return entry
 
-    def recall(self, origin: str) -> RobotsEntry | None:
+    def get(self, origin: str) -> RobotsEntry | None:
         """The stored copy of ``origin`` as an entry (fresh or expired: the caller decides), or
         None when there is none or the store is unavailable."""
         copy = self._unwritten.get(origin) or self._renewed.get(origin)
@@ -175,11 +176,6 @@ class CrawlStore:
             return RobotsTxt.disallow_all(self.syntax)
         return RobotsTxt.allow_all(self.syntax)
 
-    def validators(self, origin: str) -> Validators | None:
-        """The conditional headers of the copy recalled for ``origin``, once (None when it has
-        neither ETag nor Last-Modified)."""
-        return self._validators.pop(origin, None)
-
     def renew(
         self,
         origin: str,
@@ -212,7 +208,7 @@ class CrawlStore:
             return self._entry(copy, previous.robots)  # the copy recalled, renewed
         return self._entry(copy)
 
-    def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
+    def put(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
         """Store what ``fetched`` brought (a good copy only: never an outage), with the next
         batch of writes (:data:`WRITES_AT_ONCE`, or at :meth:`close`); whether it will be."""
         if fetched.outcome not in STORED_OUTCOMES or entry.robots is None:

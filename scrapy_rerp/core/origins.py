@@ -365,23 +365,17 @@ class OriginService:
                 if previous.robots is not None:
                     self._stored.add(origin)
             fetched = await self.transport.fetch(flight.robots_url, origin, validators)
-            renewal = fetched.not_modified and previous is not None and previous.robots is not None
-            if renewal:
-                assert previous is not None
-                entry = self._renewed(previous, fetched)
-            else:
-                entry = self._entry(fetched, previous)
+            entry = self._entry(fetched, previous)
+            renewed = fetched.not_modified and entry.robots is not None
             if self.store.fleet:
                 await self.listener.before_sharing(origin, entry.robots, flight.trigger)
             entry = await self.store.publish(origin, entry, fetched, claim)
             if self._stopped:
                 return
-            if renewal or fetched.robots is not None:
-                # robotstxt/store/replaced is the store's to count: once the download is
-                # written in place of the copy recalled
-                if not renewal:
-                    self._stored.discard(origin)
-                await self._rules_fetched(flight, entry, None if renewal else fetched)
+            if fetched.robots is not None:
+                self._stored.discard(origin)  # served by this download now
+            if renewed or fetched.robots is not None:
+                await self._rules_fetched(flight, entry, None if renewed else fetched)
                 return
             self.stats.inc_value(self.kind.stat("robotstxt/unreachable/count"))
             if entry.robots is not None:
@@ -395,9 +389,15 @@ class OriginService:
             previous = entry
 
     def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
-        """What is known after ``fetched``: new rules, or one more failure of an outage (which
-        keeps an earlier good copy, if any)."""
+        """What is known after ``fetched``: new rules, the copy a 304 confirmed, fresh again
+        (its lifetime from the 304's headers, RFC 9111 4.3.4; the store renews its own as it
+        is published), or one more failure of an outage (which keeps an earlier good copy)."""
         now = time.time()
+        if fetched.not_modified and previous is not None and previous.robots is not None:
+            lifetime = ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
+            return previous.with_(
+                fetched_at=now, expires_at=now + lifetime, failures=0, outage_since=None
+            )
         if fetched.robots is not None:
             return RobotsEntry(
                 robots=fetched.robots,
@@ -440,13 +440,6 @@ class OriginService:
         # downloaded before the listener has applied the rules (Crawl-delay, the signal).
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
-
-    def _renewed(self, previous: RobotsEntry, fetched: Fetched) -> RobotsEntry:
-        """The copy a 304 confirmed, fresh again (its lifetime from the 304's headers,
-        RFC 9111 4.3.4); the store renews its own copy as it is published."""
-        now = time.time()
-        expires_at = now + ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
-        return previous.with_(fetched_at=now, expires_at=expires_at, failures=0, outage_since=None)
 
     def _young(self, entry: RobotsEntry, now: float) -> bool:
         """Whether a good copy may stand in while robots.txt is unreachable: fetched less than

@@ -82,8 +82,7 @@ class FleetStore:
         return FleetStore(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
 
     async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
-        """Take the fleet's entry for ``origin``, or the right to download it (whatever this
-        worker's cache knew)."""
+        """Take the fleet's entry for ``origin``, or the right to download it."""
         claim = await self._claim(origin)
         if claim.locked:
             self._locked.add(origin)

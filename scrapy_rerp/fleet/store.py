@@ -395,20 +395,16 @@ class TurnsAndSlowdowns(Protocol):
     :class:`~scrapy_rerp.fleet.delay.SharedDelay`: each origin's turn to send, its slow-down
     (cool-down, raised floor), and the channel on which slow-downs are heard at once."""
 
-    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
-        """``(0.0, turn id)`` when this worker may send to ``origin`` now, else the seconds
-        to wait before asking again."""
+    # What each call answers: RedisOriginCache's.
+    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]: ...
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
 
     async def slowdown(
         self, origin: str, max_wait: float, max_floor: float
-    ) -> tuple[float, float, int]:
-        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none;
-        values beyond ``max_wait`` and ``max_floor`` cut to them."""
+    ) -> tuple[float, float, int]: ...
 
-    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
-        """``(seconds left, whether this call moved its end)``: a cool-down never shortens."""
+    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]: ...
 
     async def raise_floor(
         self, origin: str, sent_ago: float, start: float, maximum: float, own: float
@@ -424,8 +420,7 @@ class TurnsAndSlowdowns(Protocol):
 
 class SharedOriginCache(DocumentStore, TurnsAndSlowdowns, Protocol):
     """Both, as :class:`RedisOriginCache` provides them (``RERP_CACHE`` names a class that
-    does, with ``is_shared = True``); ``scrapy_rerp.cache.SharedOriginCache`` names it for its
-    public path."""
+    does, ``is_shared = True``); public as ``scrapy_rerp.cache.SharedOriginCache``."""
 
 
 class RedisOriginCache:

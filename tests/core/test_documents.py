@@ -128,7 +128,7 @@ class Transport:
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
 
 
-class Remembered:
+class StoreOfRobotsTxtOnly:
     """A RERP_STORE that fails the test if asked anything."""
 
     fleet = False
@@ -153,7 +153,7 @@ def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]
         listener,
         AsyncioRuntime(),
         stats,
-        Remembered(),
+        StoreOfRobotsTxtOnly(),
         kind=tdmrep_json(),
     )
     return service, waiters, stats

@@ -293,7 +293,7 @@ async def test_a_fleet_worker_holding_the_lock_downloads_and_publishes() -> None
     assert entry.robots is RULES and locked
 
 
-class Remembered:
+class EarlierRun:
     """A crawl's store (RERP_STORE) holding one copy of ORIGIN, fetched ``age`` seconds ago,
     fresh or expired."""
 
@@ -303,7 +303,7 @@ class Remembered:
         now = time.time()
         expires = now + 60 if fresh else now - 1
         self.copy = RobotsEntry(RULES, now - age, expires, 200, "http://a.test/robots.txt")
-        self.remembered: list[RobotsEntry] = []
+        self.stored: list[RobotsEntry] = []
         self.renewed: list[float] = []
 
     async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
@@ -320,13 +320,13 @@ class Remembered:
         if fetched.not_modified:
             self.renewed.append(entry.expires_at)
             return self.copy.with_(fetched_at=entry.fetched_at, expires_at=entry.expires_at)
-        self.remembered.append(entry)
+        self.stored.append(entry)
         return entry
 
 
 @scenario
 async def test_a_fresh_stored_copy_is_used_without_a_download() -> None:
-    store = Remembered(age=10, fresh=True)
+    store = EarlierRun(age=10, fresh=True)
     s = Setup(Transport(ok()), store=store)
     s.wait(2)
     await s.runtime.settle()
@@ -338,7 +338,7 @@ async def test_a_fresh_stored_copy_is_used_without_a_download() -> None:
 
 @scenario
 async def test_a_304_renews_the_stored_copy() -> None:
-    store = Remembered(age=10, fresh=False)
+    store = EarlierRun(age=10, fresh=False)
     not_modified = Fetched(Outcome.UNREACHABLE, status=304, lifetime=7200, not_modified=True)
     s = Setup(Transport(not_modified), store=store)
     s.wait()
@@ -347,14 +347,14 @@ async def test_a_304_renews_the_stored_copy() -> None:
     assert s.service.rules(ORIGIN, URL, "t") is RULES
     [expires_at] = store.renewed
     assert expires_at > time.time() + 3000  # the 304's lifetime, clamped
-    assert store.remembered == []
+    assert store.stored == []
 
 
 @scenario
 async def test_an_outage_uses_a_stored_copy_younger_than_the_max_age(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    s = Setup(Transport(down()), store=Remembered(age=3600, fresh=False))
+    s = Setup(Transport(down()), store=EarlierRun(age=3600, fresh=False))
     s.wait()
     await s.runtime.settle()
     assert s.waiters.released == [1] and s.waiters.dropped == []
@@ -366,7 +366,7 @@ async def test_an_outage_uses_a_stored_copy_younger_than_the_max_age(
 
 @scenario
 async def test_an_outage_ignores_a_stored_copy_past_the_max_age() -> None:
-    s = Setup(Transport(down()), store=Remembered(age=3600, fresh=False), RERP_STALE_MAX_AGE=60)
+    s = Setup(Transport(down()), store=EarlierRun(age=3600, fresh=False), RERP_STALE_MAX_AGE=60)
     s.wait()
     await s.runtime.settle()
     assert s.waiters.released == []
@@ -390,7 +390,7 @@ async def test_a_stale_max_age_of_zero_keeps_no_earlier_copy() -> None:
 
 @scenario
 async def test_what_is_kept_of_an_origin_beside_its_entry_goes_with_it() -> None:
-    s = Setup(Transport(down()), store=Remembered(age=3600, fresh=False))
+    s = Setup(Transport(down()), store=EarlierRun(age=3600, fresh=False))
     s.wait()
     await s.runtime.settle()
     assert s.stats.get_value("robotstxt/store/stale_used") == 1
