@@ -26,9 +26,9 @@ The servers count robots.txt requests, full answers (200 with a body), condition
 304s. The crawler process's CPU time (user + system, ``resource.getrusage(RUSAGE_SELF)``) is
 taken around the whole crawl (from before ``crawl()`` to after the reactor stops: the store is
 opened and closed inside), and so is the CPU time spent inside the store's calls (opening the
-file, and :class:`~scrapy_rerp.core.recall.StoredRules`' ``recall``, ``renew``, ``remember`` and
+file, and :class:`~scrapy_rerp.core.crawl_store.CrawlStore`' ``get``, ``renew``, ``put`` and
 ``close``, each timed by ``time.thread_time``: the reactor thread's CPU time, as SQLite lets
-go of the GIL and other threads run meanwhile). ``recall`` parses the stored rules, work a
+go of the GIL and other threads run meanwhile). ``get`` parses the stored rules, work a
 downloaded robots.txt needs as well: that parse is timed apart and reported beside the rest.
 Goal: in every crawl with a store (first, restarted fresh, restarted expired, and the paired
 ones), the store's calls without that parse take under :data:`CPU_GOAL` of the crawl's CPU
@@ -217,10 +217,10 @@ class Servers:
 
 def _time_store_calls(totals: list[float]) -> None:
     """Add the CPU time of every store call to ``totals[0]``, their number to ``totals[1]``,
-    and the time spent parsing stored rules (inside ``recall``) to ``totals[2]``. The calling
+    and the time spent parsing stored rules (inside ``get``) to ``totals[2]``. The calling
     thread's time: SQLite lets go of the GIL, and the process's other threads (Scrapy's DNS
     resolver pool among them) run meanwhile."""
-    from scrapy_rerp.core.recall import StoredRules
+    from scrapy_rerp.core.crawl_store import CrawlStore
     from scrapy_rerp.core.store import RobotsStore
 
     def timed(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -244,10 +244,10 @@ def _time_store_calls(totals: list[float]) -> None:
 
         return call
 
-    StoredRules._rules = timed_parse(StoredRules._rules)  # type: ignore[method-assign]
+    CrawlStore._rules = timed_parse(CrawlStore._rules)  # type: ignore[method-assign]
     RobotsStore.__init__ = timed(RobotsStore.__init__)  # type: ignore[method-assign]
-    for name in ("__init__", "recall", "renew", "remember", "close"):
-        setattr(StoredRules, name, timed(getattr(StoredRules, name)))
+    for name in ("__init__", "get", "renew", "put", "close"):
+        setattr(CrawlStore, name, timed(getattr(CrawlStore, name)))
 
 
 def crawl_child(config: dict[str, Any]) -> None:

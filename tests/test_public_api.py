@@ -237,6 +237,21 @@ def test_every_public_path_resolves(path: str) -> None:
     assert resolve(path).__name__ == path.rpartition(".")[2]
 
 
+def test_the_cache_s_public_path_names_the_classes_of_their_layers() -> None:
+    """``scrapy_rerp.cache`` holds no code (``core/cache`` does, and ``fleet/store``): each name
+    a project's ``RERP_CACHE`` may give resolves, by Scrapy's ``load_object``, to the class of
+    the layer's module."""
+    from scrapy.utils.misc import load_object
+
+    from scrapy_rerp.core import cache
+    from scrapy_rerp.fleet import store
+
+    for name in cache.__all__:
+        assert load_object(f"scrapy_rerp.cache.{name}") is getattr(cache, name)
+    for name in ("RedisOriginCache", "SharedOriginCache"):
+        assert load_object(f"scrapy_rerp.cache.{name}") is getattr(store, name)
+
+
 def test_a_module_path_is_the_package_s_name() -> None:
     for path in PUBLIC_PATHS:
         name = path.rpartition(".")[2]

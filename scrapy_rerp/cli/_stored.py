@@ -19,7 +19,7 @@ from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.bounds import bounded_expiry, longest_lifetime
-from scrapy_rerp.core.recall import stored_body
+from scrapy_rerp.core.crawl_store import stored_body
 from scrapy_rerp.core.settings import RerpSettings, setting_path
 from scrapy_rerp.core.status import PARSED
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
@@ -87,7 +87,7 @@ def origin_argument(value: str) -> str:
 
 def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     """What a crawl has from ``copy`` for the robots.txt ``url``, as a download gives it: the
-    body read as the crawl reads a stored one (:func:`~scrapy_rerp.core.recall.stored_body`),
+    body read as the crawl reads a stored one (:func:`~scrapy_rerp.core.crawl_store.stored_body`),
     fresh until the copy's
     ``expires_at``."""
     outcome = copy.outcome

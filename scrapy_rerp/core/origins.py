@@ -7,11 +7,13 @@ Standard library only: downloads go through a :class:`Transport`, waiting reques
 released and dropped through :class:`Waiters`, what follows new rules is the business of a
 :class:`RulesListener`, and tasks run on a :class:`~scrapy_rerp.core.runtime.Runtime`. The Scrapy
 middleware provides all four; ``tests/core/test_origins.py`` provides fakes, so every path here is
-tested without a crawl. Entries are kept in a :class:`Cache` (the middleware's
-``FailoverCache``, :mod:`scrapy_rerp.cache`), and a fleet's robots.txt is shared through
-:class:`Sharing` (``SharedRules``, :mod:`scrapy_rerp.fleet.sharing`, which answers with a
-:class:`Claim`): the core names them by these protocols only, so that its imports never reach
-the modules built on it (the cache backends and the fleet both import the core).
+tested without a crawl. Each origin's document is known from two tiers: the *cache*, in memory,
+read by every request (a :class:`Cache`: the middleware's ``FailoverCache``,
+:mod:`scrapy_rerp.core.cache`), and behind it, asked by the flights only, a *store* that
+persists (a :class:`Store`, which answers a :class:`Claim`: a crawl's SQLite file,
+``RERP_STORE``, :class:`~scrapy_rerp.core.crawl_store.CrawlStore`; or a fleet's Redis,
+``FleetStore``, :mod:`scrapy_rerp.fleet.documents`). The core names the fleet by this protocol
+only, so that its imports never reach the modules built on it.
 
 For each request, :meth:`OriginService.rules` answers with
 
@@ -23,12 +25,13 @@ For each request, :meth:`OriginService.rules` answers with
 * a :class:`Refused`: the origin has been unreachable for longer than
   ``RERP_UNREACHABLE_MAX_WAIT`` and no retry is due yet: the request is dropped at once.
 
-A flight downloads robots.txt (in a fleet, first claiming it from the other workers:
-:mod:`scrapy_rerp.fleet.sharing`) and then either stores new rules, after the listener has
-applied them and before the waiting requests are released; or keeps an earlier copy if a
-refetch failed; or stores the outage and, while requests wait, retries when the politeness
-controller says (backoff, ``Retry-After``), until the outage is older than the maximum wait and
-its requests are dropped. A dead origin with nothing waiting for it is not retried.
+A flight first claims the origin from the store (its copy, or the right to download it:
+in a fleet, for all the workers), downloads robots.txt, publishes what it learnt to the store,
+and then either caches new rules, after the listener has applied them and before the waiting
+requests are released; or keeps an earlier copy if a refetch failed; or caches the outage and,
+while requests wait, retries when the politeness controller says (backoff, ``Retry-After``),
+until the outage is older than the maximum wait and its requests are dropped. A dead origin with
+nothing waiting for it is not retried.
 """
 
 from __future__ import annotations
@@ -57,9 +60,8 @@ __all__ = [
     "Claim",
     "OriginService",
     "Refused",
-    "Remembered",
     "RulesListener",
-    "Sharing",
+    "Store",
     "Transport",
     "Waiters",
 ]
@@ -85,7 +87,7 @@ class Refused:
 
 
 class Cache(Protocol):
-    """The origin cache, as the service uses it (the middleware's ``FailoverCache``: whichever
+    """The cache, as the service uses it (the middleware's ``FailoverCache``: whichever
     backend ``RERP_CACHE`` names, an in-memory one once that fails)."""
 
     def get(self, origin: str) -> RobotsEntry | None: ...
@@ -95,25 +97,47 @@ class Cache(Protocol):
 
 @dataclass
 class Claim:
-    """What :meth:`Sharing.claim` decided for one robots.txt download."""
+    """What :meth:`Store.claim` decided for one download."""
 
-    entry: RobotsEntry | None = None  # taken from the fleet: no download here
-    download: bool = False  # this worker downloads (holding the lock unless Redis is down)
-    locked: bool = False
-    previous: RobotsEntry | None = None  # the fleet's expired copy, if any
+    entry: RobotsEntry | None = None  # the store's copy, used as it is: no download here
+    download: bool = False  # this process downloads (in a fleet: holding the lock unless
+    locked: bool = False  # Redis is down)
+    previous: RobotsEntry | None = None  # the store's expired copy, if any
     validators: Validators | None = None  # what revalidates ``previous``, if anything
+    reused: bool = False  # ``entry`` is a copy kept from an earlier run (RERP_STORE)
 
 
-class Sharing(Protocol):
-    """A fleet's robots.txt, one download per origin for all the workers (``SharedRules``)."""
+class Store(Protocol):
+    """What persists each origin's document behind the cache, asked by the flights only: a
+    crawl's SQLite file (``RERP_STORE``: :class:`~scrapy_rerp.core.crawl_store.CrawlStore`) or a
+    fleet's Redis (``FleetStore``: one download per origin for all the workers)."""
 
-    async def claim(self, origin: str) -> Claim:
-        """Take the fleet's entry for ``origin``, or the right to download it."""
+    #: A fleet's: the other workers read what is published (the listener hears of it first).
+    fleet: bool
+
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
+        """Before a download for ``origin`` (``known``: what the cache had of it, if anything):
+        the store's copy, or the right to download it."""
 
     async def publish(
-        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
-    ) -> None:
-        """Store this worker's result for the fleet, and release the download lock."""
+        self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
+    ) -> RobotsEntry:
+        """Keep ``entry``, what the download ``claim`` allowed brought (in a fleet, releasing
+        the lock): the entry to cache (a 304's renewal: the copy as the store renewed it)."""
+
+
+class _NoStore:
+    """The cache alone: each flight downloads."""
+
+    fleet = False
+
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
+        return Claim(download=True)
+
+    async def publish(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
+    ) -> RobotsEntry:
+        return entry
 
 
 class Transport(Protocol):
@@ -122,31 +146,6 @@ class Transport(Protocol):
     ) -> Fetched:
         """Download robots.txt once, redirects followed, and say what it means; conditional
         for ``validators.url`` when given (a 304 is ``Fetched.not_modified``)."""
-
-
-class Remembered(Protocol):
-    """Each origin's last good robots.txt kept across runs (``RERP_STORE``:
-    :class:`~scrapy_rerp.core.recall.StoredRules`)."""
-
-    def recall(self, origin: str) -> RobotsEntry | None:
-        """The stored copy of ``origin``, fresh or expired, or None."""
-
-    def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
-        """Keep the good copy just fetched; whether it was kept."""
-
-    def validators(self, origin: str) -> Validators | None:
-        """What makes the refetch of the expired copy just recalled conditional, or None."""
-
-    def renew(
-        self,
-        origin: str,
-        previous: RobotsEntry,
-        fetched_at: float,
-        expires_at: float,
-        fetched: Fetched,
-    ) -> RobotsEntry | None:
-        """A 304 renewed the stored copy ``previous`` was recalled from: the renewed entry (its
-        rules ``previous``'s when the store renewed that copy), or None if the store lost it."""
 
 
 class Waiters(Protocol):
@@ -193,8 +192,8 @@ class _Flight:
 
 
 class OriginService:
-    """The origin cache, one flight per origin, and outage deadlines, for one ``kind`` of
-    document (robots.txt when None)."""
+    """The cache in front of the store, one flight per origin, and outage deadlines, for one
+    ``kind`` of document (robots.txt when None)."""
 
     def __init__(
         self,
@@ -205,9 +204,8 @@ class OriginService:
         listener: RulesListener,
         runtime: Runtime,
         stats: Any,
-        shared: Sharing | None = None,
+        store: Store | None = None,
         spider: Callable[[], Any] = lambda: None,
-        remembered: Remembered | None = None,
         kind: DocumentKind | None = None,
     ) -> None:
         self.kind = kind if kind is not None else robots_txt(settings.syntax)
@@ -218,10 +216,10 @@ class OriginService:
         self.listener = listener
         self.runtime = runtime
         self.stats = stats
-        self.shared = shared
+        # RERP_STORE keeps the kinds it stores only; a fleet's Redis, every kind.
+        keeps = store is not None and (store.fleet or self.kind.stored)
+        self.store: Store = store if store is not None and keeps else _NoStore()
         self._spider = spider
-        # Only a crawl alone: a fleet shares its robots.txt through Redis instead.
-        self.remembered = remembered if shared is None and self.kind.stored else None
         self._stored: set[str] = set()  # origins served by a stored copy not refetched since
         self._stale_said: set[str] = set()  # origins whose stale stored copy was logged
         self._flights: dict[str, _Flight] = {}
@@ -339,62 +337,45 @@ class OriginService:
         previous = flight.previous
         origin = flight.origin
         validators: Validators | None = None
-        if previous is None and self.remembered is not None:
-            recalled = self.remembered.recall(origin)
-            if recalled is not None:
-                self._stored.add(origin)
-                if recalled.expires_at > time.time():
-                    # Fresh: a restarted crawl uses it with no download.
-                    self.stats.inc_value(self.kind.stat("robotstxt/store/reused"))
-                    await self._rules_fetched(flight, recalled, None)
-                    return
-                previous = recalled  # expired: refetched, and kept through an outage
-                validators = self.remembered.validators(origin)
         while True:
-            claim = await self.shared.claim(origin) if self.shared is not None else None
+            claim = await self.store.claim(origin, previous)
             if self._stopped:
                 return
-            if claim is not None and claim.entry is not None:
-                # Another worker of the fleet fetched it (or is retrying it): no download here.
+            if claim.entry is not None:
                 if claim.entry.robots is not None:
+                    # The store's copy: one of an earlier run (a restarted crawl uses it with
+                    # no download), or another worker's of the fleet.
+                    if claim.reused:
+                        self._stored.add(origin)
+                        self.stats.inc_value(self.kind.stat("robotstxt/store/reused"))
                     await self._rules_fetched(flight, claim.entry, None)
                     return
+                # Another worker of the fleet is retrying it: no download here.
                 previous = claim.entry
                 shared = Fetched(Outcome.UNREACHABLE, reason="unreachable, as the fleet found it")
                 self._unreachable(flight, previous, shared)
                 if not await self._wait_for_retry(flight, previous):
                     return
                 continue
-            if claim is not None and previous is None and claim.previous is not None:
-                # The fleet's expired copy, to this worker as a stored copy is to a crawl
-                # alone: revalidated when it can be, kept through an outage when young.
+            if previous is None and claim.previous is not None:
+                # The store's expired copy: revalidated when it can be, kept through an
+                # outage when young.
                 previous = claim.previous
                 validators = claim.validators
                 if previous.robots is not None:
                     self._stored.add(origin)
             fetched = await self.transport.fetch(flight.robots_url, origin, validators)
-            if fetched.not_modified and previous is not None and previous.robots is not None:
-                renewed = self._renewed(origin, previous, fetched)
-                if claim is not None and self.shared is not None:
-                    await self.listener.before_sharing(origin, renewed.robots, flight.trigger)
-                    await self.shared.publish(origin, renewed, fetched, claim.locked)
-                if self._stopped:
-                    return
-                await self._rules_fetched(flight, renewed, None)
-                return
             entry = self._entry(fetched, previous)
-            if claim is not None and self.shared is not None:
+            renewed = fetched.not_modified and entry.robots is not None
+            if self.store.fleet:
                 await self.listener.before_sharing(origin, entry.robots, flight.trigger)
-                await self.shared.publish(origin, entry, fetched, claim.locked)
+            entry = await self.store.publish(origin, entry, fetched, claim)
             if self._stopped:
                 return
             if fetched.robots is not None:
-                if self.remembered is not None:
-                    # robotstxt/store/replaced is the store's to count: once the download is
-                    # written in place of the copy recalled
-                    self._stored.discard(origin)
-                    self.remembered.remember(origin, entry, fetched)
-                await self._rules_fetched(flight, entry, fetched)
+                self._stored.discard(origin)  # served by this download now
+            if renewed or fetched.robots is not None:
+                await self._rules_fetched(flight, entry, None if renewed else fetched)
                 return
             self.stats.inc_value(self.kind.stat("robotstxt/unreachable/count"))
             if entry.robots is not None:
@@ -408,9 +389,15 @@ class OriginService:
             previous = entry
 
     def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
-        """What is known after ``fetched``: new rules, or one more failure of an outage (which
-        keeps an earlier good copy, if any)."""
+        """What is known after ``fetched``: new rules, the copy a 304 confirmed, fresh again
+        (its lifetime from the 304's headers, RFC 9111 4.3.4; the store renews its own as it
+        is published), or one more failure of an outage (which keeps an earlier good copy)."""
         now = time.time()
+        if fetched.not_modified and previous is not None and previous.robots is not None:
+            lifetime = ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
+            return previous.with_(
+                fetched_at=now, expires_at=now + lifetime, failures=0, outage_since=None
+            )
         if fetched.robots is not None:
             return RobotsEntry(
                 robots=fetched.robots,
@@ -453,19 +440,6 @@ class OriginService:
         # downloaded before the listener has applied the rules (Crawl-delay, the signal).
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
-
-    def _renewed(self, origin: str, previous: RobotsEntry, fetched: Fetched) -> RobotsEntry:
-        """The stored copy a 304 confirmed, fresh again (its lifetime from the 304's headers,
-        RFC 9111 4.3.4): the store's renewed copy, else the one recalled (a fleet's, or one
-        the store lost meanwhile)."""
-        now = time.time()
-        expires_at = now + ladder.entry_lifetime(previous.outcome, fetched.lifetime, self.settings)
-        renewed = None
-        if self.remembered is not None:
-            renewed = self.remembered.renew(origin, previous, now, expires_at, fetched)
-        if renewed is None:
-            renewed = previous.with_(fetched_at=now, expires_at=expires_at)
-        return renewed.with_(failures=0, outage_since=None)
 
     def _young(self, entry: RobotsEntry, now: float) -> bool:
         """Whether a good copy may stand in while robots.txt is unreachable: fetched less than

@@ -1,4 +1,4 @@
-"""robots.txt remembered across runs: each origin's last good copy in an SQLite file
+"""robots.txt kept across runs: each origin's last good copy in an SQLite file
 (standard library only).
 
 A crawl starts knowing nothing; this store lets the next run (or another process on the same

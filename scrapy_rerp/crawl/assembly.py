@@ -7,7 +7,7 @@ settings, and stopped in order when the crawl closes.
 * :func:`assemble`: the :class:`Parts`: the parking lot, the politeness controller (alone, or
   a fleet worker's, joined on the shared store) on Scrapy's download slots, the resume store,
   the listener for new rules and the origin service with its transport and cache, and the
-  robots.txt store (``RERP_STORE``: :func:`~scrapy_rerp.crawl.stored.open_store`), closed when
+  robots.txt store (``RERP_STORE``: :func:`~scrapy_rerp.crawl.store.open_store`), closed when
   the spider closes, the origin service of ``tdmrep.json`` when ``RERP_USAGE`` reads TDMRep
   (:mod:`scrapy_rerp.crawl.tdmrep`), and the evidence log (``RERP_EVIDENCE``:
   :class:`~scrapy_rerp.crawl.evidence.EvidenceLog`), its files stored when the spider closes;
@@ -30,8 +30,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core import loggers
+from scrapy_rerp.core.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
@@ -43,7 +43,7 @@ from scrapy_rerp.crawl.parking import ParkingLot
 from scrapy_rerp.crawl.resume import ResumeStore
 from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp.crawl.slots import SlotFloors
-from scrapy_rerp.crawl.stored import open_store
+from scrapy_rerp.crawl.store import open_store
 from scrapy_rerp.crawl.summary import CrawlSummary
 from scrapy_rerp.crawl.tdmrep import TdmRepListener, reads_tdmrep
 from scrapy_rerp.crawl.transport import RobotsTxtDownloader
@@ -53,10 +53,10 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-    from scrapy_rerp.cache import OriginCache
-    from scrapy_rerp.core.recall import StoredRules
+    from scrapy_rerp.core.cache import OriginCache
+    from scrapy_rerp.core.crawl_store import CrawlStore
     from scrapy_rerp.core.settings import RerpSettings
-    from scrapy_rerp.fleet.sharing import SharedRules
+    from scrapy_rerp.fleet.documents import FleetStore
     from scrapy_rerp.fleet.store import SharedOriginCache
 
 __all__ = ["Misconfigured", "Parts", "assemble", "origin_caches"]
@@ -106,13 +106,13 @@ class Parts:
     for_spider: RobotsTxtForTheSpider
     usage: UsagePolicy | None
     politeness: Politeness
-    fleet: SharedRules | None
+    fleet: FleetStore | None
     resume: ResumeStore
     origins: OriginService
-    stored: StoredRules | None = None
+    stored: CrawlStore | None = None
     evidence: EvidenceLog | None = None
     tdmrep: OriginService | None = None  # each origin's tdmrep.json, when TDMRep is read
-    tdmrep_fleet: SharedRules | None = None
+    tdmrep_fleet: FleetStore | None = None
     summary: CrawlSummary | None = None  # the closing lines, held here
 
     def closing(self) -> None:
@@ -173,7 +173,7 @@ def assemble(
     usage = UsagePolicy(crawler, settings, summary) if settings.usage else None
     throttle = SlotFloors(crawler) if settings.floors or settings.slowdown else None
     delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
-    fleet: SharedRules | None = None
+    fleet: FleetStore | None = None
     if shared is None:
         politeness = Politeness(settings, delay, throttle, stats, lot, runtime, spider)
     else:
@@ -208,9 +208,8 @@ def assemble(
         applied,
         runtime,
         stats,
-        fleet,
+        fleet if fleet is not None else stored,
         spider,
-        stored,
     )
     tdmrep = tdmrep_fleet = None
     if reads_tdmrep(settings):
@@ -226,9 +225,8 @@ def assemble(
             TdmRepListener(politeness, stats, spider, settings.cache_max_origins, evidence),
             runtime,
             stats,
-            tdmrep_fleet,
+            tdmrep_fleet,  # RERP_STORE keeps robots.txt only
             spider,
-            None,  # RERP_STORE keeps robots.txt only
             kind,
         )
     parts = Parts(

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from scrapy_rerp.cache import OriginCache
+    from scrapy_rerp.core.cache import OriginCache
     from scrapy_rerp.core.data import RobotsEntry
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt

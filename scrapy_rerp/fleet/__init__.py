@@ -7,7 +7,7 @@
 * :mod:`~scrapy_rerp.fleet.codec`: an origin's entry as a Redis hash, and its format version;
 * :mod:`~scrapy_rerp.fleet.bounds`: what a worker takes from such a hash (its settings' bounds);
 * :mod:`~scrapy_rerp.fleet.guard`: what a worker does when Redis fails (goes on alone);
-* :mod:`~scrapy_rerp.fleet.sharing`: one robots.txt download per origin for the fleet;
+* :mod:`~scrapy_rerp.fleet.documents`: one robots.txt download per origin for the fleet;
 * :mod:`~scrapy_rerp.fleet.delay`: the Crawl-delay turn that all workers together keep, and
   the slow-downs (cool-downs, raised floors) they share.
 
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.fleet.delay import FleetCoordination, SharedDelay
+from scrapy_rerp.fleet.documents import FleetStore
 from scrapy_rerp.fleet.guard import RedisGuard
-from scrapy_rerp.fleet.sharing import SharedRules
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
@@ -43,11 +43,11 @@ def join(
     throttle: Throttle | None,
     download_delay: float,
     spider: Callable[[], Any] = lambda: None,
-) -> tuple[SharedRules, Politeness]:
+) -> tuple[FleetStore, Politeness]:
     """One worker's side of the fleet: its shared robots.txt and its politeness (the local
     controller, coordinated with the fleet), on one store and one account of Redis's health."""
     guard = RedisGuard(store.url, stats, spider)
-    rules = SharedRules(store, guard, settings, stats, runtime.sleep)
+    rules = FleetStore(store, guard, settings, stats, runtime.sleep)
     turns = SharedDelay(store, guard, stats, runtime.sleep)
     politeness = Politeness(settings, download_delay, throttle, stats, parking, runtime, spider)
     politeness.coordinate_with(

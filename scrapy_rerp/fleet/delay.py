@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.core.runtime import Runtime, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
-    from scrapy_rerp.fleet.store import SharedOriginCache
+    from scrapy_rerp.fleet.store import TurnsAndSlowdowns
 
 __all__ = [
     "STOP_LOOK",
@@ -128,7 +128,7 @@ class SharedDelay:
 
     def __init__(
         self,
-        store: SharedOriginCache,
+        store: TurnsAndSlowdowns,
         guard: RedisGuard,
         stats: Any,
         sleep: Callable[[float], Awaitable[Any]],

@@ -1,12 +1,12 @@
 """``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``: robots.txt shared by a fleet on Redis.
 
-The store's protocol, :class:`SharedOriginCache` (what a store shared by the fleet provides: the
-entries, the download lock, the turns, the slow-downs), is here, beside the store that
-implements it. What reads it is the fleet (:mod:`~scrapy_rerp.fleet.sharing`,
-:mod:`~scrapy_rerp.fleet.delay`, :func:`scrapy_rerp.fleet.join`) and the crawl that builds it
-(``crawl/assembly``, ``crawl/middleware``), which stands above the fleet; the core never names
-it. So its one home is the fleet's, and every import of it runs down, never up.
-``scrapy_rerp.cache`` (the local caches) names both for their public paths only.
+Its two protocols are here, beside the store that implements them: :class:`DocumentStore`
+(each origin's documents and their download lock: what :mod:`~scrapy_rerp.fleet.documents` reads)
+and :class:`TurnsAndSlowdowns` (the turns, the slow-downs and their channel: what
+:mod:`~scrapy_rerp.fleet.delay` reads); :class:`SharedOriginCache` is both. The crawl that
+builds the store (``crawl/assembly``, ``crawl/middleware``) stands above the fleet; the core
+never names it. ``scrapy_rerp.cache`` (the cache) names the store and :class:`SharedOriginCache`
+for their public paths only.
 
 Workers of one crawl (scrapy-redis fleets, or any processes sharing a Redis) keep their
 robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's asyncio client:
@@ -18,7 +18,7 @@ robots.txt knowledge and their Crawl-delay clocks in one Redis, with redis-py's 
   Redis TTL is the entry's lifetime plus the stale-serving window (``RERP_MAX_LIFETIME``), so
   an expired copy can still serve while it is refetched; rules are kept at least until
   ``RERP_STALE_MAX_AGE`` from their fetch (plus that window), to stand in through outages
-  (the caller's ``ttl``: :mod:`scrapy_rerp.fleet.sharing`);
+  (the caller's ``ttl``: :mod:`scrapy_rerp.fleet.documents`);
 * ``<prefix>:lock:<origin>``: ``SET NX PX``: the one worker that downloads robots.txt for the
   fleet; the others poll the hash for its result. A worker that dies holding the lock delays
   the others by at most ``RERP_REDIS_LOCK_TIMEOUT``;
@@ -63,12 +63,14 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_FIELD",
     "SLOWDOWN_KEEP",
+    "DocumentStore",
     "OversizedHash",
     "RedisCommandError",
     "RedisFailure",
     "RedisOriginCache",
     "RedisUnavailable",
     "SharedOriginCache",
+    "TurnsAndSlowdowns",
 ]
 
 _T = TypeVar("_T")
@@ -363,11 +365,10 @@ class OversizedHash(Exception):
         self.most = most
 
 
-class SharedOriginCache(Protocol):
-    """What the middleware needs from a cache shared by a fleet of workers (``is_shared =
-    True``); asynchronous, so that a networked store never blocks the reactor.
-    :class:`RedisOriginCache` is the one provided; :mod:`scrapy_rerp.fleet` uses it.
-    ``scrapy_rerp.cache.SharedOriginCache`` names it for its public path."""
+class DocumentStore(Protocol):
+    """What a fleet's store keeps of each origin's documents, for
+    :class:`~scrapy_rerp.fleet.documents.FleetStore`: a hash per origin and kind, and the lock
+    of its one download; asynchronous, so that a networked store never blocks the reactor."""
 
     is_shared: bool
     url: str
@@ -386,20 +387,24 @@ class SharedOriginCache(Protocol):
 
     async def unlock(self, origin: str, kind: str = "robots") -> None: ...
 
-    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
-        """``(0.0, turn id)`` when this worker may send to ``origin`` now, else the seconds
-        to wait before asking again."""
+    async def close(self) -> None: ...
+
+
+class TurnsAndSlowdowns(Protocol):
+    """How a fleet's workers coordinate their politeness, for
+    :class:`~scrapy_rerp.fleet.delay.SharedDelay`: each origin's turn to send, its slow-down
+    (cool-down, raised floor), and the channel on which slow-downs are heard at once."""
+
+    # What each call answers: RedisOriginCache's.
+    async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]: ...
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None: ...
 
     async def slowdown(
         self, origin: str, max_wait: float, max_floor: float
-    ) -> tuple[float, float, int]:
-        """``(seconds left in its cool-down, raised floor, the floor's version)``, 0 for none;
-        values beyond ``max_wait`` and ``max_floor`` cut to them."""
+    ) -> tuple[float, float, int]: ...
 
-    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]:
-        """``(seconds left, whether this call moved its end)``: a cool-down never shortens."""
+    async def cool_down(self, origin: str, seconds: float) -> tuple[float, bool]: ...
 
     async def raise_floor(
         self, origin: str, sent_ago: float, start: float, maximum: float, own: float
@@ -412,7 +417,10 @@ class SharedOriginCache(Protocol):
     async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
         """Hear the other workers' slow-downs as they are written, until cancelled."""
 
-    async def close(self) -> None: ...
+
+class SharedOriginCache(DocumentStore, TurnsAndSlowdowns, Protocol):
+    """Both, as :class:`RedisOriginCache` provides them (``RERP_CACHE`` names a class that
+    does, ``is_shared = True``); public as ``scrapy_rerp.cache.SharedOriginCache``."""
 
 
 class RedisOriginCache:

@@ -13,7 +13,7 @@ from scrapy_rerp.core.admission import ParkingKey, Purpose
 from scrapy_rerp.core.body import Body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
 from scrapy_rerp.core.documents import NO_TDMREP_FILE, robots_txt, tdmrep_json
-from scrapy_rerp.core.origins import WAIT, OriginService
+from scrapy_rerp.core.origins import WAIT, Claim, OriginService
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import RFC9309, TdmRepFile, parse_tdmrep
 from tests.support import AsyncioRuntime, Stats
@@ -128,13 +128,15 @@ class Transport:
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
 
 
-class Remembered:
+class StoreOfRobotsTxtOnly:
     """A RERP_STORE that fails the test if asked anything."""
 
-    def recall(self, origin: str) -> RobotsEntry | None:
+    fleet = False
+
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
         raise AssertionError("tdmrep.json is not kept by RERP_STORE")
 
-    def remember(self, *args: object) -> bool:
+    async def publish(self, *args: object) -> RobotsEntry:
         raise AssertionError("tdmrep.json is not kept by RERP_STORE")
 
 
@@ -151,7 +153,7 @@ def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]
         listener,
         AsyncioRuntime(),
         stats,
-        remembered=Remembered(),  # type: ignore[arg-type]
+        StoreOfRobotsTxtOnly(),
         kind=tdmrep_json(),
     )
     return service, waiters, stats

@@ -102,9 +102,7 @@ class Listener:
 
 
 class Setup:
-    def __init__(
-        self, transport: Transport, shared: Any = None, remembered: Any = None, **settings: Any
-    ) -> None:
+    def __init__(self, transport: Transport, store: Any = None, **settings: Any) -> None:
         self.settings = RerpSettings.from_settings(
             {"RERP_UNREACHABLE_MAX_WAIT": 0.5, **settings}, require_obey=False
         )
@@ -122,8 +120,7 @@ class Setup:
             self.listener,
             self.runtime,
             self.stats,
-            shared,
-            remembered=remembered,
+            store,
         )
         self.listener.service = self.service
 
@@ -255,25 +252,28 @@ async def test_stop_ends_retries_and_starts_nothing() -> None:
 
 
 class Shared:
-    """A fleet's shared rules, scripted."""
+    """A fleet's store, scripted."""
+
+    fleet = True
 
     def __init__(self, claim: Claim) -> None:
         self.claim_answer = claim
         self.published: list[tuple[RobotsEntry, bool]] = []
 
-    async def claim(self, origin: str) -> Claim:
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
         return self.claim_answer
 
     async def publish(
-        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
-    ) -> None:
-        self.published.append((entry, locked))
+        self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
+    ) -> RobotsEntry:
+        self.published.append((entry, claim.locked))
+        return entry
 
 
 @scenario
 async def test_a_fleet_worker_takes_another_s_rules_without_downloading() -> None:
     stored = RobotsEntry(RULES, time.time(), time.time() + 60, 200, "http://a.test/robots.txt")
-    s = Setup(Transport(ok()), shared=Shared(Claim(entry=stored)))
+    s = Setup(Transport(ok()), store=Shared(Claim(entry=stored)))
     s.wait()
     await s.runtime.settle()
     assert s.transport.calls == []
@@ -284,7 +284,7 @@ async def test_a_fleet_worker_takes_another_s_rules_without_downloading() -> Non
 @scenario
 async def test_a_fleet_worker_holding_the_lock_downloads_and_publishes() -> None:
     shared = Shared(Claim(download=True, locked=True))
-    s = Setup(Transport(ok()), shared=shared)
+    s = Setup(Transport(ok()), store=shared)
     s.wait()
     await s.runtime.settle()
     assert len(s.transport.calls) == 1
@@ -293,42 +293,41 @@ async def test_a_fleet_worker_holding_the_lock_downloads_and_publishes() -> None
     assert entry.robots is RULES and locked
 
 
-class Remembered:
-    """A store holding one copy of ORIGIN, fetched ``age`` seconds ago, fresh or expired."""
+class EarlierRun:
+    """A crawl's store (RERP_STORE) holding one copy of ORIGIN, fetched ``age`` seconds ago,
+    fresh or expired."""
+
+    fleet = False
 
     def __init__(self, age: float, fresh: bool) -> None:
         now = time.time()
         expires = now + 60 if fresh else now - 1
         self.copy = RobotsEntry(RULES, now - age, expires, 200, "http://a.test/robots.txt")
-        self.remembered: list[RobotsEntry] = []
+        self.stored: list[RobotsEntry] = []
         self.renewed: list[float] = []
 
-    def recall(self, origin: str) -> RobotsEntry | None:
-        return self.copy if origin == ORIGIN else None
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
+        if known is not None or origin != ORIGIN:
+            return Claim(download=True)
+        if self.copy.expires_at > time.time():
+            return Claim(entry=self.copy, reused=True)
+        validators = Validators("http://a.test/robots.txt", {b"If-None-Match": b'"v1"'})
+        return Claim(download=True, previous=self.copy, validators=validators)
 
-    def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
-        self.remembered.append(entry)
-        return True
-
-    def validators(self, origin: str) -> Validators | None:
-        return Validators("http://a.test/robots.txt", {b"If-None-Match": b'"v1"'})
-
-    def renew(
-        self,
-        origin: str,
-        previous: RobotsEntry,
-        fetched_at: float,
-        expires_at: float,
-        fetched: Fetched,
-    ) -> RobotsEntry | None:
-        self.renewed.append(expires_at)
-        return self.copy.with_(fetched_at=fetched_at, expires_at=expires_at)
+    async def publish(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
+    ) -> RobotsEntry:
+        if fetched.not_modified:
+            self.renewed.append(entry.expires_at)
+            return self.copy.with_(fetched_at=entry.fetched_at, expires_at=entry.expires_at)
+        self.stored.append(entry)
+        return entry
 
 
 @scenario
 async def test_a_fresh_stored_copy_is_used_without_a_download() -> None:
-    store = Remembered(age=10, fresh=True)
-    s = Setup(Transport(ok()), remembered=store)
+    store = EarlierRun(age=10, fresh=True)
+    s = Setup(Transport(ok()), store=store)
     s.wait(2)
     await s.runtime.settle()
     assert s.transport.calls == []
@@ -339,23 +338,23 @@ async def test_a_fresh_stored_copy_is_used_without_a_download() -> None:
 
 @scenario
 async def test_a_304_renews_the_stored_copy() -> None:
-    store = Remembered(age=10, fresh=False)
+    store = EarlierRun(age=10, fresh=False)
     not_modified = Fetched(Outcome.UNREACHABLE, status=304, lifetime=7200, not_modified=True)
-    s = Setup(Transport(not_modified), remembered=store)
+    s = Setup(Transport(not_modified), store=store)
     s.wait()
     await s.runtime.settle()
     assert len(s.transport.calls) == 1
     assert s.service.rules(ORIGIN, URL, "t") is RULES
     [expires_at] = store.renewed
     assert expires_at > time.time() + 3000  # the 304's lifetime, clamped
-    assert store.remembered == []
+    assert store.stored == []
 
 
 @scenario
 async def test_an_outage_uses_a_stored_copy_younger_than_the_max_age(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    s = Setup(Transport(down()), remembered=Remembered(age=3600, fresh=False))
+    s = Setup(Transport(down()), store=EarlierRun(age=3600, fresh=False))
     s.wait()
     await s.runtime.settle()
     assert s.waiters.released == [1] and s.waiters.dropped == []
@@ -367,9 +366,7 @@ async def test_an_outage_uses_a_stored_copy_younger_than_the_max_age(
 
 @scenario
 async def test_an_outage_ignores_a_stored_copy_past_the_max_age() -> None:
-    s = Setup(
-        Transport(down()), remembered=Remembered(age=3600, fresh=False), RERP_STALE_MAX_AGE=60
-    )
+    s = Setup(Transport(down()), store=EarlierRun(age=3600, fresh=False), RERP_STALE_MAX_AGE=60)
     s.wait()
     await s.runtime.settle()
     assert s.waiters.released == []
@@ -393,7 +390,7 @@ async def test_a_stale_max_age_of_zero_keeps_no_earlier_copy() -> None:
 
 @scenario
 async def test_what_is_kept_of_an_origin_beside_its_entry_goes_with_it() -> None:
-    s = Setup(Transport(down()), remembered=Remembered(age=3600, fresh=False))
+    s = Setup(Transport(down()), store=EarlierRun(age=3600, fresh=False))
     s.wait()
     await s.runtime.settle()
     assert s.stats.get_value("robotstxt/store/stale_used") == 1

@@ -92,10 +92,10 @@ def test_responses_pass_through_the_middleware_only_with_rerp_usage(
 @pytest.mark.needs_asyncio
 def test_a_fleet_worker_shares_its_rules_and_its_politeness() -> None:
     from scrapy_rerp.fleet.delay import FleetCoordination
-    from scrapy_rerp.fleet.sharing import SharedRules
+    from scrapy_rerp.fleet.documents import FleetStore
 
     _, parts = build(REDIS)
-    assert isinstance(parts.fleet, SharedRules) and parts.origins.shared is parts.fleet
+    assert isinstance(parts.fleet, FleetStore) and parts.origins.store is parts.fleet
     assert isinstance(parts.politeness.coordination, FleetCoordination)
     assert parts.politeness.parking is parts.lot
 

@@ -1,7 +1,7 @@
 """An origin's robots.txt entry as the fleet stores it (fleet/codec.py): every kind of entry
 through ``encode`` and ``decode``, what a hash of another syntax, a damaged field or a body over
 the cap gives, and the same hashes through a real redis-server (fleet/store.py). What a worker
-then does with an unreadable hash: test_sharing.py."""
+then does with an unreadable hash: test_documents.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a worker does when Redis fails (fleet/guard.py's ``RedisGuard``): the failed call
 counted, one WARNING when Redis goes away and one when it answers again, the caller told to go on
 alone meanwhile; against a real redis-server that is stopped, paused or was never there. What
-the callers then do alone: test_sharing.py (robots.txt), test_delay.py (Crawl-delay)."""
+the callers then do alone: test_documents.py (robots.txt), test_delay.py (Crawl-delay)."""
 
 from __future__ import annotations
 

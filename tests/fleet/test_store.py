@@ -3,8 +3,10 @@ entries, the download lock, the Crawl-delay turns and the slow-downs, on Redis's
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -263,3 +265,39 @@ async def test_a_hash_is_read_by_its_fields_lengths_first_and_its_ttl_bounded(
         await store.close()
 
     await run(scenario())
+
+
+def _members(protocol: type) -> set[str]:
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(
+        getattr(protocol, "__annotations__", {})
+    )
+
+
+def _store_calls(module: Path) -> set[str]:
+    """What ``module`` asks of ``self.store``: the attributes it reads there."""
+    return {
+        node.attr
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "store"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+    }
+
+
+def test_the_store_s_documents_and_its_coordination_are_two_protocols() -> None:
+    """The fleet's sharing of documents asks the store only what ``DocumentStore`` says; its
+    turns and slow-downs, only what ``TurnsAndSlowdowns`` says; the two share no call, and
+    ``RedisOriginCache`` provides both (``SharedOriginCache``)."""
+    from scrapy_rerp.fleet import delay
+    from scrapy_rerp.fleet import documents as sharing
+    from scrapy_rerp.fleet.store import DocumentStore, SharedOriginCache, TurnsAndSlowdowns
+
+    documents, coordination = _members(DocumentStore), _members(TurnsAndSlowdowns)
+    assert documents and coordination and not documents & coordination
+    assert _store_calls(Path(sharing.__file__)) <= documents | {"repaired"}
+    assert _store_calls(Path(delay.__file__)) <= coordination
+    assert _members(SharedOriginCache) <= documents | coordination
+    methods = {n for n in vars(DocumentStore) | vars(TurnsAndSlowdowns) if not n.startswith("_")}
+    assert methods <= set(vars(RedisOriginCache)) and RedisOriginCache.is_shared

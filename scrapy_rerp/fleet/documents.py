@@ -1,14 +1,14 @@
 """robots.txt shared by a fleet: one download per origin for all the workers.
 
-Before a worker downloads robots.txt it asks :meth:`SharedRules.claim`: the entry another
+Before a worker downloads robots.txt it asks :meth:`FleetStore.claim`: the entry another
 worker stored (parsed again from its body), or the origin's download lock (this worker
-downloads, then :meth:`SharedRules.publish` stores the result and releases the lock), or, while
+downloads, then :meth:`FleetStore.publish` stores the result and releases the lock), or, while
 another worker holds the lock, a wait for its result. An outage is shared too: a dead origin is
 retried by one worker at the backoff rate, not by each.
 
 An expired copy comes with its validators (a conditional refetch: :attr:`Claim.validators`), and
 a 304 renews the fleet's copy; rules stay in Redis until ``RERP_STALE_MAX_AGE`` old, to stand in
-through outages (:meth:`SharedRules._kept_for`).
+through outages (:meth:`FleetStore._kept_for`).
 
 Redis down or slow: each worker carries on alone (:mod:`scrapy_rerp.fleet.guard`). Stats:
 ``robotstxt/redis/shared`` (entries taken from another worker), ``robotstxt/redis/lock_waits``
@@ -37,9 +37,9 @@ from scrapy_rerp.fleet.store import OversizedHash
 if TYPE_CHECKING:
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
-    from scrapy_rerp.fleet.store import SharedOriginCache
+    from scrapy_rerp.fleet.store import DocumentStore
 
-__all__ = ["SharedRules"]
+__all__ = ["FleetStore"]
 
 logger = logging.getLogger(loggers.FLEET)
 
@@ -50,13 +50,15 @@ POLL_FIRST, POLL_MAX = 0.05, 0.5
 STALE_RECHECK = 1.0
 
 
-class SharedRules:
+class FleetStore:
     """One worker's side of the fleet's robots.txt store: the origin service's
-    :class:`~scrapy_rerp.core.origins.Sharing`."""
+    :class:`~scrapy_rerp.core.origins.Store`."""
+
+    fleet = True
 
     def __init__(
         self,
-        store: SharedOriginCache,
+        store: DocumentStore,
         guard: RedisGuard,
         settings: RerpSettings,
         stats: Any,
@@ -74,12 +76,12 @@ class SharedRules:
         self.bounds = HashBounds.of(settings)
         self._rejections: dict[str, str] = {}  # origin: why its hash was not used, until published
 
-    def for_kind(self, kind: DocumentKind) -> SharedRules:
+    def for_kind(self, kind: DocumentKind) -> FleetStore:
         """The sharing of another per-origin document, on the same store and the same account
         of Redis's health."""
-        return SharedRules(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
+        return FleetStore(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
 
-    async def claim(self, origin: str) -> Claim:
+    async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it."""
         claim = await self._claim(origin)
         if claim.locked:
@@ -173,12 +175,13 @@ class SharedRules:
         )
 
     async def publish(
-        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, locked: bool
-    ) -> None:
-        """Store this worker's result for the fleet, and release the download lock. Rules kept
-        through a failed download keep the bytes of the fleet's copy
-        (:func:`~scrapy_rerp.fleet.codec.encode`)."""
+        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, claim: Claim
+    ) -> RobotsEntry:
+        """Store this worker's result for the fleet, and release the download lock ``claim``
+        took; ``entry``, to cache. Rules kept through a failed download keep the bytes of the
+        fleet's copy (:func:`~scrapy_rerp.fleet.codec.encode`)."""
         syntax_name = self.settings.syntax_name
+        locked = claim.locked
 
         async def store() -> None:
             kept = keeps_earlier_rules(entry, fetched)
@@ -195,6 +198,7 @@ class SharedRules:
         self._rejections.pop(origin, None)
         if locked:
             self._locked.discard(origin)
+        return entry
 
     def _kept_for(self, entry: RobotsEntry) -> float:
         """Seconds Redis keeps ``entry`` (the store adds its stale-serving window): its

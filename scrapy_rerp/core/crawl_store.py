@@ -1,13 +1,14 @@
 """The origin service's link to the robots.txt store (standard library only).
 
-:class:`StoredRules` turns a :class:`~scrapy_rerp.core.store.RobotsStore`'s copies into
+:class:`CrawlStore` turns a :class:`~scrapy_rerp.core.store.RobotsStore`'s copies into
 :class:`~scrapy_rerp.core.data.RobotsEntry` objects and back, so that the origin service
-(:mod:`scrapy_rerp.core.origins`) knows the store only through its small ``Remembered``
-protocol. Rules are parsed again from the stored body with the crawl's syntax, as a download's
-body is: a store outlives changes to the parser and to ``RERP_SYNTAX``. The charset a body was
-parsed with is not stored (the store keeps no ``Content-Type``): a stored body is read in the
-syntax's default charset. :func:`stored_body` is the one reader of a stored body, for the crawl and
-the command line alike: capped at the crawl's ``RERP_MAX_SIZE`` as a download is (a store written
+(:mod:`scrapy_rerp.core.origins`) knows the store only through its small ``Store`` protocol
+(:meth:`CrawlStore.claim`, :meth:`CrawlStore.publish`), as it knows a fleet's Redis. Rules
+are parsed again from the stored body with the crawl's syntax, as a download's body is: a store
+outlives changes to the parser and to ``RERP_SYNTAX``. The charset a body was parsed with is not
+stored (the store keeps no ``Content-Type``): a stored body is read in the syntax's default
+charset. :func:`stored_body` is the one reader of a stored body, for the crawl and the command
+line alike: capped at the crawl's ``RERP_MAX_SIZE`` as a download is (a store written
 under a larger cap is read as this crawl reads).
 
 The store is read and written in bulk where it can be, as each call into SQLite costs a crawl
@@ -29,6 +30,7 @@ from typing import Any
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.bounds import bounded_expiry
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
+from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
     RobotsStore,
@@ -43,7 +45,7 @@ __all__ = [
     "PRELOADED_BYTES",
     "REVALIDATING",
     "WRITES_AT_ONCE",
-    "StoredRules",
+    "CrawlStore",
     "stored_body",
 ]
 
@@ -70,11 +72,13 @@ REVALIDATING = 4096
 WRITES_AT_ONCE = 64
 
 
-class StoredRules:
+class CrawlStore:
     """Each origin's last good robots.txt, read from and written to a store, with stats under
     ``robotstxt/store/``. A copy recalled is fresh at most ``max_lifetime`` after its fetch
     (:func:`~scrapy_rerp.core.bounds.longest_lifetime` of the crawl's settings), whatever
-    expiry an earlier run (or a tampered file) gave it."""
+    expiry an earlier run (or a tampered file) gave it. The origin service's ``Store``."""
+
+    fleet = False
 
     def __init__(
         self,
@@ -103,7 +107,28 @@ class StoredRules:
         # robots.txt downloaded instead. Bounded by the store's own bound.
         self._known = store.origin_keys()
 
-    def recall(self, origin: str) -> RobotsEntry | None:
+    async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
+        """An origin the cache knew nothing of: its stored copy, used when fresh, revalidated
+        when expired; else (or when the cache knew of it) a download."""
+        recalled = self.get(origin) if known is None else None
+        if recalled is None:
+            return Claim(download=True)
+        if recalled.expires_at > time.time():
+            return Claim(entry=recalled, reused=True)
+        validators = self._validators.pop(origin, None)  # None without ETag, Last-Modified
+        return Claim(download=True, previous=recalled, validators=validators)
+
+    async def publish(
+        self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
+    ) -> RobotsEntry:
+        """A good copy stored (:meth:`put`), a 304's renewal recorded (:meth:`renew`)."""
+        if fetched.not_modified and entry.robots is not None:
+            renewed = self.renew(origin, entry, entry.fetched_at, entry.expires_at, fetched)
+            return renewed if renewed is not None else entry
+        self.put(origin, entry, fetched)
+        return entry
+
+    def get(self, origin: str) -> RobotsEntry | None:
         """The stored copy of ``origin`` as an entry (fresh or expired: the caller decides), or
         None when there is none or the store is unavailable."""
         copy = self._unwritten.get(origin) or self._renewed.get(origin)
@@ -151,11 +176,6 @@ class StoredRules:
             return RobotsTxt.disallow_all(self.syntax)
         return RobotsTxt.allow_all(self.syntax)
 
-    def validators(self, origin: str) -> Validators | None:
-        """The conditional headers of the copy recalled for ``origin``, once (None when it has
-        neither ETag nor Last-Modified)."""
-        return self._validators.pop(origin, None)
-
     def renew(
         self,
         origin: str,
@@ -188,7 +208,7 @@ class StoredRules:
             return self._entry(copy, previous.robots)  # the copy recalled, renewed
         return self._entry(copy)
 
-    def remember(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
+    def put(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
         """Store what ``fetched`` brought (a good copy only: never an outage), with the next
         batch of writes (:data:`WRITES_AT_ONCE`, or at :meth:`close`); whether it will be."""
         if fetched.outcome not in STORED_OUTCOMES or entry.robots is None:

@@ -1,5 +1,5 @@
 """The crawl's side of the robots.txt store (``RERP_STORE``): where the file is, and the
-:class:`~scrapy_rerp.core.recall.StoredRules` the origin service reads and writes through.
+:class:`~scrapy_rerp.core.crawl_store.CrawlStore` the origin service reads and writes through.
 Built by :mod:`scrapy_rerp.crawl.assembly`, closed when the spider closes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from scrapy.utils.project import data_path
 
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.bounds import longest_lifetime
-from scrapy_rerp.core.recall import StoredRules
+from scrapy_rerp.core.crawl_store import CrawlStore
 from scrapy_rerp.core.settings import setting_path
 from scrapy_rerp.core.store import RobotsStore
 
@@ -26,7 +26,7 @@ __all__ = ["open_store"]
 logger = logging.getLogger(loggers.STORE)
 
 
-def open_store(crawler: Crawler, settings: RerpSettings) -> StoredRules | None:
+def open_store(crawler: Crawler, settings: RerpSettings) -> CrawlStore | None:
     """The robots.txt store ``RERP_STORE`` names, or None when there is none (the default) or
     the crawl is a fleet's (its robots.txt is shared through Redis). A relative path is from
     the current directory (:func:`~scrapy_rerp.core.settings.setting_path`); a store found only
@@ -50,6 +50,6 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> StoredRules | None:
     except OSError:
         pass  # the store says why it cannot open the file
     store = RobotsStore(path, settings.store_max_origins)
-    return StoredRules(
+    return CrawlStore(
         store, settings.syntax, settings.max_size, crawler.stats, longest_lifetime(settings)
     )

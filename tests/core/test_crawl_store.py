@@ -1,4 +1,4 @@
-"""StoredRules: stored copies to entries and back, on a real store file."""
+"""CrawlStore: stored copies to entries and back, on a real store file."""
 
 from __future__ import annotations
 
@@ -8,17 +8,19 @@ from pathlib import Path
 from typing import Any
 
 from scrapy_rerp.core.body import MAX_SIZE, parse_body, read_body
+from scrapy_rerp.core.crawl_store import WRITES_AT_ONCE, CrawlStore, stored_body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry
-from scrapy_rerp.core.recall import WRITES_AT_ONCE, StoredRules, stored_body
+from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.engine import RFC9309, RobotsTxt
+from tests.support.scenarios import scenario
 
 ORIGIN = "https://example.com"
 BODY = b"User-agent: *\nDisallow: /private\n"
 
 
 class Stats:
-    """The stats collector's calls StoredRules makes."""
+    """The stats collector's calls CrawlStore makes."""
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
@@ -59,10 +61,10 @@ def fetched_entry(
 
 def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
     collector = stats()
-    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
-    assert rules.remember(ORIGIN, entry, fetched)
-    recalled = rules.recall(ORIGIN)
+    assert rules.put(ORIGIN, entry, fetched)
+    recalled = rules.get(ORIGIN)
     assert recalled is not None
     assert recalled.robots is not None
     assert not recalled.robots.allowed(f"{ORIGIN}/private/x", "bot")
@@ -76,7 +78,7 @@ def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
 
 def test_copies_are_written_in_batches(tmp_path: Path) -> None:
     collector = stats()
-    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     origins = [f"https://site{i}.example" for i in range(WRITES_AT_ONCE + 1)]
 
@@ -84,12 +86,12 @@ def test_copies_are_written_in_batches(tmp_path: Path) -> None:
         return len(RobotsStore(tmp_path / "s.sqlite", read_only=True))
 
     for origin in origins[: WRITES_AT_ONCE - 1]:
-        assert rules.remember(origin, entry, fetched)
+        assert rules.put(origin, entry, fetched)
     assert written() == 0  # not yet
-    assert rules.recall(origins[0]) is not None  # recalled meanwhile all the same
-    assert rules.remember(origins[WRITES_AT_ONCE - 1], entry, fetched)  # a full batch: written
+    assert rules.get(origins[0]) is not None  # recalled meanwhile all the same
+    assert rules.put(origins[WRITES_AT_ONCE - 1], entry, fetched)  # a full batch: written
     assert written() == WRITES_AT_ONCE
-    assert rules.remember(origins[-1], entry, fetched)
+    assert rules.put(origins[-1], entry, fetched)
     assert written() == WRITES_AT_ONCE
     rules.close()  # and the rest
     assert written() == WRITES_AT_ONCE + 1
@@ -97,24 +99,22 @@ def test_copies_are_written_in_batches(tmp_path: Path) -> None:
 
 
 def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None:
-    rules = StoredRules(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats())
     fetched, entry = fetched_entry(Outcome.ALLOW_ALL, RobotsTxt.allow_all(RFC9309), None)
-    assert rules.remember(ORIGIN, entry, fetched)
-    recalled = rules.recall(ORIGIN)
+    assert rules.put(ORIGIN, entry, fetched)
+    recalled = rules.get(ORIGIN)
     assert recalled is not None
     assert recalled.outcome == Outcome.ALLOW_ALL
-    assert not rules.remember(
-        "https://other.example", entry, Fetched(Outcome.UNREACHABLE, status=503)
-    )
-    assert rules.recall("https://other.example") is None
+    assert not rules.put("https://other.example", entry, Fetched(Outcome.UNREACHABLE, status=503))
+    assert rules.get("https://other.example") is None
 
 
 def test_an_unusable_store_is_counted_once(tmp_path: Path) -> None:
     collector = stats()
     (tmp_path / "dir").mkdir()
-    rules = StoredRules(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, collector)
-    assert rules.recall(ORIGIN) is None
-    assert rules.recall(ORIGIN) is None
+    rules = CrawlStore(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, collector)
+    assert rules.get(ORIGIN) is None
+    assert rules.get(ORIGIN) is None
     assert collector.get_value("robotstxt/store/unavailable") == 1
 
 
@@ -128,8 +128,8 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
     store = RobotsStore(tmp_path / "s.sqlite")
     copy = StoredCopy(f"{ORIGIN}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
     assert store.put(ORIGIN, copy)
-    rules = StoredRules(store, RFC9309, cap, stats())
-    recalled = rules.recall(ORIGIN)
+    rules = CrawlStore(store, RFC9309, cap, stats())
+    recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     downloaded = read_body(body, None, None, cap)
     assert downloaded.truncated
@@ -138,7 +138,7 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
         assert recalled.robots.allowed(f"{ORIGIN}{path}", "bot") is allowed
         assert downloaded.rules(RFC9309).allowed(f"{ORIGIN}{path}", "bot") is allowed
     # Under a cap that holds it all, the same copy's last rule applies.
-    whole = StoredRules(store, RFC9309, MAX_SIZE, stats()).recall(ORIGIN)
+    whole = CrawlStore(store, RFC9309, MAX_SIZE, stats()).get(ORIGIN)
     assert whole is not None and whole.robots is not None
     assert not whole.robots.allowed(f"{ORIGIN}/b", "bot")
     rules.close()
@@ -146,12 +146,12 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
 
 def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
-    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
-    rules.remember(ORIGIN, entry.with_(expires_at=entry.fetched_at + 1), fetched)
+    rules.put(ORIGIN, entry.with_(expires_at=entry.fetched_at + 1), fetched)
     rules.close()
-    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
-    recalled = rules.recall(ORIGIN)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     now = time.time()
     not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
@@ -173,14 +173,14 @@ def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path:
 def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
-    first = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
-    first.remember(ORIGIN, entry, fetched)
+    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first.put(ORIGIN, entry, fetched)
     first.close()
     store = RobotsStore(path)
-    rules = StoredRules(store, RFC9309, MAX_SIZE, stats())
-    assert rules.recall(ORIGIN) is not None
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    assert rules.get(ORIGIN) is not None
     reads = store.counts.read
-    assert rules.recall("https://not-stored.example") is None
+    assert rules.get("https://not-stored.example") is None
     assert store.counts.read == reads  # no read of the file for an origin it does not hold
     # A copy another process stores once this crawl has opened the store is not seen: the
     # crawl downloads that robots.txt instead.
@@ -189,16 +189,16 @@ def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
             "https://later.example",
             replace(other.get(ORIGIN), url="https://later.example/robots.txt"),
         )  # type: ignore[arg-type]
-    assert rules.recall("https://later.example") is None
+    assert rules.get("https://later.example") is None
     rules.close()
 
 
 def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -> None:
     store = RobotsStore(tmp_path / "s.sqlite", max_origins=10)
-    rules = StoredRules(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     for number in range(200):
-        rules.remember(f"https://{number}.example", entry, fetched)
+        rules.put(f"https://{number}.example", entry, fetched)
         assert len(rules._known) <= 2 * store.max_origins + WRITES_AT_ONCE
     rules.close()
     with RobotsStore(tmp_path / "s.sqlite") as reopened:
@@ -207,10 +207,10 @@ def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -
 
 
 def _stored(path: Path, origins: list[str], expires_in: float = 3600) -> None:
-    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     for origin in origins:
-        rules.remember(origin, entry.with_(expires_at=entry.fetched_at + expires_in), fetched)
+        rules.put(origin, entry.with_(expires_at=entry.fetched_at + expires_in), fetched)
     rules.close()
 
 
@@ -227,10 +227,10 @@ def test_a_restart_reads_the_recent_copies_at_once_not_one_by_one(tmp_path: Path
     origins = [f"https://{n}.example" for n in range(5)]
     _stored(path, origins)
     store = RobotsStore(path)
-    rules = StoredRules(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
     statements = _statements(store)
     for origin in origins:
-        recalled = rules.recall(origin)
+        recalled = rules.get(origin)
         assert recalled is not None and recalled.robots is not None
         assert not recalled.robots.allowed(f"{origin}/private/x", "bot")
     assert statements == []  # every copy came from the one read at start
@@ -250,15 +250,17 @@ def test_the_copies_read_at_once_are_the_most_recent_within_both_bounds(tmp_path
         assert store.recent(5, len(BODY) - 1) == {}
 
 
-def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path) -> None:
+@scenario
+async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     _stored(path, [ORIGIN], expires_in=-1)
     store = RobotsStore(path)
     collector = stats()
-    rules = StoredRules(store, RFC9309, MAX_SIZE, collector)
-    recalled = rules.recall(ORIGIN)
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, collector)
+    claim = await rules.claim(ORIGIN, None)
+    recalled = claim.previous
     assert recalled is not None and recalled.robots is not None
-    assert rules.validators(ORIGIN) is not None
+    assert claim.validators is not None
     statements = _statements(store)
 
     class NotModified:
@@ -272,7 +274,7 @@ def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path) -> N
     assert (renewed.fetched_at, renewed.expires_at) == (now, now + 60)
     assert statements == []  # not written yet
     assert collector.get_value("robotstxt/store/revalidated") == 1
-    assert rules.recall(ORIGIN).expires_at == now + 60  # type: ignore[union-attr]
+    assert rules.get(ORIGIN).expires_at == now + 60  # type: ignore[union-attr]
     rules.close()
     with RobotsStore(path) as reopened:
         copy = reopened.get(ORIGIN)
@@ -284,8 +286,8 @@ def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path) -> N
 def test_a_batched_renewal_keeps_a_later_copy_another_process_stored(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     _stored(path, [ORIGIN], expires_in=-1)
-    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
-    recalled = rules.recall(ORIGIN)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    recalled = rules.get(ORIGIN)
     assert recalled is not None
     now = time.time()
     not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
@@ -307,19 +309,60 @@ def test_replaced_counts_only_the_downloads_written(tmp_path: Path) -> None:
     other_origin = "https://other.test"
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     past = entry.with_(fetched_at=entry.fetched_at - 120, expires_at=entry.fetched_at - 60)
-    first = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, stats())
-    first.remember(ORIGIN, past, fetched)
-    first.remember(other_origin, past, fetched)
+    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first.put(ORIGIN, past, fetched)
+    first.put(other_origin, past, fetched)
     first.close()
     collector = stats()
-    rules = StoredRules(RobotsStore(path), RFC9309, MAX_SIZE, collector)
-    assert rules.recall(ORIGIN) is not None and rules.recall(other_origin) is not None
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    assert rules.get(ORIGIN) is not None and rules.get(other_origin) is not None
     with RobotsStore(path) as other:
         copy = other.get(other_origin)
         assert copy is not None
         assert other.put(other_origin, replace(copy, fetched_at=time.time() + 60))
-    rules.remember(ORIGIN, entry, fetched)
-    rules.remember(other_origin, entry, fetched)
+    rules.put(ORIGIN, entry, fetched)
+    rules.put(other_origin, entry, fetched)
     rules.close()
     assert collector.values["robotstxt/store/stored"] == 1
     assert collector.values["robotstxt/store/replaced"] == 1
+
+
+@scenario
+async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) -> None:
+    """``claim``: a fresh copy used as it is, an expired one revalidated, nothing asked of the
+    file for an origin the cache knew; ``publish``: a download stored, a 304 renewing the
+    copy claimed (its rules not parsed again), an outage not stored."""
+    path = tmp_path / "s.sqlite"
+    collector = stats()
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    assert (await rules.claim(ORIGIN, None)) == Claim(download=True)
+    fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
+    assert (await rules.publish(ORIGIN, entry, fetched, Claim(download=True))) is entry
+    fresh = await rules.claim(ORIGIN, None)
+    assert fresh.reused and not fresh.download and fresh.entry is not None
+    assert fresh.entry.robots is not None and not fresh.entry.robots.allowed(
+        f"{ORIGIN}/private/x", "bot"
+    )
+    assert (await rules.claim(ORIGIN, entry)) == Claim(download=True)  # the cache knew it
+    await rules.publish(ORIGIN, entry.with_(expires_at=time.time() - 1), fetched, fresh)
+    rules.close()
+    assert collector.get_value("robotstxt/store/stored") == 1
+
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    expired = await rules.claim(ORIGIN, None)
+    assert expired.download and expired.entry is None and expired.previous is not None
+    assert expired.validators is not None
+    assert expired.validators.headers == {b"If-None-Match": b'"v1"'}
+    now = time.time()
+    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    confirmed = expired.previous.with_(fetched_at=now, expires_at=now + 3600)
+    renewed = await rules.publish(ORIGIN, confirmed, not_modified, expired)
+    assert renewed.robots is expired.previous.robots and renewed.expires_at == now + 3600
+    outage = RobotsEntry(None, now, now + 60, 503, f"{ORIGIN}/robots.txt", Outcome.UNREACHABLE)
+    down = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    assert (await rules.publish(ORIGIN, outage, down, Claim(download=True))) is outage
+    rules.close()
+    assert collector.get_value("robotstxt/store/revalidated") == 1
+    with RobotsStore(path) as store:
+        kept = store.get(ORIGIN)
+        assert kept is not None and kept.body == BODY and kept.expires_at == now + 3600

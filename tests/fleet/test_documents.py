@@ -1,5 +1,5 @@
-"""robots.txt shared by a fleet (fleet/sharing.py's ``SharedRules``), worker by worker, against
-a real redis-server: each "worker" is a ``SharedRules`` on a store of its own, as each process of
+"""robots.txt shared by a fleet (fleet/documents.py's ``FleetStore``), worker by worker, against
+a real redis-server: each "worker" is a ``FleetStore`` on a store of its own, as each process of
 a fleet has. What a worker claims (the fleet's entry, the download lock, a wait), what it
 publishes, and what expiry, a damaged hash and Redis going away change. Fleets of worker
 processes: test_crawls.py."""
@@ -22,8 +22,8 @@ from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import GYM2008, RFC9309, RobotsTxt, parse
 from scrapy_rerp.fleet.codec import FORMAT_VERSION
+from scrapy_rerp.fleet.documents import POLL_FIRST, POLL_MAX, STALE_RECHECK, FleetStore
 from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
-from scrapy_rerp.fleet.sharing import POLL_FIRST, POLL_MAX, STALE_RECHECK, SharedRules
 from scrapy_rerp.fleet.store import RedisOriginCache
 from tests.support import Stats
 from tests.support.crawls import FAST_OUTAGE, ignored, not_modified_for, pages, rerp, stat
@@ -79,7 +79,7 @@ class Worker:
         self.store = store.from_settings(self.settings)
         self.guard = RedisGuard(self.store.url, self.stats)
         self.polls = polls or Polls()
-        self.rules = SharedRules(self.store, self.guard, self.settings, self.stats, self.polls)
+        self.rules = FleetStore(self.store, self.guard, self.settings, self.stats, self.polls)
 
     async def claim(self) -> Claim:
         return await self.rules.claim(ORIGIN)
@@ -87,7 +87,7 @@ class Worker:
     async def publish(
         self, entry: RobotsEntry, fetched: Fetched | None, locked: bool = True
     ) -> None:
-        await self.rules.publish(ORIGIN, entry, fetched, locked)
+        await self.rules.publish(ORIGIN, entry, fetched, Claim(download=True, locked=locked))
 
     def stat(self, name: str) -> int:
         return int(self.stats.get_value(f"robotstxt/redis/{name}", 0))
