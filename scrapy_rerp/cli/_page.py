@@ -28,21 +28,18 @@ or a TDMRep reservation), 2 when the page cannot be downloaded (a :class:`CliErr
 from __future__ import annotations
 
 import datetime
-import http.client
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
 from scrapy_rerp.cli._check import Verdict
 from scrapy_rerp.cli._download import (
-    Deadline,
     Headers,
     InvalidUrl,
+    Unanswered,
     check_url,
-    network_reason,
+    follow,
     timed_out,
     within,
 )
@@ -56,6 +53,8 @@ from scrapy_rerp.cli._source import (
 )
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
+from scrapy_rerp.core.download import PAGE_MAX_REDIRECTS, PAGE_REDIRECTS, Course
+from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.core.wording import counted, duration
@@ -117,53 +116,48 @@ class Page:
 
 
 def fetch_page(
-    url: str, agent: str, timeout: float, may_follow: Callable[[str], bool] | None = None
+    url: str,
+    agent: str,
+    timeout: float,
+    may_follow: Callable[[str], bool] | None = None,
+    document: bool = False,
 ) -> Page:
-    """GET *url* as *agent*, redirects followed (with *may_follow*, only to a target it
-    accepts), all within *timeout* seconds (a deadline for the whole download, as for
-    robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 3xx not followed, a 4xx or a 5xx
-    answer is a page too (its headers count). CliError: no page."""
+    """GET *url* as *agent*, redirects followed as a crawl follows a page's (Scrapy's
+    RedirectMiddleware: ``PAGE_REDIRECTS``, up to ``PAGE_MAX_REDIRECTS``) or, for a *document*
+    (tdmrep.json), as its transport follows them (any 3xx, up to ``RERP_MAX_REDIRECTS``); with
+    *may_follow*, only to a target it accepts. All within *timeout* seconds (a deadline for the
+    whole download, as for robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 3xx not
+    followed, a 4xx or a 5xx answer is a page too (its headers count). CliError: no page."""
     try:
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
-    page = within(timeout, lambda deadline: _get(url, agent, deadline, may_follow))
-    if page is None:
+    if document:
+        course = Course(url, max_redirects=RerpSettings.max_redirects, max_size=MAX_HTML_BYTES)
+    else:
+        course = Course(
+            url,
+            max_redirects=PAGE_MAX_REDIRECTS,
+            max_size=MAX_HTML_BYTES,
+            redirects=PAGE_REDIRECTS,
+        )
+    ua = user_agent_header(agent)
+    try:
+        answer = within(timeout, lambda deadline: follow(course, ua, deadline, may_follow, True))
+    except Unanswered as error:
+        raise CliError(f"{url}: {error}") from error
+    if answer is None:
         raise CliError(f"{url}: {timed_out(timeout)}")
-    return page
-
-
-def _get(
-    url: str, agent: str, deadline: Deadline, may_follow: Callable[[str], bool] | None
-) -> Page:
-    request = urllib.request.Request(
-        url,
-        headers={"User-Agent": user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
-    )
-    opener = deadline.opener(follow_redirects=True, may_follow=may_follow)
+    headers = answer.headers.pairs()
     try:
-        response = opener.open(request, timeout=deadline.left())
-    except urllib.error.HTTPError as error:
-        response = error
-    except (OSError, http.client.HTTPException, ValueError) as error:
-        raise CliError(f"{url}: {network_reason(error, deadline)}") from error
-    with response:
-        try:
-            raw = response.read(MAX_HTML_BYTES + 1)
-        except (OSError, http.client.HTTPException) as error:
-            raise CliError(f"{url}: {network_reason(error, deadline)}") from error
-        headers = list(response.headers.items())
-        final_url = response.geturl()
-        status = response.status if response.status is not None else 0
-    encodings = [
-        v.encode("latin-1", "replace") for k, v in headers if k.lower() == "content-encoding"
-    ]
-    try:
-        body, truncated = decode(raw, encodings, MAX_HTML_BYTES)
+        body, more = decode(
+            answer.body, answer.headers.getlist(b"Content-Encoding"), MAX_HTML_BYTES
+        )
     except ValueError as error:
         raise CliError(f"{url}: {error}") from error
-    truncated = truncated or (not encodings and len(raw) > MAX_HTML_BYTES)
-    return Page(url, final_url, status, headers, body[:MAX_HTML_BYTES], truncated)
+    return Page(
+        url, answer.ended.url, answer.status, headers, body[:MAX_HTML_BYTES], answer.cut or more
+    )
 
 
 @dataclass(frozen=True)
@@ -183,7 +177,7 @@ class TdmRepReport:
         file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
         file: TdmRepFile | None = None
         try:
-            found = fetch_page(file_url, agent, timeout)
+            found = fetch_page(file_url, agent, timeout, document=True)
         except CliError as error:
             file_found = f"unreachable ({error})"
         else:

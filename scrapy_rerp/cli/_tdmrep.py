@@ -37,7 +37,7 @@ def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile |
     parts = urllib.parse.urlsplit(url)
     file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
     try:
-        found = fetch_page(file_url, agent, timeout)
+        found = fetch_page(file_url, agent, timeout, document=True)
     except CliError as error:
         return f"{file_url}: unreachable ({error})", None
     if not 200 <= found.status < 300:
@@ -61,7 +61,7 @@ class TdmRepFileReport:
     @classmethod
     def build(cls, source: str, agent: str, timeout: float, lint: bool) -> TdmRepFileReport:
         if source.startswith(("http://", "https://")):
-            page = fetch_page(source, agent, timeout)
+            page = fetch_page(source, agent, timeout, document=True)
             if not 200 <= page.status < 300:
                 if lint:
                     raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")
