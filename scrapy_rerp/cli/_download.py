@@ -261,12 +261,7 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
     however slowly the server keeps sending (:func:`within`).
     """
     check_url(url)
-    course = Course(
-        url,
-        max_redirects=settings.max_redirects,
-        max_size=settings.max_size,
-        legacy=settings.legacy,
-    )
+    course = Course(url, settings.max_redirects, settings.max_size, settings.legacy)
     result = Download(url, UNREACHABLE, timed_out(timeout), fetched_at=time.time())
     try:
         answer = within(timeout, lambda deadline: follow(course, user_agent, deadline))
@@ -281,40 +276,24 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
 def _read(answer: Answered, settings: RerpSettings, result: Download) -> Download:
     """What the end of a robots.txt download's course says, into ``result``."""
     ended, headers = answer.ended, answer.headers
-    result.final_url, result.reason = ended.url, ended.reason
+    result.final_url, result.outcome, result.reason = ended.url, ended.outcome, ended.reason
     retry_after = headers.get(b"Retry-After")
     wait = ladder.retry_after(headers)  # as a crawl reads it
     if retry_after is not None:
-        result.retry_after = retry_after.decode("latin-1")
-        result.retry_after_seconds = wait
-    if ended.outcome == PARSED:
-        body = read_body(
-            answer.body,
-            headers.getlist(b"Content-Encoding"),
-            headers.get(b"Content-Type"),
-            settings.max_size,
-            cut=answer.cut,
-        )
-        if body.undecodable is not None:
-            return _ends(result, ALLOW_ALL, body.undecodable, settings)
-        result.body = body
-        result.outcome = PARSED
-        result.lifetime = ladder.entry_lifetime(
-            PARSED, ladder.lifetime_from_headers(headers), settings
-        )
-        return result
+        result.retry_after, result.retry_after_seconds = retry_after.decode("latin-1"), wait
     if ended.outcome == UNREACHABLE:
-        if wait is not None:
-            result.reason += f", Retry-After {duration(wait)}"
+        result.reason += "" if wait is None else f", Retry-After {duration(wait)}"
         return result
-    return _ends(result, ended.outcome, ended.reason, settings)
-
-
-def _ends(result: Download, outcome: str, reason: str, settings: RerpSettings) -> Download:
-    """ "Allow all" or "disallow all", kept for RERP_ERROR_LIFETIME."""
-    result.outcome = outcome
-    result.reason = reason
-    result.lifetime = ladder.entry_lifetime(outcome, None, settings)
+    lifetime = None
+    if ended.outcome == PARSED:
+        encodings, content_type = headers.getlist(b"Content-Encoding"), headers.get(b"Content-Type")
+        body = read_body(answer.body, encodings, content_type, settings.max_size, answer.cut)
+        if body.undecodable is None:
+            result.body, lifetime = body, ladder.lifetime_from_headers(headers)
+        else:
+            result.outcome, result.reason = ALLOW_ALL, body.undecodable
+    # Rules for their headers' lifetime; "allow all" and "disallow all" for RERP_ERROR_LIFETIME.
+    result.lifetime = ladder.entry_lifetime(result.outcome, lifetime, settings)
     return result
 
 
@@ -341,10 +320,8 @@ def follow(
     may_follow: Callable[[str], bool] | None = None,
     read: bool = False,
 ) -> Answered:
-    """Each request ``course`` asks for, made with urllib within ``deadline``, to its end (with
-    *may_follow*, a redirect is followed only to a target it accepts; one it refuses ends the
-    course there); the body read when the course ends PARSED, or always with *read*.
-    :class:`Unanswered`: no answer."""
+    """Each request ``course`` asks for, made with urllib within ``deadline``, to its end or to
+    a redirect *may_follow* refuses; the body read for PARSED, or always with *read*."""
     opener = deadline.opener()
     step: Hop | Ended = course.hop
     while True:

@@ -132,15 +132,10 @@ def fetch_page(
         check_url(url)
     except InvalidUrl as error:
         raise CliError(str(error)) from error
-    if document:
-        course = Course(url, max_redirects=RerpSettings.max_redirects, max_size=MAX_HTML_BYTES)
+    if document:  # as a crawl's transport: any 3xx, up to RERP_MAX_REDIRECTS
+        course = Course(url, RerpSettings.max_redirects, MAX_HTML_BYTES)
     else:
-        course = Course(
-            url,
-            max_redirects=PAGE_MAX_REDIRECTS,
-            max_size=MAX_HTML_BYTES,
-            redirects=PAGE_REDIRECTS,
-        )
+        course = Course(url, PAGE_MAX_REDIRECTS, MAX_HTML_BYTES, redirects=PAGE_REDIRECTS)
     ua = user_agent_header(agent)
     try:
         answer = within(timeout, lambda deadline: follow(course, ua, deadline, may_follow, True))
@@ -148,16 +143,13 @@ def fetch_page(
         raise CliError(f"{url}: {error}") from error
     if answer is None:
         raise CliError(f"{url}: {timed_out(timeout)}")
-    headers = answer.headers.pairs()
+    encodings = answer.headers.getlist(b"Content-Encoding")
     try:
-        body, more = decode(
-            answer.body, answer.headers.getlist(b"Content-Encoding"), MAX_HTML_BYTES
-        )
+        body, more = decode(answer.body, encodings, MAX_HTML_BYTES)
     except ValueError as error:
         raise CliError(f"{url}: {error}") from error
-    return Page(
-        url, answer.ended.url, answer.status, headers, body[:MAX_HTML_BYTES], answer.cut or more
-    )
+    headers, cut = answer.headers.pairs(), answer.cut or more
+    return Page(url, answer.ended.url, answer.status, headers, body[:MAX_HTML_BYTES], cut)
 
 
 @dataclass(frozen=True)

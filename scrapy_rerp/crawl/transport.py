@@ -87,13 +87,7 @@ class RobotsTxtDownloader:
         ``validators`` (a stored copy's URL and its conditional headers), the request for that
         URL is conditional, and a 304 to it says the stored copy stands."""
         s = self.settings
-        course = Course(
-            robots_url,
-            max_redirects=s.max_redirects,
-            max_size=s.max_size,
-            legacy=self._legacy,
-            validators=validators,
-        )
+        course = Course(robots_url, s.max_redirects, s.max_size, self._legacy, validators)
         step: Hop | Ended = course.hop
         request, response = None, None
         while isinstance(step, Hop):
@@ -146,14 +140,9 @@ class RobotsTxtDownloader:
             # Counted and logged, the credentials hidden (a password never reaches a log).
             self.stats.inc_value(self.kind.stat("robotstxt/redirect/invalid"))
             logger.info(
-                "%(kind)s of %(origin)s redirects to %(target)r, which cannot be followed "
-                "(%(why)s): read as unavailable",
-                {
-                    "kind": self.kind.name,
-                    "origin": origin,
-                    "target": ended.target,
-                    "why": ended.why,
-                },
+                "%(kind)s of %(origin)s redirects where it cannot be followed (%(reason)s): "
+                "read as unavailable",
+                {"kind": self.kind.name, "origin": origin, "reason": ended.reason},
                 extra={"spider": self.crawler.spider},
             )
         if ended.redirect is not None:
@@ -164,9 +153,10 @@ class RobotsTxtDownloader:
             lifetime = ladder.lifetime_from_headers(response.headers)
             return Fetched(
                 UNREACHABLE,
-                status=status,
-                url=response.url,
-                lifetime=lifetime,
+                None,
+                status,
+                response.url,
+                lifetime,
                 response=response,
                 reason=ended.reason,
                 not_modified=True,
@@ -174,13 +164,8 @@ class RobotsTxtDownloader:
         if outcome == PARSED:
             return self._parse(response, request)
         if outcome == UNREACHABLE:
-            return Fetched(
-                UNREACHABLE,
-                status=status,
-                url=response.url,
-                retry_after=ladder.retry_after(response.headers),
-                reason=ended.reason,
-            )
+            wait = ladder.retry_after(response.headers)
+            return Fetched(UNREACHABLE, None, status, response.url, None, wait, reason=ended.reason)
         if outcome == DISALLOW_ALL:
             assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
             self.stats.inc_value(self.kind.stat(f"robotstxt/disallow_all/{status}"))
@@ -196,14 +181,7 @@ class RobotsTxtDownloader:
         """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all (for
         another kind: what an origin without the file has)."""
         self.stats.inc_value(self.kind.stat("robotstxt/allow_all"))
-        return Fetched(
-            ALLOW_ALL,
-            self.kind.absent(),
-            status,
-            url,
-            response=response,
-            reason=reason,
-        )
+        return Fetched(ALLOW_ALL, self.kind.absent(), status, url, response=response, reason=reason)
 
     def _parse(self, response: Response, request: Request) -> Fetched:
         s = self.settings

@@ -103,7 +103,7 @@ def test_a_location_is_read_as_utf8() -> None:
 )
 def test_a_redirect_that_cannot_be_followed_is_allow_all(location: str, why: str) -> None:
     end = ended(course().answer(301, location))
-    assert (end.outcome, end.redirect, end.why) == (Outcome.ALLOW_ALL, INVALID, why)
+    assert (end.outcome, end.redirect) == (Outcome.ALLOW_ALL, INVALID)
     assert end.reason == f"bad redirect target {location!r}: {why}"
     assert (end.url, end.status) == (ROBOTS, 301)
 
@@ -112,7 +112,6 @@ def test_a_redirect_with_credentials_fails_and_keeps_them_secret() -> None:
     download = course()
     end = ended(download.answer(302, "http://user:s3cret@h.test/elsewhere.txt"))
     assert (end.outcome, end.redirect) == (Outcome.ALLOW_ALL, INVALID)  # not unreachable
-    assert end.target == "http://***@h.test/elsewhere.txt"
     assert end.reason == (
         "bad redirect target 'http://***@h.test/elsewhere.txt': user:password@ in the URL: "
         "credentials are not followed"
@@ -130,7 +129,9 @@ def test_a_target_the_driver_cannot_request_fails_as_a_bad_redirect() -> None:
 
 def test_a_long_target_is_quoted_up_to_200_characters() -> None:
     end = ended(course().answer(301, "mailto:" + "x" * 500))
-    assert len(end.target) == 200 and end.reason.endswith("only http and https are followed")
+    assert end.reason == f"bad redirect target {'mailto:' + 'x' * 193!r}: " + (
+        "mailto scheme: only http and https are followed"
+    )
 
 
 def test_the_request_for_a_stored_copy_s_url_is_conditional_and_its_304_keeps_the_copy() -> None:
