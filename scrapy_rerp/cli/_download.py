@@ -28,6 +28,7 @@ from email.message import Message
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.download import Course, Ended, Hop
@@ -54,8 +55,8 @@ __all__ = [
 T = TypeVar("T")
 
 
-class InvalidUrl(ValueError):
-    """A URL no request can be made of."""
+class InvalidUrl(CliError, ValueError):
+    """A URL no request can be made of: an error of the command line's input."""
 
 
 @dataclass
@@ -174,11 +175,6 @@ class Deadline:
             sockets, self._sockets = self._sockets, []
         for sock in sockets:
             _shut(sock)
-
-    def opener(self) -> urllib.request.OpenerDirector:
-        """urllib's opener for http and https whose connections this deadline watches, and
-        which follows no redirect: a 3xx comes back as an HTTPError, for the course to read."""
-        return urllib.request.build_opener(_NoRedirects, _HTTPHandler(self), _HTTPSHandler(self))
 
 
 def within(seconds: float, work: Callable[[Deadline], T]) -> T | None:
@@ -322,13 +318,15 @@ def follow(
 ) -> Answered:
     """Each request ``course`` asks for, made with urllib within ``deadline``, to its end or to
     a redirect *may_follow* refuses; the body read for PARSED, or always with *read*."""
-    opener = deadline.opener()
+    # Connections the deadline watches; a 3xx comes back as an HTTPError, for the course.
+    opener = urllib.request.build_opener(
+        _NoRedirects, _HTTPHandler(deadline), _HTTPSHandler(deadline)
+    )
+    sent = {"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"}
     step: Hop | Ended = course.hop
     while True:
         assert isinstance(step, Hop)
-        request = urllib.request.Request(
-            step.url, headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"}
-        )
+        request = urllib.request.Request(step.url, headers=sent)
         try:
             response = opener.open(request, timeout=deadline.left())
         except urllib.error.HTTPError as error:

@@ -36,7 +36,6 @@ from typing import Any
 from scrapy_rerp.cli._check import Verdict
 from scrapy_rerp.cli._download import (
     Headers,
-    InvalidUrl,
     Unanswered,
     check_url,
     follow,
@@ -128,10 +127,7 @@ def fetch_page(
     *may_follow*, only to a target it accepts. All within *timeout* seconds (a deadline for the
     whole download, as for robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 3xx not
     followed, a 4xx or a 5xx answer is a page too (its headers count). CliError: no page."""
-    try:
-        check_url(url)
-    except InvalidUrl as error:
-        raise CliError(str(error)) from error
+    check_url(url)
     if document:  # as a crawl's transport: any 3xx, up to RERP_MAX_REDIRECTS
         course = Course(url, RerpSettings.max_redirects, MAX_HTML_BYTES)
     else:
@@ -395,10 +391,7 @@ class PageReport:
         """Download the site's robots.txt, then *url* if robots.txt lets a crawl download it
         (or *ignore_robots_txt*), as *agent*, and read the page's directives (CliError: the
         page does not answer)."""
-        try:
-            check_url(url)
-        except InvalidUrl as error:
-            raise CliError(str(error)) from error
+        check_url(url)
         robots = RobotsTxtVerdict.of(url, agent, timeout)
         now = datetime.datetime.now(datetime.timezone.utc)
         if not robots.verdict.allowed and not ignore_robots_txt:

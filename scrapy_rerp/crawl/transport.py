@@ -148,32 +148,23 @@ class RobotsTxtDownloader:
         if ended.redirect is not None:
             return self._allow_all(ended.reason, ended.status, ended.url)
         assert request is not None and response is not None
-        status, outcome = response.status, ended.outcome
-        if ended.not_modified:
-            lifetime = ladder.lifetime_from_headers(response.headers)
+        status, url, reason = response.status, response.url, ended.reason
+        if ended.not_modified:  # the stored copy stands, for the lifetime the 304 gives it
+            life = ladder.lifetime_from_headers(response.headers)
             return Fetched(
-                UNREACHABLE,
-                None,
-                status,
-                response.url,
-                lifetime,
-                response=response,
-                reason=ended.reason,
-                not_modified=True,
+                UNREACHABLE, None, status, url, life, None, response, reason, not_modified=True
             )
-        if outcome == PARSED:
+        if ended.outcome == PARSED:
             return self._parse(response, request)
-        if outcome == UNREACHABLE:
+        if ended.outcome == UNREACHABLE:
             wait = ladder.retry_after(response.headers)
-            return Fetched(UNREACHABLE, None, status, response.url, None, wait, reason=ended.reason)
-        if outcome == DISALLOW_ALL:
+            return Fetched(UNREACHABLE, None, status, url, None, wait, reason=reason)
+        if ended.outcome == DISALLOW_ALL:
             assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
             self.stats.inc_value(self.kind.stat(f"robotstxt/disallow_all/{status}"))
             refused = self.kind.refused()
-            return Fetched(
-                DISALLOW_ALL, refused, status, response.url, response=response, reason=ended.reason
-            )
-        return self._allow_all(ended.reason, status, response.url, response)
+            return Fetched(DISALLOW_ALL, refused, status, url, response=response, reason=reason)
+        return self._allow_all(reason, status, url, response)
 
     def _allow_all(
         self, reason: str, status: int | None, url: str | None, response: Response | None = None
