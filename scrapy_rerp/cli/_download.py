@@ -263,7 +263,7 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
         answer = within(timeout, lambda deadline: follow(course, user_agent, deadline))
     except Unanswered as error:
         answer, result.reason = None, str(error)
-    # A copy: a download past its deadline ends in its own thread, soon after.
+    # The redirects copied: a download past its deadline ends in its own thread, soon after.
     result.final_url, result.status = course.hop.url, course.status
     result.redirects = list(course.redirects)
     return result if answer is None else _read(answer, settings, result)
@@ -299,8 +299,7 @@ class Unanswered(Exception):
 
 @dataclass
 class Answered:
-    """The answer a download's course ended with: its status, headers and body (read up to
-    the cap and one byte more, when it is read)."""
+    """The answer a course ended with; its body read up to the cap and a byte more, if read."""
 
     ended: Ended
     status: int

@@ -28,7 +28,6 @@ or a TDMRep reservation), 2 when the page cannot be downloaded (a :class:`CliErr
 from __future__ import annotations
 
 import datetime
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -52,6 +51,7 @@ from scrapy_rerp.cli._source import (
 )
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
+from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.download import PAGE_MAX_REDIRECTS, PAGE_REDIRECTS, Course
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
@@ -60,7 +60,6 @@ from scrapy_rerp.core.wording import counted, duration
 from scrapy_rerp.engine import (
     MAX_HTML_BYTES,
     RFC9309,
-    TDMREP_PATH,
     TDMREP_PURPOSES,
     USAGE_CATEGORIES,
     PageDirectives,
@@ -121,12 +120,10 @@ def fetch_page(
     may_follow: Callable[[str], bool] | None = None,
     document: bool = False,
 ) -> Page:
-    """GET *url* as *agent*, redirects followed as a crawl follows a page's (Scrapy's
-    RedirectMiddleware: ``PAGE_REDIRECTS``, up to ``PAGE_MAX_REDIRECTS``) or, for a *document*
-    (tdmrep.json), as its transport follows them (any 3xx, up to ``RERP_MAX_REDIRECTS``); with
-    *may_follow*, only to a target it accepts. All within *timeout* seconds (a deadline for the
-    whole download, as for robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 3xx not
-    followed, a 4xx or a 5xx answer is a page too (its headers count). CliError: no page."""
+    """GET *url* as *agent*, redirects followed as a crawl follows a page's or a *document*'s
+    (tdmrep.json), with *may_follow* only to a target it accepts, all within *timeout* seconds
+    (:func:`~scrapy_rerp.cli._download.within`); a 3xx not followed, a 4xx or a 5xx answer is a
+    page too (its headers count). CliError: no page."""
     check_url(url)
     if document:  # as a crawl's transport: any 3xx, up to RERP_MAX_REDIRECTS
         course = Course(url, RerpSettings.max_redirects, MAX_HTML_BYTES)
@@ -161,8 +158,7 @@ class TdmRepReport:
     def of(
         cls, page: Page, meta: list[tuple[str, str]] | None, agent: str, timeout: float
     ) -> TdmRepReport:
-        parts = urllib.parse.urlsplit(page.url)
-        file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
+        file_url = tdmrep_json().url_of(page.url)
         file: TdmRepFile | None = None
         try:
             found = fetch_page(file_url, agent, timeout, document=True)

@@ -31,8 +31,7 @@ PAGE_MAX_REDIRECTS = 20
 
 @dataclass(frozen=True)
 class Hop:
-    """A request to make: its URL, the redirects before it, the headers that make it
-    conditional (a stored copy's validators, for the URL the copy came from)."""
+    """A request to make: its URL, the redirects before it, its conditional headers, if any."""
 
     url: str
     number: int = 0
@@ -82,8 +81,7 @@ class Course:
     ) -> Hop | Ended:
         """The next hop or the end, after an answer with ``status`` and ``location`` (its
         Location header) to the current hop (whose URL the driver's client wrote as ``url``)."""
-        url = self.hop.url if url is None else url
-        self.status = status
+        url, self.status = url or self.hop.url, status
         if status == 304 and self.hop.headers:
             return Ended(UNREACHABLE, "HTTP 304", url, status, not_modified=True)
         has_location = bool(location) and status in self.redirect_statuses
@@ -95,8 +93,7 @@ class Course:
         if self.hop.number == self.max_redirects:
             reason = f"more than {self.max_redirects} redirects"
             return Ended(ALLOW_ALL, reason, url, status, redirect=LIMIT)
-        if isinstance(location, bytes):
-            location = location.decode("utf-8", "replace")
+        location = location.decode("utf-8", "replace") if isinstance(location, bytes) else location
         try:
             target = redirect_target(url, location or "")
         except ValueError as exc:
@@ -106,8 +103,7 @@ class Course:
         return self.hop
 
     def refused(self, why: str) -> Ended:
-        """The end of a download whose current hop no request can be made of (the driver's
-        client refuses the URL, ``why``): as for a redirect that cannot be followed."""
+        """The end of a download whose current hop's URL the driver's client refuses, ``why``."""
         return _invalid(why, self.hop.url, self.hop.url, None)
 
     def received(self, size: int) -> bool:

@@ -96,8 +96,7 @@ class RobotsTxtDownloader:
             except ValueError as exc:  # a Location that is no URL Scrapy can make a request of
                 step = course.refused(str(exc))
                 break
-            request.meta[_KIND] = self.kind.name
-            request.meta[_COURSE] = course
+            request.meta.update({_KIND: self.kind.name, _COURSE: course})
             for name, value in step.headers.items():
                 request.headers[name] = value
             self.stats.inc_value(self.kind.stat("robotstxt/request_count"))
