@@ -1,17 +1,17 @@
 """robots.txt downloaded as a crawl would, without Scrapy: for the command line.
 
-The same rules as the crawl (:mod:`scrapy_rerp.crawl.transport`), over urllib: what each status
-means is :func:`scrapy_rerp.core.status.status_outcome`; redirects are followed here (up to
-``RERP_MAX_REDIRECTS``, to any host, to http and https URLs only, as
-:func:`scrapy_rerp.core.urls.redirect_target` says for the crawl); the body is read by
+The same course as the crawl's (:mod:`scrapy_rerp.crawl.transport`), over urllib: :func:`follow`
+makes each request a :class:`~scrapy_rerp.core.download.Course` asks for, which decides the
+redirects (up to ``RERP_MAX_REDIRECTS``, to any host, to http and https URLs only), what each
+status means (the status ladder) and where the body is cut; the body is read by
 :func:`scrapy_rerp.core.body.read_body` (Content-Encoding undone and capped at ``RERP_MAX_SIZE``,
 charset from Content-Type) and its lifetime comes from the same header readers. One download,
 no retry: an unreachable robots.txt is reported as such (a crawl would park its requests and
 retry).
 
 Every download the command line makes (robots.txt here, a page and a tdmrep.json in
-:mod:`scrapy_rerp.cli._page`) runs :func:`within` its ``--timeout``: a deadline for the whole
-download, never a timeout between two reads.
+:mod:`scrapy_rerp.cli._page`) is :func:`follow`'s, and runs :func:`within` its ``--timeout``: a
+deadline for the whole download, never a timeout between two reads.
 """
 
 from __future__ import annotations
@@ -28,29 +28,25 @@ from email.message import Message
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import Body, read_body
+from scrapy_rerp.core.download import Course, Ended, Hop
 from scrapy_rerp.core.settings import RerpSettings
-from scrapy_rerp.core.status import (
-    ALLOW_ALL,
-    DISALLOW_ALL,
-    PARSED,
-    REDIRECT,
-    TIMED_OUT,
-    UNREACHABLE,
-    download_failure,
-)
-from scrapy_rerp.core.urls import redirect_target, without_userinfo
+from scrapy_rerp.core.status import ALLOW_ALL, PARSED, TIMED_OUT, UNREACHABLE, download_failure
 from scrapy_rerp.core.wording import duration
 from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
+    "Answered",
     "Deadline",
     "Download",
     "Headers",
     "InvalidUrl",
+    "Unanswered",
     "check_url",
     "download",
+    "follow",
     "network_reason",
     "timed_out",
     "within",
@@ -59,8 +55,8 @@ __all__ = [
 T = TypeVar("T")
 
 
-class InvalidUrl(ValueError):
-    """A URL no request can be made of."""
+class InvalidUrl(CliError, ValueError):
+    """A URL no request can be made of: an error of the command line's input."""
 
 
 @dataclass
@@ -124,32 +120,6 @@ def check_url(url: str) -> str:
     return url
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """Every 3xx comes back as an HTTPError, its Location unread: redirects are followed below
-    (urllib's own handler would resolve a malformed Location, and raise)."""
-
-    def http_error_302(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
-
-
-class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
-    """urllib's redirects, each target first put to *may_follow* (a crawl asks robots.txt about
-    every hop, RedirectMiddleware's request going through the robots.txt middleware again): a
-    target it refuses is not requested, and the 3xx comes back as an HTTPError."""
-
-    def __init__(self, may_follow: Callable[[str], bool]) -> None:
-        self.may_follow = may_follow
-
-    def redirect_request(
-        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> urllib.request.Request | None:
-        if not self.may_follow(newurl):
-            return None
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 class Headers:
     """urllib's headers as Scrapy's ``Headers.get`` reads them (bytes keys and values)."""
 
@@ -167,6 +137,10 @@ class Headers:
     def get(self, key: bytes, def_val: bytes | None = None) -> bytes | None:
         value = self._message.get(key.decode("latin-1"))
         return def_val if value is None else value.encode("latin-1", "replace")
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The headers as (name, value) pairs, in the order sent."""
+        return list(self._message.items())
 
     def getlist(self, key: bytes) -> list[bytes]:
         values = self._message.get_all(key.decode("latin-1")) or []
@@ -202,19 +176,6 @@ class Deadline:
         for sock in sockets:
             _shut(sock)
 
-    def opener(
-        self, follow_redirects: bool, may_follow: Callable[[str], bool] | None = None
-    ) -> urllib.request.OpenerDirector:
-        """urllib's opener for http and https whose connections this deadline watches; without
-        *follow_redirects*, a 3xx comes back as an HTTPError (followed by the caller); with
-        *may_follow*, a redirect is followed only to a target it accepts."""
-        handlers: list[Any] = [_HTTPHandler(self), _HTTPSHandler(self)]
-        if not follow_redirects:
-            handlers.insert(0, _NoRedirects)
-        elif may_follow is not None:
-            handlers.insert(0, _CheckedRedirects(may_follow))
-        return urllib.request.build_opener(*handlers)
-
 
 def within(seconds: float, work: Callable[[Deadline], T]) -> T | None:
     """``work(deadline)``, the deadline *seconds* from now, run in a thread of its own so that
@@ -248,6 +209,16 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass  # not connected, or closed already
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Every 3xx comes back as an HTTPError, its Location unread (urllib's own handler would
+    resolve a malformed Location, and raise)."""
+
+    def http_error_302(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 class _Watched:
@@ -286,109 +257,96 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
     however slowly the server keeps sending (:func:`within`).
     """
     check_url(url)
-    result = Download(url, UNREACHABLE, "", fetched_at=time.time())
-    followed = within(
-        timeout, lambda deadline: _follow(url, settings, user_agent, deadline, result)
+    course = Course(url, settings.max_redirects, settings.max_size, settings.legacy)
+    result = Download(url, UNREACHABLE, timed_out(timeout), fetched_at=time.time())
+    try:
+        answer = within(timeout, lambda deadline: follow(course, user_agent, deadline))
+    except Unanswered as error:
+        answer, result.reason = None, str(error)
+    # The redirects copied: a download past its deadline ends in its own thread, soon after.
+    result.final_url, result.status = course.hop.url, course.status
+    result.redirects = list(course.redirects)
+    return result if answer is None else _read(answer, settings, result)
+
+
+def _read(answer: Answered, settings: RerpSettings, result: Download) -> Download:
+    """What the end of a robots.txt download's course says, into ``result``."""
+    ended, headers = answer.ended, answer.headers
+    result.final_url, result.outcome, result.reason = ended.url, ended.outcome, ended.reason
+    retry_after = headers.get(b"Retry-After")
+    wait = ladder.retry_after(headers)  # as a crawl reads it
+    if retry_after is not None:
+        result.retry_after, result.retry_after_seconds = retry_after.decode("latin-1"), wait
+    if ended.outcome == UNREACHABLE:
+        result.reason += "" if wait is None else f", Retry-After {duration(wait)}"
+        return result
+    lifetime = None
+    if ended.outcome == PARSED:
+        encodings, content_type = headers.getlist(b"Content-Encoding"), headers.get(b"Content-Type")
+        body = read_body(answer.body, encodings, content_type, settings.max_size, answer.cut)
+        if body.undecodable is None:
+            result.body, lifetime = body, ladder.lifetime_from_headers(headers)
+        else:
+            result.outcome, result.reason = ALLOW_ALL, body.undecodable
+    # Rules for their headers' lifetime; "allow all" and "disallow all" for RERP_ERROR_LIFETIME.
+    result.lifetime = ladder.entry_lifetime(result.outcome, lifetime, settings)
+    return result
+
+
+class Unanswered(Exception):
+    """No answer, or no whole body, before an error or the deadline: why, in a few words."""
+
+
+@dataclass
+class Answered:
+    """The answer a course ended with; its body read up to the cap and a byte more, if read."""
+
+    ended: Ended
+    status: int
+    headers: Headers
+    body: bytes
+    cut: bool  # the body is over the cap
+
+
+def follow(
+    course: Course,
+    user_agent: str,
+    deadline: Deadline,
+    may_follow: Callable[[str], bool] | None = None,
+    read: bool = False,
+) -> Answered:
+    """Each request ``course`` asks for, made with urllib within ``deadline``, to its end or to
+    a redirect *may_follow* refuses; the body read for PARSED, or always with *read*."""
+    # Connections the deadline watches; a 3xx comes back as an HTTPError, for the course.
+    opener = urllib.request.build_opener(
+        _NoRedirects, _HTTPHandler(deadline), _HTTPSHandler(deadline)
     )
-    if followed is None:
-        return Download(
-            url,
-            UNREACHABLE,
-            timed_out(timeout),
-            final_url=result.final_url or url,
-            status=result.status,
-            redirects=list(result.redirects),
-            fetched_at=result.fetched_at,
-        )
-    return followed
-
-
-def _follow(
-    url: str, settings: RerpSettings, user_agent: str, deadline: Deadline, result: Download
-) -> Download:
-    """The download itself, redirects followed, into ``result``."""
-    opener = deadline.opener(follow_redirects=False)
-    current = url
-    for hop in range(settings.max_redirects + 1):
-        request = urllib.request.Request(
-            current,
-            headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"},
-        )
+    sent = {"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"}
+    step: Hop | Ended = course.hop
+    while True:
+        assert isinstance(step, Hop)
+        request = urllib.request.Request(step.url, headers=sent)
         try:
             response = opener.open(request, timeout=deadline.left())
         except urllib.error.HTTPError as error:
             response = error  # a status outside 2xx: its headers still count
         except (OSError, http.client.HTTPException, ValueError) as error:
-            result.final_url = current
-            result.reason = network_reason(error, deadline)
-            return result  # unreachable
+            raise Unanswered(network_reason(error, deadline)) from error
         with response:
             status = response.status if response.status is not None else 0
             headers = Headers(response.headers)
-            result.final_url = current
-            result.status = status
-            result.reason = f"HTTP {status}"
-            retry_after = headers.get(b"Retry-After")
-            wait = ladder.retry_after(headers)  # as a crawl reads it
-            if retry_after is not None:
-                result.retry_after = retry_after.decode("latin-1")
-                result.retry_after_seconds = wait
-            location = headers.get(b"Location")
-            outcome = ladder.status_outcome(
-                status, legacy=settings.legacy, has_location=bool(location)
-            )
-            if outcome == REDIRECT:
-                assert location is not None
-                if hop == settings.max_redirects:
-                    return _ends(
-                        result, ALLOW_ALL, f"more than {settings.max_redirects} redirects", settings
-                    )
-                target = location.decode("latin-1")
+            asked, step = step.url, course.answer(status, headers.get(b"Location"))
+            if isinstance(step, Hop):
+                if may_follow is None or may_follow(step.url):
+                    continue
+                step = Ended(ALLOW_ALL, f"redirect to {step.url} refused", asked, status)
+            body = b""
+            if read or step.outcome == PARSED:
                 try:
-                    current = redirect_target(current, target)
-                except ValueError as exc:
-                    why = f"bad redirect target {without_userinfo(target)[:200]!r}: {exc}"
-                    return _ends(result, ALLOW_ALL, why, settings)
-                result.redirects.append(current)
-                continue
-            if outcome == PARSED:
-                try:
-                    raw = response.read(settings.max_size + 1)
+                    body = response.read(course.max_size + 1)
                 except (OSError, http.client.HTTPException) as error:
-                    result.reason = network_reason(error, deadline)
-                    return result  # unreachable
-                body = read_body(
-                    raw,
-                    headers.getlist(b"Content-Encoding"),
-                    headers.get(b"Content-Type"),
-                    settings.max_size,
-                )
-                if body.undecodable is not None:
-                    return _ends(result, ALLOW_ALL, body.undecodable, settings)
-                result.body = body
-                result.outcome = PARSED
-                result.lifetime = ladder.entry_lifetime(
-                    PARSED, ladder.lifetime_from_headers(headers), settings
-                )
-                return result
-            if outcome == UNREACHABLE:
-                if wait is not None:
-                    result.reason += f", Retry-After {duration(wait)}"
-                return result
-            if outcome == DISALLOW_ALL:
-                return _ends(result, DISALLOW_ALL, result.reason, settings)
-            if 300 <= status < 400:
-                return _ends(result, ALLOW_ALL, f"{status} without Location", settings)
-            return _ends(result, ALLOW_ALL, result.reason, settings)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _ends(result: Download, outcome: str, reason: str, settings: RerpSettings) -> Download:
-    """ "Allow all" or "disallow all", kept for RERP_ERROR_LIFETIME."""
-    result.outcome = outcome
-    result.reason = reason
-    result.lifetime = ladder.entry_lifetime(outcome, None, settings)
-    return result
+                    raise Unanswered(network_reason(error, deadline)) from error
+            return Answered(step, status, headers, body, course.received(len(body)))
 
 
 def network_reason(error: BaseException, deadline: Deadline) -> str:

@@ -28,21 +28,16 @@ or a TDMRep reservation), 2 when the page cannot be downloaded (a :class:`CliErr
 from __future__ import annotations
 
 import datetime
-import http.client
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
 from scrapy_rerp.cli._check import Verdict
 from scrapy_rerp.cli._download import (
-    Deadline,
     Headers,
-    InvalidUrl,
+    Unanswered,
     check_url,
-    network_reason,
+    follow,
     timed_out,
     within,
 )
@@ -56,13 +51,15 @@ from scrapy_rerp.cli._source import (
 )
 from scrapy_rerp.core.body import charset_from_content_type
 from scrapy_rerp.core.decompress import decode
+from scrapy_rerp.core.documents import tdmrep_json
+from scrapy_rerp.core.download import PAGE_MAX_REDIRECTS, PAGE_REDIRECTS, Course
+from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.core.slowdown import SlowAnswer, slow_answer
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.core.wording import counted, duration
 from scrapy_rerp.engine import (
     MAX_HTML_BYTES,
     RFC9309,
-    TDMREP_PATH,
     TDMREP_PURPOSES,
     USAGE_CATEGORIES,
     PageDirectives,
@@ -117,53 +114,35 @@ class Page:
 
 
 def fetch_page(
-    url: str, agent: str, timeout: float, may_follow: Callable[[str], bool] | None = None
+    url: str,
+    agent: str,
+    timeout: float,
+    may_follow: Callable[[str], bool] | None = None,
+    document: bool = False,
 ) -> Page:
-    """GET *url* as *agent*, redirects followed (with *may_follow*, only to a target it
-    accepts), all within *timeout* seconds (a deadline for the whole download, as for
-    robots.txt: :func:`~scrapy_rerp.cli._download.within`); a 3xx not followed, a 4xx or a 5xx
-    answer is a page too (its headers count). CliError: no page."""
+    """GET *url* as *agent*, redirects followed as a crawl follows a page's or a *document*'s
+    (tdmrep.json), with *may_follow* only to a target it accepts, all within *timeout* seconds
+    (:func:`~scrapy_rerp.cli._download.within`); a 3xx not followed, a 4xx or a 5xx answer is a
+    page too (its headers count). CliError: no page."""
+    check_url(url)
+    if document:  # as a crawl's transport: any 3xx, up to RERP_MAX_REDIRECTS
+        course = Course(url, RerpSettings.max_redirects, MAX_HTML_BYTES)
+    else:
+        course = Course(url, PAGE_MAX_REDIRECTS, MAX_HTML_BYTES, redirects=PAGE_REDIRECTS)
+    ua = user_agent_header(agent)
     try:
-        check_url(url)
-    except InvalidUrl as error:
-        raise CliError(str(error)) from error
-    page = within(timeout, lambda deadline: _get(url, agent, deadline, may_follow))
-    if page is None:
+        answer = within(timeout, lambda deadline: follow(course, ua, deadline, may_follow, True))
+    except Unanswered as error:
+        raise CliError(f"{url}: {error}") from error
+    if answer is None:
         raise CliError(f"{url}: {timed_out(timeout)}")
-    return page
-
-
-def _get(
-    url: str, agent: str, deadline: Deadline, may_follow: Callable[[str], bool] | None
-) -> Page:
-    request = urllib.request.Request(
-        url,
-        headers={"User-Agent": user_agent_header(agent), "Accept-Encoding": "gzip, deflate"},
-    )
-    opener = deadline.opener(follow_redirects=True, may_follow=may_follow)
+    encodings = answer.headers.getlist(b"Content-Encoding")
     try:
-        response = opener.open(request, timeout=deadline.left())
-    except urllib.error.HTTPError as error:
-        response = error
-    except (OSError, http.client.HTTPException, ValueError) as error:
-        raise CliError(f"{url}: {network_reason(error, deadline)}") from error
-    with response:
-        try:
-            raw = response.read(MAX_HTML_BYTES + 1)
-        except (OSError, http.client.HTTPException) as error:
-            raise CliError(f"{url}: {network_reason(error, deadline)}") from error
-        headers = list(response.headers.items())
-        final_url = response.geturl()
-        status = response.status if response.status is not None else 0
-    encodings = [
-        v.encode("latin-1", "replace") for k, v in headers if k.lower() == "content-encoding"
-    ]
-    try:
-        body, truncated = decode(raw, encodings, MAX_HTML_BYTES)
+        body, more = decode(answer.body, encodings, MAX_HTML_BYTES)
     except ValueError as error:
         raise CliError(f"{url}: {error}") from error
-    truncated = truncated or (not encodings and len(raw) > MAX_HTML_BYTES)
-    return Page(url, final_url, status, headers, body[:MAX_HTML_BYTES], truncated)
+    headers, cut = answer.headers.pairs(), answer.cut or more
+    return Page(url, answer.ended.url, answer.status, headers, body[:MAX_HTML_BYTES], cut)
 
 
 @dataclass(frozen=True)
@@ -179,11 +158,10 @@ class TdmRepReport:
     def of(
         cls, page: Page, meta: list[tuple[str, str]] | None, agent: str, timeout: float
     ) -> TdmRepReport:
-        parts = urllib.parse.urlsplit(page.url)
-        file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
+        file_url = tdmrep_json().url_of(page.url)
         file: TdmRepFile | None = None
         try:
-            found = fetch_page(file_url, agent, timeout)
+            found = fetch_page(file_url, agent, timeout, document=True)
         except CliError as error:
             file_found = f"unreachable ({error})"
         else:
@@ -409,10 +387,7 @@ class PageReport:
         """Download the site's robots.txt, then *url* if robots.txt lets a crawl download it
         (or *ignore_robots_txt*), as *agent*, and read the page's directives (CliError: the
         page does not answer)."""
-        try:
-            check_url(url)
-        except InvalidUrl as error:
-            raise CliError(str(error)) from error
+        check_url(url)
         robots = RobotsTxtVerdict.of(url, agent, timeout)
         now = datetime.datetime.now(datetime.timezone.utc)
         if not robots.verdict.allowed and not ignore_robots_txt:

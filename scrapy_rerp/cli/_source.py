@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, download
+from scrapy_rerp.cli._download import Download, check_url, download
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.cli._problems import NotRobotsTxt, not_robots_txt
 from scrapy_rerp.cli._stored import StoreUse, stored_download
@@ -172,16 +172,13 @@ def load(
     if is_url(source):
         url = robots_txt_url(source)
         settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
-        try:
-            refused = _crawl_refuses(url, settings, agent, timeout)
-            if refused is not None and not ignore_robots_txt:
-                raise CliError(
-                    f"{url}: {refused}: not downloaded, as a crawl would not download it "
-                    f"({IGNORE_ROBOTS_TXT} downloads it anyway)"
-                )
-            fetched = download(url, settings, user_agent_header(agent), timeout)
-        except InvalidUrl as error:
-            raise CliError(str(error)) from error
+        refused = _crawl_refuses(url, settings, agent, timeout)  # InvalidUrl: a CliError
+        if refused is not None and not ignore_robots_txt:
+            raise CliError(
+                f"{url}: {refused}: not downloaded, as a crawl would not download it "
+                f"({IGNORE_ROBOTS_TXT} downloads it anyway)"
+            )
+        fetched = download(url, settings, user_agent_header(agent), timeout)
         body = fetched.body if fetched.body is not None else Body(b"", None, False)
         loaded = Source(url, body.data, body, fetched, source if url != source else None)
         if refused is not None:
@@ -205,10 +202,7 @@ def load_url(
     """A robots.txt URL and nothing else (``fetch``), downloaded as :func:`load` downloads it;
     with ``store`` (a store's path), the store's fresh copy instead when it holds one, as a
     crawl uses it."""
-    try:
-        check_url(url)
-    except InvalidUrl as error:
-        raise CliError(str(error)) from error
+    check_url(url)
     if store is None:
         return load(url, syntax, agent, timeout, None, ignore_robots_txt)
     robots = robots_txt_url(url)

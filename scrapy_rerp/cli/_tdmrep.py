@@ -15,6 +15,7 @@ from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._page import fetch_page
+from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.wording import counted
 from scrapy_rerp.engine import MAX_TDMREP_BYTES, TDMREP_PATH, TdmRepFile, parse_tdmrep
 
@@ -34,10 +35,9 @@ def is_tdmrep_source(source: str) -> bool:
 def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile | None]:
     """The TDMRep file of *url*'s origin, downloaded as ``page`` downloads it: what was found,
     in a few words, and the parsed file (None: no file, or none could be downloaded)."""
-    parts = urllib.parse.urlsplit(url)
-    file_url = f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}"
+    file_url = tdmrep_json().url_of(url)
     try:
-        found = fetch_page(file_url, agent, timeout)
+        found = fetch_page(file_url, agent, timeout, document=True)
     except CliError as error:
         return f"{file_url}: unreachable ({error})", None
     if not 200 <= found.status < 300:
@@ -61,7 +61,7 @@ class TdmRepFileReport:
     @classmethod
     def build(cls, source: str, agent: str, timeout: float, lint: bool) -> TdmRepFileReport:
         if source.startswith(("http://", "https://")):
-            page = fetch_page(source, agent, timeout)
+            page = fetch_page(source, agent, timeout, document=True)
             if not 200 <= page.status < 300:
                 if lint:
                     raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")

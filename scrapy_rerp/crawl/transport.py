@@ -7,8 +7,9 @@ origin without a file has.
 :class:`RobotsTxtDownloader` does each download through the engine (``download_async``, or
 ``download`` before Scrapy 2.14: :func:`scrapy_rerp.crawl.compat.download`), so through the other
 downloader middlewares and download handlers, following redirects itself (to any host:
-OffsiteMiddleware would silently drop a redirect elsewhere; to http and https only). What
-each answer means is asked of :mod:`scrapy_rerp.core.status`.
+OffsiteMiddleware would silently drop a redirect elsewhere; to http and https only). Where each
+answer leads (a redirect, the status ladder's outcome, a body cut at the cap) is asked of the
+download's :class:`~scrapy_rerp.core.download.Course`, as the command line asks it.
 
 Bodies are capped at ``RERP_MAX_SIZE`` twice: on the wire (``bytes_received`` and
 ``StopDownload``: the rest is never downloaded) and after decompression (the Content-Encoding is
@@ -25,23 +26,15 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core import status as ladder
 from scrapy_rerp.core.body import read_body
 from scrapy_rerp.core.data import Fetched, Validators
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
+from scrapy_rerp.core.download import INVALID, LIMIT, Course, Ended, Hop
 from scrapy_rerp.core.settings import robotstxt_request_meta
-from scrapy_rerp.core.status import (
-    ALLOW_ALL,
-    DISALLOW_ALL,
-    PARSED,
-    REDIRECT,
-    UNREACHABLE,
-    download_failure,
-)
-from scrapy_rerp.core.urls import redirect_target, without_userinfo
+from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE, download_failure
 from scrapy_rerp.crawl.compat import download
 
 if TYPE_CHECKING:
@@ -56,8 +49,7 @@ logger = logging.getLogger(loggers.ROBOTSTXT)
 
 # Set on a robots.txt request while it downloads (the meta it is made with, ROBOTS_ORIGIN_META
 # among it, is core.settings.robotstxt_request_meta's):
-_RECEIVED = "_rerp_received"  # body bytes received so far
-_TRUNCATED = "_rerp_truncated"  # the download was stopped at the cap
+_COURSE = "_rerp_course"  # its course (core.download): the redirects, the size cap
 _ENCODING = "_rerp_content_encoding"  # the Content-Encoding taken off the raw response
 # The kind's name: the downloader of each kind hears every download's signals, and handles
 # those of its own requests only.
@@ -95,18 +87,18 @@ class RobotsTxtDownloader:
         ``validators`` (a stored copy's URL and its conditional headers), the request for that
         URL is conditional, and a 304 to it says the stored copy stands."""
         s = self.settings
-        url = robots_url
-        for hop in range(s.max_redirects + 1):
-            conditional = validators is not None and validators.url == url
+        course = Course(robots_url, s.max_redirects, s.max_size, self._legacy, validators)
+        step: Hop | Ended = course.hop
+        request, response = None, None
+        while isinstance(step, Hop):
             try:
-                request = self._robots_request(url, origin)
+                request = self._robots_request(step.url, origin)
             except ValueError as exc:  # a Location that is no URL Scrapy can make a request of
-                return self._unfollowable(origin, url, str(exc), None, url)
-            request.meta[_KIND] = self.kind.name
-            if conditional:
-                assert validators is not None
-                for name, value in validators.headers.items():
-                    request.headers[name] = value
+                step = course.refused(str(exc))
+                break
+            request.meta.update({_KIND: self.kind.name, _COURSE: course})
+            for name, value in step.headers.items():
+                request.headers[name] = value
             self.stats.inc_value(self.kind.stat("robotstxt/request_count"))
             try:
                 response = await self._download(request)
@@ -125,66 +117,53 @@ class RobotsTxtDownloader:
                     },
                     extra={"spider": self.crawler.spider},
                 )
-                return Fetched(ALLOW_ALL, self.kind.absent(), url=url, reason="ignored")
+                return Fetched(ALLOW_ALL, self.kind.absent(), url=step.url, reason="ignored")
             except Exception as exc:
                 self.stats.inc_value(self.kind.stat(f"robotstxt/exception_count/{type(exc)}"))
-                return Fetched(UNREACHABLE, url=url, reason=download_failure(exc))
+                return Fetched(UNREACHABLE, url=step.url, reason=download_failure(exc))
             status = response.status
             self.stats.inc_value(self.kind.stat("robotstxt/response_count"))
             self.stats.inc_value(self.kind.stat(f"robotstxt/response_status_count/{status}"))
-            if conditional and status == 304:
-                return Fetched(
-                    UNREACHABLE,
-                    status=status,
-                    url=response.url,
-                    lifetime=ladder.lifetime_from_headers(response.headers),
-                    response=response,
-                    reason="HTTP 304",
-                    not_modified=True,
-                )
-            location = response.headers.get(b"Location")
-            outcome = ladder.status_outcome(
-                status, legacy=self._legacy, has_location=bool(location)
-            )
-            reason = f"HTTP {status}"
-            if outcome == REDIRECT:
-                assert location is not None
-                if hop == s.max_redirects:
-                    self.stats.inc_value(self.kind.stat("robotstxt/redirect/limit"))
-                    return self._allow_all(
-                        f"more than {s.max_redirects} redirects", status, response.url
-                    )
-                try:
-                    url = redirect_target(response.url, to_unicode(location, errors="replace"))
-                except ValueError as exc:
-                    return self._unfollowable(origin, location, str(exc), status, response.url)
+            step = course.answer(status, response.headers.get(b"Location"), response.url)
+            if isinstance(step, Hop):
                 self.stats.inc_value(self.kind.stat("robotstxt/redirect/count"))
-                continue
-            if outcome == PARSED:
-                return self._parse(response, request)
-            if outcome == UNREACHABLE:
-                return Fetched(
-                    UNREACHABLE,
-                    status=status,
-                    url=response.url,
-                    retry_after=ladder.retry_after(response.headers),
-                    reason=reason,
-                )
-            if outcome == DISALLOW_ALL:
-                assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
-                self.stats.inc_value(self.kind.stat(f"robotstxt/disallow_all/{status}"))
-                return Fetched(
-                    DISALLOW_ALL,
-                    self.kind.refused(),
-                    status,
-                    response.url,
-                    response=response,
-                    reason=reason,
-                )
-            if 300 <= status < 400:
-                reason = f"{status} without Location"
-            return self._allow_all(reason, status, response.url, response)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return self._ended(step, origin, request, response)
+
+    def _ended(
+        self, ended: Ended, origin: str, request: Request | None, response: Response | None
+    ) -> Fetched:
+        """What the end of a download's course says, as the origin service keeps it."""
+        if ended.redirect == LIMIT:
+            self.stats.inc_value(self.kind.stat("robotstxt/redirect/limit"))
+        elif ended.redirect == INVALID:
+            # Counted and logged, the credentials hidden (a password never reaches a log).
+            self.stats.inc_value(self.kind.stat("robotstxt/redirect/invalid"))
+            logger.info(
+                "%(kind)s of %(origin)s redirects where it cannot be followed (%(reason)s): "
+                "read as unavailable",
+                {"kind": self.kind.name, "origin": origin, "reason": ended.reason},
+                extra={"spider": self.crawler.spider},
+            )
+        if ended.redirect is not None:
+            return self._allow_all(ended.reason, ended.status, ended.url)
+        assert request is not None and response is not None
+        status, url, reason = response.status, response.url, ended.reason
+        if ended.not_modified:  # the stored copy stands, for the lifetime the 304 gives it
+            life = ladder.lifetime_from_headers(response.headers)
+            return Fetched(
+                UNREACHABLE, None, status, url, life, None, response, reason, not_modified=True
+            )
+        if ended.outcome == PARSED:
+            return self._parse(response, request)
+        if ended.outcome == UNREACHABLE:
+            wait = ladder.retry_after(response.headers)
+            return Fetched(UNREACHABLE, None, status, url, None, wait, reason=reason)
+        if ended.outcome == DISALLOW_ALL:
+            assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
+            self.stats.inc_value(self.kind.stat(f"robotstxt/disallow_all/{status}"))
+            refused = self.kind.refused()
+            return Fetched(DISALLOW_ALL, refused, status, url, response=response, reason=reason)
+        return self._allow_all(reason, status, url, response)
 
     def _allow_all(
         self, reason: str, status: int | None, url: str | None, response: Response | None = None
@@ -192,31 +171,7 @@ class RobotsTxtDownloader:
         """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all (for
         another kind: what an origin without the file has)."""
         self.stats.inc_value(self.kind.stat("robotstxt/allow_all"))
-        return Fetched(
-            ALLOW_ALL,
-            self.kind.absent(),
-            status,
-            url,
-            response=response,
-            reason=reason,
-        )
-
-    def _unfollowable(
-        self, origin: str, location: bytes | str, why: str, status: int | None, url: str | None
-    ) -> Fetched:
-        """A redirect that cannot be followed (malformed, to a scheme other than http and
-        https, with credentials): robots.txt is unavailable, as google reads it; counted and
-        logged, without the credentials."""
-        self.stats.inc_value(self.kind.stat("robotstxt/redirect/invalid"))
-        target = to_unicode(location, errors="replace") if isinstance(location, bytes) else location
-        target = without_userinfo(target)  # a password never reaches a log line
-        logger.info(
-            "%(kind)s of %(origin)s redirects to %(target)r, which cannot be followed "
-            "(%(why)s): read as unavailable",
-            {"kind": self.kind.name, "origin": origin, "target": target[:200], "why": why},
-            extra={"spider": self.crawler.spider},
-        )
-        return self._allow_all(f"bad redirect target {target[:200]!r}: {why}", status, url)
+        return Fetched(ALLOW_ALL, self.kind.absent(), status, url, response=response, reason=reason)
 
     def _parse(self, response: Response, request: Request) -> Fetched:
         s = self.settings
@@ -226,7 +181,7 @@ class RobotsTxtDownloader:
             encodings,
             response.headers.get(b"Content-Type"),
             s.max_size,
-            cut=bool(request.meta.get(_TRUNCATED)),
+            cut=request.meta[_COURSE].cut,
         )
         if body.undecodable is not None:
             # Undecodable: the bytes are no rules a crawler could read; treat the file as
@@ -301,10 +256,7 @@ class RobotsTxtDownloader:
         meta = request.meta
         if meta.get(_KIND) != self.kind.name:  # not a download of this kind's (or not one)
             return
-        received = meta.get(_RECEIVED, 0) + len(data)
-        meta[_RECEIVED] = received
-        if received >= self.settings.max_size:
-            meta[_TRUNCATED] = True
+        if meta[_COURSE].received(len(data)):
             # The rest is never downloaded; the response keeps what arrived so far.
             raise StopDownload(fail=False)
 

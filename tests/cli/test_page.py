@@ -4,13 +4,16 @@ with the page, against local servers; and the same answers as a real crawl gives
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
 
+from scrapy_rerp.core.download import PAGE_MAX_REDIRECTS
 from tests.support.cli import run, run_json
+from tests.support.crawls import rerp
 from tests.support.pages import (
     MYBOT,
     USAGE_PAGES,
@@ -21,7 +24,7 @@ from tests.support.pages import (
     page,
     robots_meta,
 )
-from tests.support.servers import Reply, Server, crawl
+from tests.support.servers import ListSpider, Reply, Server, crawl
 
 
 def page_json(*args: str) -> tuple[int, dict[str, Any]]:
@@ -285,6 +288,46 @@ async def test_the_command_says_what_a_crawl_drops(server: Server, tmp_path: Pat
             if usage[purpose]["images" if image else "page"]["allowed"]
         ]
         assert kept(out) == sorted(expected), purpose
+
+
+def chain_of(server: Server) -> list[str]:
+    return [path for path in server.paths() if path[:2] == "/r" and path != "/robots.txt"]
+
+
+@pytest.mark.parametrize("hops", [PAGE_MAX_REDIRECTS, PAGE_MAX_REDIRECTS + 1])
+@pytest_twisted.ensureDeferred
+async def test_a_page_s_redirects_are_followed_as_far_as_a_crawl_follows_them(
+    server: Server, hops: int
+) -> None:
+    # The crawl's RedirectMiddleware follows REDIRECT_MAX_TIMES (20) redirects, each through the
+    # robots.txt middleware again; the page command takes the same course.
+    for number in range(hops):
+        server.route(f"/r{number}", Reply.redirect(f"/r{number + 1}", status=302))
+    server.route(f"/r{hops}", page(body="here"))
+    crawler = await crawl(settings=rerp(), urls=[server.url("/r0")])
+    crawled = chain_of(server)
+    server.clear()
+    _, document = page_json(server.url("/r0"))
+    assert chain_of(server) == crawled
+    assert crawled == [f"/r{number}" for number in range(min(hops, PAGE_MAX_REDIRECTS) + 1)]
+    spider = crawler.spider
+    assert isinstance(spider, ListSpider)
+    assert document["crawl"]["gets_page"] is bool(spider.responses)
+    assert document["final_url"] == server.url(f"/r{min(hops, PAGE_MAX_REDIRECTS)}")
+    assert document["status"] == (200 if hops == PAGE_MAX_REDIRECTS else 302)
+
+
+def test_a_redirect_with_credentials_is_not_followed_and_keeps_them_secret(
+    server: Server,
+) -> None:
+    server.route("/moved", Reply.redirect(f"http://user:s3cret@{server.netloc}/x"))
+    server.route("/x", page(body="here"))
+    done = run("page", server.url("/moved"), "--format", "json")
+    assert done.returncode == 1, done.stderr  # the redirect is the answer: no page to use
+    assert server.paths() == ["/robots.txt", "/moved"]
+    document = json.loads(done.stdout)
+    assert (document["status"], document["crawl"]["gets_page"]) == (301, False)
+    assert "s3cret" not in done.stdout + done.stderr
 
 
 # -- robots.txt and slow-down answers: what a crawl does before it reads a directive ---------

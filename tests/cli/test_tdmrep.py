@@ -80,3 +80,20 @@ def test_lint_of_a_good_file_and_of_a_url(tmp_path: Path, server: Server) -> Non
     done = run("lint", server.url(PATH))
     assert done.returncode == 2
     assert "HTTP 404, no file; nothing to lint" in done.stderr
+
+
+@pytest.mark.parametrize(("hops", "read"), [(5, True), (6, False)])
+def test_the_file_is_followed_through_redirects_as_a_crawl_s_transport_follows_them(
+    server: Server, hops: int, read: bool
+) -> None:
+    # Any 3xx with a Location (a 300 too), up to RERP_MAX_REDIRECTS (5), as in a crawl
+    # (tests/crawl/test_tdmrep.py), not a page's course.
+    server.route(PATH, Reply.redirect("/t1", status=300))
+    for number in range(1, hops):
+        server.route(f"/t{number}", Reply.redirect(f"/t{number + 1}", status=302))
+    server.route(f"/t{hops}", Reply(body=GOOD, content_type="application/json"))
+    status, doc = run_json("fetch", server.url(PATH))
+    assert (status, doc["http_status"], doc["valid"]) == (
+        (0, 200, True) if read else (1, 302, None)
+    )
+    assert server.paths() == [PATH, *(f"/t{n}" for n in range(1, min(hops, 5) + 1))]
