@@ -41,8 +41,12 @@ LAYERS: dict[str, set[str]] = {
     "top": {"demo"},
 }
 #: Top-level modules are on top, but for ``cache``: the core's (the local cache backends, at the
-#: top for their public path, ``RERP_CACHE = "scrapy_rerp.cache.MemoryOriginCache"``).
-TOP_LEVEL_LAYER = {"cache": "core"}
+#: top for their public path, ``RERP_CACHE = "scrapy_rerp.cache.MemoryOriginCache"``), and
+#: ``signals``, the core's too (plain objects, for every layer that sends one).
+TOP_LEVEL_LAYER = {
+    "cache": "core",
+    "signals": "core",
+}
 #: The entry points: the package's names, ``python -m scrapy_rerp``, the add-on and the
 #: ``scrapy robots`` command.
 ENTRY_POINTS = {"__init__", "__main__", "addon", "commands"}
