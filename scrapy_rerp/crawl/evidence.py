@@ -6,18 +6,14 @@ path, ``s3://``, ``gs://``, ``ftp://``, built with ``build_from_crawler`` as the
 builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
 (:mod:`scrapy_rerp.core.evidence_warc`).
 
-The log hears what the robots.txt layer decides (:mod:`scrapy_rerp.signals`, docs/signals.rst);
-nothing hands it anything:
+The log writes what the robots.txt layer's signals tell it (:mod:`scrapy_rerp.signals`):
 
-* A robots.txt (or tdmrep.json) record when an origin's rules become known
-  (``document_received``), once per file read (the same origin and body read again are not
-  written again, within a bounded memory of the last :data:`REMEMBERED_FILES`).
-* A decision record per request decided: refused by robots.txt, dropped (and why)
-  (``request_refused``), downloaded (``request_answered``) or failed (``request_failed``); a
-  page record for what a page said of itself (``page_read``). The robots.txt line that let a
-  request through is in its meta (:data:`~scrapy_rerp.crawl.gate.DECISION_META`), for the
-  record written when its answer comes, and for an item's provenance
-  (:class:`EvidenceItemsMiddleware`).
+* A robots.txt (or tdmrep.json) record per file read (``document_received``; one read again
+  is not written again, within a bounded memory of the last :data:`REMEMBERED_FILES`).
+* A decision record per request decided: refused by robots.txt, dropped (and why), downloaded
+  or failed; a page record for what a page said of itself. The line that let a request
+  through is in its meta (:data:`~scrapy_rerp.crawl.gate.DECISION_META`), for an item's
+  provenance too (:class:`EvidenceItemsMiddleware`).
 * Each record is written whole and flushed: a crawl killed mid-write leaves at most its last
   line cut short, which :func:`~scrapy_rerp.core.evidence.read_records` and ``scrapy-rerp
   audit`` report.
@@ -27,12 +23,10 @@ nothing hands it anything:
   ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the crawl then stops as one that failed
   (close reason ``rerp_evidence_failed``, exit status 1), as evidence that silently stops is no
   evidence, and no request is sent nor answer handed to the spider after the failure
-  (:attr:`EvidenceLog.stopped`): its handlers of ``request_answered`` and ``page_read`` raise
-  :class:`EvidenceStopped`, which keeps the response from the spider (a handler's other
-  exceptions are caught: the refusal, not a failed write, is what stops a page); the engine is
-  paused, so that no request leaves the scheduler, and one of Scrapy's ``request_scheduled``,
-  connected then, drops every request offered to it.
-  With ``"continue"`` it goes on.
+  (:attr:`EvidenceLog.stopped`): the engine is paused (no request leaves the scheduler), and
+  the log's handlers of ``request_admitted``, ``request_answered`` and ``page_read`` raise
+  :class:`EvidenceStopped` (Scrapy catches a handler's other exceptions: the refusal, not a
+  failed write, is what stops them). With ``"continue"`` it goes on.
 
 The URI's placeholders: ``%(name)s`` (the spider's name), ``%(time)s`` (the crawl's start,
 UTC, as Scrapy's feeds write it), ``%(worker)s`` (host name and process id: each worker of a
@@ -71,7 +65,7 @@ from scrapy_rerp.core.evidence import (
     robots_record,
 )
 from scrapy_rerp.core.settings import RerpSettingsError
-from scrapy_rerp.core.urls import obeys_robots_txt, robots_url_of
+from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import engine_of, fail_crawl
 from scrapy_rerp.crawl.gate import DECISION_META
@@ -296,14 +290,10 @@ class EvidenceLog:
     ) -> None:
         if reason == "page":  # a request a page's nofollow dropped: in the page's record
             return
-        refused = reason == "robots.txt"
-        self.decision(
-            request.url,
-            "refused" if refused else "dropped",
-            reason="robots.txt" if refused else message,
-            decided=decision,
-            usage=usage_of(request.meta),
-        )
+        if reason == "robots.txt":
+            self.decision(request, "refused", decision, "robots.txt")
+        else:
+            self.decision(request, "dropped", decision, message)
 
     def request_answered(
         self, request: Request, response: Response, decision: Mapping[str, Any] | None
@@ -312,29 +302,17 @@ class EvidenceLog:
         reaches the spider without its record: written and flushed here, or the evidence has
         failed (this record or an earlier one), and :class:`EvidenceStopped` keeps it back."""
         if decision is not None:
-            self.decision(
-                request.url,
-                "downloaded",
-                decided=decision,
-                usage=usage_of(request.meta),
-                page_directives=tuple(
-                    value.decode("latin-1")
-                    for value in capped_lines(response.headers.getlist("X-Robots-Tag"))[0]
-                ),
-            )
+            said = capped_lines(response.headers.getlist("X-Robots-Tag"))[0]
+            directives = tuple(value.decode("latin-1") for value in said)
+            self.decision(request, "downloaded", decision, None, directives)
         if self.stopped:
             raise self.stop("response", response.url)
 
     def request_failed(
         self, request: Request, exception: Exception, decision: Mapping[str, Any]
     ) -> None:
-        self.decision(
-            request.url,
-            "failed",
-            reason=f"{type(exception).__name__}: {exception}"[:500],
-            decided=decision,
-            usage=usage_of(request.meta),
-        )
+        error = f"{type(exception).__name__}: {exception}"[:500]
+        self.decision(request, "failed", decision, error)
 
     def page_read(
         self,
@@ -370,12 +348,6 @@ class EvidenceLog:
             self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
         if self.stopped:
             raise self.stop("response", response.url)
-
-    def _stop_scheduled(self, request: Request, spider: Any = None) -> None:
-        """Under "stop", once the evidence failed: no request is scheduled (Scrapy's
-        ``request_scheduled``, whose handlers may refuse one)."""
-        if obeys_robots_txt(request.url, request.meta):
-            raise self.stop("request", request.url)
 
     def _document(
         self,
@@ -418,17 +390,16 @@ class EvidenceLog:
 
     def decision(
         self,
-        url: str,
+        request: Request,
         verdict: str,
-        reason: str | None = None,
-        decided: Mapping[str, Any] | None = None,
-        usage: Mapping[str, Any] | None = None,
+        decided: Mapping[str, Any] | None,
+        reason: str | None,
         page_directives: tuple[str, ...] = (),
     ) -> None:
-        """A request decided: ``decided`` is its :data:`DECISION_META` (the robots.txt line)."""
+        """A request decided: ``decided`` is its decision (the robots.txt line)."""
         decided = decided or {}
         record = decision_record(
-            url=url,
+            url=request.url,
             at=time.time(),
             verdict=verdict,
             reason=reason,
@@ -436,7 +407,7 @@ class EvidenceLog:
             line=decided.get("line"),
             rule=decided.get("rule"),
             group=decided.get("group"),
-            usage=usage,
+            usage=usage_of(request.meta),
             page_directives=page_directives,
             tdmrep_sha256=decided.get("tdmrep_sha256"),
         )
@@ -518,14 +489,10 @@ class EvidenceLog:
             extra={"spider": self.crawler.spider},
         )
         if self.stop_on_failure:
-            # From now on no request leaves the scheduler (the engine, paused, closes), and none
-            # offered to it is taken.
+            # From now on no request leaves the scheduler: the engine, paused, closes.
             engine = engine_of(self.crawler)
             if engine is not None:
                 engine.pause()
-            self.crawler.signals.connect(
-                self._stop_scheduled, signal=scrapy_signals.request_scheduled
-            )
             # A crawl that stops for its evidence failed: `scrapy crawl` exits with status 1.
             fail_crawl(self.crawler, CLOSE_REASON)
 

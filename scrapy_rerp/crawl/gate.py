@@ -18,12 +18,10 @@ The middleware hands it every request it obeys robots.txt for, and every answer:
 * every answer is told to the politeness controller (:meth:`RobotsGate.heard`): a 429 or 503
   (:mod:`scrapy_rerp.core.slowdown`) slows its origin down, a good answer after one lets it
   recover, and a fleet's turn ends;
-* what it decides is sent as :mod:`scrapy_rerp.signals`: every refusal (``request_refused``,
-  whose handler :meth:`RobotsGate.refused` counts them), and, when something hears it as the
-  gate is built (the evidence does), every request let through (``request_admitted``, whose
-  handlers may still keep it from the download); the robots.txt line that decided a request is
-  kept in its meta (:data:`DECISION_META`), for a refusal always, and for every request when
-  something hears what becomes of it.
+* every refusal is sent as ``scrapy_rerp.signals.request_refused`` (its handler
+  :meth:`RobotsGate.refused` counts them), every request let through as ``request_admitted``
+  when something hears it; the line that decided is kept in the request's meta
+  (:data:`DECISION_META`) for a refusal, and for all when something reads it later.
 
 What it returns is what a downloader middleware's ``process_request`` returns: None (go on),
 the request itself (parked: the engine drops it from the downloader and the lot hands it back),
@@ -69,9 +67,7 @@ __all__ = ["DECISION_META", "FORBIDDEN", "RobotsGate"]
 
 #: The message of the ``IgnoreRequest`` of a request robots.txt disallows.
 FORBIDDEN = "Forbidden by robots.txt"
-#: ``request.meta`` / ``response.meta``: the robots.txt decision a request went on with, or was
-#: refused by (``robots_sha256``, ``robots_fetched_at``, ``line``, ``rule``, ``group``,
-#: ``reason``; ``tdmrep_sha256`` when the crawl reads TDMRep): docs/signals.rst.
+#: ``request.meta`` / ``response.meta``: the robots.txt decision of a request (docs/signals.rst).
 DECISION_META = "rerp_robots_decision"
 
 logger = logging.getLogger(loggers.ROBOTSTXT)
@@ -82,10 +78,7 @@ class RobotsGate:
     politeness controller when it may go."""
 
     def __init__(
-        self,
-        crawler: Crawler,
-        parts: Parts,
-        user_agent_for: Callable[[Request], str],
+        self, crawler: Crawler, parts: Parts, user_agent_for: Callable[[Request], str]
     ) -> None:
         self.crawler = crawler
         self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
@@ -108,8 +101,7 @@ class RobotsGate:
         crawler.signals.connect(self.refused, signal=signals.request_refused)
 
     def process(self, request: Request) -> Request | Response | Awaitable[Any] | None:
-        """Decide ``request``, or park it (returned as it is) until its origin's rules come; a
-        refusal is told to ``request_refused`` as it is raised."""
+        """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
         try:
             if self.lot.came_back(request):
                 return self._told(request, self._wait_in_place(request))
@@ -118,7 +110,9 @@ class RobotsGate:
             self.tell_refused(request, refusal)
             raise
         if result is None:
-            return self._admitted(request)
+            if self._admissions_heard:
+                self._admitted(request)
+            return None
         if not inspect.isawaitable(result):
             return result
         return self._told(request, result)
@@ -129,23 +123,23 @@ class RobotsGate:
         except IgnoreRequest as refusal:
             self.tell_refused(request, refusal)
             raise
-        return self._admitted(request) if result is None else result
+        if result is None and self._admissions_heard:
+            self._admitted(request)
+        return result
 
     def _admitted(self, request: Request) -> None:
-        """The request goes on to its download: ``request_admitted``, when heard (a handler's
+        """The request goes on to its download: ``request_admitted`` (a handler's
         ``IgnoreRequest`` keeps it from the download, and is no refusal of the layer's)."""
-        if self._admissions_heard:
-            send_refusable(
-                self.crawler,
-                signals.request_admitted,
-                request=request,
-                decision=request.meta.get(DECISION_META),
-                waited=self.lot.waited(request),
-            )
+        send_refusable(
+            self.crawler,
+            signals.request_admitted,
+            request=request,
+            decision=request.meta.get(DECISION_META),
+            waited=self.lot.waited(request),
+        )
 
     def tell_refused(self, request: Request, refusal: IgnoreRequest) -> None:
-        """Send ``request_refused`` for ``refusal``: robots.txt's, a usage preference's, or a
-        request dropped (its origin unreachable, too many waiting, the crawl closing)."""
+        """``request_refused``: by robots.txt, a usage preference, or dropped (no rules)."""
         message = str(refusal)
         usage = "usage" if isinstance(refusal, UsageRefused) else "dropped"
         self.crawler.signals.send_catch_log(
@@ -305,14 +299,10 @@ class RobotsGate:
         politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
 
     def hear_answers(self, answers: Any) -> None:
-        """Have every answer told to :meth:`heard` by Scrapy's ``response_downloaded`` signal,
-        and in a fleet every failed download to :meth:`failed` by ``answers`` (the
-        ``AnswersMiddleware``); with neither ``RERP_SLOWDOWN`` nor a fleet, nothing needs them.
-
-        Scrapy sends the signal before its downloader looks at the slot's queue again and
-        before any ``process_response``: a 429 or 503 holds the origin before its next request
-        can leave, and is heard even when ``RetryMiddleware`` (550) turns it into a retry
-        (tests/test_slowdown_crawl.py, a slow 429)."""
+        """Have every answer told to :meth:`heard` by Scrapy's ``response_downloaded`` signal
+        (before the slot's next request leaves, and before ``RetryMiddleware`` retries a 429:
+        docs/design.rst), and in a fleet every failed download to :meth:`failed` by ``answers``
+        (``AnswersMiddleware``); with neither ``RERP_SLOWDOWN`` nor a fleet, nothing needs them."""
         if self._fleet is None and not self.politeness.slowdown:
             return
         if answers is not None and self._fleet is not None:

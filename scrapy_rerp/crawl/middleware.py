@@ -14,12 +14,10 @@ out. Its collaborators are built, and stopped when the crawl closes, by
   any ``process_response`` (:meth:`~scrapy_rerp.crawl.gate.RobotsGate.hear_answers`); in a fleet,
   :class:`AnswersMiddleware` tells it of downloads that end without an answer;
 * with ``RERP_USAGE``, ``process_response`` checks the page's ``Content-Usage`` header;
-* what it decides is sent as :mod:`scrapy_rerp.signals` (docs/signals.rst): every refusal
-  (``request_refused``), and the answers and failed downloads of the requests the gate let
-  through when something hears them (the evidence). ``process_response`` exists only with the
-  usage check or a handler of ``request_answered`` connected as the middleware is built,
-  ``process_exception`` only with one of ``request_failed``: Scrapy calls every middleware's
-  hook on every response, 15,000 instructions even for one that returns (docs/benchmarks.rst).
+* the answers and failed downloads of the requests the gate let through are sent as
+  ``scrapy_rerp.signals`` ``request_answered`` and ``request_failed`` (docs/signals.rst), and
+  the hooks exist only with work (that check, or a handler connected as the middleware is
+  built): Scrapy calls every middleware's hook on every response (docs/benchmarks.rst).
 """
 
 from __future__ import annotations

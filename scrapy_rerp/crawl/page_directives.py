@@ -27,9 +27,8 @@ robots.txt, are left alone, as the downloader middleware leaves them
 the page says when its meta opts out (``opts_out_of_robots_txt``). Every decision is counted
 under ``robotstxt/page/``.
 
-What a page says is sent as ``scrapy_rerp.signals.page_read`` (the evidence records it, and,
-under ``RERP_EVIDENCE_ON_FAILURE = "stop"``, may keep the page from its callback), and each
-request dropped as ``request_refused`` (``reason="page"``).
+What a page says is sent as ``scrapy_rerp.signals.page_read`` (whose handlers may keep the page
+from its callback), each request dropped as ``request_refused`` (``reason="page"``).
 
 Each of those headers is read up to ``MAX_HEADER_BYTES`` (core/body.py), its first lines; a cut
 is counted in ``robotstxt/page/header_cut`` and logged once (docs/page-directives.rst).

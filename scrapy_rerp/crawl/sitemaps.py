@@ -78,7 +78,7 @@ class SitemapDiscovery:
         return discovery
 
     def document_received(self, origin: str, kind: str, entry: RobotsEntry) -> None:
-        """A ``document_received`` handler: a robots.txt's sitemaps are scheduled."""
+        """A ``document_received`` handler (connected when discovery is enabled)."""
         if kind == "robots.txt" and isinstance(entry.robots, RobotsTxt):
             self.robots_parsed(origin, entry.url or robots_url_of(origin), entry.robots)
 
