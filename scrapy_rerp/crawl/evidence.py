@@ -270,16 +270,6 @@ class EvidenceLog:
             crawler.signals.connect(handler, signal=signal)
 
     # -- records, as the layer's signals come ----------------------------------------------------
-    def document_received(
-        self, origin: str, kind: str, entry: RobotsEntry, fetched: Fetched | None, user_agent: str
-    ) -> None:
-        """The robots.txt or tdmrep.json ``entry`` of ``origin`` became known: downloaded
-        (``fetched``), or a copy from the store or the fleet."""
-        if kind == "robots.txt":
-            self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
-        else:
-            self._document("tdmrep", origin + TDMREP_PATH, origin, entry, fetched, None)
-
     def request_admitted(self, request: Request) -> None:
         """Under "stop", once the evidence failed: no request goes on to its download."""
         if self.stopped:
@@ -325,15 +315,11 @@ class EvidenceLog:
     ) -> None:
         """What a page said of itself, read as its answer reaches the spider; under "stop", a
         page whose record (or an earlier one) could not be written goes no further."""
+        said = reservation.statement if reservation is not None else None
         tdmrep = None
-        if reservation is not None and reservation.statement is not None:
-            said = reservation.statement
-            tdmrep = {
-                "technique": said.technique,
-                "reservation": said.reservation,
-                "policy": said.policy,
-                "source": said.source,
-            }
+        if said is not None:
+            keys = ("technique", "reservation", "policy", "source")
+            tdmrep = {key: getattr(said, key) for key in keys}
         record = page_record(
             url=response.url,
             at=time.time(),
@@ -348,6 +334,16 @@ class EvidenceLog:
             self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
         if self.stopped:
             raise self.stop("response", response.url)
+
+    def document_received(
+        self, origin: str, kind: str, entry: RobotsEntry, fetched: Fetched | None, user_agent: str
+    ) -> None:
+        """The robots.txt or tdmrep.json ``entry`` of ``origin`` became known: downloaded
+        (``fetched``), or a copy from the store or the fleet."""
+        if kind == "robots.txt":
+            self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+        else:
+            self._document("tdmrep", origin + TDMREP_PATH, origin, entry, fetched, None)
 
     def _document(
         self,
