@@ -63,12 +63,15 @@ def _time_evidence_calls(totals: list[float]) -> None:
 
         return call
 
+    # The log's signal handlers are timed through their senders (a handler is called with the
+    # arguments its signature names: a wrapper would be handed every one).
     for cls, name in (
-        (EvidenceLog, "robots"),
-        (RobotsGate, "_decide_for_evidence"),
-        (RobotsTxtMiddleware, "_answered_with_evidence"),
-        (RobotsTxtMiddleware, "_not_downloaded"),
-        (RobotsTxtMiddleware, "_failed_with_evidence"),
+        (EvidenceLog, "_document"),
+        (RobotsGate, "_decided"),
+        (RobotsGate, "_admitted"),
+        (RobotsGate, "tell_refused"),
+        (RobotsTxtMiddleware, "_answered"),
+        (RobotsTxtMiddleware, "_failed"),
     ):
         setattr(cls, name, timed(getattr(cls, name)))
 

@@ -92,7 +92,7 @@ def send(way: str, requests: int) -> dict[str, Any]:
         # What the middleware does when the spider opens, with the companion it would find
         # through the engine, which is not built here.
         answers = [m for m in manager.middlewares if isinstance(m, AnswersMiddleware)]
-        robots._hear_answers_from(answers[0] if answers else None)
+        robots.gate.hear_answers(answers[0] if answers else None)
     headers = {"Content-Type": "text/html; charset=utf-8"}
 
     async def download(request: Any) -> Any:

@@ -59,6 +59,32 @@ PUBLIC = [
 REPO = Path(__file__).resolve().parents[1]
 
 
+#: ``scrapy_rerp.signals``: the layer's signals (docs/signals.rst), as Scrapy's are
+#: ``scrapy.signals``.
+SIGNALS = [
+    "document_received",
+    "page_read",
+    "request_admitted",
+    "request_answered",
+    "request_failed",
+    "request_refused",
+]
+
+
+def test_the_signals_are_pinned_and_each_its_own_object() -> None:
+    from scrapy_rerp import signals
+
+    assert signals.__all__ == SIGNALS
+    assert len({id(getattr(signals, name)) for name in SIGNALS}) == len(SIGNALS)
+    page = (REPO / "docs" / "signals.rst").read_text(encoding="utf-8")
+    assert sorted(re.findall(r"^``(\w+)``$", page, re.M)) == SIGNALS
+
+
+def test_the_signals_import_neither_scrapy_nor_twisted() -> None:
+    code = CHECK_MODULES + "import scrapy_rerp.signals\nprint(json.dumps(loaded()))\n"
+    assert run_fresh(code) == {"scrapy": False, "twisted": False}
+
+
 def test_all_is_pinned() -> None:
     assert scrapy_rerp.__all__ == PUBLIC
     assert sorted(scrapy_rerp.__all__) == sorted(set(PUBLIC))

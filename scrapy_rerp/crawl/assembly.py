@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 
@@ -186,10 +185,9 @@ def assemble(
     sitemaps = SitemapDiscovery.from_crawler(crawler, settings)
     stored = open_store(crawler, settings) if fleet is None else None
     evidence = None
-    if settings.evidence is not None:
+    if settings.evidence is not None:  # it hears what the layer decides (scrapy_rerp.signals)
         evidence = EvidenceLog(crawler, settings, "store" if fleet is None else "fleet")
-        crawler.signals.connect(evidence.spider_opened, signal=signals.spider_opened)
-    applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for, evidence)
+    applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for)
 
     def forget(origin: str) -> None:  # an origin left the cache
         applied.forget(origin)
@@ -222,7 +220,7 @@ def assemble(
             MemoryOriginCache(settings.cache_max_origins),
             RobotsTxtDownloader(crawler, settings, kind),
             lot,
-            TdmRepListener(politeness, stats, spider, settings.cache_max_origins, evidence),
+            TdmRepListener(crawler, politeness, settings.cache_max_origins),
             runtime,
             stats,
             tdmrep_fleet,  # RERP_STORE keeps robots.txt only

@@ -77,6 +77,8 @@ __all__ = [
     "no_jitter",
     "open_spider",
     "scheduler_of",
+    "heard",
+    "send_refusable",
     "send_robots_parsed",
     "set_slot_jitter",
     "sleep",
@@ -264,6 +266,24 @@ async def send_robots_parsed(
         await crawler.signals.send_catch_log_async(
             signal=_ROBOTS_PARSED, robotparser=robotparser(), request=request
         )
+
+
+def send_refusable(crawler: Crawler, signal: object, **arguments: Any) -> None:
+    """Send ``signal``; an ``IgnoreRequest`` a handler raised is raised here (not logged), as
+    Scrapy's downloader raises a handler's ``StopDownload``."""
+    from scrapy.exceptions import IgnoreRequest
+
+    for _, result in crawler.signals.send_catch_log(signal, dont_log=IgnoreRequest, **arguments):
+        if isinstance(result, Failure) and isinstance(result.value, IgnoreRequest):
+            raise result.value
+
+
+def heard(crawler: Crawler, signal: object) -> bool:
+    """Whether a handler is connected to ``signal`` (Scrapy's dispatcher, pydispatch, keeps
+    them): a signal costs a send per response only when someone hears it."""
+    from pydispatch.dispatcher import getAllReceivers, liveReceivers
+
+    return any(True for _ in liveReceivers(getAllReceivers(crawler.signals.sender, signal)))
 
 
 def component_priorities(settings: BaseSettings, name: str) -> BaseSettings:

@@ -6,13 +6,14 @@ path, ``s3://``, ``gs://``, ``ftp://``, built with ``build_from_crawler`` as the
 builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
 (:mod:`scrapy_rerp.core.evidence_warc`).
 
-* A robots.txt record when an origin's rules become known (:meth:`EvidenceLog.robots`), once
-  per file read (the same origin and body read again are not written again, within a bounded
-  memory of the last :data:`REMEMBERED_FILES`).
-* A decision record per request decided: refused by robots.txt, dropped (and why), or
-  downloaded (:meth:`EvidenceLog.decision`). The robots.txt line that let a request through is
-  kept in its meta (:data:`DECISION_META`) for the record written when its answer comes, and
-  for an item's provenance (:class:`EvidenceItemsMiddleware`).
+The log writes what the robots.txt layer's signals tell it (:mod:`scrapy_rerp.signals`):
+
+* A robots.txt (or tdmrep.json) record per file read (``document_received``; one read again
+  is not written again, within a bounded memory of the last :data:`REMEMBERED_FILES`).
+* A decision record per request decided: refused by robots.txt, dropped (and why), downloaded
+  or failed; a page record for what a page said of itself. The line that let a request
+  through is in its meta (:data:`~scrapy_rerp.crawl.gate.DECISION_META`), for an item's
+  provenance too (:class:`EvidenceItemsMiddleware`).
 * Each record is written whole and flushed: a crawl killed mid-write leaves at most its last
   line cut short, which :func:`~scrapy_rerp.core.evidence.read_records` and ``scrapy-rerp
   audit`` report.
@@ -21,8 +22,11 @@ builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
   counted as lost (``robotstxt/evidence/lost``), never as written. With
   ``RERP_EVIDENCE_ON_FAILURE = "stop"`` (the default) the crawl then stops as one that failed
   (close reason ``rerp_evidence_failed``, exit status 1), as evidence that silently stops is no
-  evidence, and no request is downloaded nor answer handed to the spider after the failure
-  (:attr:`EvidenceLog.stopped`: the middlewares ask); with ``"continue"`` it goes on.
+  evidence, and no request is sent nor answer handed to the spider after the failure
+  (:attr:`EvidenceLog.stopped`): the engine is paused (no request leaves the scheduler), and
+  the log's handlers of ``request_admitted``, ``request_answered`` and ``page_read`` raise
+  :class:`EvidenceStopped` (Scrapy catches a handler's other exceptions: the refusal, not a
+  failed write, is what stops them). With ``"continue"`` it goes on.
 
 The URI's placeholders: ``%(name)s`` (the spider's name), ``%(time)s`` (the crawl's start,
 UTC, as Scrapy's feeds write it), ``%(worker)s`` (host name and process id: each worker of a
@@ -37,7 +41,6 @@ import logging
 import os
 import socket
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -45,11 +48,14 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
 from itemadapter import ItemAdapter
+from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
+from scrapy_rerp import signals
 from scrapy_rerp.core import loggers
+from scrapy_rerp.core.body import capped_lines
 from scrapy_rerp.core.documents import TDMREP_PATH
 from scrapy_rerp.core.evidence import (
     ROBOTS_HEADERS,
@@ -61,23 +67,23 @@ from scrapy_rerp.core.evidence import (
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.core.version import __version__
-from scrapy_rerp.crawl.compat import fail_crawl
+from scrapy_rerp.crawl.compat import engine_of, fail_crawl
+from scrapy_rerp.crawl.gate import DECISION_META
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
-    from scrapy import Spider
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
     from scrapy_rerp.core.data import Fetched, RobotsEntry
     from scrapy_rerp.core.settings import RerpSettings
+    from scrapy_rerp.engine import PageDirectives, PageStatement, TdmReservation
 
 __all__ = [
     "CLOSE_REASON",
     "EVIDENCE_ITEMS_PRIORITY",
     "check_storages",
-    "evidence_log_of",
-    "DECISION_META",
     "REMEMBERED_FILES",
     "EvidenceItemsMiddleware",
     "EvidenceLog",
@@ -91,10 +97,6 @@ logger = logging.getLogger(loggers.EVIDENCE)
 EVIDENCE_ITEMS_PRIORITY = 900
 #: The spider's close reason when evidence cannot be written and the crawl stops for it.
 CLOSE_REASON = "rerp_evidence_failed"
-#: ``request.meta`` / ``response.meta``: the robots.txt decision a request went on with
-#: (``robots_sha256``, ``robots_fetched_at``, ``line``, ``rule``, ``group``; ``tdmrep_sha256``
-#: when the crawl reads TDMRep), for its records.
-DECISION_META = "rerp_robots_decision"
 #: robots.txt files (origin and body) remembered as written: one read again is not written
 #: again. Bounded: past it, one read again is written again, which costs a line, never a gap.
 REMEMBERED_FILES = 65_536
@@ -234,23 +236,11 @@ def check_storages(crawler: Crawler, settings: RerpSettings) -> None:
             ) from None
 
 
-#: Each crawl's evidence log, for the spider middlewares that add to it (they are built apart
-#: from the downloader middleware that makes it).
-_LOGS: weakref.WeakKeyDictionary[Crawler, EvidenceLog] = weakref.WeakKeyDictionary()
-
-
-def evidence_log_of(crawler: Crawler) -> EvidenceLog | None:
-    """The crawl's evidence log, once the robots.txt middleware has made it: None without
-    ``RERP_EVIDENCE`` (or without that middleware)."""
-    return _LOGS.get(crawler)
-
-
 class EvidenceLog:
     """The crawl's evidence: records built and written, failures handled per the settings."""
 
     def __init__(self, crawler: Crawler, settings: RerpSettings, copies_from: str) -> None:
         assert settings.evidence is not None
-        _LOGS[crawler] = self
         self.crawler = crawler
         self.stats = crawler.stats
         self.stop_on_failure = settings.evidence_on_failure == "stop"
@@ -267,18 +257,93 @@ class EvidenceLog:
         self._failed = False
         self._closed = False
         self._stopped: dict[str, int] = {}  # requests and responses stopped, for the log
+        # Held by the crawl's signal manager, weakly: the middleware's parts hold the log.
+        for handler, signal in (
+            (self.spider_opened, scrapy_signals.spider_opened),
+            (self.document_received, signals.document_received),
+            (self.request_admitted, signals.request_admitted),
+            (self.request_refused, signals.request_refused),
+            (self.request_answered, signals.request_answered),
+            (self.request_failed, signals.request_failed),
+            (self.page_read, signals.page_read),
+        ):
+            crawler.signals.connect(handler, signal=signal)
 
-    # -- records ---------------------------------------------------------------------------------
-    def robots(
-        self, origin: str, entry: RobotsEntry, fetched: Fetched | None, user_agent: str
+    # -- records, as the layer's signals come ----------------------------------------------------
+    def request_admitted(self, request: Request) -> None:
+        """Under "stop", once the evidence failed: no request goes on to its download."""
+        if self.stopped:
+            raise self.stop("request", request.url)
+
+    def request_refused(
+        self, request: Request, reason: str, message: str, decision: Mapping[str, Any] | None
     ) -> None:
-        """The robots.txt ``entry`` of ``origin`` became known: downloaded (``fetched``), or
-        a copy from the store or the fleet."""
-        self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+        if reason == "page":  # a request a page's nofollow dropped: in the page's record
+            return
+        if reason == "robots.txt":
+            self.decision(request, "refused", decision, "robots.txt")
+        else:
+            self.decision(request, "dropped", decision, message)
 
-    def tdmrep(self, origin: str, entry: RobotsEntry, fetched: Fetched | None) -> None:
-        """The tdmrep.json ``entry`` of ``origin`` became known (the crawl reads TDMRep)."""
-        self._document("tdmrep", origin + TDMREP_PATH, origin, entry, fetched, None)
+    def request_answered(
+        self, request: Request, response: Response, decision: Mapping[str, Any] | None
+    ) -> None:
+        """The record of a request the gate decided and a site answered. Under "stop", no page
+        reaches the spider without its record: written and flushed here, or the evidence has
+        failed (this record or an earlier one), and :class:`EvidenceStopped` keeps it back."""
+        if decision is not None:
+            said = capped_lines(response.headers.getlist("X-Robots-Tag"))[0]
+            directives = tuple(value.decode("latin-1") for value in said)
+            self.decision(request, "downloaded", decision, None, directives)
+        if self.stopped:
+            raise self.stop("response", response.url)
+
+    def request_failed(
+        self, request: Request, exception: Exception, decision: Mapping[str, Any]
+    ) -> None:
+        error = f"{type(exception).__name__}: {exception}"[:500]
+        self.decision(request, "failed", decision, error)
+
+    def page_read(
+        self,
+        response: Response,
+        directives: PageDirectives,
+        reservation: TdmReservation | None,
+        refused: list[dict[str, Any]],
+        items: str | None,
+        nofollow: PageStatement | None,
+    ) -> None:
+        """What a page said of itself, read as its answer reaches the spider; under "stop", a
+        page whose record (or an earlier one) could not be written goes no further."""
+        said = reservation.statement if reservation is not None else None
+        tdmrep = None
+        if said is not None:
+            keys = ("technique", "reservation", "policy", "source")
+            tdmrep = {key: getattr(said, key) for key in keys}
+        record = page_record(
+            url=response.url,
+            at=time.time(),
+            directives=[(statement.source, statement.text) for statement in directives.statements],
+            refused=refused,
+            items=items,
+            nofollow=nofollow is not None,
+            tdmrep=tdmrep,
+            tdmrep_sha256=(response.meta.get(DECISION_META) or {}).get("tdmrep_sha256"),
+        )
+        if self._write(record):
+            self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
+        if self.stopped:
+            raise self.stop("response", response.url)
+
+    def document_received(
+        self, origin: str, kind: str, entry: RobotsEntry, fetched: Fetched | None, user_agent: str
+    ) -> None:
+        """The robots.txt or tdmrep.json ``entry`` of ``origin`` became known: downloaded
+        (``fetched``), or a copy from the store or the fleet."""
+        if kind == "robots.txt":
+            self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+        else:
+            self._document("tdmrep", origin + TDMREP_PATH, origin, entry, fetched, None)
 
     def _document(
         self,
@@ -321,17 +386,16 @@ class EvidenceLog:
 
     def decision(
         self,
-        url: str,
+        request: Request,
         verdict: str,
-        reason: str | None = None,
-        decided: Mapping[str, Any] | None = None,
-        usage: Mapping[str, Any] | None = None,
+        decided: Mapping[str, Any] | None,
+        reason: str | None,
         page_directives: tuple[str, ...] = (),
     ) -> None:
-        """A request decided: ``decided`` is its :data:`DECISION_META` (the robots.txt line)."""
+        """A request decided: ``decided`` is its decision (the robots.txt line)."""
         decided = decided or {}
         record = decision_record(
-            url=url,
+            url=request.url,
             at=time.time(),
             verdict=verdict,
             reason=reason,
@@ -339,7 +403,7 @@ class EvidenceLog:
             line=decided.get("line"),
             rule=decided.get("rule"),
             group=decided.get("group"),
-            usage=usage,
+            usage=usage_of(request.meta),
             page_directives=page_directives,
             tdmrep_sha256=decided.get("tdmrep_sha256"),
         )
@@ -347,12 +411,6 @@ class EvidenceLog:
             # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's
             # failure.
             self.stats.inc_value(f"robotstxt/evidence/decision/{verdict}")  # type: ignore[union-attr]
-
-    def page(self, url: str, **said: Any) -> None:
-        """What a page said of itself (:func:`~scrapy_rerp.core.evidence.page_record`'s
-        fields), read as its answer reached the spider."""
-        if self._write(page_record(url=url, at=time.time(), **said)):
-            self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
@@ -427,6 +485,10 @@ class EvidenceLog:
             extra={"spider": self.crawler.spider},
         )
         if self.stop_on_failure:
+            # From now on no request leaves the scheduler: the engine, paused, closes.
+            engine = engine_of(self.crawler)
+            if engine is not None:
+                engine.pause()
             # A crawl that stops for its evidence failed: `scrapy crawl` exits with status 1.
             fail_crawl(self.crawler, CLOSE_REASON)
 

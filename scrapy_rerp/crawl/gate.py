@@ -17,7 +17,11 @@ The middleware hands it every request it obeys robots.txt for, and every answer:
   go now;
 * every answer is told to the politeness controller (:meth:`RobotsGate.heard`): a 429 or 503
   (:mod:`scrapy_rerp.core.slowdown`) slows its origin down, a good answer after one lets it
-  recover, and a fleet's turn ends.
+  recover, and a fleet's turn ends;
+* every refusal is sent as ``scrapy_rerp.signals.request_refused`` (its handler
+  :meth:`RobotsGate.refused` counts them), every request let through as ``request_admitted``
+  when something hears it; the line that decided is kept in the request's meta
+  (:data:`DECISION_META`) for a refusal, and for all when something reads it later.
 
 What it returns is what a downloader middleware's ``process_request`` returns: None (go on),
 the request itself (parked: the engine drops it from the downloader and the lot hands it back),
@@ -26,28 +30,31 @@ or an awaitable of either; a refused request raises ``IgnoreRequest``.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
+from scrapy_rerp import signals
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.origins import WAIT, OriginService, Refused
 from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
 from scrapy_rerp.core.urls import (
-    crawl_decision,
     opts_out_of_robots_txt,
     origin_of_parts,
     robots_url_of,
 )
-from scrapy_rerp.crawl.evidence import DECISION_META
+from scrapy_rerp.crawl.compat import heard, send_refusable
 from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
+from scrapy_rerp.crawl.usage import UsageRefused
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -56,10 +63,12 @@ if TYPE_CHECKING:
     from scrapy_rerp.crawl.assembly import Parts
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["FORBIDDEN", "RobotsGate"]
+__all__ = ["DECISION_META", "FORBIDDEN", "RobotsGate"]
 
 #: The message of the ``IgnoreRequest`` of a request robots.txt disallows.
 FORBIDDEN = "Forbidden by robots.txt"
+#: ``request.meta`` / ``response.meta``: the robots.txt decision of a request (docs/signals.rst).
+DECISION_META = "rerp_robots_decision"
 
 logger = logging.getLogger(loggers.ROBOTSTXT)
 
@@ -80,14 +89,66 @@ class RobotsGate:
         self.politeness = parts.politeness
         self._for_spider = parts.for_spider
         self._usage = parts.usage
-        self._evidence = parts.evidence
         self._tdmrep = parts.tdmrep
+        self._fleet = parts.fleet
+        # Sent only when heard as the crawl is built: a send per request costs even unheard.
+        self._admissions_heard = heard(crawler, signals.request_admitted)
+        # Each decision named (a slower check) and kept in its request's meta when something
+        # reads it later: otherwise only a refusal's.
+        self._keep_decisions = self._admissions_heard or any(
+            heard(crawler, signal) for signal in (signals.request_answered, signals.request_failed)
+        )
+        crawler.signals.connect(self.refused, signal=signals.request_refused)
 
     def process(self, request: Request) -> Request | Response | Awaitable[Any] | None:
         """Decide ``request``, or park it (returned as it is) until its origin's rules come."""
-        if self.lot.came_back(request):
-            return self._wait_in_place(request)
-        return self._process(request)
+        try:
+            if self.lot.came_back(request):
+                return self._told(request, self._wait_in_place(request))
+            result = self._process(request)
+        except IgnoreRequest as refusal:
+            self.tell_refused(request, refusal)
+            raise
+        if result is None:
+            if self._admissions_heard:
+                self._admitted(request)
+            return None
+        if not inspect.isawaitable(result):
+            return result
+        return self._told(request, result)
+
+    async def _told(self, request: Request, waiting: Awaitable[Any]) -> Any:
+        try:
+            result = await waiting
+        except IgnoreRequest as refusal:
+            self.tell_refused(request, refusal)
+            raise
+        if result is None and self._admissions_heard:
+            self._admitted(request)
+        return result
+
+    def _admitted(self, request: Request) -> None:
+        """The request goes on to its download: ``request_admitted`` (a handler's
+        ``IgnoreRequest`` keeps it from the download, and is no refusal of the layer's)."""
+        send_refusable(
+            self.crawler,
+            signals.request_admitted,
+            request=request,
+            decision=request.meta.get(DECISION_META),
+            waited=self.lot.waited(request),
+        )
+
+    def tell_refused(self, request: Request, refusal: IgnoreRequest) -> None:
+        """``request_refused``: by robots.txt, a usage preference, or dropped (no rules)."""
+        message = str(refusal)
+        usage = "usage" if isinstance(refusal, UsageRefused) else "dropped"
+        self.crawler.signals.send_catch_log(
+            signals.request_refused,
+            request=request,
+            reason="robots.txt" if message == FORBIDDEN else usage,
+            message=message,
+            decision=request.meta.get(DECISION_META),
+        )
 
     def _process(self, request: Request) -> Request | Response | Awaitable[None] | None:
         self.lot.handed_back(request)  # one the lot handed back: dropped here, or let on
@@ -112,7 +173,7 @@ class RobotsGate:
                 self.lot.count_dropped_at_once(file.reason, request)
                 raise IgnoreRequest(file.message)
             request.meta[FILE_META] = AttachedFile(file)  # type: ignore[arg-type]
-            if self._evidence is not None:
+            if self._keep_decisions:
                 entry = tdmrep.entry(origin)
                 if entry is not None:
                     request.meta[DECISION_META]["tdmrep_sha256"] = entry.sha256
@@ -132,8 +193,8 @@ class RobotsGate:
 
     def _decide(self, robots: RobotsTxt, request: Request) -> None:
         user_agent = self.user_agent_for(request)
-        if self._evidence is not None:
-            allowed = self._decide_for_evidence(robots, request, user_agent)
+        if self._keep_decisions:
+            allowed = self._decided(robots, request, user_agent)
         else:
             # request.url is as scrapy.Request writes it already: what urls.rules_url makes.
             allowed = robots.allowed(request.url, user_agent)
@@ -141,27 +202,14 @@ class RobotsGate:
             if self._usage is not None:
                 self._usage.check_request(robots, request, user_agent)
             return
-        self.stats.inc_value("robotstxt/forbidden")
-        if logger.isEnabledFor(logging.DEBUG):  # naming the line costs a second, slower check
-            decision = crawl_decision(robots, request.url, user_agent)
-            logger.debug(
-                "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; "
-                "%(reason)s)",
-                {
-                    "request": bounded(str(request)),
-                    "robots": bounded(robots_url_of(request.url)),
-                    "line": decision.line,
-                    "rule": bounded(decision.rule) if decision.rule is not None else None,
-                    "reason": bounded(decision.reason),
-                },
-                extra={"spider": self.crawler.spider},
-            )
+        if not self._keep_decisions:  # the line that refused it, for request_refused
+            self._decided(robots, request, user_agent)
         raise IgnoreRequest(FORBIDDEN)
 
-    def _decide_for_evidence(self, robots: RobotsTxt, request: Request, user_agent: str) -> bool:
-        """The verdict, and the line that decided kept in the request's meta for its evidence
-        record (the check that names the line: slower than ``allowed``, so only then). The URL
-        as ``allowed`` takes it: request.url is what urls.rules_url would make already."""
+    def _decided(self, robots: RobotsTxt, request: Request, user_agent: str) -> bool:
+        """The verdict, and the line that decided kept in the request's meta (the check that
+        names the line: slower than ``allowed``). The URL as ``allowed`` takes it: request.url
+        is what urls.rules_url would make already."""
         decision = robots.decide(request.url, user_agent)
         entry = self.origins.entry(origin_of_parts(urlparse_cached(request)))
         agents = robots.agents_at(decision.line) if decision.line is not None else None
@@ -171,8 +219,30 @@ class RobotsGate:
             "line": decision.line,
             "rule": decision.rule,
             "group": ", ".join(agents) if agents is not None else None,
+            "reason": decision.reason,
         }
         return decision.allowed
+
+    def refused(self, request: Request, reason: str, decision: Any = None) -> None:
+        """A ``request_refused`` handler: the decision stats (``robotstxt/forbidden``), and the
+        line that refused it logged at DEBUG."""
+        if reason != "robots.txt":
+            return
+        self.stats.inc_value("robotstxt/forbidden")
+        if decision is not None and logger.isEnabledFor(logging.DEBUG):
+            rule = decision["rule"]
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)s: %(rule)s; "
+                "%(reason)s)",
+                {
+                    "request": bounded(str(request)),
+                    "robots": bounded(robots_url_of(request.url)),
+                    "line": decision["line"],
+                    "rule": bounded(rule) if rule is not None else None,
+                    "reason": bounded(decision["reason"]),
+                },
+                extra={"spider": self.crawler.spider},
+            )
 
     def _park(
         self,
@@ -227,6 +297,27 @@ class RobotsGate:
                 if politeness.floors.is_raised(origin):
                     politeness.good_answer(origin, meta)
         politeness.answered(meta)  # after: a fleet turn ends with the floor this answer set
+
+    def hear_answers(self, answers: Any) -> None:
+        """Have every answer told to :meth:`heard` by Scrapy's ``response_downloaded`` signal
+        (before the slot's next request leaves, and before ``RetryMiddleware`` retries a 429:
+        docs/design.rst), and in a fleet every failed download to :meth:`failed` by ``answers``
+        (``AnswersMiddleware``); with neither ``RERP_SLOWDOWN`` nor a fleet, nothing needs them."""
+        if self._fleet is None and not self.politeness.slowdown:
+            return
+        if answers is not None and self._fleet is not None:
+            answers.tell(self.failed)
+        # Held strongly until the crawl closes: a weakly held bound method is dereferenced in
+        # Python on every send, about 6,500 instructions per response (callgrind).
+        manager = self.crawler.signals
+        manager.connect(self.heard, signal=scrapy_signals.response_downloaded, weak=False)
+        manager.connect(self._stop_hearing, signal=scrapy_signals.spider_closed)
+
+    def _stop_hearing(self) -> None:
+        # A receiver held strongly would keep the crawler alive after its crawl.
+        self.crawler.signals.disconnect(
+            self.heard, signal=scrapy_signals.response_downloaded, weak=False
+        )
 
     def failed(self, request: Request) -> None:
         """A download ended without an answer (a timeout, a connection error, or a request

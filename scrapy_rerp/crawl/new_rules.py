@@ -2,9 +2,10 @@
 
 When the origin service has new rules, before the requests that waited for them are released
 (it calls :class:`RulesApplied` as its :class:`~scrapy_rerp.core.origins.RulesListener`): the
-politeness controller applies their Crawl-delay, sitemap discovery schedules their sitemaps, the
-robots.txt response is kept for a spider that asked for it, and Scrapy's ``robots_parsed``
-signal is sent and awaited. When the origin leaves the cache, what was kept for it goes too, so
+robots.txt response is kept for a spider that asked for it, ``scrapy_rerp.signals``'s
+``document_received`` is sent (the evidence and sitemap discovery hear it), the politeness
+controller applies their Crawl-delay, and Scrapy's ``robots_parsed`` signal is sent and
+awaited. When the origin leaves the cache, what was kept for it goes too, so
 that per-origin state stays bounded by the cache.
 """
 
@@ -14,8 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp import signals
 from scrapy_rerp.core import loggers
-from scrapy_rerp.core.urls import robots_url_of
 from scrapy_rerp.crawl.compat import send_robots_parsed
 from scrapy_rerp.crawl.robotparser import RerpRobotParser
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
     from scrapy_rerp.core.data import Fetched, RobotsEntry
     from scrapy_rerp.core.politeness import Politeness
-    from scrapy_rerp.crawl.evidence import EvidenceLog
     from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
     from scrapy_rerp.engine import RobotsTxt
 
@@ -34,7 +34,7 @@ logger = logging.getLogger(loggers.ROBOTSTXT)
 
 
 class RulesApplied:
-    """The crawl's side of new rules: floors, sitemaps, the spider's robots.txt, the signal."""
+    """The crawl's side of new rules: the spider's robots.txt, the signals, floors."""
 
     def __init__(
         self,
@@ -43,14 +43,12 @@ class RulesApplied:
         sitemaps: SitemapDiscovery,
         for_spider: RobotsTxtForTheSpider,
         user_agent_for: Callable[[Any], str],
-        evidence: EvidenceLog | None = None,
     ) -> None:
         self.crawler = crawler
         self.politeness = politeness
         self.sitemaps = sitemaps
         self.for_spider = for_spider
         self.user_agent_for = user_agent_for
-        self.evidence = evidence
 
     async def before_sharing(self, origin: str, robots: RobotsTxt | None, trigger: Any) -> None:
         await self.politeness.before_sharing(origin, robots, self.user_agent_for(trigger))
@@ -62,16 +60,19 @@ class RulesApplied:
         assert robots is not None
         if fetched is not None:
             self.for_spider.keep(origin, fetched.response)  # type: ignore[arg-type]
-        if self.evidence is not None:
-            self.evidence.robots(origin, entry, fetched, self.user_agent_for(trigger))
+        user_agent = self.user_agent_for(trigger)
+        self.crawler.signals.send_catch_log(
+            signals.document_received,
+            origin=origin,
+            kind="robots.txt",
+            entry=entry,
+            fetched=fetched,
+            user_agent=user_agent,
+        )
         try:
-            self.politeness.rules_known(origin, robots, self.user_agent_for(trigger))
+            self.politeness.rules_known(origin, robots, user_agent)
         except Exception:
             logger.exception("Could not apply the Crawl-delay of %s", origin)
-        try:
-            self.sitemaps.robots_parsed(origin, entry.url or robots_url_of(origin), robots)
-        except Exception:
-            logger.exception("Could not schedule the sitemaps of %s", origin)
         await send_robots_parsed(self.crawler, lambda: RerpRobotParser.from_robots(robots), trigger)
 
     def robots_retry_in(self, failures: int, retry_after: float | None) -> float:

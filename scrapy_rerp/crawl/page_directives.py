@@ -27,6 +27,9 @@ robots.txt, are left alone, as the downloader middleware leaves them
 the page says when its meta opts out (``opts_out_of_robots_txt``). Every decision is counted
 under ``robotstxt/page/``.
 
+What a page says is sent as ``scrapy_rerp.signals.page_read`` (whose handlers may keep the page
+from its callback), each request dropped as ``request_refused`` (``reason="page"``).
+
 Each of those headers is read up to ``MAX_HEADER_BYTES`` (core/body.py), its first lines; a cut
 is counted in ``robotstxt/page/header_cut`` and logged once (docs/page-directives.rst).
 """
@@ -51,6 +54,7 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
+from scrapy_rerp import signals as rerp_signals
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
@@ -61,9 +65,10 @@ from scrapy_rerp.crawl.compat import (
     header_key,
     header_value,
     header_values,
+    send_refusable,
     user_agent_header,
 )
-from scrapy_rerp.crawl.evidence import DECISION_META, EvidenceStopped, evidence_log_of
+from scrapy_rerp.crawl.evidence import EvidenceStopped
 from scrapy_rerp.crawl.head_meta import head_meta_tags
 from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
 from scrapy_rerp.engine import (
@@ -88,7 +93,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from scrapy_rerp.core.settings import RerpSettings
-    from scrapy_rerp.crawl.evidence import EvidenceLog
 
 __all__ = [
     "ITEM_KEY",
@@ -192,10 +196,6 @@ class PageDirectivesMiddleware:
         crawler.signals.connect(self._count_silent_pages, signal=signals.spider_closed)
         #: The headers a cut was logged for (once each; then only counted).
         self._cut_logged: set[bytes] = set()
-        #: The crawl's evidence log (RERP_EVIDENCE), found once every component is built.
-        self._evidence: EvidenceLog | None = None
-        if settings.evidence is not None:
-            crawler.signals.connect(self._find_evidence, signal=signals.spider_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -215,11 +215,7 @@ class PageDirectivesMiddleware:
         request = response.request
         if request is None or not obeys_robots_txt(response.url, request.meta):
             return
-        page = self._read(response, request)
-        if self._evidence is not None and self._evidence.stopped:
-            # Its page record, or an earlier one, could not be written: under "stop" the page
-            # goes no further (its errback hears why).
-            raise self._evidence.stop("response", response.url)
+        page = self._read(response, request)  # a page_read handler may keep it back
         if page is not None:
             self._pages[response] = page
 
@@ -262,14 +258,14 @@ class PageDirectivesMiddleware:
             return True
         if page.nofollow is not None:
             self._count("nofollow_dropped")
-            self._log_dropped(request, page, f"nofollow ({_said(page.nofollow)})")
+            self._dropped(request, page, f"nofollow ({_said(page.nofollow)})")
             return False
         if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
                 page.rel_nofollow_only = self._rel_nofollow_only(response)
             if _without_fragment(request.url) in page.rel_nofollow_only:
                 self._count("rel_nofollow_dropped")
-                self._log_dropped(request, page, 'linked with rel="nofollow" only')
+                self._dropped(request, page, 'linked with rel="nofollow" only')
                 return False
         return True
 
@@ -371,20 +367,18 @@ class PageDirectivesMiddleware:
         nofollow = None
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
-        if self._evidence is not None:
-            self._record(response, request, directives, refused, nofollow, reservation)
+        self._send_page_read(response, directives, refused, nofollow, reservation)
         return _Page(response.url, nofollow, refused, facts.image)
 
-    def _record(
+    def _send_page_read(
         self,
         response: Response,
-        request: Request,
         directives: PageDirectives,
         refused: Mapping[bool, list[tuple[str, _Refusal]]],
         nofollow: PageStatement | None,
         reservation: TdmReservation | None,
     ) -> None:
-        """The page's evidence record: what it said, and what that did to its output."""
+        """``page_read``: what the page said, and what that does to its output."""
         refusals = []
         for purpose, refusal in refused[True]:  # image items: every purpose refused for any
             refusals.append(
@@ -397,28 +391,16 @@ class PageDirectivesMiddleware:
                     "reason": refusal.reason,
                 }
             )
-        tdmrep = None
-        if reservation is not None and reservation.statement is not None:
-            said = reservation.statement
-            tdmrep = {
-                "technique": said.technique,
-                "reservation": said.reservation,
-                "policy": said.policy,
-                "source": said.source,
-            }
-        decided = request.meta.get(DECISION_META) or {}
-        self._evidence.page(  # type: ignore[union-attr]
-            response.url,
-            directives=[(statement.source, statement.text) for statement in directives.statements],
+        send_refusable(
+            self.crawler,
+            rerp_signals.page_read,
+            response=response,
+            directives=directives,
+            reservation=reservation,
             refused=refusals,
             items=("dropped" if self.drop else "marked") if refusals else None,
-            nofollow=nofollow is not None,
-            tdmrep=tdmrep,
-            tdmrep_sha256=decided.get("tdmrep_sha256"),
+            nofollow=nofollow,
         )
-
-    def _find_evidence(self) -> None:
-        self._evidence = evidence_log_of(self.crawler)
 
     def _tdmrep(
         self, response: Response, reservation: TdmReservation
@@ -530,11 +512,14 @@ class PageDirectivesMiddleware:
                 extra={"spider": self.crawler.spider},
             )
 
-    def _log_dropped(self, request: Request, page: _Page, why: str) -> None:
+    def _dropped(self, request: Request, page: _Page, why: str) -> None:
         logger.debug(
             "Dropped %(request)s: %(why)s on %(page)s",
             {"request": bounded(str(request)), "why": bounded(why), "page": bounded(page.url)},
             extra={"spider": self.crawler.spider},
+        )
+        self.crawler.signals.send_catch_log(
+            rerp_signals.request_refused, request=request, reason="page", message=why, decision=None
         )
 
     def _capped(self, response: Response, name: bytes, values: list[bytes]) -> list[bytes]:

@@ -39,8 +39,9 @@ or ``robotstxt/dropped/<reason>``: parked + reparked = released + persisted + dr
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy import signals
@@ -68,6 +69,7 @@ CLOSING_CHECK_INTERVAL = 0.2
 
 _DROP_META = "_rerp_drop"  # the IgnoreRequest message of a request handed back to be dropped
 _DONT_FILTER_META = "_rerp_dont_filter"  # the request's own dont_filter, during a trip back in
+_WAITED_META = "_rerp_waited"  # seconds a released request was parked, until the gate reads it
 _PARKED_META = "_rerp_parked"  # set at a request's first parking: any later one is a re-park
 
 STAT_PARKED = "robotstxt/parked"
@@ -80,6 +82,7 @@ class _Spot:
     out: bool = False  # the engine has let go of it (request_scheduled was refused)
     pending: str | None = None  # "release", or a drop message, decided before it was out
     waiter: Deferred[str] | None = None  # it waits in place: fired with "release" or a message
+    since: float = field(default_factory=time.monotonic)
 
 
 _RELEASE = "release"
@@ -163,6 +166,11 @@ class ParkingLot:
         message = meta.pop(_DROP_META, None)
         if message is not None:
             self._drop_now(request, message)
+
+    @staticmethod
+    def waited(request: Request) -> float | None:
+        """The seconds ``request`` was last parked, once it goes on (None if it was not)."""
+        return request.meta.pop(_WAITED_META, None)
 
     def drop_refused(self, key: ParkingKey, request: Request, refused: DropReason) -> NoReturn:
         """Drop a request that :meth:`park` refused (``refused`` is its reason) while it waited
@@ -259,6 +267,8 @@ class ParkingLot:
     def _leave_one(self, request: Request, action: str, stat: str) -> None:
         spot = self._spots[request]
         self.stats.inc_value(stat)
+        if action == _RELEASE:
+            request.meta[_WAITED_META] = time.monotonic() - spot.since
         if spot.waiter is not None:
             del self._spots[request]
             spot.waiter.callback(action)

@@ -1,7 +1,8 @@
 """Sitemap discovery: a SitemapSpider follows the sitemaps robots.txt files list.
 
 With ``RERP_SITEMAP_DISCOVERY = True``, every robots.txt the crawl fetches (one per origin the
-crawl visits) hands its ``Sitemap:`` lines to :class:`SitemapDiscovery`, which schedules each
+crawl visits) hands its ``Sitemap:`` lines to :class:`SitemapDiscovery` (a handler of
+``scrapy_rerp.signals.document_received``), which schedules each
 sitemap URL once per crawl with the spider's own ``_parse_sitemap`` callback, so
 ``sitemap_rules``, ``sitemap_filter`` and ``sitemap_follow`` apply to what the sitemaps contain
 exactly as they do for ``sitemap_urls``.
@@ -23,14 +24,16 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 
+from scrapy_rerp import signals
 from scrapy_rerp.core import loggers
-from scrapy_rerp.core.urls import origin_of, sitemap_url
+from scrapy_rerp.core.urls import origin_of, robots_url_of, sitemap_url
+from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from scrapy_rerp.core.data import RobotsEntry
     from scrapy_rerp.core.settings import RerpSettings
-    from scrapy_rerp.engine import RobotsTxt
 
 logger = logging.getLogger(loggers.SITEMAPS)
 
@@ -69,7 +72,15 @@ class SitemapDiscovery:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, settings: RerpSettings) -> SitemapDiscovery:
-        return cls(crawler, bool(settings.sitemap_discovery))
+        discovery = cls(crawler, bool(settings.sitemap_discovery))
+        if discovery.enabled:
+            crawler.signals.connect(discovery.document_received, signals.document_received)
+        return discovery
+
+    def document_received(self, origin: str, kind: str, entry: RobotsEntry) -> None:
+        """A ``document_received`` handler (connected when discovery is enabled)."""
+        if kind == "robots.txt" and isinstance(entry.robots, RobotsTxt):
+            self.robots_parsed(origin, entry.url or robots_url_of(origin), entry.robots)
 
     def robots_parsed(self, origin: str, robots_url: str, robots: RobotsTxt) -> None:
         """Schedule the sitemaps *robots* lists that were not scheduled before in this crawl.

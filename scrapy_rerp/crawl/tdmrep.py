@@ -9,8 +9,8 @@ page directives in the request's meta (:data:`FILE_META`), where ``tdm_reservati
 before the page's headers and meta tags (docs/usage.rst, "TDMRep in a crawl").
 
 :class:`TdmRepListener` is that service's listener: a file that is not valid JSON (or no array)
-reserves nothing, and is counted and logged once per origin; with ``RERP_EVIDENCE``, each file
-read is recorded (a ``tdmrep`` record).
+reserves nothing, and is counted and logged once per origin; each file read is sent as
+``scrapy_rerp.signals.document_received`` (the evidence records it).
 """
 
 from __future__ import annotations
@@ -19,14 +19,16 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from scrapy_rerp import signals
 from scrapy_rerp.core import loggers
 from scrapy_rerp.engine import TDMREP_PURPOSES, TdmRepFile, usage_category
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
     from scrapy_rerp.core.data import Fetched, RobotsEntry
     from scrapy_rerp.core.politeness import Politeness
     from scrapy_rerp.core.settings import RerpSettings
-    from scrapy_rerp.crawl.evidence import EvidenceLog
     from scrapy_rerp.engine import RobotsTxt
 
 __all__ = ["FILE_META", "AttachedFile", "TdmRepListener", "reads_tdmrep"]
@@ -71,18 +73,10 @@ def reads_tdmrep(settings: RerpSettings) -> bool:
 class TdmRepListener:
     """What a crawl does with an origin's tdmrep.json (the origin service's ``RulesListener``)."""
 
-    def __init__(
-        self,
-        politeness: Politeness,
-        stats: Any,
-        spider: Any,
-        max_origins: int = 10_000,
-        evidence: EvidenceLog | None = None,
-    ) -> None:
+    def __init__(self, crawler: Crawler, politeness: Politeness, max_origins: int = 10_000) -> None:
+        self.crawler = crawler
         self.politeness = politeness
-        self.evidence = evidence
-        self.stats = stats
-        self._spider = spider
+        self.stats = crawler.stats
         # Origins whose invalid file was logged, the latest max_origins (RERP_CACHE_MAX_ORIGINS,
         # as many as the cache keeps files of): a broad crawl's memory stays bounded.
         self._said: OrderedDict[str, None] = OrderedDict()
@@ -96,8 +90,14 @@ class TdmRepListener:
     async def rules_known(
         self, origin: str, entry: RobotsEntry, fetched: Fetched | None, trigger: Any
     ) -> None:
-        if self.evidence is not None:
-            self.evidence.tdmrep(origin, entry, fetched)
+        self.crawler.signals.send_catch_log(
+            signals.document_received,
+            origin=origin,
+            kind="tdmrep.json",
+            entry=entry,
+            fetched=fetched,
+            user_agent=None,
+        )
         file = entry.robots
         if not isinstance(file, TdmRepFile) or file.valid:
             return
@@ -111,7 +111,7 @@ class TdmRepListener:
         logger.warning(
             "tdmrep.json of %(origin)s (%(url)s) not used: %(why)s",
             {"origin": origin, "url": entry.url, "why": why},
-            extra={"spider": self._spider()},
+            extra={"spider": self.crawler.spider},
         )
 
     def robots_retry_in(self, failures: int, retry_after: float | None) -> float:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.crawl.summary import CrawlSummary
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["USAGE_META", "UsagePolicy"]
+__all__ = ["USAGE_META", "UsagePolicy", "UsageRefused"]
 
 logger = logging.getLogger(loggers.USAGE)
 
@@ -62,6 +62,10 @@ USAGE_META = "rerp_usage"
 
 _PREFERENCES = (ALLOWED, DISALLOWED, UNKNOWN)
 _CONTENT_USAGE = header_key("Content-Usage")
+
+
+class UsageRefused(IgnoreRequest):
+    """A request, or its response, that a usage preference refuses."""
 
 
 class UsagePolicy:
@@ -172,7 +176,7 @@ class UsagePolicy:
             },
             extra={"spider": self.crawler.spider},
         )
-        raise IgnoreRequest(f"{purpose} {decision.preference} by {where} ({said})")
+        raise UsageRefused(f"{purpose} {decision.preference} by {where} ({said})")
 
     def _cut(self, request: Request, unread: int) -> None:
         """Count, and log the first time, a Content-Usage header cut at the cap."""

@@ -18,9 +18,9 @@ from scrapy.http import Response
 from scrapy_rerp.core.data import RobotsEntry
 from scrapy_rerp.crawl.tdmrep import TdmRepListener
 from scrapy_rerp.engine import TdmRepDecision, parse_tdmrep
-from tests.support import Stats
 from tests.support.crawls import FAST_OUTAGE, stat
 from tests.support.pages import FollowSpider, addon, exported, feed, kept, page, robots_meta
+from tests.support.parts import crawler_and_settings
 from tests.support.servers import Hit, Reply, Server, crawl
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
@@ -274,8 +274,10 @@ async def test_not_fetched_for_an_origin_whose_robots_txt_disallows_every_page(
 async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_per_origin(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    stats = Stats()
-    listener = TdmRepListener(None, stats, lambda: None, max_origins=2)  # type: ignore[arg-type]
+    crawler, _ = crawler_and_settings({})
+    stats = crawler.stats
+    assert stats is not None
+    listener = TdmRepListener(crawler, None, max_origins=2)  # type: ignore[arg-type]
     invalid = RobotsEntry(parse_tdmrep(b"nope"), 0.0, 1.0, url="http://a.test/x")
     valid = RobotsEntry(parse_tdmrep(b"[]"), 0.0, 1.0)
 
