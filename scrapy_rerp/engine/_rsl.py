@@ -148,6 +148,11 @@ class RslContent:
     licenses: tuple[RslLicense, ...]
     _match: tuple[str | None, str] = field(default=(None, ""), repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        if self._match == (None, ""):  # built from the url alone
+            # (An origin no URL has, for a url that is no pattern: it matches nothing.)
+            object.__setattr__(self, "_match", _compiled_url(self.url) or ("", ""))
+
     def matches(self, url: str) -> int:
         """The length of this element's path pattern if it matches *url*, else -1."""
         origin, pattern = self._match

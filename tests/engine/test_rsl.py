@@ -350,3 +350,17 @@ def test_random_content_never_raises() -> None:
                 "disallowed",
                 "unknown",
             )
+
+
+def test_a_parsed_file_pickles_and_an_element_built_alone_matches() -> None:
+    import pickle
+
+    from scrapy_rerp.engine import RslContent
+
+    file = parse_rsl(PATTERNS, FILE_URL)
+    clone = pickle.loads(pickle.dumps(file))
+    assert clone == file
+    url = "https://example.com/a/z/b"
+    assert clone.decision(url, "search") == file.decision(url, "search")
+    assert RslContent(1, "/a/", None, ()).matches("https://example.com/a/b") == 3
+    assert RslContent(1, "relative", None, ()).matches("https://example.com/relative") == -1
