@@ -337,7 +337,7 @@ class _Reader:
                 self.plain_names = True
                 self.problem("no-namespace", f"<rsl> without xmlns={RSL_NAMESPACE!r}")
             elif name != f"{RSL_NAMESPACE} rsl":
-                raise _Abort("not-rsl", f"the root element is {name.rpartition(' ')[2]!r}")
+                raise _Abort("not-rsl", f"the root element is {name.rpartition(' ')[2][:80]!r}")
             self.roles.append("rsl")
             return
         parent = self.roles[-1]
@@ -347,7 +347,6 @@ class _Reader:
             role = self._start_content(attributes)
         elif local == "license" and parent == "content":
             role = "license"
-            assert self.content is not None
             self.licence = {"permits": {}, "prohibits": {}, "payments": []}
         elif local in ("permits", "prohibits") and parent == "license":
             kind = attributes.get("type", "usage").strip().lower()
