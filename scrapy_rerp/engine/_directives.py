@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 from ._usage import read_content_signal, read_content_usage, split_content_usage_rule
 
@@ -131,6 +132,33 @@ def read_content_signal_line(value: str) -> tuple[UsageStatement, tuple[Note, ..
     return UsageStatement(None, tuple(preferences.items()), value), tuple(notes)
 
 
+def read_license(value: str) -> tuple[str, tuple[Note, ...]]:
+    """A ``License:`` value (RSL 1.0, "robots.txt License directive"): kept as written; one that
+    is not an absolute http(s) URL is kept too (written back), with a warning, and is not among
+    ``RobotsTxt.licenses``."""
+    if is_license_url(value):
+        return value, ()
+    if not value or "://" not in value:
+        return value, (("relative-license", f"{_LICENSE_RULE}an absolute URL{_NOT_FETCHED}"),)
+    return value, (("invalid-license", f"{_LICENSE_RULE}an http(s) URL with a host{_NOT_FETCHED}"),)
+
+
+_LICENSE_RULE = "a License must be "
+_NOT_FETCHED = " (RSL 1.0): crawlers do not fetch it"
+
+
+def is_license_url(value: str) -> bool:
+    """An absolute http(s) URL with a host and no blank: what a ``License:`` line must name."""
+    if not value or any(char.isspace() for char in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # (a port that is no number raises)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and port != 0
+
+
 def _without_notes(parse: Callable[[str], Any]) -> Callable[[str], tuple[Any, tuple[Note, ...]]]:
     """A reader for a value whose directive has nothing to say beyond valid or not."""
     return lambda value: (parse(value), ())
@@ -178,6 +206,7 @@ class Directive(NamedTuple):
     rerp_reads: bool = False
     # GROUP values: the value read from the text (None: invalid, ignored with a warning) with
     # what to warn about it (unknown keys, malformed parts...), in one read; and written back.
+    # FILE values: only what to warn about (a value is kept as written: License).
     read_value: Callable[[str], tuple[Any, tuple[Note, ...]]] | None = None
     render_value: Callable[[Any], str] | None = None
     # RFC9309: a GROUP line that is also a rule of its group (draft-ietf-aipref-attach adds
@@ -250,6 +279,8 @@ DIRECTIVES: tuple[Directive, ...] = (
         read_value=read_content_signal_line,
         render_value=_render_usage,
     ),
+    # RSL 1.0: the URL of an RSL licence file, for the whole file (any number, anywhere).
+    Directive("License", FILE, keys=("license",), read_value=read_license),
 )
 #: A directive's kind by its name.
 KIND_OF_NAME = {directive.name: kind for kind, directive in enumerate(DIRECTIVES)}
@@ -265,6 +296,7 @@ HOST = KIND_OF_NAME["Host"]
 CLEAN_PARAM = KIND_OF_NAME["Clean-param"]
 CONTENT_USAGE = KIND_OF_NAME["Content-Usage"]
 CONTENT_SIGNAL = KIND_OF_NAME["Content-Signal"]
+LICENSE = KIND_OF_NAME["License"]
 #: The kinds of the directives that hold a value of the whole file, in table order.
 FILE_KINDS = tuple(kind for kind, directive in enumerate(DIRECTIVES) if directive.scope == FILE)
 #: The kinds whose values are UsageStatements.

@@ -162,8 +162,12 @@ class FileWide:
     def __init__(self) -> None:
         self.values: dict[int, list[str]] = {}
 
-    def add(self, kind: int, value: str) -> None:
+    def add(self, kind: int, value: str, line: int, warnings: list[ParseWarning]) -> None:
         self.values.setdefault(kind, []).append(value)
+        check = DIRECTIVES[kind].read_value
+        if check is not None:  # (License: a value that is no absolute URL is kept, with a note)
+            text = f"{DIRECTIVES[kind].name}: {value}"
+            warnings += (ParseWarning(line, text, note, code) for code, note in check(value)[1])
 
     def stored(self) -> dict[int, tuple[str, ...]]:
         """Each FILE directive's values, as RobotsTxt keeps them."""
@@ -212,7 +216,7 @@ def build_rfc(text: str, warnings: list[ParseWarning]) -> tuple[tuple[StoredGrou
     # clearing that TypeError cost 1 % of a parse.)
     index = coarse.find(b"F")
     while index != -1:
-        file_wide.add(kinds[index], _value_of(read, bare_values, index))
+        file_wide.add(kinds[index], _value_of(read, bare_values, index), index + 1, warnings)
         index = coarse.find(b"F", index + 1)
     start = coarse.find(b"U")
     if start:  # lines before the first User-agent (or no User-agent at all)
@@ -566,7 +570,7 @@ def build_legacy(
             current.lines.append(line)
             current.allow_bits.append(1 if kind == L.ALLOW else 0)
         elif directive.scope == FILE:
-            file_wide.add(kind, value)
+            file_wide.add(kind, value, line, warnings)
         elif current is None:  # GROUP, outside a record
             warnings.append(
                 ParseWarning(

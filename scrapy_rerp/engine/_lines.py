@@ -102,6 +102,8 @@ WARNING_CODES: dict[str, str] = {
     "no-usage-preference": "a Content-Usage or Content-Signal line that states nothing",
     "unknown-content-signal": "a Content-Signal key or answer that is not known",
     "conflicting-content-signal": "a Content-Signal key given both yes and no",
+    "relative-license": "a License (RSL) that is no absolute URL: kept, not among licenses",
+    "invalid-license": "a License (RSL) that is no http(s) URL with a host: kept, not used",
     "ignored-line": "any other line skipped",
 }
 

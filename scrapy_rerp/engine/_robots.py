@@ -26,9 +26,11 @@ from ._directives import (
     FILE,
     GROUP,
     KIND_OF_NAME,
+    LICENSE,
     USAGE_KINDS,
     RequestRate,
     VisitTime,
+    is_license_url,
 )
 from ._groups import Extra, StoredGroup
 from ._lines import ParseWarning
@@ -185,6 +187,13 @@ class RobotsTxt:
     def sitemaps(self) -> tuple[str, ...]:
         """Sitemap URLs in file order, as written."""
         return self._file_values.get(L.SITEMAP, ())  # type: ignore[no-any-return]
+
+    @property
+    def licenses(self) -> tuple[str, ...]:
+        """RSL licence file URLs (``License:`` lines, wherever written), in file order: the
+        absolute http(s) ones; any other is a warning (``relative-license``...) and not here."""
+        values = self._file_values.get(LICENSE, ())
+        return tuple(filter(is_license_url, values)) if values else ()
 
     @property
     def host(self) -> str | None:

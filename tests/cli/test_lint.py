@@ -430,3 +430,25 @@ def test_every_usage_code_is_in_the_documented_lint_table() -> None:
     assert "usage-outside-group" in codes and "outside-group" not in codes
     for code in codes:
         assert f"\n``{code}`` " in table, code
+
+
+# --- RSL License lines -----------------------------------------------------------------------
+
+
+def test_lint_takes_a_license_line_and_flags_a_relative_one(tmp_path: Path) -> None:
+    clean = "License: https://example.com/license.xml\nUser-agent: *\nDisallow: /private\n"
+    done = run("lint", write(tmp_path, clean))
+    assert done.returncode == 0, done.stdout
+    assert "problems: 0" in done.stdout
+    assert "license: https://example.com/license.xml" in done.stdout
+    inside = (
+        "User-agent: *\nLicense: https://example.com/a.xml\nDisallow: /private\n"
+        "License: /license.xml\nLicense: ftp://example.com/l.xml\n"
+    )
+    status, problems = lint(tmp_path, inside)
+    assert status == 1
+    assert [(p["line"], p["code"], p["severity"]) for p in problems] == [
+        (4, "relative-license", "warning"),
+        (5, "invalid-license", "warning"),
+    ]
+    assert "absolute URL (RSL 1.0)" in problems[0]["message"]

@@ -29,6 +29,7 @@ from scrapy_rerp.engine import (
     RobotExclusionRulesParser,
     RobotsTxt,
     parse,
+    parse_rsl,
 )
 from scrapy_rerp.engine._shared import clear_shared_tables
 
@@ -85,6 +86,14 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
                 f"Content-Usage: /p{i}/ train-ai=n\nContent-Signal: search=yes, ai-train=no\n"
                 for i in range(n)
             )
+        ),
+        1500,
+    ),
+    "License lines between groups": (
+        lambda n: "".join(
+            f"User-agent: bot{i}\nLicense: https://example.com/l{i}.xml\nLicense: /l{i}.xml\n"
+            f"Disallow: /p{i}/\n\n"
+            for i in range(n)
         ),
         1500,
     ),
@@ -240,3 +249,34 @@ def test_a_usage_call_takes_as_long_however_many_statements(syntax: int) -> None
     assert after < USAGE_GROWTH * before, (
         f"{USAGE_CALLS} calls: {after:.4f} s with {4 * n} statements against {before:.4f} s"
     )
+
+
+def rsl_file(n: int) -> bytes:
+    """An RSL file of *n* content elements, each with a licence."""
+    contents = "".join(
+        f'<content url="/p{i}/*.html$"><license><prohibits type="usage">ai-train, search'
+        f'</prohibits><payment type="crawl"/></license></content>\n'
+        for i in range(n)
+    )
+    return f'<rsl xmlns="https://rslstandard.org/rsl">\n{contents}</rsl>\n'.encode()
+
+
+def test_an_rsl_file_is_read_and_decided_in_linear_time() -> None:
+    def decided(file: object) -> object:
+        for purpose in ("train-ai", "search", "ai-input"):
+            file.decision(URL, purpose)  # type: ignore[attr-defined]
+        return file
+
+    steps: list[tuple[str, Callable[[object], object]]] = [
+        ("parse_rsl", lambda body: parse_rsl(body, "https://example.com/license.xml")),
+        ("decisions", decided),
+    ]
+    n = 400
+    small = step_times(steps, rsl_file(n), REPEATS)
+    large = step_times(steps, rsl_file(4 * n), REPEATS)
+    for _ in range(MAX_REPEATS // REPEATS):
+        if not _too_slow(steps, small, large):
+            break
+        small = list(map(min, small, step_times(steps, rsl_file(n), REPEATS)))
+        large = list(map(min, large, step_times(steps, rsl_file(4 * n), REPEATS)))
+    assert not _too_slow(steps, small, large)

@@ -26,6 +26,8 @@ LEAVES = {
     "_page",
     # TDMRep: tdmrep.json, its headers and meta tags, combined
     "_tdmrep",
+    # RSL 1.0 licence files
+    "_rsl",
 }
 CHAIN = [
     "_lines",
