@@ -124,6 +124,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "signals":  # the layer's signals, as scrapy.signals are Scrapy's
+        value = import_module("scrapy_rerp.core.signals")
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'scrapy_rerp' has no attribute {name!r}")

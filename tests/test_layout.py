@@ -40,9 +40,8 @@ LAYERS: dict[str, set[str]] = {
     # The demo and its local HTTP servers, beside the top-level modules.
     "top": {"demo"},
 }
-#: Top-level modules are on top, but for ``signals``: the core's (plain objects, for every layer
-#: that sends one). The others' code lives in a layer's folder.
-TOP_LEVEL_LAYER = {"signals": "core"}
+#: Top-level modules are on top: the code of each lives in a layer's folder.
+TOP_LEVEL_LAYER: dict[str, str] = {}
 #: The entry points: the package's names, ``python -m scrapy_rerp``, the add-on and the
 #: ``scrapy robots`` command.
 ENTRY_POINTS = {"__init__", "__main__", "addon", "commands"}

@@ -87,7 +87,7 @@ def test_the_signals_are_pinned_and_each_its_own_object() -> None:
 
 
 def test_the_signals_import_neither_scrapy_nor_twisted() -> None:
-    code = CHECK_MODULES + "import scrapy_rerp.signals\nprint(json.dumps(loaded()))\n"
+    code = CHECK_MODULES + "from scrapy_rerp import signals\nprint(json.dumps(loaded()))\n"
     assert run_fresh(code) == {"scrapy": False, "twisted": False}
 
 

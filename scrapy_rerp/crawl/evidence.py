@@ -53,8 +53,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
-from scrapy_rerp import signals
-from scrapy_rerp.core import loggers
+from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.body import capped_lines
 from scrapy_rerp.core.documents import TDMREP_PATH
 from scrapy_rerp.core.evidence import (

@@ -41,8 +41,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_rerp import signals
-from scrapy_rerp.core import loggers
+from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.origins import WAIT, OriginService, Refused

@@ -30,8 +30,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request, Response
 
-from scrapy_rerp import signals as rerp_signals
 from scrapy_rerp.core import loggers
+from scrapy_rerp.core import signals as rerp_signals
 from scrapy_rerp.core.settings import (
     CLOSE_REASON,
     RerpSettingsError,

@@ -15,8 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp import signals
-from scrapy_rerp.core import loggers
+from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.crawl.compat import send_robots_parsed
 from scrapy_rerp.crawl.robotparser import RerpRobotParser
 

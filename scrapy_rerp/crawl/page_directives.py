@@ -54,8 +54,8 @@ from scrapy.utils.python import to_unicode
 from w3lib.encoding import http_content_type_encoding
 from w3lib.url import safe_url_string
 
-from scrapy_rerp import signals as rerp_signals
 from scrapy_rerp.core import loggers
+from scrapy_rerp.core import signals as rerp_signals
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for

@@ -24,8 +24,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 
-from scrapy_rerp import signals
-from scrapy_rerp.core import loggers
+from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.urls import origin_of, robots_url_of, sitemap_url
 from scrapy_rerp.engine import RobotsTxt
 

@@ -19,8 +19,7 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from scrapy_rerp import signals
-from scrapy_rerp.core import loggers
+from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.engine import TDMREP_PURPOSES, TdmRepFile, usage_category
 
 if TYPE_CHECKING:

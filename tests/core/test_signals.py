@@ -23,7 +23,7 @@ from tests.support.servers import ListSpider, Reply, Server, crawl
 pytestmark = pytest.mark.crawl
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: robots.txt comes this late: every page of the site waits for it, parked.
 ROBOTS_DELAY = 0.3
 
@@ -87,7 +87,7 @@ class KeepsPrivateAnswers(Heard):
 def settings(extension: str = "Heard", **more: Any) -> dict[str, Any]:
     return {
         "ADDONS": {"scrapy_rerp.Addon": 100},
-        "EXTENSIONS": {f"tests.test_signals.{extension}": 500},
+        "EXTENSIONS": {f"tests.core.test_signals.{extension}": 500},
         "RETRY_ENABLED": False,
         **more,
     }
