@@ -210,6 +210,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "invalid_sitemaps",
         "host",
         "clean_params",
+        "licenses",
         "exit_status",
     }
     assert set(lint["compared"]) == {
@@ -236,6 +237,7 @@ def test_json_documents_have_their_documented_keys(tmp_path: Path, server: Serve
         "invalid_sitemaps",
         "host",
         "clean_params",
+        "licenses",
         "exit_status",
     }
     assert set(fetch["fetch"]) == {
