@@ -11,7 +11,7 @@ from ._constants import GYM2008, MK1996
 from ._directives import USAGE_KINDS
 from ._groups import Extra, StoredGroup, build_legacy
 from ._lines import ParseWarning
-from ._match import gym2008_globs, legacy_first_match
+from ._match import RuleTable, gym2008_globs, legacy_first_match
 from ._patterns import Glob, path_params_query, unquote_path
 from ._render import render_rerp
 from ._robots import Decision, RobotsTxt, _coerce
@@ -25,11 +25,13 @@ class _Record(NamedTuple):
 
 
 _NO_RECORD = _Record(None, None)
+_NO_RECORD_TABLE = object()  # _AgentQueries.decider: no record applies to the agent
 
 
 class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
     """A robots.txt read as rerp reads MK1996 and GYM2008 (its records in rerp's order, ``*``
-    last). ``_memo``: user agent -> its ``_Record``, also kept under the record's position."""
+    last). ``_memo``: user agent -> its ``_Record``, also kept under the record's position,
+    beside what the other queries of a user agent remember (``RobotsTxt._queries``)."""
 
     __slots__ = ()
 
@@ -101,15 +103,35 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         return unquote_path(path_params_query(url))
 
     def _decide(self, path: str, user_agent: str) -> Decision:
-        group, globs = self._record(user_agent)  # its split wildcard rules remembered
-        if group is None:
+        queries = self._queries(user_agent)
+        table = queries.decider
+        if table is None:
+            table = queries.decider = self._decider(user_agent)
+        if table is _NO_RECORD_TABLE:
             return Decision(True, None, None, "no record applies to this user agent")
-        verdict, index = legacy_first_match(group, globs, path)
-        if index is None:
+        found = table.best(path)
+        if found is None:
             return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if group.is_allow(index) else "Disallow"
-        rule = f"{keyword}: {group.patterns[index]}"
-        return Decision(verdict, group.line_of(index), rule, "first match")
+        verdict, line, is_allow, pattern = found
+        rule = f"{'Allow' if is_allow else 'Disallow'}: {pattern}"
+        return Decision(verdict, line, rule, "first match")
+
+    def _decider(self, user_agent: str) -> RuleTable | object:
+        """The record's rules for decide(), ranked by file order (the first that matches
+        wins); _NO_RECORD_TABLE when no record applies."""
+        record = self._record(user_agent).record
+        if record is None:
+            return _NO_RECORD_TABLE
+        wildcards = self._syntax == GYM2008
+        rules = []
+        for index, pattern in enumerate(record.patterns):
+            is_allow = record.is_allow(index)
+            wild = wildcards and ("*" in pattern or pattern[-1:] == "$")
+            # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
+            verdict = is_allow if pattern else not is_allow
+            payload = (verdict, record.line_of(index), is_allow, pattern)
+            rules.append((-index, pattern, wild, payload))
+        return RuleTable(rules)
 
     def _extra(self, user_agent: str, kind: int) -> Any:
         position = self._position(user_agent, with_rules=False, extra=(kind,))
