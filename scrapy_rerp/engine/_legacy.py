@@ -25,7 +25,8 @@ class _Record(NamedTuple):
 
 
 _NO_RECORD = _Record(None, None)
-_NO_RECORD_TABLE = object()  # _AgentQueries.decider: no record applies to the agent
+# Records of up to this many rules are walked on each decide(), as _rfc9309's groups are.
+_WALKED_RULES = 16
 
 
 class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
@@ -104,24 +105,33 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
 
     def _decide(self, path: str, user_agent: str) -> Decision:
         queries = self._queries(user_agent)
-        table = queries.decider
-        if table is None:
-            table = queries.decider = self._decider(user_agent)
-        if table is _NO_RECORD_TABLE:
-            return Decision(True, None, None, "no record applies to this user agent")
-        found = table.best(path)
-        if found is None:
-            return Decision(True, None, None, "no rule matched")
+        decider = queries.decider
+        if decider is None:
+            decider = queries.decider = self._decider(user_agent)
+        if type(decider) is _Record:  # no record, or one of few rules: tried in file order
+            record, globs = decider
+            if record is None:
+                return Decision(True, None, None, "no record applies to this user agent")
+            verdict, index = legacy_first_match(record, globs, path)
+            if index is None:
+                return Decision(True, None, None, "no rule matched")
+            found = (verdict, record.line_of(index), record.is_allow(index), record.patterns[index])
+        else:
+            found = decider.best(path)
+            if found is None:
+                return Decision(True, None, None, "no rule matched")
         verdict, line, is_allow, pattern = found
         rule = f"{'Allow' if is_allow else 'Disallow'}: {pattern}"
         return Decision(verdict, line, rule, "first match")
 
-    def _decider(self, user_agent: str) -> RuleTable | object:
-        """The record's rules for decide(), ranked by file order (the first that matches
-        wins); _NO_RECORD_TABLE when no record applies."""
-        record = self._record(user_agent).record
-        if record is None:
-            return _NO_RECORD_TABLE
+    def _decider(self, user_agent: str) -> _Record | RuleTable:
+        """The record's rules for decide(): a RuleTable ranked by file order (the first that
+        matches wins), or its _Record when it has few enough rules to try one by one
+        (_NO_RECORD when no record applies)."""
+        found = self._record(user_agent)
+        record = found.record
+        if record is None or len(record.patterns) <= _WALKED_RULES:
+            return found
         wildcards = self._syntax == GYM2008
         rules = []
         for index, pattern in enumerate(record.patterns):

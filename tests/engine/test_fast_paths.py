@@ -247,7 +247,7 @@ def _tied_robots_txt(rng: random.Random) -> str:
     out = []
     for _ in range(rng.randint(1, 4)):
         out += [f"User-agent: {rng.choice(_AGENTS)}" for _ in range(rng.randint(1, 2))]
-        for _ in range(rng.randint(0, 12)):
+        for _ in range(rng.randint(0, 30)):  # (a decider walks up to 16 rules, files the rest)
             pattern = "".join(rng.choice("/ab*") for _ in range(rng.randint(0, 4)))
             if rng.random() < 0.2:
                 pattern += "$"
