@@ -14,7 +14,7 @@ from ._lines import ParseWarning
 from ._match import RuleTable, gym2008_globs, legacy_first_match
 from ._patterns import Glob, path_params_query, unquote_path
 from ._render import render_rerp
-from ._robots import Decision, RobotsTxt, _coerce
+from ._robots import WALKS_BEFORE_TABLE, Decision, RobotsTxt, _coerce
 
 
 class _Record(NamedTuple):
@@ -107,12 +107,15 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         queries = self._queries(user_agent)
         decider = queries.decider
         if decider is None:
-            decider = queries.decider = self._decider(user_agent)
-        if type(decider) is _Record:  # no record, or one of few rules: tried in file order
+            decider = queries.decider = self._record(user_agent)
+        if type(decider) is _Record:  # no record, or one asked of few times: tried in order
             record, globs = decider
             if record is None:
                 return Decision(True, None, None, "no record applies to this user agent")
             verdict, index = legacy_first_match(record, globs, path)
+            queries.walks += 1
+            if queries.walks == WALKS_BEFORE_TABLE:
+                queries.decider = self._decider(decider)
             if index is None:
                 return Decision(True, None, None, "no rule matched")
             found = (verdict, record.line_of(index), record.is_allow(index), record.patterns[index])
@@ -124,11 +127,9 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         rule = f"{'Allow' if is_allow else 'Disallow'}: {pattern}"
         return Decision(verdict, line, rule, "first match")
 
-    def _decider(self, user_agent: str) -> _Record | RuleTable:
+    def _decider(self, found: _Record) -> _Record | RuleTable:
         """The record's rules for decide(): a RuleTable ranked by file order (the first that
-        matches wins), or its _Record when it has few enough rules to try one by one
-        (_NO_RECORD when no record applies)."""
-        found = self._record(user_agent)
+        matches wins), or its _Record when it has few enough rules to try one by one."""
         record = found.record
         if record is None or len(record.patterns) <= _WALKED_RULES:
             return found

@@ -13,7 +13,7 @@ from ._lines import ParseWarning
 from ._match import ROBOTS_PATH, Rules, RuleTable, compile_rules, longest, rfc_allows
 from ._patterns import ABSOLUTE_URL, escape_pattern, path_params_query, pattern_matches
 from ._render import render_rfc
-from ._robots import Decision, RobotsTxt, _coerce
+from ._robots import WALKS_BEFORE_TABLE, Decision, RobotsTxt, _coerce
 from ._shared import SharedTable, str_bytes
 
 _ABSOLUTE_URL = ABSOLUTE_URL.match
@@ -160,11 +160,17 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
         queries = self._queries(user_agent)
         decider = queries.decider
         if decider is None:
-            decider = queries.decider = _decider(self._applying_groups(user_agent))
+            groups = self._applying_groups(user_agent)
+            decider = queries.decider = (
+                tuple(group for group in groups if group.patterns) if groups else _NO_GROUP
+            )
         if decider is _NO_GROUP:
             return Decision(True, None, None, "no group applies to this user agent")
         if type(decider) is tuple:
             allow, disallow = _walk(decider, path)
+            queries.walks += 1
+            if queries.walks == WALKS_BEFORE_TABLE and decider:
+                queries.decider = _decider(decider)
         else:
             allow, disallow = decider[True].best(path), decider[False].best(path)
         if disallow is not None and (allow is None or disallow[0] > allow[0]):

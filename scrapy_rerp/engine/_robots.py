@@ -412,16 +412,20 @@ class _AgentQueries:
     the first query that needs it: a query after the first then costs the same however many
     groups and rules the file has (a file may hold tens of thousands)."""
 
-    __slots__ = ("decider", "groups", "matched", "values")
+    __slots__ = ("decider", "walks", "groups", "matched", "values")
 
     def __init__(self) -> None:
-        self.decider: Any = None  # the family's rules compiled for decide()
+        self.decider: Any = None  # the family's rules for decide(): walked, then a table
+        self.walks = 0  # decide() calls answered by walking the rules
         self.groups: Any = None  # RFC9309: the groups that apply, with the agent that names it
         self.matched: tuple[str, ...] | None = None  # matched_agents()
         self.values: dict[int, Any] = {}  # directive kind -> its per-group value, or None
 
 
 _QUERIES = object()  # the memo key of an agent's _AgentQueries, after the agent
+#: decide() walks an agent's rules on this many calls before it files them in a table: most
+#: origins of a broad crawl are asked a few times, and filing costs about two walks.
+WALKS_BEFORE_TABLE = 4
 _NOT_READ = object()  # _AgentQueries.values: a kind not asked about yet
 _RULE_STARTS = object()  # the memo key of (first rule line, position) of the groups, sorted
 
