@@ -11,10 +11,10 @@ from ._constants import GYM2008, MK1996
 from ._directives import USAGE_KINDS
 from ._groups import Extra, StoredGroup, build_legacy
 from ._lines import ParseWarning
-from ._match import gym2008_globs, legacy_first_match
+from ._match import RuleTable, gym2008_globs, legacy_first_match
 from ._patterns import Glob, path_params_query, unquote_path
 from ._render import render_rerp
-from ._robots import Decision, RobotsTxt, _coerce
+from ._robots import WALKS_BEFORE_TABLE, Decision, RobotsTxt, _coerce
 
 
 class _Record(NamedTuple):
@@ -25,11 +25,14 @@ class _Record(NamedTuple):
 
 
 _NO_RECORD = _Record(None, None)
+# Records of up to this many rules are walked on each decide(), as _rfc9309's groups are.
+_WALKED_RULES = 16
 
 
 class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
     """A robots.txt read as rerp reads MK1996 and GYM2008 (its records in rerp's order, ``*``
-    last). ``_memo``: user agent -> its ``_Record``, also kept under the record's position."""
+    last). ``_memo``: user agent -> its ``_Record``, also kept under the record's position,
+    beside what the other queries of a user agent remember (``RobotsTxt._queries``)."""
 
     __slots__ = ()
 
@@ -101,15 +104,45 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         return unquote_path(path_params_query(url))
 
     def _decide(self, path: str, user_agent: str) -> Decision:
-        group, globs = self._record(user_agent)  # its split wildcard rules remembered
-        if group is None:
-            return Decision(True, None, None, "no record applies to this user agent")
-        verdict, index = legacy_first_match(group, globs, path)
-        if index is None:
-            return Decision(True, None, None, "no rule matched")
-        keyword = "Allow" if group.is_allow(index) else "Disallow"
-        rule = f"{keyword}: {group.patterns[index]}"
-        return Decision(verdict, group.line_of(index), rule, "first match")
+        queries = self._queries(user_agent)
+        decider = queries.decider
+        if decider is None:
+            decider = queries.decider = self._record(user_agent)
+        if type(decider) is _Record:  # no record, or one asked of few times: tried in order
+            record, globs = decider
+            if record is None:
+                return Decision(True, None, None, "no record applies to this user agent")
+            verdict, index = legacy_first_match(record, globs, path)
+            queries.walks += 1
+            if queries.walks == WALKS_BEFORE_TABLE:
+                queries.decider = self._decider(decider)
+            if index is None:
+                return Decision(True, None, None, "no rule matched")
+            found = (verdict, record.line_of(index), record.is_allow(index), record.patterns[index])
+        else:
+            found = decider.best(path)
+            if found is None:
+                return Decision(True, None, None, "no rule matched")
+        verdict, line, is_allow, pattern = found
+        rule = f"{'Allow' if is_allow else 'Disallow'}: {pattern}"
+        return Decision(verdict, line, rule, "first match")
+
+    def _decider(self, found: _Record) -> _Record | RuleTable:
+        """The record's rules for decide(): a RuleTable ranked by file order (the first that
+        matches wins), or its _Record when it has few enough rules to try one by one."""
+        record = found.record
+        if record is None or len(record.patterns) <= _WALKED_RULES:
+            return found
+        wildcards = self._syntax == GYM2008
+        rules = []
+        for index, pattern in enumerate(record.patterns):
+            is_allow = record.is_allow(index)
+            wild = wildcards and ("*" in pattern or pattern[-1:] == "$")
+            # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
+            verdict = is_allow if pattern else not is_allow
+            payload = (verdict, record.line_of(index), is_allow, pattern)
+            rules.append((-index, pattern, wild, payload))
+        return RuleTable(rules)
 
     def _extra(self, user_agent: str, kind: int) -> Any:
         position = self._position(user_agent, with_rules=False, extra=(kind,))

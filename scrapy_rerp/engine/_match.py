@@ -4,11 +4,13 @@ wins), and rerp's first match (MK1996/GYM2008)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice, repeat
+from operator import itemgetter
+from typing import Any
 
 from ._groups import PREFIX_GATE_MIN, StoredGroup, plain_prefixes
-from ._patterns import Glob, glob_match
+from ._patterns import Glob, glob_match, split_glob
 from ._shared import SharedTable, str_bytes
 
 ROBOTS_PATH = "/robots.txt"
@@ -366,3 +368,50 @@ def legacy_first_match(
             # rerp: an empty Disallow allows everything, an empty Allow forbids everything.
             return (is_allow if pattern else not is_allow), i
     return True, None
+
+
+class RuleTable:
+    """Rules ready for ``decide()``, which names the rule that decides: each rule filed under its
+    literal head (a plain pattern whole, a wildcard pattern up to its first ``*``), so that the
+    rules a path may match are found by the prefixes of the path of the head lengths that occur
+    (at most one look-up per character of the path) however many rules there are; of the rules
+    filed under one head, the best-ranked first."""
+
+    __slots__ = ("by_head", "lengths")
+
+    def __init__(self, rules: Iterable[tuple[Any, str, bool, Any]]) -> None:
+        """*rules*: ``(rank, pattern, wild, payload)``, ranks all different; *wild*: whether the
+        pattern has wildcards (``*``, a final ``$``), else it is a prefix."""
+        # Of the rules with the same pattern only the best-ranked can decide: it alone is kept
+        # (a file may repeat one rule tens of thousands of times).
+        kept: dict[str, tuple[Any, bool, Any]] = {}
+        for rank, pattern, wild, payload in rules:
+            known = kept.get(pattern)
+            if known is None or rank > known[0]:
+                kept[pattern] = (rank, wild, payload)
+        by_head: dict[str, list[tuple[Any, tuple[Any, ...] | None, Any]]] = {}
+        for pattern, (rank, wild, payload) in kept.items():
+            head, split = pattern, None
+            if wild:
+                head, middle, tail, anchored = split_glob(pattern)
+                split = (middle, tail, anchored)
+            by_head.setdefault(head, []).append((rank, split, payload))
+        for candidates in by_head.values():
+            candidates.sort(key=itemgetter(0), reverse=True)
+        self.by_head = by_head
+        self.lengths = sorted({len(head) for head in by_head})
+
+    def best(self, path: str) -> Any:
+        """The payload of the best-ranked rule that matches *path*, or None."""
+        best_rank: Any = None
+        best = None
+        by_head, lengths = self.by_head, self.lengths
+        for position in range(bisect_right(lengths, len(path)) - 1, -1, -1):
+            head = path[: lengths[position]]
+            for rank, split, payload in by_head.get(head, ()):
+                if best_rank is not None and rank <= best_rank:
+                    break  # (the others under this head rank lower still)
+                if split is None or glob_match(path, head, *split):
+                    best_rank, best = rank, payload
+                    break
+        return best

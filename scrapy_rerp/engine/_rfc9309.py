@@ -10,10 +10,10 @@ from ._constants import RFC9309
 from ._directives import USAGE_KINDS
 from ._groups import STAR, Extra, StoredGroup, build_rfc
 from ._lines import ParseWarning
-from ._match import ROBOTS_PATH, Rules, compile_rules, longest, rfc_allows
+from ._match import ROBOTS_PATH, Rules, RuleTable, compile_rules, longest, rfc_allows
 from ._patterns import ABSOLUTE_URL, escape_pattern, path_params_query, pattern_matches
 from ._render import render_rfc
-from ._robots import Decision, RobotsTxt, _coerce
+from ._robots import WALKS_BEFORE_TABLE, Decision, RobotsTxt, _coerce
 from ._shared import SharedTable, str_bytes
 
 _ABSOLUTE_URL = ABSOLUTE_URL.match
@@ -64,7 +64,8 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
         # same site needs no parsing.
         store(self, "_origin", _NO_ORIGIN)
         # _memo, in a file that names crawlers: user agent -> its compiled Rules, also kept
-        # under the token that picked them.
+        # under the token that picked them; in every file, what the other queries of a user
+        # agent remember (RobotsTxt._queries).
 
     # -- resolving the user agent ---------------------------------------------------------
 
@@ -156,20 +157,22 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
     def _decide(self, path: str, user_agent: str) -> Decision:
         if path == ROBOTS_PATH:
             return Decision(True, None, None, "/robots.txt is always allowed")
-        groups = self._applying_groups(user_agent)
-        if not groups:
+        queries = self._queries(user_agent)
+        decider = queries.decider
+        if decider is None:
+            groups = self._applying_groups(user_agent)
+            decider = queries.decider = (
+                tuple(group for group in groups if group.patterns) if groups else _NO_GROUP
+            )
+        if decider is _NO_GROUP:
             return Decision(True, None, None, "no group applies to this user agent")
-        best: dict[bool, tuple[int, str, int]] = {}
-        longest = {True: 0, False: 0}  # a rule no longer than these cannot change the verdict
-        for group in groups:
-            for index, pattern in enumerate(group.patterns):
-                is_allow = group.is_allow(index)
-                priority = len(pattern)
-                if priority <= longest[is_allow] or not pattern_matches(path, pattern):
-                    continue  # (an empty pattern has priority 0: it never matches)
-                longest[is_allow] = priority
-                best[is_allow] = (priority, pattern, group.line_of(index))
-        allow, disallow = best.get(True), best.get(False)
+        if type(decider) is tuple:
+            allow, disallow = _walk(decider, path)
+            queries.walks += 1
+            if queries.walks == WALKS_BEFORE_TABLE and decider:
+                queries.decider = _decider(decider)
+        else:
+            allow, disallow = decider[True].best(path), decider[False].best(path)
         if disallow is not None and (allow is None or disallow[0] > allow[0]):
             return Decision(False, disallow[2], f"Disallow: {disallow[1]}", "longest match")
         if allow is not None:
@@ -179,6 +182,9 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
     def _agent_indexes(self, user_agent: str) -> list[tuple[StoredGroup, int]]:
         """The groups that apply to *user_agent*, each with the position among its agents of
         the one that names it (per-group values apply to the agents named before them)."""
+        queries = self._queries(user_agent)
+        if queries.groups is not None:
+            return queries.groups  # type: ignore[no-any-return]
         key = self._token(user_agent) or "*"
         found = []
         for group in self._applying_groups(user_agent):
@@ -186,6 +192,7 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
                 if _agent_key(value) == key or (not value.isascii() and unicode_name(value) == key):
                     found.append((group, agent_index))
                     break
+        queries.groups = found
         return found
 
     def _extra(self, user_agent: str, kind: int) -> Any:
@@ -208,6 +215,56 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
 
     def __str__(self) -> str:
         return render_rfc(self._groups, self.file_values)
+
+
+def _decider(groups: tuple[StoredGroup, ...]) -> object:
+    """The rules of *groups* (an agent's, merged) for decide(): a RuleTable per verdict, in
+    which the longest rule that matches wins, the first in file order among equally long ones
+    (an empty rule never matches); the groups with rules, when they have few enough to walk
+    (_walk); _NO_GROUP when no group applies."""
+    if not groups:
+        return _NO_GROUP
+    if sum(len(group.patterns) for group in groups) <= _WALKED_RULES:
+        return tuple(group for group in groups if group.patterns)
+    rules: dict[bool, list[tuple[tuple[int, int], str, bool, tuple[int, str, int]]]] = {
+        True: [],
+        False: [],
+    }
+    position = 0
+    for group in groups:
+        for index, pattern in enumerate(group.patterns):
+            position += 1
+            if pattern:
+                rank = (len(pattern), -position)
+                wild = "*" in pattern or pattern[-1] == "$"
+                payload = (len(pattern), pattern, group.line_of(index))
+                rules[group.is_allow(index)].append((rank, pattern, wild, payload))
+    return {is_allow: RuleTable(found) for is_allow, found in rules.items()}
+
+
+def _walk(
+    groups: tuple[StoredGroup, ...], path: str
+) -> tuple[tuple[int, str, int] | None, tuple[int, str, int] | None]:
+    """The longest Allow and Disallow of *groups* that match *path*, each ``(length, pattern,
+    line)`` or None, every rule tried in file order."""
+    best: dict[bool, tuple[int, str, int]] = {}
+    longest = {True: 0, False: 0}  # a rule no longer than these cannot change the verdict
+    for group in groups:
+        for index, pattern in enumerate(group.patterns):
+            is_allow = group.is_allow(index)
+            priority = len(pattern)
+            if priority <= longest[is_allow] or not pattern_matches(path, pattern):
+                continue  # (an empty pattern has priority 0: it never matches)
+            longest[is_allow] = priority
+            best[is_allow] = (priority, pattern, group.line_of(index))
+    return best.get(True), best.get(False)
+
+
+_NO_GROUP = object()  # _AgentQueries.decider: no group applies to the agent
+# Rule sets up to this many are walked on each decide() (three quarters of the corpus's files
+# for the agents of its workload): that costs about as much as the look-ups of a RuleTable,
+# which would take some 250 bytes a rule to keep.
+_WALKED_RULES = 16
 
 
 def _index_groups(

@@ -245,6 +245,17 @@ class RobotsTxt:
 
     # -- what queries remember --------------------------------------------------------------
 
+    def _queries(self, user_agent: str) -> _AgentQueries:
+        """What *user_agent*'s queries other than allowed() and usage() remember, in the memo
+        (beside its compiled rules, under the agent, and usage statements, under the agent and
+        category)."""
+        memo = self._memo
+        key = (user_agent, _QUERIES)
+        queries = memo.get(key) if memo is not None else None
+        if queries is None:
+            queries = self._memo_for_update()[key] = _AgentQueries()
+        return queries  # type: ignore[no-any-return]
+
     def _memo_for_update(self) -> dict[object, Any]:
         """The memo, to add to: created on first use, emptied when full (never iterated, so
         that other threads may read and add to it meanwhile)."""
@@ -268,6 +279,9 @@ class RobotsTxt:
         tokens, else ``*``; () when no group applies (everything is allowed)."""
         if type(user_agent) is not str:
             user_agent = _coerce("", user_agent)[1]
+        queries = self._queries(user_agent)
+        if queries.matched is not None:
+            return queries.matched
         tokens = caller_tokens(user_agent)
         matched: dict[str, None] = {}
         for group in self._applying_groups(user_agent):
@@ -276,12 +290,26 @@ class RobotsTxt:
                 named or [agent for agent in group.agents if agent == "*"] or group.agents[:1]
             ):
                 matched[agent] = None
-        return tuple(matched)
+        queries.matched = tuple(matched)
+        return queries.matched
 
     def agents_at(self, line: int) -> tuple[str, ...] | None:
         """The user agents of the group (record) whose rule is on *line* (a :class:`Decision`'s
         line), or None when no rule is on it."""
-        for group in self._groups:
+        memo = self._memo
+        found = memo.get(_RULE_STARTS) if memo is not None else None
+        if found is None:
+            # Each group's rules are on lines of its own, after those of the groups before it
+            # in the file: the group a line may belong to is the last that starts before it.
+            found = sorted(
+                (group.first_rule_line, position)
+                for position, group in enumerate(self._groups)
+                if group.patterns
+            )
+            self._memo_for_update()[_RULE_STARTS] = found
+        index = bisect_right(found, (line, len(self._groups))) - 1
+        if index >= 0:
+            group = self._groups[found[index][1]]
             if group.has_rule_on(line):
                 return group.agents
         return None
@@ -321,7 +349,11 @@ class RobotsTxt:
     def _group_value(self, user_agent: str, kind: int) -> Any:
         if type(user_agent) is not str:
             _, user_agent = _coerce("", user_agent)
-        return self._extra(user_agent, kind)
+        values = self._queries(user_agent).values
+        value = values.get(kind, _NOT_READ)
+        if value is _NOT_READ:
+            value = values[kind] = self._extra(user_agent, kind)
+        return value
 
     def crawl_delay(self, user_agent: str) -> float | None:
         """Seconds to wait between requests, from the group that applies, or None."""
@@ -382,6 +414,29 @@ class RobotsTxt:
             f"<RobotsTxt {SYNTAX_NAMES[self._syntax]} groups={len(self._groups)} "
             f"sitemaps={len(self.sitemaps)}>"
         )
+
+
+class _AgentQueries:
+    """What one user agent's queries other than allowed() and usage() read, each part built on
+    the first query that needs it: a query after the first then costs the same however many
+    groups and rules the file has (a file may hold tens of thousands)."""
+
+    __slots__ = ("decider", "walks", "groups", "matched", "values")
+
+    def __init__(self) -> None:
+        self.decider: Any = None  # the family's rules for decide(): walked, then a table
+        self.walks = 0  # decide() calls answered by walking the rules
+        self.groups: Any = None  # RFC9309: the groups that apply, with the agent that names it
+        self.matched: tuple[str, ...] | None = None  # matched_agents()
+        self.values: dict[int, Any] = {}  # directive kind -> its per-group value, or None
+
+
+_QUERIES = object()  # the memo key of an agent's _AgentQueries, after the agent
+#: decide() walks an agent's rules on this many calls before it files them in a table: most
+#: origins of a broad crawl are asked a few times, and filing costs about two walks.
+WALKS_BEFORE_TABLE = 4
+_NOT_READ = object()  # _AgentQueries.values: a kind not asked about yet
+_RULE_STARTS = object()  # the memo key of (first rule line, position) of the groups, sorted
 
 
 # A statement's preference for a category, as a rank: the strongest wins (vocab-07 5.1).

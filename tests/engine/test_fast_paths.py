@@ -3,8 +3,9 @@
 RFC9309 lines are read by a table of key spellings with one regular expression as the fallback;
 these tests hold the table to the regular expression line by line. ``allowed`` matches with
 prefix tuples, split wildcard rules and a remembered site, and shares compiled rules between
-files; ``decide`` reads every rule with the reference matcher, so the two are compared on
-generated files, paths and agents.
+files; ``decide`` finds the rule that decides in tables of rules by their literal heads: the
+two are compared on generated files, paths and agents, and ``decide`` (with ``agents_at``) is
+held to the plain reading, every rule tried in file order with the reference matcher.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import random
 import pytest
 
 from scrapy_rerp.engine import (
+    GYM2008,
+    MK1996,
     RFC9309,
+    RobotsTxt,
     _groups,
     _match,
     _robots,
@@ -32,7 +36,7 @@ from scrapy_rerp.engine._lines import (
     tokenize_rfc,
     value_of,
 )
-from scrapy_rerp.engine._patterns import escape_pattern, split_glob
+from scrapy_rerp.engine._patterns import escape_pattern, pattern_matches, split_glob
 
 _KEYS = [
     "Disallow",
@@ -204,6 +208,73 @@ def test_large_rule_sets_checked_by_bisection_agree_with_decide(
         rules = robots._rules("bot")
         assert rules.gate is not None  # the bisection ran
         assert len(rules.gate) < len(rules.disallow)  # and prefixes were dropped
+    assert not disagreements, disagreements[:3]
+
+
+def _walked_decision(
+    robots: RobotsTxt, path: str, agent: str
+) -> tuple[bool, int | None, str | None]:
+    """(verdict, line, rule) as the plain reading finds them: every rule of the groups that
+    apply tried in file order with the reference matcher. RFC 9309: the longest match of each
+    verdict, the first in file order among equally long ones, Allow on a tie; rerp: the first
+    rule that matches."""
+    groups = robots._applying_groups(agent)
+    rules = [(g.is_allow(i), p, g.line_of(i)) for g in groups for i, p in enumerate(g.patterns)]
+    if robots.syntax != RFC9309:
+        for is_allow, pattern, line in rules:
+            wild = robots.syntax == GYM2008 and ("*" in pattern or pattern.endswith("$"))
+            if pattern_matches(path, pattern) if wild else path.startswith(pattern):
+                verdict = is_allow if pattern else not is_allow  # rerp: an empty rule inverts
+                return verdict, line, f"{'Allow' if is_allow else 'Disallow'}: {pattern}"
+        return True, None, None
+    if path == "/robots.txt":
+        return True, None, None
+    best: dict[bool, tuple[int, str, int]] = {}
+    for is_allow, pattern, line in rules:
+        if len(pattern) > best.get(is_allow, (0,))[0] and pattern_matches(path, pattern):
+            best[is_allow] = (len(pattern), pattern, line)
+    allow, disallow = best.get(True), best.get(False)
+    if disallow is not None and (allow is None or disallow[0] > allow[0]):
+        return False, disallow[2], f"Disallow: {disallow[1]}"
+    if allow is not None:
+        return True, allow[2], f"Allow: {allow[1]}"
+    return True, None, None
+
+
+def _tied_robots_txt(rng: random.Random) -> str:
+    """Groups of rules from a tiny alphabet: the same pattern in several rules and groups,
+    plain and wildcard patterns of equal length, empty rules."""
+    out = []
+    for _ in range(rng.randint(1, 4)):
+        out += [f"User-agent: {rng.choice(_AGENTS)}" for _ in range(rng.randint(1, 2))]
+        for _ in range(rng.randint(0, 30)):  # (a decider walks up to 16 rules, files the rest)
+            pattern = "".join(rng.choice("/ab*") for _ in range(rng.randint(0, 4)))
+            if rng.random() < 0.2:
+                pattern += "$"
+            out.append(f"{rng.choice(['Allow', 'Disallow'])}: {pattern}")
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("syntax", [RFC9309, GYM2008, MK1996], ids=["RFC9309", "GYM2008", "MK1996"])
+def test_decide_and_agents_at_name_what_the_plain_reading_finds(syntax: int) -> None:
+    rng = random.Random(9309 + syntax)
+    disagreements = []
+    for _ in range(600):
+        text = _tied_robots_txt(rng) if rng.random() < 0.7 else _robots_txt(rng)
+        robots = parse(text, syntax)
+        agents = rng.sample(_CALLERS, 2)  # each asked often enough for its rules to be filed
+        for _ in range(20):
+            path = "/" + "".join(rng.choice("/ab") for _ in range(rng.randint(0, 5)))
+            agent = rng.choice(agents)
+            url = "https://example.com" + path
+            decision = robots.decide(url, agent)
+            expected = _walked_decision(robots, robots._rules_path(url), agent)
+            if (decision.allowed, decision.line, decision.rule) != expected:
+                disagreements.append((text, path, agent, decision, expected))
+        for line in range(text.count("\n") + 3):
+            walked = next((g.agents for g in robots._groups if g.has_rule_on(line)), None)
+            if robots.agents_at(line) != walked:
+                disagreements.append((text, line, robots.agents_at(line), walked))
     assert not disagreements, disagreements[:3]
 
 

@@ -280,3 +280,54 @@ def test_an_rsl_file_is_read_and_decided_in_linear_time() -> None:
         small = list(map(min, small, step_times(steps, rsl_file(n), REPEATS)))
         large = list(map(min, large, step_times(steps, rsl_file(4 * n), REPEATS)))
     assert not _too_slow(steps, small, large)
+
+
+# -- the queries after the first: compiled once, then as fast however many groups or rules ----
+
+QUERY_CALLS = 2000
+QUERY_GROWTH = 2.0  # the bound for 4x the parts: compiled is about 1, a walk per call 4
+QUERY_SHAPES = {"groups of one agent": 1000, "rules in one group": 1000}  # shape -> n
+
+
+def query_time(shape: str, syntax: int, n: int) -> float:
+    """The least CPU time of QUERY_CALLS calls each of decide(), crawl_delay(),
+    matched_agents() and agents_at(), once the first of each has been made, on the file of *n*
+    parts."""
+    robots = parse(SHAPES[shape][0](n), syntax)
+    # The same URLs on both files (of the first parts: paths as long), some matching no rule.
+    names = ("a", "b.php", "c")
+    urls = [f"https://example.com/p{i}/{name}" for i in range(0, 200, 7) for name in names]
+    urls += ["https://example.com/q3/x", "https://example.com/x", "https://example.com/"]
+    calls = [urls[i % len(urls)] for i in range(QUERY_CALLS)]
+    robots.decide(urls[0], AGENT), robots.crawl_delay(AGENT), robots.matched_agents(AGENT)
+    robots.agents_at(1)
+    best = float("inf")
+    for _ in range(REPEATS + 1):
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.process_time()
+            for url in calls:
+                robots.agents_at(robots.decide(url, AGENT).line or 1)
+                robots.crawl_delay(AGENT)
+                robots.matched_agents(AGENT)
+            best = min(best, time.process_time() - started)
+        finally:
+            gc.enable()
+    return best
+
+
+@pytest.mark.parametrize("syntax", SYNTAXES.values(), ids=SYNTAXES.keys())
+@pytest.mark.parametrize("shape", QUERY_SHAPES)
+def test_a_query_takes_as_long_however_many_groups_or_rules(shape: str, syntax: int) -> None:
+    n = QUERY_SHAPES[shape]
+    before, after = query_time(shape, syntax, n), query_time(shape, syntax, 4 * n)
+    for _ in range(MAX_REPEATS // REPEATS):
+        if after < QUERY_GROWTH * before:
+            break
+        before = min(before, query_time(shape, syntax, n))
+        after = min(after, query_time(shape, syntax, 4 * n))
+    assert after < QUERY_GROWTH * before, (
+        f"{QUERY_CALLS} calls of each query: {after:.4f} s on {4 * n} parts against "
+        f"{before:.4f} s on {n}"
+    )
