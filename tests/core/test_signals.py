@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ class Heard:
 
     def __init__(self, crawler: Crawler) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.heard_at: dict[int, float] = {}
         for name in self.SIGNALS:
             crawler.signals.connect(getattr(self, name), signal=getattr(signals, name))
 
@@ -55,6 +57,7 @@ class Heard:
     def _keep(self, name: str, arguments: dict[str, Any]) -> None:
         arguments.pop("signal"), arguments.pop("sender")
         self.calls.append((name, arguments))
+        self.heard_at[id(arguments)] = time.monotonic()  # the servers' clock (Hit.time)
 
     def document_received(self, **arguments: Any) -> None:
         self._keep("document_received", arguments)
@@ -158,8 +161,12 @@ async def test_each_signal_is_sent_with_its_arguments(make_server: Any) -> None:
     assert sorted(admitted) == sorted(
         [*(u for u in urls if "private" not in u), other.url("/"), other.url("/next")]
     )
+    [robots_hit] = site.hits("/robots.txt")
     for url in (site.url("/public"), site.url("/noindex"), site.url("/broken")):
-        assert admitted[url]["waited"] >= ROBOTS_DELAY  # the robots.txt answer came that late
+        # Let through once the robots.txt answer came, ROBOTS_DELAY after its request (which
+        # left a moment before the page parked: a wait a little shorter than the delay).
+        assert heard.heard_at[id(admitted[url])] >= robots_hit.time + ROBOTS_DELAY
+        assert admitted[url]["waited"] > 0
         assert admitted[url]["decision"]["robots_sha256"] == site_document["entry"].sha256
     assert admitted[other.url("/next")]["waited"] is None  # its origin's rules were known
 
@@ -182,7 +189,9 @@ async def test_each_signal_is_sent_with_its_arguments(make_server: Any) -> None:
     spider = crawler.spider
     assert isinstance(spider, FollowSpider)
     assert sorted(spider.responses) == sorted(answered)
-    assert sorted(site.paths()) == ["/broken", "/noindex", "/public", "/robots.txt"]
+    # (Reactorless Scrapy's aiohttp client sends /broken again when its pooled connection is
+    # closed without an answer: the set of paths, not their count.)
+    assert sorted(set(site.paths())) == ["/broken", "/noindex", "/public", "/robots.txt"]
 
 
 @pytest_twisted.ensureDeferred
