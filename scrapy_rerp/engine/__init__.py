@@ -22,7 +22,7 @@ from ._directives import (
     UsageStatement,
     VisitTime,
 )
-from ._html_meta import MAX_HTML_BYTES, robots_meta_tags
+from ._html_meta import MAX_HTML_BYTES, license_link_tags, robots_meta_tags
 from ._html_meta import _encoding_of as html_encoding
 from ._lines import WARNING_CODES, ParseWarning
 from ._page import (
@@ -35,11 +35,13 @@ from ._page import (
 from ._page_rules import PAGE_RULE_USAGE, PAGE_RULES, PageRule
 from ._robots import NO_USAGE_STATED, Decision, Group, RobotsTxt, parse
 from ._rsl import (
+    MAX_LICENSE_LINKS,
     MAX_RSL_BYTES,
     MAX_RSL_DEPTH,
     MAX_RSL_ELEMENTS,
     MAX_RSL_TEXT_CHARS,
     RSL_HELD_PAYMENTS,
+    RSL_MEDIA_TYPE,
     RSL_NAMESPACE,
     RSL_PAYMENT_TYPES,
     RSL_USAGES,
@@ -49,6 +51,8 @@ from ._rsl import (
     RslFile,
     RslLicense,
     RslProblem,
+    license_decision,
+    license_links,
     parse_rsl,
 )
 from ._shared import clear_shared_tables, set_shared_table_limit, shared_table_limit
@@ -87,6 +91,7 @@ __all__ = [
     "GYM2008",
     "MAX_FILESIZE",
     "MAX_HTML_BYTES",
+    "MAX_LICENSE_LINKS",
     "MAX_RSL_BYTES",
     "MAX_RSL_DEPTH",
     "MAX_RSL_ELEMENTS",
@@ -97,6 +102,7 @@ __all__ = [
     "PAGE_RULE_USAGE",
     "RFC9309",
     "RSL_HELD_PAYMENTS",
+    "RSL_MEDIA_TYPE",
     "RSL_NAMESPACE",
     "RSL_PAYMENT_TYPES",
     "RSL_USAGES",
@@ -135,6 +141,9 @@ __all__ = [
     "UsageDecision",
     "VisitTime",
     "header_usage",
+    "license_decision",
+    "license_link_tags",
+    "license_links",
     "page_directives",
     "parse",
     "parse_rsl",

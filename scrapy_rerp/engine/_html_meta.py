@@ -1,4 +1,5 @@
-"""``<meta name=... content=...>`` tags of an HTML page's head, with the standard library's
+"""``<meta name=... content=...>`` tags of an HTML page's head, and its RSL licence links
+(``<link rel="license" type="application/rsl+xml" href=...>``), with the standard library's
 ``html.parser``.
 
 Only the head counts (draft-illyes-repext-03, Security Considerations: a page's body may hold
@@ -21,10 +22,12 @@ from __future__ import annotations
 import codecs
 import re
 from html.parser import HTMLParser
+from urllib.parse import urljoin
 
+from ._rsl import MAX_LICENSE_LINKS, _add_link, _is_rsl_link
 from ._text_codecs import body_codec
 
-__all__ = ["MAX_HTML_BYTES", "robots_meta_tags"]
+__all__ = ["MAX_HTML_BYTES", "license_link_tags", "robots_meta_tags"]
 
 #: How much of a page is read for its head (heads are a few KiB; the parser stops at the body).
 MAX_HTML_BYTES = 512 * 1024
@@ -65,11 +68,14 @@ _BOM_PREFIXES = tuple(bom for bom, _ in _BOMS)
 
 
 class _HeadMeta(HTMLParser):
-    """Collects ``(name, content)`` of the head's meta tags until the head ends."""
+    """Collects ``(name, content)`` of the head's meta tags, and its RSL ``<link>`` tags and
+    first ``<base href>``, until the head ends."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found: list[tuple[str, str]] = []
+        self.licence_hrefs: list[str] = []
+        self.base: str | None = None
         self.ended = False
         self._text_element: str | None = None
         self._template_depth = 0
@@ -85,6 +91,8 @@ class _HeadMeta(HTMLParser):
             self.ended = True
         elif tag == "meta":
             self._meta(attrs)
+        elif tag in ("link", "base"):
+            self._link(tag, attrs)
         elif tag in _TEXT_ELEMENTS:
             self._text_element = tag
 
@@ -94,6 +102,8 @@ class _HeadMeta(HTMLParser):
             return
         if tag == "meta" and not self._template_depth:
             self._meta(attrs)
+        elif tag in ("link", "base") and not self._template_depth:
+            self._link(tag, attrs)
         elif tag not in _HEAD_ELEMENTS and not self._template_depth:
             self.ended = True
 
@@ -118,6 +128,21 @@ class _HeadMeta(HTMLParser):
                 content = value
         if name and content is not None:
             self.found.append((name.strip(" \t\n\r\f").lower(), content))
+
+    def _link(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found: dict[str, str] = {}
+        for key, value in attrs:  # the first of a repeated attribute counts, as in HTML
+            if key in ("rel", "type", "href") and key not in found:
+                found[key] = value or ""
+        href = found.get("href")
+        if href is None:
+            return
+        if tag == "base":
+            if self.base is None:
+                self.base = href
+        elif _is_rsl_link(found.get("rel", ""), found.get("type", "")):
+            if len(self.licence_hrefs) < MAX_LICENSE_LINKS:
+                self.licence_hrefs.append(href)
 
 
 def _encoding_of(html: bytes, encoding: str | None) -> str:
@@ -149,6 +174,30 @@ def robots_meta_tags(html: bytes | str, encoding: str | None = None) -> list[tup
     first ``MAX_HTML_BYTES`` are read. Raises TypeError for anything else; never raises on
     content.
     """
+    return _read_head(html, encoding).found
+
+
+def license_link_tags(html: bytes | str, url: str, encoding: str | None = None) -> list[str]:
+    """The RSL files *html*'s head links to (``<link rel="license" type="application/rsl+xml"
+    href=...>``, RSL's guide, "Adding RSL to web pages"), resolved against the head's first
+    ``<base href>`` and the page's *url*, in page order, each once, at most
+    ``MAX_LICENSE_LINKS``. A licence embedded in a ``<script>`` is not read. *html* and
+    *encoding* as for ``robots_meta_tags``; never raises on content."""
+    head = _read_head(html, encoding)
+    base = url
+    if head.base is not None:
+        try:
+            base = urljoin(url, head.base.strip())
+        except ValueError:
+            pass
+    found: list[str] = []
+    for href in head.licence_hrefs:
+        _add_link(found, href, base)
+    return found
+
+
+def _read_head(html: bytes | str, encoding: str | None) -> _HeadMeta:
+    """*html*'s head read (bounded, in pieces, until it ends)."""
     if isinstance(html, (bytes, bytearray, memoryview)):
         raw = bytes(html[:MAX_HTML_BYTES])
         if encoding is not None and not isinstance(encoding, str):
@@ -171,4 +220,4 @@ def robots_meta_tags(html: bytes | str, encoding: str | None = None) -> list[tup
         # html.parser's markup-declaration code can still raise on some malformed "<!"
         # constructs; what was read before them stands.
         pass
-    return parser.found
+    return parser

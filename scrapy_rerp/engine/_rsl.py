@@ -27,22 +27,24 @@ with ``valid`` False and its problems listed, and it decides nothing (every deci
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 from xml.parsers import expat
 
 from ._patterns import escape_pattern, path_params_query, pattern_matches
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
 __all__ = [
+    "MAX_LICENSE_LINKS",
     "MAX_RSL_BYTES",
     "MAX_RSL_DEPTH",
     "MAX_RSL_ELEMENTS",
     "MAX_RSL_TEXT_CHARS",
     "RSL_HELD_PAYMENTS",
+    "RSL_MEDIA_TYPE",
     "RSL_NAMESPACE",
     "RSL_PAYMENT_TYPES",
     "RSL_USAGES",
@@ -52,6 +54,8 @@ __all__ = [
     "RslFile",
     "RslLicense",
     "RslProblem",
+    "license_decision",
+    "license_links",
     "parse_rsl",
 ]
 
@@ -67,6 +71,13 @@ MAX_RSL_DEPTH = 32
 #: The longest text of one ``<permits>`` or ``<prohibits>``; a longer one: ``text-too-long``.
 MAX_RSL_TEXT_CHARS = 8192
 _MAX_PROBLEMS = 256
+#: The licence links read from one page (its ``Link`` header lines, or its head's ``<link>``
+#: tags): more are ignored, so that a page cannot make a crawl download without bound.
+MAX_LICENSE_LINKS = 8
+#: The longest licence URL read from a page; a longer one is ignored.
+MAX_LICENSE_URL_CHARS = 2048
+#: The media type of an RSL document (``Link`` header and ``<link>`` tag ``type``).
+RSL_MEDIA_TYPE = "application/rsl+xml"
 
 #: RSL usage token -> the purposes (engine usage categories) it speaks of. ``all`` is every use;
 #: ``ai-all`` every AI use; ``ai-index`` (an index that AI applications answer from) is the
@@ -230,6 +241,74 @@ class RslFile:
                 permitted = licence.position
         reason = f"content {content.url!r}, licence {permitted}: {purpose} permitted on terms held"
         return RslDecision(ALLOWED, purpose, self.url, content, permitted, reason)
+
+
+def license_decision(url: str, purpose: str, files: Iterable[RslFile]) -> RslDecision | None:
+    """What several RSL files (those a robots.txt names, then a page's own) say together of
+    *purpose* for *url*: the first refusal decides (a licence that applies and refuses is not
+    lifted by another that permits: no licence is held for it); else the first that allows;
+    else the first file's ``unknown``. None when there is no file."""
+    decisions = [file.decision(url, purpose) for file in files]
+    for preference in (DISALLOWED, ALLOWED):
+        for decision in decisions:
+            if decision.preference == preference:
+                return decision
+    return decisions[0] if decisions else None
+
+
+# RFC 8288 link-value: <URI-Reference> *( OWS ";" OWS link-param ), link-values joined by ",".
+_LINK_VALUE = re.compile(r"\s*<([^>]*)>((?:\s*;\s*[^;,=\s]+(?:\s*=\s*(?:\"[^\"]*\"|[^;,\s]*))?)*)")
+_LINK_PARAM = re.compile(r";\s*([^;,=\s]+)(?:\s*=\s*(?:\"([^\"]*)\"|([^;,\s]*)))?")
+
+
+def license_links(values: Iterable[str | bytes], base: str) -> list[str]:
+    """The RSL files a page links to in its ``Link`` header lines (*values*, as received):
+    ``<url>; rel="license"; type="application/rsl+xml"`` (RSL's guide, "Adding RSL to HTTP
+    headers"; ``rel`` may list several relations), resolved against the page's URL *base*, in
+    order, each once, at most ``MAX_LICENSE_LINKS``. A link without that type is no RSL file
+    (a Creative Commons page, say) and is not read. Never raises on content."""
+    found: list[str] = []
+    for value in values:
+        if isinstance(value, (bytes, bytearray)):
+            value = bytes(value).decode("latin-1")
+        position = 0
+        while len(found) < MAX_LICENSE_LINKS:
+            match = _LINK_VALUE.match(value, position)
+            if match is None:
+                break
+            position = match.end()
+            rels = types = ""
+            for name, quoted, token in _LINK_PARAM.findall(match.group(2)):
+                name = name.lower()
+                if name == "rel" and not rels:
+                    rels = quoted or token
+                elif name == "type" and not types:
+                    types = quoted or token
+            if _is_rsl_link(rels, types):
+                _add_link(found, match.group(1), base)
+            comma = value.find(",", position)
+            if comma < 0:
+                break
+            position = comma + 1
+    return found
+
+
+def _is_rsl_link(rels: str, media_type: str) -> bool:
+    """A ``rel`` listing ``license`` and a ``type`` of RSL's media type (parameters aside)."""
+    kind = media_type.partition(";")[0].strip().lower()
+    return "license" in rels.lower().split() and kind == RSL_MEDIA_TYPE
+
+
+def _add_link(found: list[str], href: str, base: str) -> None:
+    href = href.strip()
+    if not href or len(href) > MAX_LICENSE_URL_CHARS or len(found) >= MAX_LICENSE_LINKS:
+        return
+    try:
+        url = urljoin(base, href)
+    except ValueError:
+        return
+    if _origin(url) is not None and url not in found:
+        found.append(url)
 
 
 def _covers(tokens: frozenset[str], purpose: str) -> str | None:

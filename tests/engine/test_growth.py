@@ -28,6 +28,8 @@ from scrapy_rerp.engine import (
     RFC9309,
     RobotExclusionRulesParser,
     RobotsTxt,
+    license_link_tags,
+    license_links,
     parse,
     parse_rsl,
 )
@@ -279,6 +281,41 @@ def test_an_rsl_file_is_read_and_decided_in_linear_time() -> None:
             break
         small = list(map(min, small, step_times(steps, rsl_file(n), REPEATS)))
         large = list(map(min, large, step_times(steps, rsl_file(4 * n), REPEATS)))
+    assert not _too_slow(steps, small, large)
+
+
+def licence_links_input(n: int) -> tuple[list[str], str]:
+    """A Link header of *n* link-values and a head of *n* ``<link>`` tags, none an RSL file (so
+    that all are read)."""
+    value = ", ".join(f'</p{i}>; rel="license"; type="text/html"; title="{i}"' for i in range(n))
+    tags = "".join(f'<link rel="license" href="/p{i}">' for i in range(n))
+    return [value], f"<head>{tags}</head>"
+
+
+def header_links(given: object) -> object:
+    values, _ = given  # type: ignore[misc]
+    license_links(values, URL)
+    return given
+
+
+def head_links(given: object) -> object:
+    _, head = given  # type: ignore[misc]
+    return license_link_tags(head, URL)
+
+
+def test_licence_links_are_read_in_linear_time() -> None:
+    steps: list[tuple[str, Callable[[object], object]]] = [
+        ("license_links", header_links),
+        ("license_link_tags", head_links),
+    ]
+    n = 2000
+    small = step_times(steps, licence_links_input(n), REPEATS)
+    large = step_times(steps, licence_links_input(4 * n), REPEATS)
+    for _ in range(MAX_REPEATS // REPEATS):
+        if not _too_slow(steps, small, large):
+            break
+        small = list(map(min, small, step_times(steps, licence_links_input(n), REPEATS)))
+        large = list(map(min, large, step_times(steps, licence_links_input(4 * n), REPEATS)))
     assert not _too_slow(steps, small, large)
 
 

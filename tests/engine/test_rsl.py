@@ -364,3 +364,102 @@ def test_a_parsed_file_pickles_and_an_element_built_alone_matches() -> None:
     assert clone.decision(url, "search") == file.decision(url, "search")
     assert RslContent(1, "/a/", None, ()).matches("https://example.com/a/b") == 3
     assert RslContent(1, "relative", None, ()).matches("https://example.com/relative") == -1
+
+
+# -- several files, and the links a page gives ------------------------------------------------
+
+
+def test_several_files_the_first_refusal_decides_then_the_first_permission() -> None:
+    from scrapy_rerp.engine import license_decision
+
+    free = one('<permits type="usage">all</permits>')
+    paid = one('<permits type="usage">ai-train</permits><payment type="training"/>')
+    silent = parse_rsl(rsl('<content url="/elsewhere/"><license/></content>'), FILE_URL)
+    url = "https://example.com/page"
+    decided = license_decision(url, "train-ai", [free, silent, paid])
+    assert decided is not None and decided.refused
+    assert "payment (training)" in decided.reason
+    decided = license_decision(url, "search", [silent, free])
+    assert decided is not None and decided.preference == "allowed"
+    assert decided.content is not None and decided.content.url == "/"
+    decided = license_decision(url, "search", [silent])
+    assert decided is not None and decided.preference == "unknown"
+    assert license_decision(url, "search", []) is None
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (
+            ['<https://example.com/license.xml>; rel="license"; type="application/rsl+xml"'],
+            ["https://example.com/license.xml"],
+        ),
+        # relative, resolved against the page; rel a list; type in any case, with parameters
+        (
+            ['</l.rsl>; rel="nofollow license"; type="Application/RSL+XML; charset=utf-8"'],
+            ["https://example.com/l.rsl"],
+        ),
+        # several link-values on one line and several lines, each URL once, in order
+        (
+            [
+                "<https://a.example/1.xml>; rel=license; type=application/rsl+xml, "
+                '<https://cc.example/by/4.0/>; rel="license", '
+                '<https://a.example/2.xml>; type="application/rsl+xml"; rel="license"',
+                '<https://a.example/1.xml>; rel="license"; type="application/rsl+xml"',
+            ],
+            ["https://a.example/1.xml", "https://a.example/2.xml"],
+        ),
+        # a licence link that is no RSL file, and another relation, are not read
+        (['<https://creativecommons.org/licenses/by/4.0/>; rel="license"'], []),
+        (['<https://example.com/x.xml>; rel="alternate"; type="application/rsl+xml"'], []),
+        # garbage, an unclosed reference, a scheme that is no web URL
+        (
+            [
+                "garbage",
+                "<https://example.com/x.xml",
+                "<javascript:x>; rel=license; type=application/rsl+xml",
+            ],
+            [],
+        ),
+        (
+            [b'<https://example.com/b.xml>; rel="license"; type="application/rsl+xml"'],
+            ["https://example.com/b.xml"],
+        ),
+    ],
+)
+def test_the_rsl_files_a_link_header_names(values: list[Any], expected: list[str]) -> None:
+    from scrapy_rerp.engine import license_links
+
+    assert license_links(values, "https://example.com/dir/page.html") == expected
+
+
+def test_a_page_links_to_a_bounded_number_of_files() -> None:
+    from scrapy_rerp.engine import MAX_LICENSE_LINKS, license_links
+
+    many = ", ".join(
+        f'<https://example.com/{i}.xml>; rel="license"; type="application/rsl+xml"'
+        for i in range(100)
+    )
+    long = f'<https://example.com/{"a" * 5000}>; rel="license"; type="application/rsl+xml"'
+    found = license_links([long, many], "https://example.com/")
+    assert found == [f"https://example.com/{i}.xml" for i in range(MAX_LICENSE_LINKS)]
+
+
+def test_the_rsl_files_a_page_head_links_to() -> None:
+    from scrapy_rerp.engine import license_link_tags
+
+    page = (
+        b"<html><head><base href='/docs/'>"
+        b"<link rel='license' type='application/rsl+xml' href='license.xml'>"
+        b"<link rel='license' href='https://creativecommons.org/licenses/by/4.0/'>"
+        b"<link rel='stylesheet' type='application/rsl+xml' href='/no.xml'>"
+        b"<template><link rel='license' type='application/rsl+xml' href='/t.xml'></template>"
+        b"<link rel='LICENSE' type='application/rsl+xml' href='https://other.example/l.rsl'/>"
+        b"</head><body><link rel='license' type='application/rsl+xml' href='/body.xml'>"
+    )
+    assert license_link_tags(page, "https://example.com/a/page.html") == [
+        "https://example.com/docs/license.xml",
+        "https://other.example/l.rsl",
+    ]
+    # the meta tags are read from the same head as before
+    assert license_link_tags("<p>no head", "https://example.com/") == []
