@@ -85,6 +85,7 @@ CLI_COMMANDS = {
     "_demo",
     "_store",
     "_tdmrep",
+    "_rsl",
 }
 CLI_SHARED = {"_parser", "_output", "_source", "_download", "_summary", "_problems", "_stored"}
 CLI = PACKAGE / "cli"

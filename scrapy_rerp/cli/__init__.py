@@ -7,9 +7,11 @@ Commands::
                                         preference for it (Content-Usage, Content-Signal)
     scrapy-rerp explain ROBOTS URL      the group chosen, the rules that match, the verdict in
                                         all three syntaxes
-    scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity
+    scrapy-rerp lint    ROBOTS          problems, with line numbers and a severity (of a
+                                        tdmrep.json or an RSL licence file too)
     scrapy-rerp fetch   URL             download robots.txt as a crawl would, and what follows;
-                                        with --store PATH, a store's fresh copy instead
+                                        with --store PATH, a store's fresh copy instead; a
+                                        tdmrep.json or an RSL licence file is summarised
     scrapy-rerp page    URL             the site's robots.txt verdict for a page, its own
                                         directives (X-Robots-Tag, meta robots) and what a
                                         crawl with each purpose does with the page (a page
@@ -64,8 +66,9 @@ from scrapy_rerp.cli._explain import ExplainReport
 from scrapy_rerp.cli._fetch import FetchReport
 from scrapy_rerp.cli._lint import LintReport
 from scrapy_rerp.cli._output import CliError, Output, Report, note, write_error, write_report
-from scrapy_rerp.cli._page import PageReport
+from scrapy_rerp.cli._page import PageReport, fetch_page
 from scrapy_rerp.cli._parser import build_parser
+from scrapy_rerp.cli._rsl import RslFileReport, looks_like_rsl
 from scrapy_rerp.cli._source import load, load_url
 from scrapy_rerp.cli._store import StoreReport
 from scrapy_rerp.cli._tdmrep import TdmRepFileReport, is_tdmrep_source, origin_file
@@ -132,6 +135,8 @@ def _report(args: argparse.Namespace) -> Report:
         source = load(
             args.robots, args.syntax, args.agent, args.timeout, sys.stdin, args.ignore_robots_txt
         )
+    if args.command in ("fetch", "lint") and source.parsed and looks_like_rsl(source.raw):
+        return RslFileReport.of(source, lint=args.command == "lint")
     if args.format == "text":
         for line in source.notes:  # before the command's own output, or its error
             note(line)
@@ -145,6 +150,7 @@ def _report(args: argparse.Namespace) -> Report:
             args.read_anyway,
             args.timeout,
             origin_file,
+            lambda url: fetch_page(url, args.agent, args.timeout, document=True),
         )
     if args.command == "explain":
         return ExplainReport.build(source, args.url, args.syntax, args.agent, args.read_anyway)

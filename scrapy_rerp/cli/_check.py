@@ -15,7 +15,9 @@ origin's ``/.well-known/tdmrep.json`` is downloaded too (when robots.txt allows 
 a crawl downloads it for such a page only) and each URL's TDMRep decision from it is
 shown under its usage lines (the pages themselves are not downloaded: their headers and meta
 tags are ``page``'s business); a reservation makes the exit status 1 as a disallowed usage
-does."""
+does. With ``--usage`` and a robots.txt that names licence files (RSL ``License:`` lines), the
+same for each file (:mod:`scrapy_rerp.cli._rsl`): each URL's RSL decision per category, a
+refusal making the exit status 1."""
 
 from __future__ import annotations
 
@@ -26,15 +28,25 @@ from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._problems import ABSOLUTE_URL
+from scrapy_rerp.cli._rsl import (
+    FetchDocument,
+    LicenceFile,
+    decisions_dict,
+    licence_files,
+    rsl_decisions,
+    rsl_lines,
+)
 from scrapy_rerp.cli._source import Source, is_url, outcome_reason
 from scrapy_rerp.core.settings import syntax_name
 from scrapy_rerp.core.status import ALLOW_ALL
 from scrapy_rerp.core.urls import crawl_decision, origin_of, request_url, rules_url
+from scrapy_rerp.core.wording import counted
 from scrapy_rerp.engine import (
     TDMREP_PATH,
     TDMREP_PURPOSES,
     USAGE_CATEGORIES,
     RobotsTxt,
+    RslDecision,
     TdmRepDecision,
     TdmRepFile,
     UsageDecision,
@@ -106,6 +118,8 @@ class Verdict:
     usage: dict[str, Usage]  # by category, in the order asked
     #: TDMRep's decision from the origin's file, per category it speaks to (None: not read).
     tdmrep: dict[str, TdmRepDecision] | None = None
+    #: What the licence files robots.txt names say, per category (None: none was read).
+    rsl: dict[str, RslDecision] | None = None
 
     @classmethod
     def of(
@@ -136,7 +150,9 @@ class Verdict:
         """Whether the site says "not for this purpose" for one of the categories asked about."""
         if any(found.preference == "disallowed" for found in self.usage.values()):
             return True
-        return any(d.preference == "disallowed" for d in (self.tdmrep or {}).values())
+        if any(d.preference == "disallowed" for d in (self.tdmrep or {}).values()):
+            return True
+        return any(d.refused for d in (self.rsl or {}).values())
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -147,6 +163,7 @@ class Verdict:
             "reason": self.reason,
             "usage": {category: found.as_dict() for category, found in self.usage.items()},
             **({} if self.tdmrep is None else {"tdmrep": _tdmrep_dict(self.tdmrep)}),
+            **({} if self.rsl is None else {"rsl": decisions_dict(self.rsl)}),
         }
 
 
@@ -199,6 +216,7 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)
     read_from: str | None = None  # --read-anyway: what ROBOTS is, when it is no robots.txt
     tdmrep_found: str | None = None  # the origin's tdmrep.json, as found (None: not read)
+    rsl_files: list[LicenceFile] | None = None  # the licence files named (None: not read)
 
     @classmethod
     def build(
@@ -211,10 +229,13 @@ class CheckReport:
         read_anyway: bool = False,
         timeout: float = 10.0,
         origin_file: OriginFile | None = None,
+        fetch_document: FetchDocument | None = None,
     ) -> CheckReport:
         """The verdict for each of *urls*; CliError for ROBOTS that is no robots.txt, unless
         *read_anyway*. *origin_file* downloads the origin's tdmrep.json (within *timeout*) when a
-        category asked about is one TDMRep speaks to; None: TDMRep is not read."""
+        category asked about is one TDMRep speaks to; None: TDMRep is not read. With a category
+        asked about, *fetch_document* downloads the licence files robots.txt names (RSL) when it
+        allows one of the URLs; None: RSL is not read."""
         read_from = refuse_unless_read_anyway(source, read_anyway)
         robots = source.rules(syntax)
         asked = list(dict.fromkeys(categories))
@@ -248,7 +269,29 @@ class CheckReport:
                     f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}: not downloaded: robots.txt "
                     "allows none of the URLs, and a crawl reads it for a page robots.txt allows"
                 )
-        return cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
+        report = cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
+        licences = robots.licenses if source.parsed else ()
+        if asked and licences and fetch_document is not None:
+            report.read_licences(licences, fetch_document)
+        return report
+
+    def read_licences(self, licences: Sequence[str], fetch_document: FetchDocument) -> None:
+        """Each URL's RSL decisions, from the licence files robots.txt names: downloaded only
+        when robots.txt allows one of the URLs, as a crawl reads them for such a page only."""
+        allowed = [result for result in self.results if result.allowed]
+        if not allowed:
+            self.notes.append(
+                f"{counted(len(licences), 'licence file')} (RSL) not downloaded: robots.txt "
+                "allows none of the URLs, and a crawl reads them for a page robots.txt allows"
+            )
+            return
+        self.rsl_files = licence_files([(url, "robots.txt") for url in licences], fetch_document)
+        fetched = self.source.fetched
+        for result in allowed:
+            url = result.url
+            if not is_url(url) and fetched is not None:
+                url = urllib.parse.urljoin(fetched.url, url)
+            result.rsl = rsl_decisions(url, self.rsl_files, self.categories)
 
     @property
     def status(self) -> int:
@@ -267,13 +310,19 @@ class CheckReport:
             "results": [result.as_dict() for result in self.results],
             "notes": self.notes,
             **({} if self.tdmrep_found is None else {"tdmrep_file": self.tdmrep_found}),
+            **(
+                {}
+                if self.rsl_files is None
+                else {"rsl_files": [found.as_dict() for found in self.rsl_files]}
+            ),
         }
 
     def render_text(self, out: Callable[[str], None]) -> None:
         read_from = f"read from {self.read_from}" if self.read_from else None
         # One column of labels for the usage lines and TDMRep's, wider than either alone.
-        tdmrep_labels = {f"TDMRep {c}" for r in self.results for c in (r.tdmrep or {})}
-        width = max([_CATEGORY_WIDTH, *map(len, tdmrep_labels)])
+        labels = {f"TDMRep {c}" for r in self.results for c in (r.tdmrep or {})}
+        labels |= {f"RSL {c}" for r in self.results for c in (r.rsl or {})}
+        width = max([_CATEGORY_WIDTH, *map(len, labels)])
         for result in self.results:
             verdict = {True: "ALLOWED", False: "DISALLOWED", None: "INVALID"}[result.allowed]
             if result.line is not None:
@@ -287,8 +336,12 @@ class CheckReport:
             for category, d in (result.tdmrep or {}).items():
                 label = f"TDMRep {category}"
                 out(f"  {label:<{width}}  {d.preference.upper():<10}  ({d.reason})")
+            for line in rsl_lines(result.rsl or {}, width):
+                out(f"  {line}")
         if self.tdmrep_found is not None:
             out(f"tdmrep.json {self.tdmrep_found}")
+        for found in self.rsl_files or ():
+            out(f"licence {found.url} ({found.named_by}): {found.found}")
 
 
 def _tdmrep_of(

@@ -21,8 +21,11 @@ TDMRep (docs/usage.rst) is read for a page the spider gets: the origin's
 ``/.well-known/tdmrep.json`` is downloaded after the page (a 2xx is parsed; any other answer,
 or none, is no file), then the page's ``tdm-reservation`` and ``tdm-policy`` headers and meta
 tags are combined with it by ``tdm_reservation``, and ``train-ai`` and ``ai-input`` are asked
-of it. Exit status 0 when every purpose may use the page, 1 when one may not (a page directive
-or a TDMRep reservation), 2 when the page cannot be downloaded (a :class:`CliError`).
+of it. RSL is read for such a page too: the licence files its robots.txt names, its ``Link``
+header lines and its head's ``<link>`` tags name (:mod:`scrapy_rerp.cli._rsl`), each downloaded
+once, decided for every purpose. Exit status 0 when every purpose may use the page, 1 when one
+may not (a page directive, a TDMRep reservation, a licence), 2 when the page cannot be
+downloaded (a :class:`CliError`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from scrapy_rerp.cli._download import (
     within,
 )
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
+from scrapy_rerp.cli._rsl import PageLicences
 from scrapy_rerp.cli._source import (
     IGNORE_ROBOTS_TXT,
     Source,
@@ -68,6 +72,8 @@ from scrapy_rerp.engine import (
     TdmRepDecision,
     TdmRepFile,
     TdmReservation,
+    license_link_tags,
+    license_links,
     page_directives,
     parse_tdmrep,
     robots_meta_tags,
@@ -269,6 +275,11 @@ class RobotsTxtVerdict:
         return cls(source, verdict)
 
     @property
+    def licenses(self) -> tuple[str, ...]:
+        """The licence files (RSL) the robots.txt names: none when it gave no rules."""
+        return self.source.rules(RFC9309).licenses if self.source.parsed else ()
+
+    @property
     def why(self) -> str:
         """``DISALLOWED by line 2: Disallow: /private/``, ``ALLOWED (no rule matched)``."""
         verdict = self.verdict
@@ -378,6 +389,7 @@ class PageReport:
     slow: SlowAnswer | None  # a 429 or 503 answer, and its Retry-After
     crawl: CrawlDecision
     tdmrep: TdmRepReport | None = None  # for a page the spider gets
+    licences: PageLicences | None = None  # RSL, for a page the spider gets that names a file
     overridden: bool = False  # downloaded although robots.txt does not let a crawl download it
 
     @classmethod
@@ -401,8 +413,8 @@ class PageReport:
         hops = _RedirectHops(agent, timeout, robots)
         page = fetch_page(url, agent, timeout, None if ignore_robots_txt else hops.may_follow)
         meta = None
+        charset = charset_from_content_type(page.header("Content-Type"))
         if page.is_html:
-            charset = charset_from_content_type(page.header("Content-Type"))
             meta = robots_meta_tags(page.body, charset)
         directives = page_directives(page.headers, meta, agent)
         slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
@@ -421,8 +433,9 @@ class PageReport:
             nofollow = next((s for s in statements if "nofollow" in s.rule.restricts), None)
             follow = Answer.follow(nofollow)
             tdmrep = TdmRepReport.of(page, meta, agent, timeout)
+            licences = _licences(page, charset, robots, agent, timeout)
         else:
-            tdmrep = None
+            tdmrep = licences = None
             follow = crawl.refuses()
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
         overridden = not robots.verdict.allowed
@@ -438,6 +451,7 @@ class PageReport:
             slow,
             crawl,
             tdmrep,
+            licences,
             overridden,
         )
 
@@ -445,6 +459,8 @@ class PageReport:
     def status(self) -> int:
         refused = any(not answer.allowed for both in self.usage.values() for answer in both)
         if self.tdmrep is not None and self.tdmrep.reservation.reserved:
+            refused = True
+        if self.licences is not None and self.licences.refused:
             refused = True
         return EXIT_FLAGGED if refused else EXIT_OK
 
@@ -514,6 +530,7 @@ class PageReport:
                 for purpose, (page_answer, images) in self.usage.items()
             },
             "tdmrep": None if self.tdmrep is None else self.tdmrep.as_dict(),
+            "rsl": None if self.licences is None else self.licences.as_dict(),
             "notes": self.notes,
         }
 
@@ -549,6 +566,8 @@ class PageReport:
             out(_verdict_line(f"{purpose} (images)", images, "ALLOWED", no_use, why))
         if self.tdmrep is not None:
             self.tdmrep.render_text(out)
+        if self.licences is not None:
+            self.licences.render_text(out, _ROW)
 
     def _render_directives(self, page: Page, out: Callable[[str], None]) -> None:
         """What the page downloaded says of itself: its Retry-After and its directives."""
@@ -574,6 +593,26 @@ class PageReport:
 
 
 _ROW = max(map(len, USAGE_CATEGORIES)) + len(" (images)")
+
+
+def _licences(
+    page: Page, charset: str | None, robots: RobotsTxtVerdict, agent: str, timeout: float
+) -> PageLicences | None:
+    """RSL's decisions for *page*: from the licence files its robots.txt names, its ``Link``
+    header lines and its head's ``<link>`` tags (None: it names none)."""
+    url = page.final_url
+    named = [(licence, "robots.txt") for licence in robots.licenses]
+    links = [value for key, value in page.headers if key.lower() == "link"]
+    named += [(licence, "Link header") for licence in license_links(links, url)]
+    if page.is_html:
+        named += [(licence, "<link>") for licence in license_link_tags(page.body, url, charset)]
+    if not named:
+        return None
+
+    def fetch(licence: str) -> Page:
+        return fetch_page(licence, agent, timeout, document=True)
+
+    return PageLicences.of(url, named, fetch, USAGE_CATEGORIES)
 
 
 def _verdict_line(label: str, found: Answer, yes: str, no: str, why: str | None = None) -> str:

@@ -1,0 +1,269 @@
+"""RSL licence files (docs/usage.rst, "RSL licences") in the command line.
+
+* ``fetch`` of a URL, or ``lint`` of a file or URL, whose body is an RSL document (its root
+  element ``<rsl>``) summarises it, or lints it: its content elements, their licences, the
+  problems found (:class:`RslFileReport`);
+* ``check --usage`` and ``page`` download the licence files a robots.txt names (``License:``)
+  and, for ``page``, those the page links to (its ``Link`` header, its head's ``<link>``), each
+  once, as a crawl's documents are downloaded (:func:`licence_files`), and show what they say
+  of each purpose (:func:`rsl_lines`).
+
+``fetch`` exits 1 when the file is unusable (it states nothing), ``lint`` when it has a problem.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
+from scrapy_rerp.cli._source import Source
+from scrapy_rerp.core.wording import counted
+from scrapy_rerp.engine import RslDecision, RslFile, license_decision, parse_rsl
+
+if TYPE_CHECKING:
+    from scrapy_rerp.cli._page import Page
+
+#: ``page``'s download of a document (``fetch_page(url, agent, timeout, document=True)``): the
+#: page command, which this module's lines are shown by, gives it.
+FetchDocument = Callable[[str], "Page"]
+
+__all__ = [
+    "FetchDocument",
+    "LicenceFile",
+    "PageLicences",
+    "RslFileReport",
+    "decisions_dict",
+    "licence_files",
+    "looks_like_rsl",
+    "rsl_decisions",
+    "rsl_lines",
+]
+
+# The root element of an RSL document near the top (after an XML declaration, comments or a
+# BOM): ``<rsl`` or a prefixed ``<x:rsl``.
+_RSL_ROOT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?rsl[\s>/]")
+_SNIFFED_BYTES = 4096
+
+
+def looks_like_rsl(raw: bytes) -> bool:
+    """Whether *raw* starts as an RSL document (its first element ``<rsl>``): what ``fetch``
+    and ``lint`` read as one rather than as a robots.txt."""
+    head = raw[:_SNIFFED_BYTES]
+    match = _RSL_ROOT.search(head)
+    return match is not None and b"<" not in _without_prolog(head[: match.start()])
+
+
+def _without_prolog(text: bytes) -> bytes:
+    """*text* without an XML declaration, processing instructions, comments and a DOCTYPE (which
+    the engine refuses, saying so: the file is still an RSL file to lint)."""
+    return _PROLOG.sub(b"", text)
+
+
+_PROLOG = re.compile(rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>", re.S)
+
+
+@dataclass(frozen=True)
+class LicenceFile:
+    """One licence file as the command line found it."""
+
+    url: str
+    named_by: str  # "robots.txt", "Link header", "<link>"
+    found: str  # what its download gave, in a few words
+    file: RslFile | None  # None: no file (not 2xx, or no answer)
+
+    def as_dict(self) -> dict[str, Any]:
+        file = self.file
+        return {
+            "url": self.url,
+            "named_by": self.named_by,
+            "found": self.found,
+            "valid": None if file is None else file.valid,
+            "contents": None if file is None else len(file.contents),
+            "problems": [] if file is None else [p._asdict() for p in file.problems],
+        }
+
+
+def licence_files(named: Sequence[tuple[str, str]], fetch: FetchDocument) -> list[LicenceFile]:
+    """The files of *named* ((URL, named by) pairs) downloaded with *fetch*, as a crawl
+    downloads its per-origin documents (any redirect, the size cap), each URL once."""
+    found: list[LicenceFile] = []
+    seen: set[str] = set()
+    for url, named_by in named:
+        if url in seen:
+            continue
+        seen.add(url)
+        try:
+            page = fetch(url)
+        except CliError as error:
+            found.append(LicenceFile(url, named_by, f"unreachable ({error})", None))
+            continue
+        if not 200 <= page.status < 300:
+            found.append(LicenceFile(url, named_by, f"HTTP {page.status}, no file", None))
+            continue
+        file = parse_rsl(page.body, page.final_url)
+        read = counted(len(file.contents), "content element", "content elements")
+        state = read if file.valid else f"unusable ({_first_problem(file)}): states nothing"
+        found.append(LicenceFile(url, named_by, f"HTTP {page.status}, {state}", file))
+    return found
+
+
+def _first_problem(file: RslFile) -> str:
+    return file.problems[0].message if file.problems else "unreadable"
+
+
+def rsl_decisions(
+    url: str, files: Sequence[LicenceFile], purposes: Sequence[str]
+) -> dict[str, RslDecision]:
+    """What the files say together of each of *purposes* for *url* (``license_decision``)."""
+    parsed = [found.file for found in files if found.file is not None]
+    decisions = {}
+    for purpose in purposes:
+        decision = license_decision(url, purpose, parsed)
+        if decision is not None:
+            decisions[purpose] = decision
+    return decisions
+
+
+def rsl_lines(decisions: dict[str, RslDecision], width: int) -> list[str]:
+    """``RSL train-ai  DISALLOWED  (https://example.com/license.xml: content '/', ...)``."""
+    return [
+        f"{'RSL ' + purpose:<{width}}  {d.preference.upper():<10}  ({d.file}: {d.reason})"
+        for purpose, d in decisions.items()
+    ]
+
+
+def decisions_dict(decisions: dict[str, RslDecision]) -> dict[str, Any]:
+    return {
+        purpose: {
+            "preference": d.preference,
+            "file": d.file,
+            "content": None if d.content is None else d.content.url,
+            "license": d.license,
+            "reason": d.reason,
+        }
+        for purpose, d in decisions.items()
+    }
+
+
+@dataclass(frozen=True)
+class PageLicences:
+    """What RSL says of a page (``page``): the files robots.txt names and the page links to,
+    and their decision per purpose."""
+
+    files: list[LicenceFile]
+    decisions: dict[str, RslDecision]
+
+    @classmethod
+    def of(
+        cls,
+        url: str,
+        named: Sequence[tuple[str, str]],
+        fetch: FetchDocument,
+        purposes: Sequence[str],
+    ) -> PageLicences:
+        files = licence_files(named, fetch)
+        return cls(files, rsl_decisions(url, files, purposes))
+
+    @property
+    def refused(self) -> bool:
+        return any(decision.refused for decision in self.decisions.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files": [found.as_dict() for found in self.files],
+            "usage": decisions_dict(self.decisions),
+        }
+
+    def render_text(self, out: Callable[[str], None], width: int) -> None:
+        for found in self.files:
+            out(f"licence {found.url} ({found.named_by}): {found.found}")
+        for line in rsl_lines(self.decisions, width):
+            out(f"  {line}")
+
+
+@dataclass
+class RslFileReport:
+    """``fetch`` or ``lint`` of an RSL file."""
+
+    source: Source
+    file: RslFile
+    lint: bool  # lint's report (its exit status counts problems), else fetch's
+
+    @classmethod
+    def of(cls, source: Source, lint: bool) -> RslFileReport:
+        fetched = source.fetched
+        url = (fetched.final_url or fetched.url) if fetched is not None else source.name
+        return cls(source, parse_rsl(source.raw, url), lint)
+
+    @property
+    def status(self) -> int:
+        if self.lint:
+            return EXIT_FLAGGED if self.file.problems else EXIT_OK
+        return EXIT_OK if self.file.valid else EXIT_FLAGGED
+
+    @property
+    def notes(self) -> list[str]:
+        return []
+
+    @property
+    def found(self) -> str:
+        if not self.file.valid:
+            return f"an RSL file that states nothing ({_first_problem(self.file)})"
+        return "an RSL file, " + counted(
+            len(self.file.contents), "content element", "content elements"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        file = self.file
+        return {
+            "source": self.source.name,
+            "fetch": None if self.source.fetched is None else self.source.fetched.as_dict(),
+            "rsl": True,
+            "found": self.found,
+            "valid": file.valid,
+            "contents": [
+                {
+                    "position": content.position,
+                    "url": content.url,
+                    "server": content.server,
+                    "licenses": [
+                        {
+                            "position": licence.position,
+                            "permits": {k: sorted(v) for k, v in licence.permits.items()},
+                            "prohibits": {k: sorted(v) for k, v in licence.prohibits.items()},
+                            "payments": list(licence.payments),
+                            "terms_held": licence.terms_held,
+                        }
+                        for licence in content.licenses
+                    ],
+                }
+                for content in file.contents
+            ],
+            "problems": [problem._asdict() for problem in file.problems],
+        }
+
+    def render_text(self, out: Callable[[str], None]) -> None:
+        out(f"{self.source.label}: {self.found}")
+        if not self.lint:
+            for content in self.file.contents:
+                server = f", licence server {content.server}" if content.server else ""
+                out(f"  content {content.position}: {content.url}{server}")
+                for licence in content.licenses:
+                    out(f"    licence {licence.position}: {_terms(licence)}")
+        out(f"problems: {len(self.file.problems)}")
+        for problem in self.file.problems:
+            where = f"line {problem.line}" if problem.line else "file"
+            out(f"  {where}: {problem.code}: {problem.message}")
+
+
+def _terms(licence: Any) -> str:
+    parts = [
+        f"{word} {kind} {', '.join(sorted(tokens)) or '(nothing)'}"
+        for word, terms in (("permits", licence.permits), ("prohibits", licence.prohibits))
+        for kind, tokens in terms.items()
+    ]
+    parts.append(f"payment {', '.join(licence.payments) or 'free (none written)'}")
+    return "; ".join(parts)
