@@ -136,6 +136,7 @@ def test_json_document_keys(site: Server) -> None:
         "robots_txt",
         "retry_after",
         "tdmrep",
+        "rsl",
         "crawl",
         "follow",
         "usage",
