@@ -156,6 +156,16 @@ def assert_linear(shape: str, steps: list[tuple[str, Callable[[object], object]]
     falls on both); while a step looks too slow, more, up to MAX_REPEATS (a loaded machine
     slows a run now and then, a quadratic step every time)."""
     make, n = SHAPES[shape]
+    assert_grows_linearly(steps, make, n, shape)
+
+
+def assert_grows_linearly(
+    steps: list[tuple[str, Callable[[object], object]]],
+    make: Callable[[int], object],
+    n: int,
+    label: str,
+) -> None:
+    """:func:`assert_linear` on the input ``make(n)`` against ``make(4 * n)``."""
     small_text, large_text = make(n), make(4 * n)
     small = large = [float("inf")] * len(steps)
     runs = 0
@@ -164,7 +174,7 @@ def assert_linear(shape: str, steps: list[tuple[str, Callable[[object], object]]
         large = list(map(min, large, step_times(steps, large_text, 1)))
         runs += 1
     slow = _too_slow(steps, small, large)
-    assert not slow, f"{shape}: " + "; ".join(slow)
+    assert not slow, f"{label}: " + "; ".join(slow)
 
 
 def _too_slow(
@@ -273,15 +283,7 @@ def test_an_rsl_file_is_read_and_decided_in_linear_time() -> None:
         ("parse_rsl", lambda body: parse_rsl(body, "https://example.com/license.xml")),
         ("decisions", decided),
     ]
-    n = 400
-    small = step_times(steps, rsl_file(n), REPEATS)
-    large = step_times(steps, rsl_file(4 * n), REPEATS)
-    for _ in range(MAX_REPEATS // REPEATS):
-        if not _too_slow(steps, small, large):
-            break
-        small = list(map(min, small, step_times(steps, rsl_file(n), REPEATS)))
-        large = list(map(min, large, step_times(steps, rsl_file(4 * n), REPEATS)))
-    assert not _too_slow(steps, small, large)
+    assert_grows_linearly(steps, rsl_file, 400, "RSL file")
 
 
 def licence_links_input(n: int) -> tuple[list[str], str]:
@@ -308,15 +310,7 @@ def test_licence_links_are_read_in_linear_time() -> None:
         ("license_links", header_links),
         ("license_link_tags", head_links),
     ]
-    n = 2000
-    small = step_times(steps, licence_links_input(n), REPEATS)
-    large = step_times(steps, licence_links_input(4 * n), REPEATS)
-    for _ in range(MAX_REPEATS // REPEATS):
-        if not _too_slow(steps, small, large):
-            break
-        small = list(map(min, small, step_times(steps, licence_links_input(n), REPEATS)))
-        large = list(map(min, large, step_times(steps, licence_links_input(4 * n), REPEATS)))
-    assert not _too_slow(steps, small, large)
+    assert_grows_linearly(steps, licence_links_input, 2000, "licence links")
 
 
 # -- the queries after the first: compiled once, then as fast however many groups or rules ----
