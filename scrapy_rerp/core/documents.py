@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy_rerp.core.admission import Purpose
-from scrapy_rerp.engine import RobotsTxt, TdmRepFile, parse_tdmrep
+from scrapy_rerp.engine import TDMREP_PATH, RobotsTxt, TdmRepFile, parse_tdmrep
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.body import Body
@@ -77,8 +77,6 @@ def robots_txt(syntax: int) -> DocumentKind:
     )
 
 
-#: Where an origin's tdmrep.json is (the report's well-known location).
-TDMREP_PATH = "/.well-known/tdmrep.json"
 #: What an origin without a tdmrep.json has: no entries, so no reservation from the file.
 NO_TDMREP_FILE = TdmRepFile((), (), True)
 
