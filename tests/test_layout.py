@@ -64,8 +64,18 @@ LAZY_RE_EXPORTS = {
 NEVER_WITHIN_THE_CORE_S_LAYER = {"core": {"fleet", "cli"}}
 #: What the core may import besides the standard library: w3lib, redis-py for a fleet's store,
 #: the decoders of Content-Encodings that Scrapy installs (imported when a body needs one), and
-#: warcio for evidence as WARC (core/evidence_warc, which only a crawl asking for WARC imports).
-CORE_THIRD_PARTY = {"w3lib", "redis", "brotli", "brotlicffi", "backports", "compression", "warcio"}
+#: warcio for evidence as WARC (core/evidence_warc, which only a crawl asking for WARC imports),
+#: cryptography for Web Bot Auth keys (core/identity, imported when a key is made or loaded).
+CORE_THIRD_PARTY = {
+    "w3lib",
+    "redis",
+    "brotli",
+    "brotlicffi",
+    "backports",
+    "compression",
+    "warcio",
+    "cryptography",
+}
 #: Scrapy imports the core makes only when a crawl asks for them, inside a function (by module,
 #: or by folder).
 CORE_LAZY_SCRAPY = {("core/settings", "scrapy"), ("cli", "scrapy")}
@@ -86,6 +96,7 @@ CLI_COMMANDS = {
     "_store",
     "_tdmrep",
     "_rsl",
+    "_keys",
 }
 CLI_SHARED = {"_parser", "_output", "_source", "_download", "_summary", "_problems", "_stored"}
 CLI = PACKAGE / "cli"

@@ -23,6 +23,8 @@ Commands::
                                         for URL and its verdict; --origin ORIGIN: its robots.txt
                                         over time; verify FILES... ITEMS: items that should not
                                         be there
+    scrapy-rerp keys new FILE           a new Web Bot Auth signing key (Ed25519, a JWK)
+    scrapy-rerp keys directory FILE...  the key directory a site fetches (public keys)
     scrapy-rerp demo                    a polite Scrapy crawl of two local sites (needs Scrapy)
 
 ``ROBOTS`` is a file, ``-`` for standard input, or an ``http://`` / ``https://`` URL, which is
@@ -64,6 +66,7 @@ from scrapy_rerp.cli._check import CheckReport, check_url_argument
 from scrapy_rerp.cli._demo import DemoReport
 from scrapy_rerp.cli._explain import ExplainReport
 from scrapy_rerp.cli._fetch import FetchReport
+from scrapy_rerp.cli._keys import KeysReport
 from scrapy_rerp.cli._lint import LintReport
 from scrapy_rerp.cli._output import CliError, Output, Report, note, write_error, write_report
 from scrapy_rerp.cli._page import PageReport, fetch_page
@@ -103,6 +106,8 @@ def _report(args: argparse.Namespace) -> Report:
     """The report of the command asked for; CliError when its input cannot be read."""
     if args.command == "page":
         return PageReport.fetch(args.url, args.agent, args.timeout, args.ignore_robots_txt)
+    if args.command == "keys":
+        return KeysReport.build(args.action, args.files)
     if args.command == "demo":
         return DemoReport.run(args.pages, args.blog_robots, args.verbose)
     if args.command == "store":

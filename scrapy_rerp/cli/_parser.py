@@ -316,4 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the blog's robots.txt: flaky (503 twice, then 200) or missing (404)",
     )
     demo.add_argument("-v", "--verbose", action="store_true", help="Scrapy's log on stderr")
+
+    keys = commands.add_parser(
+        "keys",
+        parents=[output],
+        help="Web Bot Auth keys: a new signing key, or the key directory a site fetches",
+        description="new FILE: write a new Ed25519 key as a JWK (file mode 0600, never over an "
+        "existing file) and print its keyid (the JWK SHA-256 thumbprint). directory FILE...: "
+        "print the public halves of the keys as a JWK set, the body of "
+        "/.well-known/http-message-signatures-directory (docs/identity.rst says how to serve "
+        "it). Needs the identity extra (cryptography). Exit status 2 when a key cannot be "
+        "read or written.",
+    )
+    keys.add_argument("action", choices=["new", "directory"], help="what to do")
+    keys.add_argument("files", nargs="+", metavar="FILE", help="the key file(s)")
     return parser
