@@ -34,7 +34,7 @@ class KeysReport:
         except SigningKeyError as error:
             raise CliError(str(error)) from None
         except ImportError as error:
-            needed = f"keys need cryptography ({error}): pip install 'scrapy-rerp[identity]'"
+            needed = f"keys need cryptography ({error}): pip install -e './scrapy-rerp[identity]'"
             raise CliError(needed) from None
         except OSError as error:
             raise CliError(f"cannot write {files[0]}: {error.strerror or error}") from None
