@@ -341,7 +341,7 @@ class CheckReport:
         if self.tdmrep_found is not None:
             out(f"tdmrep.json {self.tdmrep_found}")
         for found in self.rsl_files or ():
-            out(f"licence {found.url} ({found.named_by}): {found.found}")
+            out(found.line)
 
 
 def _tdmrep_of(

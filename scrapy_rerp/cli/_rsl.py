@@ -74,6 +74,11 @@ class LicenceFile:
     found: str  # what its download gave, in a few words
     file: RslFile | None  # None: no file (not 2xx, or no answer)
 
+    @property
+    def line(self) -> str:
+        """``licence URL (robots.txt): HTTP 200, 2 content elements``, as the text shows it."""
+        return f"licence {self.url} ({self.named_by}): {self.found}"
+
     def as_dict(self) -> dict[str, Any]:
         file = self.file
         return {
@@ -179,7 +184,7 @@ class PageLicences:
 
     def render_text(self, out: Callable[[str], None], width: int) -> None:
         for found in self.files:
-            out(f"licence {found.url} ({found.named_by}): {found.found}")
+            out(found.line)
         for line in rsl_lines(self.decisions, width):
             out(f"  {line}")
 
