@@ -50,8 +50,8 @@ def _time_calls(totals: dict[str, float]) -> None:
     """Time, on the calling thread, the usage layer's own calls (``usage``), and the page
     layer's reading of each response (``read``, with its count in ``reads``)."""
     from scrapy_rerp.core.origins import OriginService
+    from scrapy_rerp.crawl.documents import DocumentListener
     from scrapy_rerp.crawl.page_directives import PageDirectivesMiddleware
-    from scrapy_rerp.crawl.tdmrep import TdmRepListener
     from scrapy_rerp.crawl.usage import UsagePolicy
 
     def timed(method: Any, key: str, only: Any = None) -> Any:
@@ -72,7 +72,7 @@ def _time_calls(totals: dict[str, float]) -> None:
 
     UsagePolicy.check_request = timed(UsagePolicy.check_request, "usage")  # type: ignore[method-assign]
     UsagePolicy.check_response = timed(UsagePolicy.check_response, "usage")  # type: ignore[method-assign]
-    TdmRepListener.rules_known = timed(TdmRepListener.rules_known, "usage")  # type: ignore[method-assign]
+    DocumentListener.rules_known = timed(DocumentListener.rules_known, "usage")  # type: ignore[method-assign]
     OriginService.rules = timed(OriginService.rules, "usage", is_tdmrep)  # type: ignore[method-assign]
     PageDirectivesMiddleware._read = timed(PageDirectivesMiddleware._read, "read")  # type: ignore[method-assign]
 

@@ -181,7 +181,7 @@ class _Module:
         """The string ``node`` builds, with ``<*>`` for what only the running code knows and
         a mark for the names in ``params``; None if nothing of it is known."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
+            return node.value.replace("{}", WILD)  # a family's name, to str.format
         if isinstance(node, ast.Name):
             return _MARK if node.id in params else self.constant(node.id)
         if isinstance(node, ast.FormattedValue):
@@ -339,7 +339,13 @@ def test_every_stat_the_code_emits_is_in_the_stats_page() -> None:
     # Each by its name (or pattern): a family named in passing (``robotstxt/redis/*``) is no
     # entry of the list.
     documented = {n for n in named_stats(read(DOCS / "stats.rst")) if not n.endswith("/*")}
-    missing = sorted(s for s in code_stats() if not any(covered(s, d) for d in documented))
+    # tdmrep.json's downloads are counted as robots.txt's under robotstxt/tdmrep/ (the page
+    # says so of them all): one of those is documented with its robots.txt counterpart.
+    missing = sorted(
+        s
+        for s in code_stats()
+        if not any(covered(s, d) or covered(s.replace("/tdmrep/", "/", 1), d) for d in documented)
+    )
     assert missing == [], "emitted, not in docs/stats.rst"
 
 

@@ -233,7 +233,7 @@ class Evidence:
                         damage.append(line)
                     continue
                 kind = record["kind"]
-                if kind in DOCUMENTS:
+                if kind in DOCUMENTS:  # another kind's documents decide nothing audit reads
                     if record["origin"] in wanted.origins:
                         documents = robots if kind == "robots" else tdmrep
                         documents[record["origin"]].append(record)

@@ -34,6 +34,7 @@ __all__ = [
     "Purpose",
     "Throttle",
     "Verdict",
+    "Waiting",
     "refused",
 ]
 
@@ -73,7 +74,6 @@ class Purpose(enum.Enum):
     waiting_for: str
 
     ROBOTS_TXT = ("robots.txt", "robots.txt")  # the origin's rules (a key reads as the origin)
-    TDMREP = ("tdmrep.json", "tdmrep.json")  # the origin's TDMRep file, once robots.txt allows
     COOL_DOWN = ("cool-down", "the end of a cool-down")
     CRAWL_DELAY = ("Crawl-delay", "a Crawl-delay turn")  # a fleet's turn, its head gone first
     TURNS_BEGIN = ("turns begin", "a Crawl-delay turn")  # taken back from a slot, to take turns
@@ -85,13 +85,25 @@ class Purpose(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Waiting:
+    """What requests parked for a per-origin document other than robots.txt wait for: the
+    document, by its name (``tdmrep.json``)."""
+
+    label: str
+
+    @property
+    def waiting_for(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True, slots=True)
 class ParkingKey:
     """The key under which requests wait in the parking lot: their origin, and what they wait
     for. It reads as the origin followed by its purpose, ``http://a.test:80 (cool-down)``, or
     as the origin alone for robots.txt."""
 
     origin: str
-    purpose: Purpose
+    purpose: Purpose | Waiting
 
     def __str__(self) -> str:
         if self.purpose is Purpose.ROBOTS_TXT:

@@ -18,6 +18,11 @@ each, so that an origin it does not hold and, on a restart over the same sites, 
 does are answered from memory; copies and 304 renewals are written 64 to a transaction
 (:data:`WRITES_AT_ONCE`). The remaining calls are short and rare (a lookup beyond the preloaded
 copies, a batch), so they are made inline on the reactor thread rather than in a thread pool.
+
+The store keeps every stored document kind (:attr:`~scrapy_rerp.core.documents.DocumentKind.
+stored`): robots.txt under its origin (``https://example.com``), another kind under its origin
+and path (``https://example.com/.well-known/security.txt``). :meth:`CrawlStore.for_kind` is the
+same file's store for another kind, with its own batch of writes.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 from scrapy_rerp.core.body import Body, read_body
 from scrapy_rerp.core.bounds import bounded_expiry
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
+from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.origins import Claim
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
@@ -38,7 +44,6 @@ from scrapy_rerp.core.store import (
     header_fields,
     renewed_copy,
 )
-from scrapy_rerp.engine import RobotsTxt
 
 __all__ = [
     "PRELOADED",
@@ -87,29 +92,49 @@ class CrawlStore:
         max_size: int,
         stats: Any,
         max_lifetime: float = math.inf,
+        kind: DocumentKind | None = None,
     ) -> None:
         self.store = store
         self.syntax = syntax
         self.max_size = max_size
         self.stats = stats
         self.max_lifetime = max_lifetime
+        self.kind = kind if kind is not None else robots_txt(syntax)
+        # Another kind's rows are keyed by origin and path; this store's own kind closes the file.
+        self._suffix = "" if self.kind.meta_key is None else self.kind.path
+        self._owner = not self._suffix
         self._unavailable_counted = False
         self._validators: dict[str, Validators] = {}  # of the expired copies recalled
         self._revalidating: dict[str, StoredCopy] = {}  # expired copies recalled
         self._unwritten: dict[str, StoredCopy] = {}  # copies to write with the next batch
         self._renewed: dict[str, StoredCopy] = {}  # copies renewed, to write with it
         self._recalled: set[str] = set()  # origins recalled whose download is not yet written
-        self._preloaded = store.recent(PRELOADED, PRELOADED_BYTES)
+        preloaded = store.recent(PRELOADED, PRELOADED_BYTES) if self._owner else {}
+        self._preloaded = {key: preloaded[key] for key in self._own(set(preloaded))}
         # The origins stored when the crawl opened the store, and those it stored since: an
         # origin not among them is not looked up. A lookup that finds nothing costs a read of
         # the file (50 to 350 µs of CPU in a crawl, most of the store's cost on a first crawl:
         # docs/benchmarks.rst); a copy another process stores meanwhile is not seen, and its
         # robots.txt downloaded instead. Bounded by the store's own bound.
-        self._known = store.origin_keys()
+        self._known = self._own(store.origin_keys())
+
+    def for_kind(self, kind: DocumentKind) -> CrawlStore:
+        """The same file's store of the documents of another stored ``kind``."""
+        return CrawlStore(
+            self.store, self.syntax, self.max_size, self.stats, self.max_lifetime, kind
+        )
+
+    def _own(self, keys: set[str]) -> set[str]:
+        """Of the store's ``keys``, this kind's."""
+        suffix = self._suffix
+        if not suffix:
+            return {key for key in keys if key.count("/") == 2}  # an origin: no path
+        return {key for key in keys if key.endswith(suffix)}
 
     async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
         """An origin the cache knew nothing of: its stored copy, used when fresh, revalidated
         when expired; else (or when the cache knew of it) a download."""
+        origin += self._suffix
         recalled = self.get(origin) if known is None else None
         if recalled is None:
             return Claim(download=True)
@@ -122,6 +147,7 @@ class CrawlStore:
         self, origin: str, entry: RobotsEntry, fetched: Fetched, claim: Claim
     ) -> RobotsEntry:
         """A good copy stored (:meth:`put`), a 304's renewal recorded (:meth:`renew`)."""
+        origin += self._suffix
         if fetched.not_modified and entry.robots is not None:
             renewed = self.renew(origin, entry, entry.fetched_at, entry.expires_at, fetched)
             return renewed if renewed is not None else entry
@@ -155,7 +181,7 @@ class CrawlStore:
             self._revalidating[origin] = copy
         return self._entry(copy)
 
-    def _entry(self, copy: StoredCopy, robots: RobotsTxt | None = None) -> RobotsEntry:
+    def _entry(self, copy: StoredCopy, robots: Any = None) -> RobotsEntry:
         """``copy`` as an entry, its rules ``robots`` when they are at hand, else parsed."""
         if robots is None:
             robots = self._rules(copy)
@@ -169,12 +195,13 @@ class CrawlStore:
             sha256=copy.sha256 if copy.outcome == Outcome.PARSED else body_sha256(None),
         )
 
-    def _rules(self, copy: StoredCopy) -> RobotsTxt:
+    def _rules(self, copy: StoredCopy) -> Any:
+        kind = self.kind
         if copy.outcome == Outcome.PARSED:
-            return stored_body(copy, self.max_size).rules(self.syntax)
-        if copy.outcome == Outcome.DISALLOW_ALL:
-            return RobotsTxt.disallow_all(self.syntax)
-        return RobotsTxt.allow_all(self.syntax)
+            return kind.parse(stored_body(copy, self.max_size))
+        if copy.outcome == Outcome.DISALLOW_ALL and kind.refused is not None:
+            return kind.refused()
+        return kind.absent()
 
     def renew(
         self,
@@ -232,7 +259,7 @@ class CrawlStore:
         if len(self._known) > 2 * self.store.max_origins + WRITES_AT_ONCE:
             # The store evicted some of them: what it holds now, and the batch not yet written
             # (at most once per bound's worth of origins stored).
-            self._known = self.store.origin_keys() | self._unwritten.keys()
+            self._known = self._own(self.store.origin_keys()) | self._unwritten.keys()
         self._write_when_due()
         return self.store.available
 
@@ -263,6 +290,8 @@ class CrawlStore:
         them)."""
         if self._unwritten or self._renewed:
             self._write()
+        if not self._owner:  # robots.txt's store closes the file
+            return
         counts = self.store.counts
         self.store.close()
         for stat, value in (

@@ -1,33 +1,188 @@
-"""The per-origin documents a crawl fetches once per origin: what makes each a kind of its own.
+"""The per-origin documents a crawl fetches once per origin, and what makes each a kind of its own.
 
-An origin service (:class:`~scrapy_rerp.core.origins.OriginService`) and its transport
-(:class:`~scrapy_rerp.crawl.transport.RobotsTxtDownloader`) serve one :class:`DocumentKind`:
-where an origin's copy is, what the requests waiting for it are parked under, the family of its
-stats, the kind of its fleet key, whether ``RERP_STORE`` keeps it, and what an answer means.
-The status ladder (:mod:`scrapy_rerp.core.status`) is shared: a 2xx body is :attr:`parse`\\ d,
-a 3xx followed, a 4xx reads as :attr:`absent`, a 5xx, 429 or network error is an outage.
+Every part that deals with such documents loops over the kinds registered for the crawl: the
+origin service (:class:`~scrapy_rerp.core.origins.OriginService`) and its transport
+(:class:`~scrapy_rerp.crawl.transport.RobotsTxtDownloader`) serve one :class:`DocumentKind`
+each, a fleet shares each under its own key, ``RERP_STORE`` keeps those that are
+:attr:`~DocumentKind.stored`, and the evidence records each copy read. A kind says where an
+origin's copy is, the names of its stats, how its bodies are read and what an answer means. The
+status ladder (:mod:`scrapy_rerp.core.status`) is shared: a 2xx body is parsed, a 3xx followed,
+a 4xx reads as absent, a 5xx, 429 or network error is an outage.
+
+robots.txt (:func:`robots_txt`) decides whether a request may go; every other kind is attached
+to the requests it applies to, once known (:attr:`DocumentKind.meta_key`), for the parts that
+read it. Kinds are registered by factories, ``(settings) -> DocumentKind | None`` (None: not
+needed by this crawl): :data:`BASE_DOCUMENTS`, then those ``RERP_DOCUMENTS`` names
+(docs/design.rst, "How to add a document kind").
 
 * :func:`robots_txt`: ``/robots.txt`` (RFC 9309), whose legacy 401/403 read as disallow-all;
 * :func:`tdmrep_json`: ``/.well-known/tdmrep.json`` (TDMRep, W3C community group report),
-  fetched only when ``RERP_USAGE`` names a purpose it speaks to (train-ai, ai-input).
+  registered by :func:`tdmrep_when_read` only when ``RERP_USAGE`` names a purpose it speaks to
+  (train-ai, ai-input).
 
 Standard library only.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scrapy_rerp.core.admission import Purpose
-from scrapy_rerp.engine import TDMREP_PATH, RobotsTxt, TdmRepFile, parse_tdmrep
+from scrapy_rerp.core.admission import Purpose, Waiting
+from scrapy_rerp.engine import (
+    TDMREP_PATH,
+    TDMREP_PURPOSES,
+    RobotsTxt,
+    TdmRepFile,
+    parse_tdmrep,
+    usage_category,
+)
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.body import Body
+    from scrapy_rerp.core.settings import RerpSettings
 
-__all__ = ["NO_TDMREP_FILE", "TDMREP_PATH", "DocumentKind", "robots_txt", "tdmrep_json"]
+__all__ = [
+    "BASE_DOCUMENTS",
+    "NO_TDMREP_FILE",
+    "ROBOTS_TXT_STATS",
+    "TDMREP_FILE_META",
+    "TDMREP_PATH",
+    "TDMREP_STATS",
+    "DocumentKind",
+    "DocumentStats",
+    "KindFactory",
+    "problems_of",
+    "robots_txt",
+    "tdmrep_json",
+    "tdmrep_when_read",
+]
+
+
+@dataclass(frozen=True)
+class DocumentStats:
+    """The names of one kind's stats (docs/stats.rst). Three are families, whose ``{}`` is the
+    status or the exception type: ``response_status_count``, ``exception_count``,
+    ``disallow_all``."""
+
+    request_count: str
+    response_count: str
+    response_status_count: str
+    exception_count: str
+    ignored: str
+    allow_all: str
+    disallow_all: str
+    undecodable: str
+    truncated: str
+    charset_replaced: str
+    redirect_count: str
+    redirect_limit: str
+    redirect_invalid: str
+    origin_count: str
+    refresh_count: str
+    retry_count: str
+    unreachable_count: str
+    unreachable_stale_copy_kept: str
+    store_reused: str
+    store_stale_used: str
+    redis_shared: str
+    redis_lock_waits: str
+    redis_unreadable: str
+    redis_rejected: str
+    redis_oversized: str
+    redis_revalidated: str
+    redis_round_trips: str
+    redis_repaired: str
+    # A document its kind does not use (DocumentKind.problem): None for robots.txt, always used.
+    file_invalid: str | None = None
+
+    @classmethod
+    def under(cls, prefix: str) -> DocumentStats:
+        """Every name under ``prefix`` (``robotstxt/security_txt``): each field's name, with
+        ``/`` for its first ``_`` in the families of several (``redirect_count``:
+        ``<prefix>/redirect/count``)."""
+        names: dict[str, str] = {}
+        for field in fields(cls):
+            head, _, rest = field.name.partition("_")
+            name = f"{head}/{rest}" if head in _GROUPED and rest else field.name
+            if field.name in _BY_VALUE:
+                name += "/{}"
+            names[field.name] = f"{prefix}/{name}"
+        return cls(**names)
+
+
+_GROUPED = ("redirect", "unreachable", "store", "redis", "file")
+_BY_VALUE = ("response_status_count", "exception_count", "disallow_all")
+
+#: robots.txt's stats, written out (a test holds them to :meth:`DocumentStats.under`).
+ROBOTS_TXT_STATS = DocumentStats(
+    request_count="robotstxt/request_count",
+    response_count="robotstxt/response_count",
+    response_status_count="robotstxt/response_status_count/{}",
+    exception_count="robotstxt/exception_count/{}",
+    ignored="robotstxt/ignored",
+    allow_all="robotstxt/allow_all",
+    disallow_all="robotstxt/disallow_all/{}",
+    undecodable="robotstxt/undecodable",
+    truncated="robotstxt/truncated",
+    charset_replaced="robotstxt/charset_replaced",
+    redirect_count="robotstxt/redirect/count",
+    redirect_limit="robotstxt/redirect/limit",
+    redirect_invalid="robotstxt/redirect/invalid",
+    origin_count="robotstxt/origin_count",
+    refresh_count="robotstxt/refresh_count",
+    retry_count="robotstxt/retry_count",
+    unreachable_count="robotstxt/unreachable/count",
+    unreachable_stale_copy_kept="robotstxt/unreachable/stale_copy_kept",
+    store_reused="robotstxt/store/reused",
+    store_stale_used="robotstxt/store/stale_used",
+    redis_shared="robotstxt/redis/shared",
+    redis_lock_waits="robotstxt/redis/lock_waits",
+    redis_unreadable="robotstxt/redis/unreadable",
+    redis_rejected="robotstxt/redis/rejected",
+    redis_oversized="robotstxt/redis/oversized",
+    redis_revalidated="robotstxt/redis/revalidated",
+    redis_round_trips="robotstxt/redis/round_trips",
+    redis_repaired="robotstxt/redis/repaired",
+)
+#: tdmrep.json's stats, written out.
+TDMREP_STATS = DocumentStats(
+    request_count="robotstxt/tdmrep/request_count",
+    response_count="robotstxt/tdmrep/response_count",
+    response_status_count="robotstxt/tdmrep/response_status_count/{}",
+    exception_count="robotstxt/tdmrep/exception_count/{}",
+    ignored="robotstxt/tdmrep/ignored",
+    allow_all="robotstxt/tdmrep/allow_all",
+    disallow_all="robotstxt/tdmrep/disallow_all/{}",
+    undecodable="robotstxt/tdmrep/undecodable",
+    truncated="robotstxt/tdmrep/truncated",
+    charset_replaced="robotstxt/tdmrep/charset_replaced",
+    redirect_count="robotstxt/tdmrep/redirect/count",
+    redirect_limit="robotstxt/tdmrep/redirect/limit",
+    redirect_invalid="robotstxt/tdmrep/redirect/invalid",
+    origin_count="robotstxt/tdmrep/origin_count",
+    refresh_count="robotstxt/tdmrep/refresh_count",
+    retry_count="robotstxt/tdmrep/retry_count",
+    unreachable_count="robotstxt/tdmrep/unreachable/count",
+    unreachable_stale_copy_kept="robotstxt/tdmrep/unreachable/stale_copy_kept",
+    store_reused="robotstxt/tdmrep/store/reused",
+    store_stale_used="robotstxt/tdmrep/store/stale_used",
+    redis_shared="robotstxt/tdmrep/redis/shared",
+    redis_lock_waits="robotstxt/tdmrep/redis/lock_waits",
+    redis_unreadable="robotstxt/tdmrep/redis/unreadable",
+    redis_rejected="robotstxt/tdmrep/redis/rejected",
+    redis_oversized="robotstxt/tdmrep/redis/oversized",
+    redis_revalidated="robotstxt/tdmrep/redis/revalidated",
+    redis_round_trips="robotstxt/tdmrep/redis/round_trips",
+    redis_repaired="robotstxt/tdmrep/redis/repaired",
+    file_invalid="robotstxt/tdmrep/file/invalid",
+)
+
+#: A kind's short name in the evidence and in a fleet's keys: a lowercase word.
+_TOKEN = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
 @dataclass(frozen=True)
@@ -36,9 +191,8 @@ class DocumentKind:
 
     name: str  # as logs and messages name it: "robots.txt"
     path: str  # of an origin's copy: "/robots.txt"
-    purpose: Purpose  # what the requests waiting for an origin's copy are parked under
-    stat_family: str  # its stats' family under robotstxt/ ("": robots.txt's own): see stat()
-    fleet_key: str  # the kind of its key in a fleet's Redis: <prefix>:<fleet_key>:<origin>
+    token: str  # its short name: a record's kind in the evidence, its fleet keys' kind
+    stats: DocumentStats
     stored: bool  # kept across runs by RERP_STORE
     parse: Callable[[Body], Any]  # a 2xx body, read (decompressed, capped), to the document
     absent: Callable[[], Any]  # the document of an origin with no file (a 4xx)
@@ -46,14 +200,19 @@ class DocumentKind:
     absent_means: str
     # The document of a legacy 401/403 (RERP_LEGACY), or None: the kind has no such reading.
     refused: Callable[[], Any] | None = None
+    # ``request.meta`` key of the origin's document, attached to each request it applies to
+    # once known (robots.txt's: None, as robots.txt decides instead).
+    meta_key: str | None = None
+    # Why a document read is not used (counted as ``stats.file_invalid``, logged once per
+    # origin), or None when it is used.
+    problem: Callable[[Any], str | None] | None = None
 
-    def stat(self, name: str) -> str:
-        """The kind's own name of robots.txt's stat ``name`` (``robotstxt/request_count``): in
-        the kind's family (``robotstxt/tdmrep/request_count``). The code names robots.txt's
-        stats, so that every name it emits reads in its source."""
-        if not self.stat_family:
-            return name
-        return name.replace("robotstxt/", f"robotstxt/{self.stat_family}/", 1)
+    @property
+    def purpose(self) -> Purpose | Waiting:
+        """What the requests waiting for an origin's copy are parked under."""
+        if self.meta_key is None:
+            return Purpose.ROBOTS_TXT
+        return Waiting(self.name)
 
     def url_of(self, url: str) -> str:
         """The URL of the copy of the origin of ``url`` (default port left implicit)."""
@@ -61,14 +220,17 @@ class DocumentKind:
         return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{self.path}"
 
 
+#: ``(settings) -> DocumentKind | None``: registers a kind for a crawl (None: not this one).
+KindFactory = Callable[["RerpSettings"], "DocumentKind | None"]
+
+
 def robots_txt(syntax: int) -> DocumentKind:
     """robots.txt, parsed in ``syntax`` (``RERP_SYNTAX``)."""
     return DocumentKind(
         name="robots.txt",
         path="/robots.txt",
-        purpose=Purpose.ROBOTS_TXT,
-        stat_family="",
-        fleet_key="robots",
+        token="robots",
+        stats=ROBOTS_TXT_STATS,
         stored=True,
         parse=lambda body: body.rules(syntax),
         absent=lambda: RobotsTxt.allow_all(syntax),
@@ -79,6 +241,14 @@ def robots_txt(syntax: int) -> DocumentKind:
 
 #: What an origin without a tdmrep.json has: no entries, so no reservation from the file.
 NO_TDMREP_FILE = TdmRepFile((), (), True)
+#: ``request.meta``: the origin's parsed tdmrep.json (the page directives read it).
+TDMREP_FILE_META = "_rerp_tdmrep_file"
+
+
+def _tdmrep_problem(file: Any) -> str | None:
+    if not isinstance(file, TdmRepFile) or file.valid:
+        return None
+    return "; ".join(warning.message for warning in file.warnings) or "unreadable"
 
 
 def tdmrep_json() -> DocumentKind:
@@ -88,11 +258,46 @@ def tdmrep_json() -> DocumentKind:
     return DocumentKind(
         name="tdmrep.json",
         path=TDMREP_PATH,
-        purpose=Purpose.TDMREP,
-        stat_family="tdmrep",
-        fleet_key="tdmrep",
+        token="tdmrep",
+        stats=TDMREP_STATS,
         stored=False,
         parse=lambda body: parse_tdmrep(body.data),
         absent=lambda: NO_TDMREP_FILE,
         absent_means="no reservation from the file",
+        meta_key=TDMREP_FILE_META,
+        problem=_tdmrep_problem,
     )
+
+
+def tdmrep_when_read(settings: RerpSettings) -> DocumentKind | None:
+    """tdmrep.json, for a crawl whose ``RERP_USAGE`` names a purpose TDMRep speaks to."""
+    if any(usage_category(purpose) in TDMREP_PURPOSES for purpose in settings.usage):
+        return tdmrep_json()
+    return None
+
+
+#: The kinds every crawl registers (by dotted path, as ``RERP_DOCUMENTS`` names its own), after
+#: robots.txt.
+BASE_DOCUMENTS: tuple[str, ...] = ("scrapy_rerp.core.documents.tdmrep_when_read",)
+
+
+def problems_of(kinds: list[DocumentKind]) -> list[str]:
+    """What keeps ``kinds`` (robots.txt first) from being served together: a short name that
+    is no lowercase word, a path that is not absolute, or two kinds with one name, token, path
+    or meta key."""
+    problems: list[str] = []
+    for kind in kinds:
+        if not _TOKEN.match(kind.token):
+            problems.append(f"{kind.name}: token {kind.token!r} is not a lowercase word")
+        if not kind.path.startswith("/"):
+            problems.append(f"{kind.name}: path {kind.path!r} does not start with /")
+        if kind is not kinds[0] and kind.meta_key is None:
+            problems.append(f"{kind.name}: no meta_key (only robots.txt decides without one)")
+    for attribute in ("name", "token", "path", "meta_key"):
+        seen: set[object] = set()
+        for kind in kinds:
+            value = getattr(kind, attribute)
+            if value is not None and value in seen:
+                problems.append(f"two document kinds have the {attribute} {value!r}")
+            seen.add(value)
+    return problems

@@ -29,6 +29,7 @@ __all__ = [
     "EvidenceRead",
     "DOCUMENTS",
     "bounded_lines",
+    "is_document",
     "decision_record",
     "item_provenance",
     "page_record",
@@ -55,9 +56,22 @@ ROBOTS_HEADERS: tuple[str, ...] = (
     "Last-Modified",
     "Retry-After",
 )
-#: The per-origin documents a ``robots``-shaped record can hold (its ``kind``): robots.txt, and
-#: the origin's ``/.well-known/tdmrep.json`` when the crawl reads TDMRep.
+#: The per-origin documents a ``robots``-shaped record holds whatever the crawl registers (its
+#: ``kind``): robots.txt, and the origin's ``/.well-known/tdmrep.json`` when the crawl reads
+#: TDMRep. A kind registered by a project (``RERP_DOCUMENTS``) writes its own token
+#: (:func:`is_document`).
 DOCUMENTS = frozenset({"robots", "tdmrep"})
+#: The records that are no document's.
+_NOT_DOCUMENTS = frozenset({"decision", "page"})
+_TOKEN = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
+
+
+def is_document(kind: object) -> bool:
+    """Whether a record of ``kind`` holds a per-origin document (a ``robots``-shaped record):
+    robots.txt's, tdmrep.json's, or a registered kind's (its token, a lowercase word)."""
+    return isinstance(kind, str) and kind not in _NOT_DOCUMENTS and _TOKEN.match(kind) is not None
+
+
 #: Where a crawl got a robots.txt: downloaded, its run's robots.txt store, its fleet's Redis.
 SOURCES = frozenset({"download", "store", "fleet"})
 #: The verdicts of a decision record.
@@ -123,8 +137,9 @@ def robots_record(
     kind: str = "robots",
     matched: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """One robots.txt as read (or, with ``kind="tdmrep"``, an origin's tdmrep.json: then
-    ``syntax`` and ``agent`` are None, as none applies to it). ``headers`` may hold any
+    """One robots.txt as read (or, with another ``kind``, an origin's document of that kind,
+    ``"tdmrep"`` for its tdmrep.json: then ``syntax`` and ``agent`` are None, as none applies to
+    it). ``headers`` may hold any
     response headers (by name, any case): only :data:`ROBOTS_HEADERS` are kept. ``body`` is
     the body as parsed (decoded, capped); its sha256 is what decision records point to.
     ``matched`` is the agents, as the file writes them, that match ``agent``
@@ -133,7 +148,8 @@ def robots_record(
     None) but with the ``sha256`` of the body it was read from, whose record is in the
     evidence of the run, or the worker, that downloaded it."""
     _one_of("source", source, SOURCES)
-    _one_of("kind", kind, DOCUMENTS)
+    if not is_document(kind):
+        raise ValueError(f"kind must be a document's token (a lowercase word), not {kind!r}")
     wanted = {name.lower(): name for name in ROBOTS_HEADERS}
     kept: dict[str, str] = {}
     for name, value in (headers or {}).items():
@@ -179,12 +195,15 @@ def decision_record(
     usage: Mapping[str, Any] | None = None,
     page_directives: Iterable[str] = (),
     tdmrep_sha256: str | None = None,
+    documents: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt),
     ``dropped`` (``reason`` says why) or ``failed`` (allowed, its download failed:
     ``reason``); ``line``, ``rule`` and ``group`` are the robots.txt line that decided,
     ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``),
-    ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read)."""
+    ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read), and
+    ``documents`` the sha256 of each document besides robots.txt it went on with, by kind
+    (tdmrep.json's among them: written only when there is one)."""
     _one_of("verdict", verdict, VERDICTS)
     record = {
         "v": FORMAT_VERSION,
@@ -201,6 +220,8 @@ def decision_record(
         "page_directives": list(page_directives),
         "tdmrep_sha256": tdmrep_sha256,
     }
+    if documents:
+        record["documents"] = dict(documents)
     return bounded_record(record)
 
 
@@ -409,7 +430,18 @@ _FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
         "tdmrep_sha256": _OPTIONAL_SHA256,
     },
 }
-_FIELDS["tdmrep"] = _FIELDS["robots"]
+#: Fields a record of a kind may lack (a record of an earlier release), checked when present.
+_OPTIONAL_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
+    "decision": {
+        "documents": (
+            lambda value: (
+                isinstance(value, dict)
+                and all(_TOKEN.match(str(k)) and _OPTIONAL_SHA256[0](v) for k, v in value.items())
+            ),
+            "sha256 by document kind",
+        ),
+    },
+}
 
 
 def _field_problem(
@@ -434,8 +466,17 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     string or null``); None when it is one. A kind this reader does not know has no problem
     here (a later release may add kinds). A field a kind does not have is not read, and not
     checked."""
-    fields = _FIELDS.get(record.get("kind"))  # type: ignore[arg-type]
-    return None if fields is None else _field_problem(record, fields)
+    kind = record.get("kind")
+    fields = _FIELDS.get(kind) or (_FIELDS["robots"] if is_document(kind) else None)  # type: ignore[arg-type]
+    if fields is None:
+        return None
+    problem = _field_problem(record, fields)
+    if problem is not None:
+        return problem
+    for name, (check, what) in _OPTIONAL_FIELDS.get(kind, {}).items():  # type: ignore[arg-type]
+        if name in record and not check(record[name]):
+            return f"{name!r} is {_shown(record[name])}, not {what}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

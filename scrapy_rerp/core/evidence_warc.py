@@ -32,11 +32,11 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from scrapy_rerp.core.evidence import (
-    DOCUMENTS,
     FORMAT_VERSION,
     MAX_LINE_BYTES,
     ROBOTS_HEADERS,
     RecordLine,
+    is_document,
     record_line,
 )
 
@@ -100,14 +100,14 @@ class WarcEvidenceWriter:
         self._stream.flush()
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """One evidence record of this format (``robots``, ``tdmrep``, ``decision``,
-        ``page``); anything else raises :class:`ValueError`."""
+        """One evidence record of this format (a document's, ``robots``, ``tdmrep`` or another
+        kind's; ``decision``, ``page``); anything else raises :class:`ValueError`."""
         if record.get("v") != FORMAT_VERSION:
             raise ValueError(
                 f"evidence record of format {FORMAT_VERSION} expected, not {record.get('v')!r}"
             )
         kind = record.get("kind")
-        if kind in DOCUMENTS:
+        if is_document(kind):
             self._robots(record)
         elif kind in ("decision", "page"):
             self._metadata(record["url"], record["at"], _json_bytes(record))
@@ -236,7 +236,7 @@ def _text(body: bytes) -> str:
 def _with_body(record: dict[str, Any], body: str | None) -> None:
     # A robots (or tdmrep) record's body is in the response it is concurrent to; with none, it
     # has none (a copy from the store or the fleet, an answer whose body was not kept).
-    if record.get("kind") in DOCUMENTS:
+    if is_document(record.get("kind")):
         record["body"] = body
 
 

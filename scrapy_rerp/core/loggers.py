@@ -20,7 +20,8 @@ __all__ = [
     "USAGE",
 ]
 
-#: robots.txt had: the origin service, its downloads, the gate, parked requests, new rules.
+#: robots.txt and the other per-origin documents: the origin service, its downloads, the gate,
+#: parked requests, new rules.
 ROBOTSTXT = "scrapy_rerp.robotstxt"
 #: The gaps between requests: Crawl-delay floors, cool-downs and raised floors, slots.
 POLITENESS = "scrapy_rerp.politeness"

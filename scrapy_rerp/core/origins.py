@@ -236,7 +236,7 @@ class OriginService:
             robots = entry.robots
             if robots is not None:
                 if entry.expires_at <= time.time() and origin not in self._flights:
-                    self.stats.inc_value(self.kind.stat("robotstxt/refresh_count"))
+                    self.stats.inc_value(self.kind.stats.refresh_count)
                     self._start(origin, self.kind.url_of(url), trigger, entry)
                 return robots
             if not entry.expired() and self._outage_over(entry):
@@ -254,7 +254,7 @@ class OriginService:
             return
         entry = self.cache.get(origin)
         if entry is None:  # an origin not known (again, once its entry left the cache)
-            self.stats.inc_value(self.kind.stat("robotstxt/origin_count"))
+            self.stats.inc_value(self.kind.stats.origin_count)
         delay = max(0.0, entry.expires_at - time.time()) if entry is not None else 0.0
         self._start(origin, self.kind.url_of(url), trigger, entry, delay)
 
@@ -347,7 +347,7 @@ class OriginService:
                     # no download), or another worker's of the fleet.
                     if claim.reused:
                         self._stored.add(origin)
-                        self.stats.inc_value(self.kind.stat("robotstxt/store/reused"))
+                        self.stats.inc_value(self.kind.stats.store_reused)
                     await self._rules_fetched(flight, claim.entry, None)
                     return
                 # Another worker of the fleet is retrying it: no download here.
@@ -377,7 +377,7 @@ class OriginService:
             if renewed or fetched.robots is not None:
                 await self._rules_fetched(flight, entry, None if renewed else fetched)
                 return
-            self.stats.inc_value(self.kind.stat("robotstxt/unreachable/count"))
+            self.stats.inc_value(self.kind.stats.unreachable_count)
             if entry.robots is not None:
                 # An earlier good copy keeps serving; retried once it "expires" again.
                 self._stale_copy_kept(flight, entry, fetched)
@@ -385,7 +385,7 @@ class OriginService:
             self._unreachable(flight, entry, fetched)
             if not await self._wait_for_retry(flight, entry):
                 return
-            self.stats.inc_value(self.kind.stat("robotstxt/retry_count"))
+            self.stats.inc_value(self.kind.stats.retry_count)
             previous = entry
 
     def _entry(self, fetched: Fetched, previous: RobotsEntry | None) -> RobotsEntry:
@@ -449,7 +449,7 @@ class OriginService:
 
     def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
         if flight.origin in self._stored:
-            self.stats.inc_value(self.kind.stat("robotstxt/store/stale_used"))
+            self.stats.inc_value(self.kind.stats.store_stale_used)
             if flight.origin not in self._stale_said:
                 # WARNING, not INFO: the crawl obeys rules from an earlier run, which the site
                 # may have changed since; the user should see it. (A copy fetched within the
@@ -479,7 +479,7 @@ class OriginService:
             },
             extra={"spider": self._spider()},
         )
-        self.stats.inc_value(self.kind.stat("robotstxt/unreachable/stale_copy_kept"))
+        self.stats.inc_value(self.kind.stats.unreachable_stale_copy_kept)
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
 

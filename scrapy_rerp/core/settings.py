@@ -200,6 +200,8 @@ class RerpSettings:
     slowdown_max_floor: float = 60.0  # RERP_SLOWDOWN_MAX_FLOOR: highest raised floor, seconds
     slowdown_decay_after: int = 10  # RERP_SLOWDOWN_DECAY_AFTER: good answers before halving
     usage: tuple[str, ...] = ()  # RERP_USAGE: the crawl's purposes (usage categories)
+    # RERP_DOCUMENTS: dotted paths of the factories of the crawl's own document kinds
+    documents: tuple[str, ...] = ()
     usage_deny_unknown: bool = False  # RERP_USAGE_DEFAULT = "deny"
     usage_drop: bool = True  # RERP_USAGE_DROP: False marks response.meta only
     page_header: bool = True  # RERP_PAGE_HEADER: X-Robots-Tag and Robots-Tag read
@@ -307,6 +309,7 @@ class RerpSettings:
             slowdown_max_floor=max_floor,
             slowdown_decay_after=r.integer("RERP_SLOWDOWN_DECAY_AFTER", 10, minimum=1),
             usage=r.usage_categories("RERP_USAGE"),
+            documents=r.callables("RERP_DOCUMENTS"),
             usage_deny_unknown=r.choice("RERP_USAGE_DEFAULT", ("allow", "deny"), "allow") == "deny",
             usage_drop=r.boolean("RERP_USAGE_DROP", True),
             page_header=r.boolean("RERP_PAGE_HEADER", True),
@@ -557,6 +560,33 @@ class _Reader:
                 f"({', '.join(taken)})",
             )
         return MappingProxyType(dict(value))
+
+    def callables(self, name: str) -> tuple[str, ...]:
+        """Dotted import paths of callables (or the callables): a list, or one path."""
+        given = value = self.raw(name)
+        if value is None or value == "" or value == [] or value == ():
+            return ()
+        expected = "a list of callables or their dotted import paths"
+        items = [value] if isinstance(value, str) or callable(value) else value
+        if not isinstance(items, (list, tuple)):
+            raise RerpSettingsError(name, given, expected)
+        paths: list[str] = []
+        for item in items:
+            if callable(item) and hasattr(item, "__qualname__"):
+                item = f"{item.__module__}.{item.__qualname__}"
+            if not isinstance(item, str) or "." not in item.strip():
+                raise RerpSettingsError(name, given, expected)
+            path = item.strip()
+            module, _, attribute = path.rpartition(".")
+            try:
+                found = getattr(import_module(module), attribute)
+            except (ImportError, AttributeError) as exc:
+                raise RerpSettingsError(name, given, f"importable callables ({exc})") from exc
+            if not callable(found):
+                raise RerpSettingsError(name, given, f"callables, not {type(found).__name__}")
+            if path not in paths:
+                paths.append(path)
+        return tuple(paths)
 
     def dotted_path(self, name: str, default: str) -> str:
         value = self.raw(name)

@@ -8,8 +8,9 @@ settings, and stopped in order when the crawl closes.
   a fleet worker's, joined on the shared store) on Scrapy's download slots, the resume store,
   the listener for new rules and the origin service with its transport and cache, and the
   robots.txt store (``RERP_STORE``: :func:`~scrapy_rerp.crawl.store.open_store`), closed when
-  the spider closes, the origin service of ``tdmrep.json`` when ``RERP_USAGE`` reads TDMRep
-  (:mod:`scrapy_rerp.crawl.tdmrep`), and the evidence log (``RERP_EVIDENCE``:
+  the spider closes, an origin service for each other document kind registered
+  (:mod:`scrapy_rerp.crawl.documents`: tdmrep.json when ``RERP_USAGE`` reads TDMRep), and the
+  evidence log (``RERP_EVIDENCE``:
   :class:`~scrapy_rerp.crawl.evidence.EvidenceLog`), its files stored when the spider closes;
 * :class:`Misconfigured`: what Scrapy gets instead of the middleware when the settings are bad.
 
@@ -31,11 +32,11 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.cache import FailoverCache, MemoryOriginCache
-from scrapy_rerp.core.documents import tdmrep_json
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError
 from scrapy_rerp.crawl.compat import ScrapyRuntime, asyncio_available, close_when_opened
+from scrapy_rerp.crawl.documents import DocumentListener, registered_kinds
 from scrapy_rerp.crawl.evidence import EvidenceLog
 from scrapy_rerp.crawl.new_rules import RulesApplied
 from scrapy_rerp.crawl.parking import ParkingLot
@@ -44,7 +45,6 @@ from scrapy_rerp.crawl.sitemaps import RobotsTxtForTheSpider, SitemapDiscovery
 from scrapy_rerp.crawl.slots import SlotFloors
 from scrapy_rerp.crawl.store import open_store
 from scrapy_rerp.crawl.summary import CrawlSummary
-from scrapy_rerp.crawl.tdmrep import TdmRepListener, reads_tdmrep
 from scrapy_rerp.crawl.transport import RobotsTxtDownloader
 from scrapy_rerp.crawl.usage import UsagePolicy
 
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
     from scrapy_rerp.core.cache import OriginCache
     from scrapy_rerp.core.crawl_store import CrawlStore
+    from scrapy_rerp.core.documents import DocumentKind
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.documents import FleetStore
     from scrapy_rerp.fleet.store import SharedOriginCache
@@ -110,9 +111,11 @@ class Parts:
     origins: OriginService
     stored: CrawlStore | None = None
     evidence: EvidenceLog | None = None
-    tdmrep: OriginService | None = None  # each origin's tdmrep.json, when TDMRep is read
-    tdmrep_fleet: FleetStore | None = None
     summary: CrawlSummary | None = None  # the closing lines, held here
+    # Each other registered document kind's service (tdmrep.json when TDMRep is read), and
+    # where each kind persists (a fleet's sharing, or RERP_STORE's for a stored kind).
+    documents: tuple[OriginService, ...] = ()
+    document_stores: tuple[CrawlStore | FleetStore, ...] = ()
 
     def closing(self) -> None:
         """The engine has started to close: parked requests are kept for a resumed crawl or
@@ -122,9 +125,8 @@ class Parts:
             # or dropped with them: a closing crawl does not send it a floor apart.
             self.politeness.take_back_queued()
             self.lot.close(keep=self.resume.persists)
-        self.origins.stop()
-        if self.tdmrep is not None:
-            self.tdmrep.stop()
+        for service in (self.origins, *self.documents):
+            service.stop()
         self.politeness.stop()
 
     async def spider_closed(self, spider: Spider) -> None:
@@ -135,18 +137,19 @@ class Parts:
         if kept:
             self.resume.keep(kept)
         self.resume.keep_cool_downs(self.politeness.cool_down_ends())
-        self.origins.cancel_all()  # background refetches end with the crawl
-        if self.tdmrep is not None:
-            self.tdmrep.cancel_all()
+        for service in (self.origins, *self.documents):
+            service.cancel_all()  # background refetches end with the crawl
         self.for_spider.clear()
-        if self.stored is not None:
-            self.stored.close()
+        for store in (*self.document_stores, self.stored):
+            if store is not None and not store.fleet:
+                store.close()
         if self.evidence is not None:
             await self.evidence.close()
         if self.fleet is not None:
             await self.politeness.finish()  # the last turns' ends reach Redis first
-            if self.tdmrep_fleet is not None:
-                await self.tdmrep_fleet.release_locks()
+            for store in self.document_stores:
+                if store.fleet:
+                    await store.release_locks()
             await self.fleet.close()
 
 
@@ -156,9 +159,13 @@ def assemble(
     cache: OriginCache,
     shared: SharedOriginCache | None,
     user_agent_for: Callable[[Request], str],
+    kinds: list[DocumentKind] | None = None,
 ) -> Parts:
     """Build the middleware's collaborators on ``cache`` (and the fleet's ``shared`` store),
-    matching robots.txt rules against ``user_agent_for(request)``."""
+    matching robots.txt rules against ``user_agent_for(request)``, serving the document
+    ``kinds`` (robots.txt first: :func:`~scrapy_rerp.crawl.documents.registered_kinds`)."""
+    if kinds is None:
+        kinds = registered_kinds(settings)
     stats = crawler.stats
 
     def spider() -> Spider | None:
@@ -201,31 +208,40 @@ def assemble(
     origins = OriginService(
         settings,
         failover,
-        RobotsTxtDownloader(crawler, settings),
+        RobotsTxtDownloader(crawler, settings, kinds[0]),
         lot,
         applied,
         runtime,
         stats,
         fleet if fleet is not None else stored,
         spider,
+        kinds[0],
     )
-    tdmrep = tdmrep_fleet = None
-    if reads_tdmrep(settings):
-        kind = tdmrep_json()
-        tdmrep_fleet = fleet.for_kind(kind) if fleet is not None else None
-        tdmrep = OriginService(
-            settings,
-            # In memory, whatever RERP_CACHE says: the cache backends keep robots.txt, and a
-            # fleet shares this file through Redis (tdmrep_fleet) as it does robots.txt.
-            MemoryOriginCache(settings.cache_max_origins),
-            RobotsTxtDownloader(crawler, settings, kind),
-            lot,
-            TdmRepListener(crawler, politeness, settings.cache_max_origins),
-            runtime,
-            stats,
-            tdmrep_fleet,  # RERP_STORE keeps robots.txt only
-            spider,
-            kind,
+    services: list[OriginService] = []
+    stores: list[CrawlStore | FleetStore] = []
+    for kind in kinds[1:]:
+        store: CrawlStore | FleetStore | None = None
+        if fleet is not None:
+            store = fleet.for_kind(kind)
+        elif stored is not None and kind.stored:
+            store = stored.for_kind(kind)
+        if store is not None:
+            stores.append(store)
+        services.append(
+            OriginService(
+                settings,
+                # In memory, whatever RERP_CACHE says: the cache backends keep robots.txt, and
+                # a fleet shares the other kinds through Redis as it does robots.txt.
+                MemoryOriginCache(settings.cache_max_origins),
+                RobotsTxtDownloader(crawler, settings, kind),
+                lot,
+                DocumentListener(crawler, politeness, kind, settings.cache_max_origins),
+                runtime,
+                stats,
+                store,
+                spider,
+                kind,
+            )
         )
     parts = Parts(
         lot,
@@ -237,9 +253,9 @@ def assemble(
         origins,
         stored,
         evidence,
-        tdmrep,
-        tdmrep_fleet,
         summary,
+        tuple(services),
+        tuple(stores),
     )
     return parts
 

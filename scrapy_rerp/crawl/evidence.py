@@ -8,8 +8,9 @@ builds them), as JSON lines, and as WARC with ``RERP_EVIDENCE_WARC``
 
 The log writes what the robots.txt layer's signals tell it (:mod:`scrapy_rerp.signals`):
 
-* A robots.txt (or tdmrep.json) record per file read (``document_received``; one read again
-  is not written again, within a bounded memory of the last :data:`REMEMBERED_FILES`).
+* A robots.txt (or tdmrep.json, or another registered document's) record per file read
+  (``document_received``; one read again is not written again, within a bounded memory of the
+  last :data:`REMEMBERED_FILES`).
 * A decision record per request decided: refused by robots.txt, dropped (and why), downloaded
   or failed; a page record for what a page said of itself. The line that let a request
   through is in its meta (:data:`~scrapy_rerp.crawl.gate.DECISION_META`), for an item's
@@ -55,7 +56,6 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.body import capped_lines
-from scrapy_rerp.core.documents import TDMREP_PATH
 from scrapy_rerp.core.evidence import (
     ROBOTS_HEADERS,
     decision_record,
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from scrapy_rerp.core.data import Fetched, RobotsEntry
+    from scrapy_rerp.core.documents import DocumentKind
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import PageDirectives, PageStatement, TdmReservation
 
@@ -327,7 +328,7 @@ class EvidenceLog:
             items=items,
             nofollow=nofollow is not None,
             tdmrep=tdmrep,
-            tdmrep_sha256=(response.meta.get(DECISION_META) or {}).get("tdmrep_sha256"),
+            tdmrep_sha256=_documents(response.meta.get(DECISION_META)).get("tdmrep"),
         )
         if self._write(record):
             self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
@@ -335,14 +336,21 @@ class EvidenceLog:
             raise self.stop("response", response.url)
 
     def document_received(
-        self, origin: str, kind: str, entry: RobotsEntry, fetched: Fetched | None, user_agent: str
+        self,
+        origin: str,
+        kind: str,
+        entry: RobotsEntry,
+        fetched: Fetched | None,
+        user_agent: str | None,
+        document: DocumentKind | None = None,
     ) -> None:
-        """The robots.txt or tdmrep.json ``entry`` of ``origin`` became known: downloaded
-        (``fetched``), or a copy from the store or the fleet."""
-        if kind == "robots.txt":
+        """The robots.txt ``entry`` of ``origin`` (or its ``document`` of another kind) became
+        known: downloaded (``fetched``), or a copy from the store or the fleet."""
+        if document is None or document.meta_key is None:
             self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
         else:
-            self._document("tdmrep", origin + TDMREP_PATH, origin, entry, fetched, None)
+            url = origin + document.path
+            self._document(document.token, url, origin, entry, fetched, None)
 
     def _document(
         self,
@@ -404,7 +412,8 @@ class EvidenceLog:
             group=decided.get("group"),
             usage=usage_of(request.meta),
             page_directives=page_directives,
-            tdmrep_sha256=decided.get("tdmrep_sha256"),
+            tdmrep_sha256=_documents(decided).get("tdmrep"),
+            documents=_documents(decided),
         )
         if self._write(record):
             # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's
@@ -621,3 +630,8 @@ def _headers(response: Any) -> dict[str, bytes | None]:
     if headers is None:
         return {}
     return {name: headers.get(name) for name in ROBOTS_HEADERS}
+
+
+def _documents(decided: Mapping[str, Any] | None) -> Mapping[str, str | None]:
+    """The hashes of the documents besides robots.txt a request went on with, by kind."""
+    return (decided or {}).get("documents") or {}

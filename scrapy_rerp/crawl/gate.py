@@ -9,9 +9,11 @@ The middleware hands it every request it obeys robots.txt for, and every answer:
 * a request that waits is parked outside the downloader (:mod:`scrapy_rerp.crawl.parking`), or
   waits in place when it does not come from the scheduler (media pipelines); the lot drops
   what it cannot keep;
-* with rules, the engine decides; when the crawl reads TDMRep (:mod:`scrapy_rerp.crawl.tdmrep`),
-  an allowed request then waits, as for robots.txt, for its origin's ``tdmrep.json``, which it
-  carries in its meta to the page directives;
+* with rules, the engine decides; an allowed request then waits, as for robots.txt, for its
+  origin's other registered documents (:mod:`scrapy_rerp.crawl.documents`: tdmrep.json when the
+  crawl reads TDMRep), each carried in its meta once known (``kind.meta_key``). Each is fetched
+  only once robots.txt allows a page of its origin: an origin whose robots.txt disallows
+  everything is sent no other request;
 * an allowed request then asks the politeness controller
   (:mod:`scrapy_rerp.core.politeness`: Crawl-delay, a cool-down, the fleet's turn) whether it may
   go now;
@@ -52,7 +54,7 @@ from scrapy_rerp.core.urls import (
     robots_url_of,
 )
 from scrapy_rerp.crawl.compat import heard, send_refusable
-from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
+from scrapy_rerp.crawl.documents import Attached
 from scrapy_rerp.crawl.usage import UsageRefused
 
 if TYPE_CHECKING:
@@ -88,7 +90,7 @@ class RobotsGate:
         self.politeness = parts.politeness
         self._for_spider = parts.for_spider
         self._usage = parts.usage
-        self._tdmrep = parts.tdmrep
+        self._documents = parts.documents  # every registered kind's service but robots.txt's
         self._fleet = parts.fleet
         # Sent only when heard as the crawl is built: a send per request costs even unheard.
         self._admissions_heard = heard(crawler, signals.request_admitted)
@@ -163,25 +165,32 @@ class RobotsGate:
             self.lot.count_dropped_at_once(rules.reason, request)
             raise IgnoreRequest(rules.message)
         self._decide(rules, request)  # type: ignore[arg-type]
-        tdmrep = self._tdmrep
-        if tdmrep is not None and not is_robots_url:
-            file = tdmrep.rules(origin, url, request)
-            if file is WAIT:
-                return self._park(origin, request, False, tdmrep)
-            if isinstance(file, Refused):
-                self.lot.count_dropped_at_once(file.reason, request)
-                raise IgnoreRequest(file.message)
-            request.meta[FILE_META] = AttachedFile(file)  # type: ignore[arg-type]
-            if self._keep_decisions:
-                entry = tdmrep.entry(origin)
-                if entry is not None:
-                    request.meta[DECISION_META]["tdmrep_sha256"] = entry.sha256
+        if not is_robots_url:
+            for service in self._documents:
+                document = service.rules(origin, url, request)
+                if document is WAIT:
+                    return self._park(origin, request, False, service)
+                if isinstance(document, Refused):
+                    self.lot.count_dropped_at_once(document.reason, request)
+                    raise IgnoreRequest(document.message)
+                self._attach(service, origin, document, request)
         admitted = self.politeness.admit(origin, request)
         if admitted is GO:
             return None
         if isinstance(admitted, Admission):
             return _admission(request, admitted)
         return self._once_admitted(request, admitted)
+
+    def _attach(self, service: OriginService, origin: str, document: Any, request: Request) -> None:
+        """``document``, of ``service``'s kind, into the request's meta; its hash into the
+        decision's when that is kept (the evidence's ``documents``)."""
+        kind = service.kind
+        request.meta[kind.meta_key] = Attached(document)  # type: ignore[index]
+        if self._keep_decisions:
+            entry = service.entry(origin)
+            if entry is not None:
+                decided = request.meta[DECISION_META]
+                decided.setdefault("documents", {})[kind.token] = entry.sha256
 
     async def _once_admitted(
         self, request: Request, waiting: Awaitable[Admission]

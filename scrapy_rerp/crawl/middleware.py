@@ -41,6 +41,7 @@ from scrapy_rerp.core.settings import (
 from scrapy_rerp.core.urls import obeys_robots_txt, origin_of, page_obeys_robots_txt
 from scrapy_rerp.crawl.assembly import Misconfigured, assemble, origin_caches
 from scrapy_rerp.crawl.compat import close_when_opened, heard, send_refusable, user_agent_header
+from scrapy_rerp.crawl.documents import registered_kinds
 from scrapy_rerp.crawl.evidence import check_storages
 from scrapy_rerp.crawl.gate import DECISION_META, RobotsGate
 
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
     from scrapy_rerp.core.cache import OriginCache
     from scrapy_rerp.core.data import RobotsEntry
+    from scrapy_rerp.core.documents import DocumentKind
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
     from scrapy_rerp.fleet.store import SharedOriginCache
@@ -80,10 +82,11 @@ class RobotsTxtMiddleware:
         settings: RerpSettings,
         cache: OriginCache,
         shared: SharedOriginCache | None = None,
+        kinds: list[DocumentKind] | None = None,
     ) -> None:
         self.crawler = crawler
         self.settings = settings
-        parts = assemble(crawler, settings, cache, shared, self.user_agent_for)
+        parts = assemble(crawler, settings, cache, shared, self.user_agent_for, kinds)
         self.gate = RobotsGate(crawler, parts, self.user_agent_for)
         answered = heard(crawler, rerp_signals.request_answered)
         failures = heard(crawler, rerp_signals.request_failed)
@@ -113,6 +116,7 @@ class RobotsTxtMiddleware:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         try:
             check_storages(crawler, settings)
+            kinds = registered_kinds(settings)
         except RerpSettingsError as error:
             logger.error("%s; the crawl stops before it starts", error, extra={"crawler": crawler})
             close_when_opened(crawler, CLOSE_REASON)
@@ -120,7 +124,7 @@ class RobotsTxtMiddleware:
         caches = origin_caches(crawler, settings)
         if caches is None:  # the shared cache cannot run here (logged): the same
             return Misconfigured()
-        return cls(crawler, settings, *caches)
+        return cls(crawler, settings, *caches, kinds)
 
     # -- the downloader middleware API -------------------------------------------------------
     def process_request(

@@ -15,7 +15,7 @@ each response that reaches the spider (docs/page-directives.rst, "In a crawl"):
   search, ``noai`` for train-ai, ``noimageai`` for the images of train-ai, ...) are dropped, or,
   with ``RERP_USAGE_DROP = False``, kept and marked;
 * with a ``RERP_USAGE`` purpose TDMRep speaks to (train-ai, ai-input), the origin's
-  ``tdmrep.json`` (fetched by the downloader middleware: :mod:`scrapy_rerp.crawl.tdmrep`), then
+  ``tdmrep.json`` (fetched by the downloader middleware: :mod:`scrapy_rerp.crawl.documents`), then
   the page's ``tdm-reservation`` and ``tdm-policy`` headers and meta tags (the same reading of
   its head) are combined by the engine's ``tdm_reservation``; a reservation drops or marks the
   page's items as the page directives do, and the decisions are in
@@ -57,6 +57,7 @@ from w3lib.url import safe_url_string
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core import signals as rerp_signals
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
+from scrapy_rerp.core.documents import TDMREP_FILE_META as FILE_META
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.settings import crawler_user_agent, settings_for
 from scrapy_rerp.core.urls import obeys_robots_txt, opts_out_of_robots_txt
@@ -68,9 +69,9 @@ from scrapy_rerp.crawl.compat import (
     send_refusable,
     user_agent_header,
 )
+from scrapy_rerp.crawl.documents import Attached
 from scrapy_rerp.crawl.evidence import EvidenceStopped
 from scrapy_rerp.crawl.head_meta import head_meta_tags
-from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
 from scrapy_rerp.engine import (
     TDMREP_META_NAMES,
     TDMREP_PURPOSES,
@@ -322,7 +323,7 @@ class PageDirectivesMiddleware:
         tdmrep_refused: list[tuple[str, _Refusal]] = []
         # The origin's tdmrep.json, as the gate found it (the file technique comes first).
         attached = request.meta.get(FILE_META) if self.tdmrep_purposes else None
-        file = attached.file if isinstance(attached, AttachedFile) else None
+        file = attached.document if isinstance(attached, Attached) else None
         if file is None or not file.entries:
             file = None  # says nothing
         if (

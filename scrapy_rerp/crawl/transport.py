@@ -99,13 +99,13 @@ class RobotsTxtDownloader:
             request.meta.update({_KIND: self.kind.name, _COURSE: course})
             for name, value in step.headers.items():
                 request.headers[name] = value
-            self.stats.inc_value(self.kind.stat("robotstxt/request_count"))
+            self.stats.inc_value(self.kind.stats.request_count)
             try:
                 response = await self._download(request)
             except IgnoreRequest as exc:
                 # Another middleware refused to download it: like Scrapy, rules are unknown,
                 # so allow all (but say so).
-                self.stats.inc_value(self.kind.stat("robotstxt/ignored"))
+                self.stats.inc_value(self.kind.stats.ignored)
                 logger.warning(
                     "%(kind)s request %(request)s ignored (%(exc)s); %(means)s of %(origin)s",
                     {
@@ -119,14 +119,14 @@ class RobotsTxtDownloader:
                 )
                 return Fetched(ALLOW_ALL, self.kind.absent(), url=step.url, reason="ignored")
             except Exception as exc:
-                self.stats.inc_value(self.kind.stat(f"robotstxt/exception_count/{type(exc)}"))
+                self.stats.inc_value(self.kind.stats.exception_count.format(type(exc)))
                 return Fetched(UNREACHABLE, url=step.url, reason=download_failure(exc))
             status = response.status
-            self.stats.inc_value(self.kind.stat("robotstxt/response_count"))
-            self.stats.inc_value(self.kind.stat(f"robotstxt/response_status_count/{status}"))
+            self.stats.inc_value(self.kind.stats.response_count)
+            self.stats.inc_value(self.kind.stats.response_status_count.format(status))
             step = course.answer(status, response.headers.get(b"Location"), response.url)
             if isinstance(step, Hop):
-                self.stats.inc_value(self.kind.stat("robotstxt/redirect/count"))
+                self.stats.inc_value(self.kind.stats.redirect_count)
         return self._ended(step, origin, request, response)
 
     def _ended(
@@ -134,10 +134,10 @@ class RobotsTxtDownloader:
     ) -> Fetched:
         """What the end of a download's course says, as the origin service keeps it."""
         if ended.redirect == LIMIT:
-            self.stats.inc_value(self.kind.stat("robotstxt/redirect/limit"))
+            self.stats.inc_value(self.kind.stats.redirect_limit)
         elif ended.redirect == INVALID:
             # Counted and logged, the credentials hidden (a password never reaches a log).
-            self.stats.inc_value(self.kind.stat("robotstxt/redirect/invalid"))
+            self.stats.inc_value(self.kind.stats.redirect_invalid)
             logger.info(
                 "%(kind)s of %(origin)s redirects where it cannot be followed (%(reason)s): "
                 "read as unavailable",
@@ -160,7 +160,7 @@ class RobotsTxtDownloader:
             return Fetched(UNREACHABLE, None, status, url, None, wait, reason=reason)
         if ended.outcome == DISALLOW_ALL:
             assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
-            self.stats.inc_value(self.kind.stat(f"robotstxt/disallow_all/{status}"))
+            self.stats.inc_value(self.kind.stats.disallow_all.format(status))
             refused = self.kind.refused()
             return Fetched(DISALLOW_ALL, refused, status, url, response=response, reason=reason)
         return self._allow_all(reason, status, url, response)
@@ -170,7 +170,7 @@ class RobotsTxtDownloader:
     ) -> Fetched:
         """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all (for
         another kind: what an origin without the file has)."""
-        self.stats.inc_value(self.kind.stat("robotstxt/allow_all"))
+        self.stats.inc_value(self.kind.stats.allow_all)
         return Fetched(ALLOW_ALL, self.kind.absent(), status, url, response=response, reason=reason)
 
     def _parse(self, response: Response, request: Request) -> Fetched:
@@ -186,10 +186,10 @@ class RobotsTxtDownloader:
         if body.undecodable is not None:
             # Undecodable: the bytes are no rules a crawler could read; treat the file as
             # unavailable (allow all), as for an unparsable body of any other kind.
-            self.stats.inc_value(self.kind.stat("robotstxt/undecodable"))
+            self.stats.inc_value(self.kind.stats.undecodable)
             return self._allow_all(body.undecodable, response.status, response.url, response)
         if body.truncated:
-            self.stats.inc_value(self.kind.stat("robotstxt/truncated"))
+            self.stats.inc_value(self.kind.stats.truncated)
             logger.info(
                 "%(kind)s %(url)s is larger than RERP_MAX_SIZE (%(max)d bytes): "
                 "only the first %(max)d bytes are used",
@@ -197,7 +197,7 @@ class RobotsTxtDownloader:
                 extra={"spider": self.crawler.spider},
             )
         if body.charset_note is not None:
-            self.stats.inc_value(self.kind.stat("robotstxt/charset_replaced"))
+            self.stats.inc_value(self.kind.stats.charset_replaced)
             logger.warning(
                 "%(kind)s %(url)s: %(note)s",
                 {"kind": self.kind.name, "url": response.url, "note": body.charset_note},

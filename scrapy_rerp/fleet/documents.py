@@ -66,7 +66,7 @@ class FleetStore:
         kind: DocumentKind | None = None,
     ) -> None:
         self.kind = kind if kind is not None else robots_txt(settings.syntax)
-        self._key = self.kind.fleet_key
+        self._key = self.kind.token
         self.store = store
         self.guard = guard
         self.settings = settings
@@ -102,21 +102,21 @@ class FleetStore:
                 return found
             if not waited:
                 waited = True
-                self.stats.inc_value(self.kind.stat("robotstxt/redis/lock_waits"))
+                self.stats.inc_value(self.kind.stats.redis_lock_waits)
             await self._sleep(poll)
             poll = min(2 * poll, POLL_MAX)
 
     async def _look(self, origin: str) -> Claim:
         stored, _ = await self._load(origin)
         if stored is not None and not stored.expired():
-            self.stats.inc_value(self.kind.stat("robotstxt/redis/shared"))
+            self.stats.inc_value(self.kind.stats.redis_shared)
             return Claim(entry=stored)
         if await self.store.lock(origin, self._key):
             # Another worker may have stored its result between the two calls.
             again, fields = await self._load(origin)
             if again is not None and not again.expired():
                 await self.store.unlock(origin, self._key)
-                self.stats.inc_value(self.kind.stat("robotstxt/redis/shared"))
+                self.stats.inc_value(self.kind.stats.redis_shared)
                 return Claim(entry=again)
             revalidate = validators(fields) if again is not None and fields is not None else None
             return Claim(download=True, locked=True, previous=again, validators=revalidate)
@@ -128,7 +128,7 @@ class FleetStore:
             # Expired lately, and another worker refreshes it: its rules serve meanwhile. An
             # older copy (kept for outages, up to RERP_STALE_MAX_AGE) waits for the refresh,
             # as a crawl alone waits for its stored copy's.
-            self.stats.inc_value(self.kind.stat("robotstxt/redis/shared"))
+            self.stats.inc_value(self.kind.stats.redis_shared)
             return Claim(entry=stored.with_(expires_at=time.time() + STALE_RECHECK))
         return Claim()  # wait for the worker that holds the lock
 
@@ -143,11 +143,11 @@ class FleetStore:
         try:
             entry = decode(fields, s.syntax, s.syntax_name, s.max_size, self.kind)
         except Unreadable:
-            self.stats.inc_value(self.kind.stat("robotstxt/redis/unreadable"))
+            self.stats.inc_value(self.kind.stats.redis_unreadable)
             return None, None
         problem = self.bounds.problem(entry, time.time()) if entry is not None else None
         if problem is not None:
-            self._rejected(origin, problem, "robotstxt/redis/rejected")
+            self._rejected(origin, problem, self.kind.stats.redis_rejected)
             return None, None
         return entry, fields
 
@@ -157,13 +157,13 @@ class FleetStore:
         try:
             return await self.store.load(origin, self._key)
         except OversizedHash as error:
-            self._rejected(origin, str(error), "robotstxt/redis/oversized")
+            self._rejected(origin, str(error), self.kind.stats.redis_oversized)
             return None
 
     def _rejected(self, origin: str, problem: str, stat: str) -> None:
         """A hash not used: counted at each read, said once until this worker publishes the
         origin's result (the look after the lock reads it again)."""
-        self.stats.inc_value(self.kind.stat(stat))
+        self.stats.inc_value(stat)
         if self._rejections.get(origin) == problem:
             return
         self._rejections[origin] = problem
@@ -190,7 +190,7 @@ class FleetStore:
             if fields:  # empty: a 304 for a copy the fleet no longer holds
                 await self.store.store(origin, fields, self._kept_for(entry), self._key)
                 if fetched is not None and fetched.not_modified:
-                    self.stats.inc_value(self.kind.stat("robotstxt/redis/revalidated"))
+                    self.stats.inc_value(self.kind.stats.redis_revalidated)
             if locked:
                 await self.store.unlock(origin, self._key)
 
@@ -222,8 +222,8 @@ class FleetStore:
         """The crawl is over: the locks released, the store's counts said, the store closed
         (by robots.txt's sharing: another kind's releases its locks only)."""
         await self.release_locks()
-        self.stats.set_value(self.kind.stat("robotstxt/redis/round_trips"), self.store.round_trips)
+        self.stats.set_value(self.kind.stats.redis_round_trips, self.store.round_trips)
         repaired = getattr(self.store, "repaired", 0)
         if repaired:
-            self.stats.set_value(self.kind.stat("robotstxt/redis/repaired"), repaired)
+            self.stats.set_value(self.kind.stats.redis_repaired, repaired)
         await self.store.close()

@@ -374,7 +374,7 @@ class DocumentStore(Protocol):
     url: str
     round_trips: int
 
-    # ``kind``: the document's fleet key (DocumentKind.fleet_key): "robots", "tdmrep".
+    # ``kind``: the document's fleet key (DocumentKind.token): "robots", "tdmrep".
     async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
         """The stored fields of ``origin`` (:mod:`scrapy_rerp.fleet.codec`), or None."""
 

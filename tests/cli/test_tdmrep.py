@@ -87,7 +87,7 @@ def test_the_file_is_followed_through_redirects_as_a_crawl_s_transport_follows_t
     server: Server, hops: int, read: bool
 ) -> None:
     # Any 3xx with a Location (a 300 too), up to RERP_MAX_REDIRECTS (5), as in a crawl
-    # (tests/crawl/test_tdmrep.py), not a page's course.
+    # (tests/test_tdmrep_crawls.py), not a page's course.
     server.route(PATH, Reply.redirect("/t1", status=300))
     for number in range(1, hops):
         server.route(f"/t{number}", Reply.redirect(f"/t{number + 1}", status=302))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose
+from scrapy_rerp.core.admission import DropReason, ParkingKey, Purpose, Waiting
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 A, B = "http://a.test:80", "http://b.test:80"
@@ -57,12 +57,14 @@ def test_what_each_purpose_waits_for() -> None:
     # The closing summary's words: "Crawl closing: dropped 3 requests still waiting for ..."
     assert {purpose: purpose.waiting_for for purpose in Purpose} == {
         Purpose.ROBOTS_TXT: "robots.txt",
-        Purpose.TDMREP: "tdmrep.json",
         Purpose.COOL_DOWN: "the end of a cool-down",
         Purpose.CRAWL_DELAY: "a Crawl-delay turn",
         Purpose.TURNS_BEGIN: "a Crawl-delay turn",
         Purpose.CLOSING: "a Crawl-delay or raised floor in a download slot",
     }
+    # Any other document kind's requests wait for it by name.
+    assert Waiting("tdmrep.json").waiting_for == "tdmrep.json"
+    assert str(ParkingKey(A, Waiting("tdmrep.json"))) == f"{A} (tdmrep.json)"
 
 
 def test_the_drop_reasons_and_their_stats() -> None:

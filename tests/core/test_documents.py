@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
 from scrapy_rerp.cache import FailoverCache, MemoryOriginCache
-from scrapy_rerp.core.admission import ParkingKey, Purpose
+from scrapy_rerp.core.admission import ParkingKey, Purpose, Waiting
 from scrapy_rerp.core.body import Body
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators
-from scrapy_rerp.core.documents import NO_TDMREP_FILE, robots_txt, tdmrep_json
+from scrapy_rerp.core.documents import (
+    NO_TDMREP_FILE,
+    ROBOTS_TXT_STATS,
+    TDMREP_STATS,
+    DocumentStats,
+    robots_txt,
+    tdmrep_json,
+)
 from scrapy_rerp.core.origins import WAIT, Claim, OriginService
 from scrapy_rerp.core.settings import RerpSettings
 from scrapy_rerp.engine import RFC9309, TdmRepFile, parse_tdmrep
@@ -64,13 +72,8 @@ def test_no_tdmrep_file_reserves_nothing_and_has_no_legacy_reading() -> None:
     assert kind.absent() is NO_TDMREP_FILE
     assert NO_TDMREP_FILE.entries == () and NO_TDMREP_FILE.reservation("/anything") is None
     assert kind.refused is None  # a 401/403 reads as any 4xx: no file
-    assert kind.stat("robotstxt/request_count") == "robotstxt/tdmrep/request_count"
-    assert (kind.purpose, kind.stat_family, kind.fleet_key, kind.stored) == (
-        Purpose.TDMREP,
-        "tdmrep",
-        "tdmrep",
-        False,
-    )
+    assert kind.stats.request_count == "robotstxt/tdmrep/request_count"
+    assert (kind.purpose, kind.token, kind.stored) == (Waiting("tdmrep.json"), "tdmrep", False)
 
 
 def test_the_robots_txt_kind_is_robots_txt_as_before() -> None:
@@ -79,12 +82,19 @@ def test_the_robots_txt_kind_is_robots_txt_as_before() -> None:
     assert not rules.allowed("http://a.test/p", "bot") and rules.allowed("http://a.test/q", "bot")
     assert kind.absent().allowed("http://a.test/p", "bot")
     assert kind.refused is not None and not kind.refused().allowed("http://a.test/q", "bot")
-    assert kind.stat("robotstxt/request_count") == "robotstxt/request_count"
-    assert (kind.purpose, kind.stat_family, kind.fleet_key, kind.stored) == (
-        Purpose.ROBOTS_TXT,
-        "",
-        "robots",
-        True,
+    assert kind.stats.request_count == "robotstxt/request_count"
+    assert (kind.purpose, kind.token, kind.stored) == (Purpose.ROBOTS_TXT, "robots", True)
+
+
+def test_the_stat_names_written_out_are_those_of_the_rule_for_any_kind() -> None:
+    # Written out so that a reader finds each in the source; a kind from elsewhere takes the
+    # same names under its own prefix.
+    # (robots.txt is always used: no file_invalid.)
+    assert ROBOTS_TXT_STATS == replace(DocumentStats.under("robotstxt"), file_invalid=None)
+    assert TDMREP_STATS == DocumentStats.under("robotstxt/tdmrep")
+    assert TDMREP_STATS.disallow_all.format(403) == "robotstxt/tdmrep/disallow_all/403"
+    assert DocumentStats.under("robotstxt/x").unreachable_stale_copy_kept == (
+        "robotstxt/x/unreachable/stale_copy_kept"
     )
 
 
@@ -167,7 +177,7 @@ async def test_a_tdmrep_service_parks_under_its_purpose_and_counts_under_its_pre
         Fetched(Outcome.PARSED, file, 200, "http://a.test/.well-known/tdmrep.json"),
     )
     service, waiters, stats = tdmrep_service(transport)
-    key = ParkingKey(ORIGIN, Purpose.TDMREP)
+    key = ParkingKey(ORIGIN, Waiting("tdmrep.json"))
     assert str(key) == f"{ORIGIN} (tdmrep.json)"
     assert service.rules(ORIGIN, URL, "trigger") is WAIT
     waiters.waiting[key] += 2

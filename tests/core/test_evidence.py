@@ -118,7 +118,11 @@ def test_a_tdmrep_record_is_a_document_record_without_syntax_or_agent() -> None:
     validate(record)
     assert (record["kind"], record["sha256"]) == ("tdmrep", hashlib.sha256(body).hexdigest())
     with pytest.raises(ValueError, match="kind"):
-        a_robots_record(kind="sitemap")
+        a_robots_record(kind="decision")  # another record's kind
+    with pytest.raises(ValueError, match="kind"):
+        a_robots_record(kind="Site Map")  # no lowercase word
+    # A registered kind's own token (RERP_DOCUMENTS) is a document record's kind.
+    assert a_robots_record(kind="security_txt")["kind"] == "security_txt"
 
 
 def test_a_decision_refuses_an_unknown_verdict() -> None:
@@ -257,8 +261,10 @@ def test_the_reader_is_stricter_than_the_schema_on_ranges_only() -> None:
     assert record_problem(impossible) == (
         "'at' is '9999-99-99T00:00:00.000Z', not an RFC 3339 UTC time"
     )
-    # A kind this reader does not know is not its to check (a later release may add kinds).
-    assert record_problem({"v": 1, "kind": "later"}) is None
+    # A kind that is no lowercase word is not this reader's to check (a later release may add
+    # kinds); one that is, is a document's (a kind registered by a project), checked as one.
+    assert record_problem({"v": 1, "kind": "Later"}) is None
+    assert record_problem({"v": 1, "kind": "later"}) == "no 'origin'"
 
 
 def test_every_line_is_said_and_none_raises() -> None:

@@ -169,7 +169,7 @@ def test_a_tdmrep_json_downloaded_becomes_a_response_and_its_metadata(tmp_path: 
     ("record", "message"),
     [
         (item_provenance(robots_sha256=None, fetched_at=None, line=None), "kind"),
-        ({"v": 1, "kind": "sitemap", "url": "https://example.com/"}, "kind"),
+        ({"v": 1, "kind": "Sitemap", "url": "https://example.com/"}, "kind"),
         ({**a_decision_record(), "v": 2}, "format 1"),
         ({}, "format 1"),
     ],

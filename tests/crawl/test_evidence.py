@@ -16,31 +16,12 @@ from scrapy.http import Response
 
 from scrapy_rerp.core.evidence import read_records
 from tests.support.crawls import FAST_OUTAGE, rerp, stat
+from tests.support.evidence import SCHEMA, of_kind, records
 from tests.support.servers import ListSpider, Reply, Server, crawl, stopped_by_settings
 
 pytestmark = pytest.mark.crawl  # the tests here run crawls (markers: pyproject.toml)
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
-SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "evidence.schema.json").read_text())
-
-
-def records(*paths: Path) -> list[dict[str, Any]]:
-    """The records of evidence files, each checked against the schema; no file cut short."""
-    import jsonschema
-
-    found: list[dict[str, Any]] = []
-    for path in paths:
-        with path.open("rb") as file:
-            read = read_records(file)
-        assert read.cut_at_line is None and read.unknown_version_lines == ()
-        for record in read.records:
-            jsonschema.validate(record, SCHEMA)
-        found.extend(read.records)
-    return found
-
-
-def of_kind(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [record for record in found if record.get("kind") == kind]
 
 
 def verdicts(found: list[dict[str, Any]]) -> dict[str, str]:

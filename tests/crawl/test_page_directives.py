@@ -592,7 +592,7 @@ async def test_every_page_read_is_counted_by_the_time_the_spider_closes(
 
 
 # -- TDMRep: its headers and meta tags, read with the page directives (docs/usage.rst, "TDMRep in a
-# crawl"); the origin's tdmrep.json: tests/crawl/test_tdmrep.py.
+# crawl"); the origin's tdmrep.json: tests/test_tdmrep_crawls.py.
 
 POLICY = "https://example.com/policy.json"
 

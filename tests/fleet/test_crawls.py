@@ -763,3 +763,38 @@ def test_two_workers_share_one_download_of_an_origin_s_tdmrep_json(
     # Every page waited for the file.
     tdmrep_at = site.hits("/.well-known/tdmrep.json")[0].time
     assert all(h.time > tdmrep_at for h in site.hits() if h.path.startswith(("/reserved", "/open")))
+
+
+def test_two_workers_share_one_download_of_a_kind_registered_by_setting(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    # A kind from outside the package (tests/support/humans.py), registered by RERP_DOCUMENTS
+    # alone: one download for the fleet, under its own key, and every page of both workers
+    # carries it.
+    site = hosts[0]
+    site.robots("User-agent: *\nAllow: /\n")
+    site.route("/humans.txt", Reply(body="Developer: Ada\n", delay=0.3))
+    client = redis_server.client()
+    client.delete("fleet:opened")
+    settings = {"RERP_DOCUMENTS": ["tests.support.humans.humans_txt"]}
+    workers = [
+        start_worker(
+            {
+                "redis": redis_server.url,
+                "urls": [site.url(f"/w{worker}-{i}") for i in range(4)],
+                "barrier": 2,
+                "settings": settings,
+            }
+        )
+        for worker in (0, 1)
+    ]
+    reports = [finish(w) for w in workers]
+    assert site.count("/humans.txt") == 1
+    assert sum(r["stats"].get("robotstxt/humans/request_count", 0) for r in reports) == 1
+    assert sum(r["stats"].get("robotstxt/humans/redis/shared", 0) for r in reports) >= 1
+    for report in reports:
+        assert len(report["received"]) == 4
+        assert set(map(tuple, report["humans"].values())) == {("Developer: Ada",)}
+    humans_at = site.hits("/humans.txt")[0].time
+    assert all(h.time > humans_at for h in site.hits() if h.path.startswith("/w"))
+    assert [key for key in client.keys("rerp:humans:*")] == [f"rerp:humans:{site.origin}".encode()]

@@ -3,10 +3,12 @@ field set, changed by keyword."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from scrapy_rerp import __version__
-from scrapy_rerp.core.evidence import decision_record, page_record, robots_record
+from scrapy_rerp.core.evidence import decision_record, page_record, read_records, robots_record
 
 #: A robots.txt body, not all ASCII.
 BODY = "User-agent: *\nDisallow: /private\nDisallow: /café\n".encode()
@@ -71,3 +73,25 @@ def a_page_record(**changes: Any) -> dict[str, Any]:
     )
     fields.update(changes)
     return page_record(**fields)
+
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs" / "evidence.schema.json").read_text())
+
+
+def records(*paths: Path) -> list[dict[str, Any]]:
+    """The records of evidence files, each checked against the schema; no file cut short."""
+    import jsonschema
+
+    found: list[dict[str, Any]] = []
+    for path in paths:
+        with path.open("rb") as file:
+            read = read_records(file)
+        assert read.cut_at_line is None and read.unknown_version_lines == ()
+        for record in read.records:
+            jsonschema.validate(record, SCHEMA)
+        found.extend(read.records)
+    return found
+
+
+def of_kind(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [record for record in found if record.get("kind") == kind]

@@ -13,7 +13,8 @@ then waits as its spider opens until the test sets that key, so that its start-u
 a loaded host, stays out of what the test times). The
 worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
 ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its robots.txt
-stats, the pages it received, the requests dropped, when it finished and its peak RSS.
+stats, the pages it received, the requests dropped, when it finished and its peak RSS, and the
+humans.txt lines each page carried (``humans``: tests/support/humans.py, when registered).
 """
 
 from __future__ import annotations
@@ -40,13 +41,17 @@ class ListWorker(scrapy.Spider):
         self.urls = urls or []
         self.dont_filter = dont_filter
         self.received: list[str] = []
+        self.humans: dict[str, Any] = {}
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.urls:
             yield scrapy.Request(url, dont_filter=self.dont_filter)
 
     def parse(self, response: scrapy.http.Response) -> None:
+        from tests.support.humans import humans_of
+
         self.received.append(response.url)
+        self.humans[response.url] = humans_of(response.meta)
 
 
 def redis_worker_class(fed_when_idle: bool = False) -> type[scrapy.Spider]:
@@ -200,6 +205,7 @@ def main() -> None:
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
         "finish_reason": stats.get("finish_reason"),
         "received": getattr(crawler.spider, "received", []),
+        "humans": getattr(crawler.spider, "humans", {}),
         "dropped": sorted(dropped),
         "finished_at": time.monotonic(),  # one clock for every process of the machine
         "max_rss_kb": peak_rss_kb(),

@@ -16,7 +16,8 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_rerp.core.data import RobotsEntry
-from scrapy_rerp.crawl.tdmrep import TdmRepListener
+from scrapy_rerp.core.documents import tdmrep_json
+from scrapy_rerp.crawl.documents import DocumentListener
 from scrapy_rerp.engine import TdmRepDecision, parse_tdmrep
 from tests.support.crawls import FAST_OUTAGE, stat
 from tests.support.pages import FollowSpider, addon, exported, feed, kept, page, robots_meta
@@ -170,7 +171,7 @@ async def test_a_broken_file_reserves_nothing_and_is_counted_and_logged_once(
     server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     broken = Reply(body='[{"location": "/reserved/*", "tdm-reservation": 1}', content_type=None)
-    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.usage"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.robotstxt"):
         crawler = await crawl_site(site(server, broken), tmp_path)
     assert kept(tmp_path) == every_item()
     assert server.count(TDMREP) == 1
@@ -277,7 +278,7 @@ async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_p
     crawler, _ = crawler_and_settings({})
     stats = crawler.stats
     assert stats is not None
-    listener = TdmRepListener(crawler, None, max_origins=2)  # type: ignore[arg-type]
+    listener = DocumentListener(crawler, None, tdmrep_json(), max_origins=2)  # type: ignore[arg-type]
     invalid = RobotsEntry(parse_tdmrep(b"nope"), 0.0, 1.0, url="http://a.test/x")
     valid = RobotsEntry(parse_tdmrep(b"[]"), 0.0, 1.0)
 
@@ -286,7 +287,7 @@ async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_p
             await listener.rules_known(origin, invalid, None, None)
         await listener.rules_known("http://valid.test", valid, None, None)
 
-    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.usage"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rerp.robotstxt"):
         # a, then b: both logged; a again: not; c pushes a out of the two remembered.
         await read("http://a.test", "http://b.test", "http://a.test", "http://c.test")
         await read("http://a.test")
@@ -304,16 +305,17 @@ def test_the_file_attached_to_a_request_is_not_kept_with_it_on_disk() -> None:
     from scrapy import Request
     from scrapy.utils.request import request_from_dict
 
-    from scrapy_rerp.crawl.tdmrep import FILE_META, AttachedFile
+    from scrapy_rerp.core.documents import TDMREP_FILE_META as FILE_META
+    from scrapy_rerp.crawl.documents import Attached
 
     big = parse_tdmrep(
         json.dumps([{"location": f"/d{i}/*", "tdm-reservation": 1} for i in range(2000)])
     )
-    request = Request("https://example.com/d1/a", meta={FILE_META: AttachedFile(big), "kept": 1})
+    request = Request("https://example.com/d1/a", meta={FILE_META: Attached(big), "kept": 1})
     pickled = pickle.dumps(request.to_dict(), protocol=4)  # as scrapy.squeues pickles it
     assert len(pickled) < 1_000
     back = request_from_dict(pickle.loads(pickled))
     assert back.meta == {FILE_META: None, "kept": 1}
     # In memory, a copy (a retry's) shares it.
-    assert request.copy().meta[FILE_META].file is big
-    assert copy.deepcopy(request.meta)[FILE_META].file is big
+    assert request.copy().meta[FILE_META].document is big
+    assert copy.deepcopy(request.meta)[FILE_META].document is big
