@@ -21,7 +21,8 @@ copies, a batch), so they are made inline on the reactor thread rather than in a
 
 The store keeps every stored document kind (:attr:`~scrapy_rerp.core.documents.DocumentKind.
 stored`): robots.txt under its origin (``https://example.com``), another kind under its origin
-and path (``https://example.com/.well-known/security.txt``). :meth:`CrawlStore.for_kind` is the
+and path (``https://example.com/.well-known/security.txt``), a located one (an RSL licence) under
+its URL. :meth:`CrawlStore.for_kind` is the
 same file's store for another kind, with its own batch of writes.
 """
 
@@ -102,7 +103,7 @@ class CrawlStore:
         self.kind = kind if kind is not None else robots_txt(syntax)
         # Another kind's rows are keyed by origin and path; this store's own kind closes the file.
         self._suffix = "" if self.kind.meta_key is None else self.kind.path
-        self._owner = not self._suffix
+        self._owner = self.kind.meta_key is None
         self._unavailable_counted = False
         self._validators: dict[str, Validators] = {}  # of the expired copies recalled
         self._revalidating: dict[str, StoredCopy] = {}  # expired copies recalled
@@ -126,10 +127,11 @@ class CrawlStore:
 
     def _own(self, keys: set[str]) -> set[str]:
         """Of the store's ``keys``, this kind's."""
-        suffix = self._suffix
-        if not suffix:
+        if self._owner:
             return {key for key in keys if key.count("/") == 2}  # an origin: no path
-        return {key for key in keys if key.endswith(suffix)}
+        if self.kind.locate is not None:
+            return {key for key in keys if key.count("/") > 2}  # a URL
+        return {key for key in keys if key.endswith(self._suffix)}
 
     async def claim(self, origin: str, known: RobotsEntry | None) -> Claim:
         """An origin the cache knew nothing of: its stored copy, used when fresh, revalidated

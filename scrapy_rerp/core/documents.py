@@ -33,10 +33,14 @@ from urllib.parse import urlsplit
 
 from scrapy_rerp.core.admission import Purpose, Waiting
 from scrapy_rerp.engine import (
+    MAX_LICENSE_LINKS,
+    RSL_USAGES,
     TDMREP_PATH,
     TDMREP_PURPOSES,
     RobotsTxt,
+    RslFile,
     TdmRepFile,
+    parse_rsl,
     parse_tdmrep,
     usage_category,
 )
@@ -47,7 +51,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASE_DOCUMENTS",
+    "NO_RSL_FILE",
     "NO_TDMREP_FILE",
+    "RSL_FILES_META",
+    "RSL_STATS",
     "ROBOTS_TXT_STATS",
     "TDMREP_FILE_META",
     "TDMREP_PATH",
@@ -57,6 +64,8 @@ __all__ = [
     "KindFactory",
     "problems_of",
     "robots_txt",
+    "rsl_files",
+    "rsl_when_read",
     "tdmrep_json",
     "tdmrep_when_read",
 ]
@@ -206,6 +215,11 @@ class DocumentKind:
     # Why a document read is not used (counted as ``stats.file_invalid``, logged once per
     # origin), or None when it is used.
     problem: Callable[[Any], str | None] | None = None
+    # The URLs of the documents a request needs, from its origin and robots.txt's rules, each
+    # fetched once per crawl wherever it is (a licence file on another host); None: the one
+    # document of each origin at ``path``. A located document is known by its URL: its cache
+    # entry, fleet key and store row, and its requests wait under it.
+    locate: Callable[[str, RobotsTxt], tuple[str, ...]] | None = None
 
     @property
     def purpose(self) -> Purpose | Waiting:
@@ -215,7 +229,10 @@ class DocumentKind:
         return Waiting(self.name)
 
     def url_of(self, url: str) -> str:
-        """The URL of the copy of the origin of ``url`` (default port left implicit)."""
+        """The URL of the copy of the origin of ``url`` (default port left implicit); a
+        located document's URL is its own."""
+        if self.locate is not None:
+            return url
         parts = urlsplit(url)
         return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{self.path}"
 
@@ -276,9 +293,91 @@ def tdmrep_when_read(settings: RerpSettings) -> DocumentKind | None:
     return None
 
 
+#: What a licence URL that answers 4xx has: no content element, so no licence from it.
+NO_RSL_FILE = RslFile("", (), (), True)
+#: ``request.meta``: the licence files robots.txt names, ``((url, RslFile), ...)`` in its order
+#: (the usage check reads them).
+RSL_FILES_META = "_rerp_rsl_files"
+#: The licence files' stats, written out.
+RSL_STATS = DocumentStats(
+    request_count="robotstxt/rsl/request_count",
+    response_count="robotstxt/rsl/response_count",
+    response_status_count="robotstxt/rsl/response_status_count/{}",
+    exception_count="robotstxt/rsl/exception_count/{}",
+    ignored="robotstxt/rsl/ignored",
+    allow_all="robotstxt/rsl/allow_all",
+    disallow_all="robotstxt/rsl/disallow_all/{}",
+    undecodable="robotstxt/rsl/undecodable",
+    truncated="robotstxt/rsl/truncated",
+    charset_replaced="robotstxt/rsl/charset_replaced",
+    redirect_count="robotstxt/rsl/redirect/count",
+    redirect_limit="robotstxt/rsl/redirect/limit",
+    redirect_invalid="robotstxt/rsl/redirect/invalid",
+    origin_count="robotstxt/rsl/origin_count",
+    refresh_count="robotstxt/rsl/refresh_count",
+    retry_count="robotstxt/rsl/retry_count",
+    unreachable_count="robotstxt/rsl/unreachable/count",
+    unreachable_stale_copy_kept="robotstxt/rsl/unreachable/stale_copy_kept",
+    store_reused="robotstxt/rsl/store/reused",
+    store_stale_used="robotstxt/rsl/store/stale_used",
+    redis_shared="robotstxt/rsl/redis/shared",
+    redis_lock_waits="robotstxt/rsl/redis/lock_waits",
+    redis_unreadable="robotstxt/rsl/redis/unreadable",
+    redis_rejected="robotstxt/rsl/redis/rejected",
+    redis_oversized="robotstxt/rsl/redis/oversized",
+    redis_revalidated="robotstxt/rsl/redis/revalidated",
+    redis_round_trips="robotstxt/rsl/redis/round_trips",
+    redis_repaired="robotstxt/rsl/redis/repaired",
+    file_invalid="robotstxt/rsl/file/invalid",
+)
+
+
+def _rsl_problem(file: Any) -> str | None:
+    if not isinstance(file, RslFile) or file.valid:
+        return None
+    return "; ".join(problem.message for problem in file.problems[:3]) or "unreadable"
+
+
+def _licence_urls(origin: str, robots: RobotsTxt) -> tuple[str, ...]:
+    """robots.txt's ``License:`` URLs (absolute, http or https), the first few."""
+    urls = [url for url in robots.licenses if url.startswith(("https://", "http://"))]
+    return tuple(dict.fromkeys(urls))[:MAX_LICENSE_LINKS]
+
+
+def rsl_files() -> DocumentKind:
+    """The RSL licence files robots.txt's ``License:`` lines name (RSL 1.0), each known by its
+    URL: fetched once per crawl, wherever it is, before the pages of the origins naming it.
+    Parsed with the engine's ``parse_rsl`` (no DTD, no entity; bounded); a body that is no RSL
+    states nothing (counted, logged once per file)."""
+    return DocumentKind(
+        name="RSL licence",
+        path="",
+        token="rsl",
+        stats=RSL_STATS,
+        stored=True,
+        parse=lambda body: parse_rsl(body.data),
+        absent=lambda: NO_RSL_FILE,
+        absent_means="no licence from it",
+        meta_key=RSL_FILES_META,
+        problem=_rsl_problem,
+        locate=_licence_urls,
+    )
+
+
+def rsl_when_read(settings: RerpSettings) -> DocumentKind | None:
+    """The licence files, for a crawl whose ``RERP_USAGE`` names a purpose RSL speaks to."""
+    spoken = frozenset().union(*RSL_USAGES.values())
+    if any(usage_category(purpose) in spoken for purpose in settings.usage):
+        return rsl_files()
+    return None
+
+
 #: The kinds every crawl registers (by dotted path, as ``RERP_DOCUMENTS`` names its own), after
 #: robots.txt.
-BASE_DOCUMENTS: tuple[str, ...] = ("scrapy_rerp.core.documents.tdmrep_when_read",)
+BASE_DOCUMENTS: tuple[str, ...] = (
+    "scrapy_rerp.core.documents.tdmrep_when_read",
+    "scrapy_rerp.core.documents.rsl_when_read",
+)
 
 
 def problems_of(kinds: list[DocumentKind]) -> list[str]:
@@ -289,14 +388,14 @@ def problems_of(kinds: list[DocumentKind]) -> list[str]:
     for kind in kinds:
         if not _TOKEN.match(kind.token):
             problems.append(f"{kind.name}: token {kind.token!r} is not a lowercase word")
-        if not kind.path.startswith("/"):
+        if kind.locate is None and not kind.path.startswith("/"):
             problems.append(f"{kind.name}: path {kind.path!r} does not start with /")
         if kind is not kinds[0] and kind.meta_key is None:
             problems.append(f"{kind.name}: no meta_key (only robots.txt decides without one)")
     for attribute in ("name", "token", "path", "meta_key"):
         seen: set[object] = set()
         for kind in kinds:
-            value = getattr(kind, attribute)
+            value = getattr(kind, attribute) or None
             if value is not None and value in seen:
                 problems.append(f"two document kinds have the {attribute} {value!r}")
             seen.add(value)

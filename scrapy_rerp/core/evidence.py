@@ -195,7 +195,7 @@ def decision_record(
     usage: Mapping[str, Any] | None = None,
     page_directives: Iterable[str] = (),
     tdmrep_sha256: str | None = None,
-    documents: Mapping[str, str | None] | None = None,
+    documents: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt),
     ``dropped`` (``reason`` says why) or ``failed`` (allowed, its download failed:
@@ -356,7 +356,10 @@ _USAGE = _object(
     {
         "purpose": _STRING,
         "allowed": (_or_null(_of_type(bool)), "true, false or null"),
-        "source": (_one_in(("robots.txt", "header", "page", "default")), "a usage source"),
+        "source": (
+            _one_in(("robots.txt", "header", "page", "default", "license")),
+            "a usage source",
+        ),
     },
     optional={"value": _OPTIONAL_STRING},
 )
@@ -430,15 +433,23 @@ _FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
         "tdmrep_sha256": _OPTIONAL_SHA256,
     },
 }
+
+
+def _hashes(value: Any) -> bool:
+    """A document's sha256 (or null), or a list of them (a located kind's, an RSL licence's)."""
+    check = _OPTIONAL_SHA256[0]
+    return check(value) or (isinstance(value, list) and all(check(item) for item in value))
+
+
 #: Fields a record of a kind may lack (a record of an earlier release), checked when present.
 _OPTIONAL_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
     "decision": {
         "documents": (
             lambda value: (
                 isinstance(value, dict)
-                and all(_TOKEN.match(str(k)) and _OPTIONAL_SHA256[0](v) for k, v in value.items())
+                and all(_TOKEN.match(str(k)) and _hashes(v) for k, v in value.items())
             ),
-            "sha256 by document kind",
+            "sha256 (or a list of them) by document kind",
         ),
     },
 }

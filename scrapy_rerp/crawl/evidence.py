@@ -64,7 +64,7 @@ from scrapy_rerp.core.evidence import (
     robots_record,
 )
 from scrapy_rerp.core.settings import RerpSettingsError
-from scrapy_rerp.core.urls import robots_url_of
+from scrapy_rerp.core.urls import origin_of, robots_url_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import engine_of, fail_crawl
 from scrapy_rerp.crawl.gate import DECISION_META
@@ -348,6 +348,8 @@ class EvidenceLog:
         known: downloaded (``fetched``), or a copy from the store or the fleet."""
         if document is None or document.meta_key is None:
             self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+        elif document.locate is not None:  # known by its URL (an RSL licence): ``origin``
+            self._document(document.token, origin, origin_of(origin), entry, fetched, None)
         else:
             url = origin + document.path
             self._document(document.token, url, origin, entry, fetched, None)
@@ -602,8 +604,11 @@ def usage_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     purpose, decision = chosen
     preference = getattr(decision, "preference", None)
     line = getattr(decision, "line", None)
+    statement = getattr(decision, "statement", None) or ""
     if preference == "unknown" and line is None:
         source = "default"
+    elif line is None and statement.startswith("RSL "):  # crawl/usage.py, LICENCE_STATEMENT
+        source = "license"
     elif line is not None:
         source = "robots.txt"
     else:
@@ -632,6 +637,6 @@ def _headers(response: Any) -> dict[str, bytes | None]:
     return {name: headers.get(name) for name in ROBOTS_HEADERS}
 
 
-def _documents(decided: Mapping[str, Any] | None) -> Mapping[str, str | None]:
+def _documents(decided: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """The hashes of the documents besides robots.txt a request went on with, by kind."""
     return (decided or {}).get("documents") or {}

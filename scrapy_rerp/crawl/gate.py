@@ -165,15 +165,12 @@ class RobotsGate:
             self.lot.count_dropped_at_once(rules.reason, request)
             raise IgnoreRequest(rules.message)
         self._decide(rules, request)  # type: ignore[arg-type]
-        if not is_robots_url:
-            for service in self._documents:
-                document = service.rules(origin, url, request)
-                if document is WAIT:
-                    return self._park(origin, request, False, service)
-                if isinstance(document, Refused):
-                    self.lot.count_dropped_at_once(document.reason, request)
-                    raise IgnoreRequest(document.message)
-                self._attach(service, origin, document, request)
+        if not is_robots_url and self._documents:
+            waiting = self._documents_of(origin, rules, request)
+            if waiting is not None:
+                return waiting
+            if self._usage is not None:
+                self._usage.check_documents(request)
         admitted = self.politeness.admit(origin, request)
         if admitted is GO:
             return None
@@ -181,16 +178,42 @@ class RobotsGate:
             return _admission(request, admitted)
         return self._once_admitted(request, admitted)
 
-    def _attach(self, service: OriginService, origin: str, document: Any, request: Request) -> None:
-        """``document``, of ``service``'s kind, into the request's meta; its hash into the
-        decision's when that is kept (the evidence's ``documents``)."""
-        kind = service.kind
-        request.meta[kind.meta_key] = Attached(document)  # type: ignore[index]
-        if self._keep_decisions:
-            entry = service.entry(origin)
-            if entry is not None:
-                decided = request.meta[DECISION_META]
-                decided.setdefault("documents", {})[kind.token] = entry.sha256
+    def _documents_of(self, origin: str, rules: Any, request: Request) -> Request | None:
+        """Each other kind's documents of the request, attached to it in its meta; or the
+        request parked for the first not known yet. Raises IgnoreRequest for a document whose
+        outage is past the limit."""
+        for service in self._documents:
+            kind = service.kind
+            keys = (origin,) if kind.locate is None else kind.locate(origin, rules)
+            found: list[tuple[str, Any]] = []
+            for key in keys:
+                url = request.url if kind.locate is None else key
+                document = service.rules(key, url, request)
+                if document is WAIT:
+                    return self._park(key, request, False, service)
+                if isinstance(document, Refused):
+                    self.lot.count_dropped_at_once(document.reason, request)
+                    raise IgnoreRequest(document.message)
+                found.append((key, document))
+            if kind.locate is None:
+                request.meta[kind.meta_key] = Attached(found[0][1])  # type: ignore[index]
+            elif found:
+                request.meta[kind.meta_key] = Attached(tuple(found))  # type: ignore[index]
+            if self._keep_decisions and found:
+                self._name_documents(service, found, request)
+        return None
+
+    def _name_documents(
+        self, service: OriginService, found: list[tuple[str, Any]], request: Request
+    ) -> None:
+        """The hashes of the documents a request goes on with, into its decision (the
+        evidence's ``documents``): one, or a list for a located kind."""
+        hashes = []
+        for key, _ in found:
+            entry = service.entry(key)
+            hashes.append(entry.sha256 if entry is not None else None)
+        decided = request.meta[DECISION_META].setdefault("documents", {})
+        decided[service.kind.token] = hashes[0] if service.kind.locate is None else hashes
 
     async def _once_admitted(
         self, request: Request, waiting: Awaitable[Admission]
@@ -263,13 +286,15 @@ class RobotsGate:
         with another origin ``service``, until its document comes)."""
         if service is None:
             service = self.origins
-        key = ParkingKey(origin, service.kind.purpose)
+        key = ParkingKey(origin, service.kind.purpose)  # a located document's: its URL
         refused = self.lot.park(key, request)
         if refused is not None:
             self.lot.drop_refused(key, request, refused)
         if is_robots_url:
             self._for_spider.want(origin)
-        service.wanted(origin, request.url, request)
+        # A located document (an RSL licence) is parked for, and fetched, by its URL.
+        url = request.url if service.kind.locate is None else origin
+        service.wanted(origin, url, request)
         return request
 
     async def _wait_in_place(self, request: Request) -> Response | None:

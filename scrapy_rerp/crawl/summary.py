@@ -37,6 +37,7 @@ USAGE_REASONS = {
     "robots_txt": "by robots.txt",
     "header": "by their Content-Usage header",
     "unknown": "as unknown (RERP_USAGE_DEFAULT = 'deny')",
+    "license": "by an RSL licence",
 }
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -33,16 +34,20 @@ from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
+from scrapy_rerp.core.documents import RSL_FILES_META
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.crawl.compat import header_key, header_values
+from scrapy_rerp.crawl.documents import Attached
 from scrapy_rerp.engine import (
     ALLOWED,
     DISALLOWED,
     NO_USAGE_STATED,
     UNKNOWN,
+    RslFile,
     UsageDecision,
     combined,
     header_usage,
+    license_decision,
 )
 
 if TYPE_CHECKING:
@@ -111,6 +116,29 @@ class UsagePolicy:
         if refused is not None and self.drop:
             self._drop(request, *refused)
 
+    def check_documents(self, request: Request) -> None:
+        """What the licence files robots.txt names (RSL, attached by the gate) say of the
+        request's URL, combined with robots.txt's own statements: a licence that applies and
+        prohibits a purpose, or permits it only on terms the crawl does not hold (a payment, a
+        licence server), refuses it (unless ``RERP_USAGE_DROP`` is off)."""
+        attached = request.meta.get(RSL_FILES_META)
+        files = attached.document if isinstance(attached, Attached) else None
+        if not files:
+            return
+        before: Mapping[str, UsageDecision] = request.meta.get(USAGE_META) or {}
+        decisions = dict(before)
+        for purpose in self.purposes:
+            licence = _licence_decision(request.url, purpose, files)
+            if licence is None:
+                continue
+            said = [before[purpose]] if purpose in before else []
+            said.append(licence)
+            decisions[purpose] = combined(said) or licence
+        request.meta[USAGE_META] = decisions
+        refused = _first(decisions, DISALLOWED)
+        if refused is not None and self.drop:
+            self._drop(request, *refused)
+
     def check_response(self, request: Request, response: Response) -> None:
         """Combine the ``Content-Usage`` header, if any, with what robots.txt said; raises
         IgnoreRequest when the result disallows a purpose (or is unknown with
@@ -157,6 +185,8 @@ class UsagePolicy:
         """Count, log and raise IgnoreRequest for *decision*, which refuses *purpose*."""
         if decision.preference == UNKNOWN:
             reason, where = "unknown", "RERP_USAGE_DEFAULT = 'deny'"
+        elif decision.line is None and (decision.statement or "").startswith(LICENCE_STATEMENT):
+            reason, where = "license", "an RSL licence"
         elif decision.line is None:
             reason, where = "header", "the Content-Usage header"
         else:
@@ -204,6 +234,26 @@ class UsagePolicy:
 
 #: Responses whose per-purpose counts are added to the stats at once.
 _BATCH = 100
+
+
+#: How a usage decision an RSL licence made names it: ``RSL <file URL> content <pattern>
+#: license <n>`` (the evidence's ``usage`` source is ``license``).
+LICENCE_STATEMENT = "RSL "
+
+
+def _licence_decision(
+    url: str, purpose: str, files: tuple[tuple[str, RslFile], ...]
+) -> UsageDecision | None:
+    """What the licence files say together of ``purpose`` for ``url``, as a usage decision
+    (the first refusal, else the first permission; ``unknown`` from every file: None)."""
+    # A file is parsed from its body alone: it is named here by the URL it was fetched from.
+    named = [file if file.url == where else replace(file, url=where) for where, file in files]
+    decision = license_decision(url, purpose, named)
+    if decision is None or decision.preference == UNKNOWN:
+        return None
+    content = decision.content.url if decision.content is not None else "-"
+    statement = f"{LICENCE_STATEMENT}{decision.file} content {content} license {decision.license}"
+    return UsageDecision(decision.preference, None, bounded(statement), decision.reason)
 
 
 def _first(

@@ -148,7 +148,7 @@ def test_robots_txt_comes_first_then_the_base_kinds_then_the_project_s() -> None
         {"RERP_USAGE": "train-ai", "RERP_DOCUMENTS": [HUMANS]}, require_obey=False
     )
     names = [kind.name for kind in registered_kinds(settings)]
-    assert names == ["robots.txt", "tdmrep.json", "humans.txt"]
+    assert names == ["robots.txt", "tdmrep.json", "RSL licence", "humans.txt"]
     # Without a purpose TDMRep speaks to, tdmrep.json's factory registers nothing.
     plain = RerpSettings.from_settings({}, require_obey=False)
     assert [kind.name for kind in registered_kinds(plain)] == ["robots.txt"]

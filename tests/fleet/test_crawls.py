@@ -798,3 +798,38 @@ def test_two_workers_share_one_download_of_a_kind_registered_by_setting(
     humans_at = site.hits("/humans.txt")[0].time
     assert all(h.time > humans_at for h in site.hits() if h.path.startswith("/w"))
     assert [key for key in client.keys("rerp:humans:*")] == [f"rerp:humans:{site.origin}".encode()]
+
+
+def test_two_workers_share_one_download_of_an_rsl_licence_on_another_host(
+    redis_server: RedisServer, hosts: list[Server]
+) -> None:
+    site, licences = hosts[0], hosts[1]
+    licence = licences.url("/license.xml")
+    site.robots(f"User-agent: *\nAllow: /\nLicense: {licence}\n")
+    body = (
+        '<rsl xmlns="https://rslstandard.org/rsl"><content url="/closed/*"><license>'
+        '<prohibits type="usage">ai-train</prohibits></license></content></rsl>'
+    )
+    licences.route("/license.xml", Reply(body=body, delay=0.3))
+    client = redis_server.client()
+    client.delete("fleet:opened")
+    workers = [
+        start_worker(
+            {
+                "redis": redis_server.url,
+                "urls": [site.url(f"/{part}/w{worker}") for part in ("open", "closed")],
+                "barrier": 2,
+                "settings": {"RERP_USAGE": "train-ai"},
+            }
+        )
+        for worker in (0, 1)
+    ]
+    reports = [finish(w) for w in workers]
+    assert licences.count("/license.xml") == 1
+    assert sum(r["stats"].get("robotstxt/rsl/request_count", 0) for r in reports) == 1
+    assert sum(r["stats"].get("robotstxt/rsl/redis/shared", 0) for r in reports) >= 1
+    for report in reports:
+        assert [url.split("/", 3)[3] for url in report["received"]] == [
+            f"open/w{reports.index(report)}"
+        ]
+        assert report["stats"].get("robotstxt/usage/dropped/license") == 1
