@@ -106,17 +106,24 @@ def urls_of(netlocs: Sequence[str], pages: int) -> list[str]:
 # --- the servers (a process of their own) ----------------------------------------------------
 
 
-COUNTS = ("robots", "robots_full", "robots_conditional", "robots_304", "tdmrep", "pages")
+COUNTS = ("robots", "robots_full", "robots_conditional", "robots_304", "tdmrep", "rsl", "pages")
 #: Every origin's /.well-known/tdmrep.json (read by a crawl whose RERP_USAGE names train-ai or
 #: ai-input): its /reserved/ pages reserved for text and data mining.
 TDMREP_JSON = b'[{"location": "/reserved/*", "tdm-reservation": 1}]'
+#: With ``licences``, every robots.txt names the origin's own RSL file, which permits every use
+#: of every page for free (so that a crawl with a purpose downloads the same pages).
+LICENSE_XML = (
+    b'<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license>'
+    b'<permits type="usage">all</permits><payment type="free"/></license></content></rsl>'
+)
 
 
 class _Site(asyncio.Protocol):
     """HTTP/1.1 with keep-alive, enough for Scrapy: robots.txt (200 or 304) and a small page."""
 
-    def __init__(self, index: int, counts: dict[str, int]) -> None:
+    def __init__(self, index: int, counts: dict[str, int], licences: bool = False) -> None:
         self.robots = robots_txt(index)
+        self.licences = licences
         self.etag = f'"r{index}"'.encode()
         self.counts = counts
         self.buffer = b""
@@ -150,7 +157,13 @@ class _Site(asyncio.Protocol):
                 self._send(b"304 Not Modified", cache, b"")
             else:
                 self.counts["robots_full"] += 1
-                self._send(b"200 OK", [b"Content-Type: text/plain", *cache], self.robots)
+                robots = self.robots
+                if self.licences:
+                    robots += b"\nLicense: http://" + headers.get(b"host", b"") + b"/license.xml\n"
+                self._send(b"200 OK", [b"Content-Type: text/plain", *cache], robots)
+        elif path == b"/license.xml":
+            self.counts["rsl"] += 1
+            self._send(b"200 OK", [b"Content-Type: application/rsl+xml"], LICENSE_XML)
         elif path == b"/.well-known/tdmrep.json":
             self.counts["tdmrep"] += 1
             self._send(b"200 OK", [b"Content-Type: application/json"], TDMREP_JSON)
@@ -167,7 +180,7 @@ class _Site(asyncio.Protocol):
         self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
 
 
-def serve(conn: Connection, origins: int) -> None:
+def serve(conn: Connection, origins: int, licences: bool = False) -> None:
     """The server process: ``origins`` servers, their netlocs sent, then commands from ``conn``
     ("counts": the counts since the last call, then zeroed; "stop")."""
 
@@ -178,7 +191,7 @@ def serve(conn: Connection, origins: int) -> None:
         servers = []
         for i in range(origins):
             host = host_of(i)
-            server = await loop.create_server(lambda i=i: _Site(i, counts), host, 0)
+            server = await loop.create_server(lambda i=i: _Site(i, counts, licences), host, 0)
             servers.append(server)
             netlocs.append(f"{host}:{server.sockets[0].getsockname()[1]}")
         conn.send(netlocs)
@@ -195,9 +208,11 @@ def serve(conn: Connection, origins: int) -> None:
 
 
 class Servers:
-    def __init__(self, origins: int) -> None:
+    def __init__(self, origins: int, licences: bool = False) -> None:
         self.conn, child = multiprocessing.Pipe()
-        self.process = multiprocessing.Process(target=serve, args=(child, origins), daemon=True)
+        self.process = multiprocessing.Process(
+            target=serve, args=(child, origins, licences), daemon=True
+        )
         self.process.start()
         self.netlocs: list[str] = self.conn.recv()
 

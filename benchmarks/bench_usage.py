@@ -5,8 +5,11 @@ each in a fresh process with the Addon, against ``--origins`` HTTP servers on 12
 and one download slot each, served by a separate process: ``bench_store.py``'s servers, whose
 ``/.well-known/tdmrep.json`` reserves ``/reserved/``), each crawled for ``--pages`` allowed pages
 and one disallowed URL. The servers count the robots.txt, tdmrep.json and page requests: the
-goal is one extra download per origin (its tdmrep.json) and nothing else. CPU: the work only a
-crawl with a purpose does, timed on the reactor thread (``time.thread_time``): the usage
+goal is one extra download per origin (its tdmrep.json) and nothing else. A third crawl, with
+the purpose, runs against servers whose robots.txt names the origin's RSL licence file (which
+permits everything, for free): its goal is one more download per origin (the licence) and under
+:data:`CPU_GOAL` more CPU per request than the crawl with the purpose and no licences. CPU: the
+work only a crawl with a purpose does, timed on the reactor thread (``time.thread_time``): the usage
 checks of robots.txt and the ``Content-Usage`` header (``UsagePolicy``), the lookups of the
 origin's tdmrep.json and what follows its download (``OriginService.rules`` and its listener,
 for the tdmrep.json kind), and what the page layer's reading of a response costs more than
@@ -43,6 +46,8 @@ DEFAULT_RESULTS = Path(__file__).resolve().parent / "USAGE_RESULTS.md"
 RESULTS_TITLE = "AI usage (RERP_USAGE) benchmark results"
 #: Goal: a purpose adds under 1 % of CPU per request, beyond its one download per origin.
 CPU_GOAL = 0.01
+#: The crawl with the purpose against servers whose robots.txt names an RSL licence.
+RSL_RUN = "train-ai, RSL"
 CHILD_TIMEOUT = 900.0  # seconds; a guard against a hung crawl
 
 
@@ -67,10 +72,11 @@ def _time_calls(totals: dict[str, float]) -> None:
 
         return call
 
-    def is_tdmrep(service: Any) -> bool:
-        return getattr(getattr(service, "kind", None), "name", "") == "tdmrep.json"
+    def is_tdmrep(service: Any) -> bool:  # or the RSL licences'
+        return getattr(getattr(service, "kind", None), "meta_key", None) is not None
 
     UsagePolicy.check_request = timed(UsagePolicy.check_request, "usage")  # type: ignore[method-assign]
+    UsagePolicy.check_documents = timed(UsagePolicy.check_documents, "usage")  # type: ignore[method-assign]
     UsagePolicy.check_response = timed(UsagePolicy.check_response, "usage")  # type: ignore[method-assign]
     DocumentListener.rules_known = timed(DocumentListener.rules_known, "usage")  # type: ignore[method-assign]
     OriginService.rules = timed(OriginService.rules, "usage", is_tdmrep)  # type: ignore[method-assign]
@@ -115,18 +121,24 @@ def run_crawl(netlocs: Sequence[str], pages: int, usage: str | None) -> dict[str
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     servers = Servers(args.origins)
+    licensed = Servers(args.origins, licences=True)
     runs: list[dict[str, Any]] = []
     try:
         for repeat in range(args.repeats):
-            pair = [("train-ai", "train-ai"), ("no purpose", None)]
-            for name, usage in pair if repeat % 2 == 0 else pair[::-1]:
-                result = run_crawl(servers.netlocs, args.pages, usage)
+            crawls = [
+                ("train-ai", "train-ai", servers),
+                ("no purpose", None, servers),
+                (RSL_RUN, "train-ai", licensed),
+            ]
+            for name, usage, where in crawls if repeat % 2 == 0 else crawls[::-1]:
+                result = run_crawl(where.netlocs, args.pages, usage)
                 result["name"] = name
-                result["served"] = servers.counts()
+                result["served"] = where.counts()
                 runs.append(result)
                 print(f"{name:10} cpu {result['cpu']:.2f}", file=sys.stderr)
     finally:
         servers.stop()
+        licensed.stop()
     return {"origins": args.origins, "pages": args.pages, "runs": runs}
 
 
@@ -135,7 +147,8 @@ def _per_read(runs: Sequence[dict[str, Any]]) -> float:
 
 
 def summary(data: dict[str, Any]) -> dict[str, Any]:
-    runs = data["runs"]
+    licensed = [run for run in data["runs"] if run["name"] == RSL_RUN]
+    runs = [run for run in data["runs"] if run["name"] != RSL_RUN]
     with_ = [run for run in runs if run["name"] == "train-ai"]
     without = [run for run in runs if run["name"] == "no purpose"]
     extra_read = _per_read(with_) - _per_read(without)
@@ -156,7 +169,18 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         name: statistics.median(run["cpu"] / run["requests"] for run in group)
         for name, group in (("with", with_), ("without", without))
     }
+    rsl_ratio = (
+        statistics.median(run["cpu"] / run["requests"] for run in licensed) / per_request["with"]
+        if licensed
+        else None
+    )
+    one_licence_each = all(
+        run["served"]["rsl"] == origins and {**run["served"], "rsl": 0} == with_[0]["served"]
+        for run in licensed
+    )
     return {
+        "rsl_ratio": rsl_ratio,
+        "one_licence_each": one_licence_each and bool(licensed),
         "usage_share": statistics.median(shares),
         "usage_share_max": max(shares),
         "extra_read_us": extra_read * 1e6,
@@ -175,15 +199,16 @@ def render(data: dict[str, Any]) -> str:
         f"{'s' if pages > 1 else ''} and one disallowed URL each: "
         f"{(pages + 1) * origins:,} requests per crawl. Counts are the servers'.",
         "",
-        "| Crawl | robots.txt | tdmrep.json | pages | CPU s | usage calls CPU s "
+        "| Crawl | robots.txt | tdmrep.json | RSL | pages | CPU s | usage calls CPU s "
         "| page reading µs per response |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for run in data["runs"]:
         served = run["served"]
         per_read = run["read"] / max(run["read_calls"], 1) * 1e6
         lines.append(
-            f"| {run['name']} | {served['robots']} | {served['tdmrep']} | {served['pages']} "
+            f"| {run['name']} | {served['robots']} | {served['tdmrep']} | {served.get('rsl', 0)} "
+            f"| {served['pages']} "
             f"| {run['cpu']:.2f} | {run['usage']:.3f} | {per_read:.1f} |"
         )
     as_said = s["one_download_each"] and s["same_otherwise"]
@@ -199,6 +224,13 @@ def render(data: dict[str, Any]) -> str:
         f"Whole crawls, CPU per request, median: with the purpose {s['cpu_ratio']:.4f}x "
         "without (a difference of two noisy totals; it includes the tdmrep.json downloads).",
     ]
+    if s["rsl_ratio"] is not None:
+        lines.append(
+            f"With an RSL licence named by every robots.txt: one licence download per origin "
+            f"and the same other requests: {'yes' if s['one_licence_each'] else 'NO'}; CPU per "
+            f"request {s['rsl_ratio']:.4f}x the crawl with the purpose and no licences (goal "
+            f"under {1 + CPU_GOAL:.2f}x: {'met' if s['rsl_ratio'] < 1 + CPU_GOAL else 'NOT met'})."
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -1,5 +1,6 @@
 """benchmarks/bench_usage.py end to end on a few origins: one tdmrep.json download per origin
-with ``RERP_USAGE = "train-ai"``, none without, the same work otherwise, and the report."""
+with ``RERP_USAGE = "train-ai"``, none without, the same work otherwise; one more (the licence)
+where robots.txt names an RSL file; and the report."""
 
 from __future__ import annotations
 
@@ -18,12 +19,17 @@ def test_small_usage_run_reports_one_download_per_origin(tmp_path: Path) -> None
     assert bench.main([*argv, "--write-results", "--results", str(results)]) == 0
     data = json.loads(figures.read_text())
     runs = {run["name"]: run for run in data["runs"]}
-    assert sorted(runs) == ["no purpose", "train-ai"]
-    for name, tdmrep in (("train-ai", origins), ("no purpose", 0)):
+    assert sorted(runs) == ["no purpose", "train-ai", "train-ai, RSL"]
+    for name, tdmrep, rsl in (
+        ("train-ai", origins, 0),
+        ("no purpose", 0, 0),
+        ("train-ai, RSL", origins, origins),
+    ):
         served = runs[name]["served"]
-        assert (served["robots"], served["tdmrep"], served["pages"]) == (
+        assert (served["robots"], served["tdmrep"], served["rsl"], served["pages"]) == (
             origins,
             tdmrep,
+            rsl,
             origins * pages,
         )
         assert runs[name]["ignored"] == origins and runs[name]["errors"] == 0
@@ -31,6 +37,8 @@ def test_small_usage_run_reports_one_download_per_origin(tmp_path: Path) -> None
     assert runs["train-ai"]["usage"] > 0 and runs["no purpose"]["usage"] == 0
     summary = data["summary"]
     assert summary["one_download_each"] and summary["same_otherwise"] and summary["no_errors"]
+    assert summary["one_licence_each"] and summary["rsl_ratio"] > 0
     report = results.read_text()
     assert "and the same robots.txt and page requests: yes" in report
+    assert "one licence download per origin and the same other requests: yes" in report
     assert "--results" not in report

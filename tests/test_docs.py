@@ -294,6 +294,16 @@ def code_stats() -> set[str]:
     stats: set[str] = set()
     for name, tree in package.items():
         stats |= _stats_of(_Module(name, tree, package))
+    # A document kind's stats are robots.txt's under its prefix: DocumentStats.under("...").
+    from dataclasses import astuple
+
+    from scrapy_rerp.core.documents import DocumentStats
+
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for prefix in re.findall(r'DocumentStats\.under\("([^"]+)"\)', read(path)):
+            stats.discard(prefix)  # a prefix, no stat
+            names = astuple(DocumentStats.under(prefix))
+            stats |= {n.replace("{}", WILD) for n in names if n is not None}
     return stats
 
 

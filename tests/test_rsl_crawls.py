@@ -180,3 +180,46 @@ async def test_the_store_keeps_a_licence_for_the_next_run(
     assert licences.hits() == []  # the licence, as robots.txt, from the store
     assert stat(again, "robotstxt/rsl/store/reused") == 1
     assert page_hits(server) == ["/open/d", "/unlicensed/e"]
+
+
+def html_page(head: str = "") -> Reply:
+    body = f"<html><head><title>t</title>{head}</head><body>x</body></html>"
+    return Reply(body=body, content_type="text/html")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_s_own_link_header_and_link_tag_name_licences_read_before_the_spider(
+    server: Server, make_server: Any, tmp_path: Path
+) -> None:
+    # No License: line: each page names its own file, one by its Link header, one by a <link>
+    # in its head, another the same file again; each file is fetched once, after the page
+    # that first names it, and before the spider sees the pages.
+    licences = make_server()
+    closed = rsl(content("/", '<prohibits type="usage">ai-train</prohibits>'))
+    licences.route("/closed.xml", closed)
+    licences.route("/open.xml", rsl(content("/", '<permits type="usage">all</permits>')))
+    link = f'<{licences.url("/closed.xml")}>; rel="license"; type="application/rsl+xml"'
+    tag = f'<link rel="license" type="application/rsl+xml" href="{licences.url("/open.xml")}">'
+    server.robots("User-agent: *\nAllow: /\n")
+    server.route("/by-header", Reply(body="x", headers={"Link": link}))
+    server.route("/by-tag", html_page(tag))
+    server.route("/by-tag-again", html_page(tag))
+    server.route("/none", html_page())
+    urls = [server.url(p) for p in ("/by-header", "/by-tag", "/by-tag-again", "/none")]
+    evidence = tmp_path / "evidence.jsonl"
+    settings = rerp(RERP_USAGE="train-ai", RERP_EVIDENCE=str(evidence))
+    crawler = await crawl(UsageSpider, settings, urls=urls)
+    spider = crawler.spider
+    assert isinstance(spider, UsageSpider)
+    # The page whose own licence prohibits training never reaches the spider.
+    assert spider.usage == {"by-tag": "allowed", "by-tag-again": "allowed", "none": "unknown"}
+    assert licences.count("/closed.xml") == 1 and licences.count("/open.xml") == 1
+    assert stat(crawler, "robotstxt/usage/dropped/license") == 1
+    assert stat(crawler, "robotstxt/rsl/request_count") == 2
+    found = records(evidence)
+    assert {r["url"] for r in of_kind(found, "rsl")} == {
+        licences.url("/closed.xml"),
+        licences.url("/open.xml"),
+    }
+    [dropped] = [r for r in of_kind(found, "decision") if r["verdict"] == "dropped"]
+    assert dropped["url"] == server.url("/by-header")

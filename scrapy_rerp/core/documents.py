@@ -34,12 +34,15 @@ from urllib.parse import urlsplit
 from scrapy_rerp.core.admission import Purpose, Waiting
 from scrapy_rerp.engine import (
     MAX_LICENSE_LINKS,
+    RSL_MEDIA_TYPE,
     RSL_USAGES,
     TDMREP_PATH,
     TDMREP_PURPOSES,
     RobotsTxt,
     RslFile,
     TdmRepFile,
+    license_link_tags,
+    license_links,
     parse_rsl,
     parse_tdmrep,
     usage_category,
@@ -126,7 +129,8 @@ class DocumentStats:
 _GROUPED = ("redirect", "unreachable", "store", "redis", "file")
 _BY_VALUE = ("response_status_count", "exception_count", "disallow_all")
 
-#: robots.txt's stats, written out (a test holds them to :meth:`DocumentStats.under`).
+#: robots.txt's stats, written out: the names every other kind's repeat under its own prefix
+#: (:meth:`DocumentStats.under`; a test holds the two readings equal).
 ROBOTS_TXT_STATS = DocumentStats(
     request_count="robotstxt/request_count",
     response_count="robotstxt/response_count",
@@ -157,38 +161,8 @@ ROBOTS_TXT_STATS = DocumentStats(
     redis_round_trips="robotstxt/redis/round_trips",
     redis_repaired="robotstxt/redis/repaired",
 )
-#: tdmrep.json's stats, written out.
-TDMREP_STATS = DocumentStats(
-    request_count="robotstxt/tdmrep/request_count",
-    response_count="robotstxt/tdmrep/response_count",
-    response_status_count="robotstxt/tdmrep/response_status_count/{}",
-    exception_count="robotstxt/tdmrep/exception_count/{}",
-    ignored="robotstxt/tdmrep/ignored",
-    allow_all="robotstxt/tdmrep/allow_all",
-    disallow_all="robotstxt/tdmrep/disallow_all/{}",
-    undecodable="robotstxt/tdmrep/undecodable",
-    truncated="robotstxt/tdmrep/truncated",
-    charset_replaced="robotstxt/tdmrep/charset_replaced",
-    redirect_count="robotstxt/tdmrep/redirect/count",
-    redirect_limit="robotstxt/tdmrep/redirect/limit",
-    redirect_invalid="robotstxt/tdmrep/redirect/invalid",
-    origin_count="robotstxt/tdmrep/origin_count",
-    refresh_count="robotstxt/tdmrep/refresh_count",
-    retry_count="robotstxt/tdmrep/retry_count",
-    unreachable_count="robotstxt/tdmrep/unreachable/count",
-    unreachable_stale_copy_kept="robotstxt/tdmrep/unreachable/stale_copy_kept",
-    store_reused="robotstxt/tdmrep/store/reused",
-    store_stale_used="robotstxt/tdmrep/store/stale_used",
-    redis_shared="robotstxt/tdmrep/redis/shared",
-    redis_lock_waits="robotstxt/tdmrep/redis/lock_waits",
-    redis_unreadable="robotstxt/tdmrep/redis/unreadable",
-    redis_rejected="robotstxt/tdmrep/redis/rejected",
-    redis_oversized="robotstxt/tdmrep/redis/oversized",
-    redis_revalidated="robotstxt/tdmrep/redis/revalidated",
-    redis_round_trips="robotstxt/tdmrep/redis/round_trips",
-    redis_repaired="robotstxt/tdmrep/redis/repaired",
-    file_invalid="robotstxt/tdmrep/file/invalid",
-)
+#: tdmrep.json's stats: robots.txt's, under ``robotstxt/tdmrep/`` (docs/stats.rst).
+TDMREP_STATS = DocumentStats.under("robotstxt/tdmrep")
 
 #: A kind's short name in the evidence and in a fleet's keys: a lowercase word.
 _TOKEN = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
@@ -220,6 +194,10 @@ class DocumentKind:
     # document of each origin at ``path``. A located document is known by its URL: its cache
     # entry, fleet key and store row, and its requests wait under it.
     locate: Callable[[str, RobotsTxt], tuple[str, ...]] | None = None
+    # The URLs of the documents of this (located) kind a page names for itself, from its URL,
+    # its ``Link`` header lines and its head's text (up to ``<body``); its response waits for
+    # them before the spider sees it. None: pages name none.
+    locate_page: Callable[[str, list[str], str], tuple[str, ...]] | None = None
 
     @property
     def purpose(self) -> Purpose | Waiting:
@@ -298,38 +276,8 @@ NO_RSL_FILE = RslFile("", (), (), True)
 #: ``request.meta``: the licence files robots.txt names, ``((url, RslFile), ...)`` in its order
 #: (the usage check reads them).
 RSL_FILES_META = "_rerp_rsl_files"
-#: The licence files' stats, written out.
-RSL_STATS = DocumentStats(
-    request_count="robotstxt/rsl/request_count",
-    response_count="robotstxt/rsl/response_count",
-    response_status_count="robotstxt/rsl/response_status_count/{}",
-    exception_count="robotstxt/rsl/exception_count/{}",
-    ignored="robotstxt/rsl/ignored",
-    allow_all="robotstxt/rsl/allow_all",
-    disallow_all="robotstxt/rsl/disallow_all/{}",
-    undecodable="robotstxt/rsl/undecodable",
-    truncated="robotstxt/rsl/truncated",
-    charset_replaced="robotstxt/rsl/charset_replaced",
-    redirect_count="robotstxt/rsl/redirect/count",
-    redirect_limit="robotstxt/rsl/redirect/limit",
-    redirect_invalid="robotstxt/rsl/redirect/invalid",
-    origin_count="robotstxt/rsl/origin_count",
-    refresh_count="robotstxt/rsl/refresh_count",
-    retry_count="robotstxt/rsl/retry_count",
-    unreachable_count="robotstxt/rsl/unreachable/count",
-    unreachable_stale_copy_kept="robotstxt/rsl/unreachable/stale_copy_kept",
-    store_reused="robotstxt/rsl/store/reused",
-    store_stale_used="robotstxt/rsl/store/stale_used",
-    redis_shared="robotstxt/rsl/redis/shared",
-    redis_lock_waits="robotstxt/rsl/redis/lock_waits",
-    redis_unreadable="robotstxt/rsl/redis/unreadable",
-    redis_rejected="robotstxt/rsl/redis/rejected",
-    redis_oversized="robotstxt/rsl/redis/oversized",
-    redis_revalidated="robotstxt/rsl/redis/revalidated",
-    redis_round_trips="robotstxt/rsl/redis/round_trips",
-    redis_repaired="robotstxt/rsl/redis/repaired",
-    file_invalid="robotstxt/rsl/file/invalid",
-)
+#: The licence files' stats: robots.txt's, under ``robotstxt/rsl/`` (docs/stats.rst).
+RSL_STATS = DocumentStats.under("robotstxt/rsl")
 
 
 def _rsl_problem(file: Any) -> str | None:
@@ -344,9 +292,20 @@ def _licence_urls(origin: str, robots: RobotsTxt) -> tuple[str, ...]:
     return tuple(dict.fromkeys(urls))[:MAX_LICENSE_LINKS]
 
 
+def _page_licence_urls(url: str, links: list[str], head: str) -> tuple[str, ...]:
+    """The RSL files a page names: its ``Link`` header's, then its head's ``<link>`` tags
+    (read only when the head mentions RSL's media type), the first few."""
+    found = license_links(links, url) if links else []
+    if RSL_MEDIA_TYPE in head.lower():
+        found += license_link_tags(head, url)
+    urls = [url for url in found if url.startswith(("https://", "http://"))]
+    return tuple(dict.fromkeys(urls))[:MAX_LICENSE_LINKS]
+
+
 def rsl_files() -> DocumentKind:
-    """The RSL licence files robots.txt's ``License:`` lines name (RSL 1.0), each known by its
-    URL: fetched once per crawl, wherever it is, before the pages of the origins naming it.
+    """The RSL licence files robots.txt's ``License:`` lines name (RSL 1.0), and those a page's
+    ``Link`` header or ``<link>`` tags name, each known by its URL: fetched once per crawl,
+    wherever it is, before the pages that need it (a page's own: before the spider sees it).
     Parsed with the engine's ``parse_rsl`` (no DTD, no entity; bounded); a body that is no RSL
     states nothing (counted, logged once per file)."""
     return DocumentKind(
@@ -361,6 +320,7 @@ def rsl_files() -> DocumentKind:
         meta_key=RSL_FILES_META,
         problem=_rsl_problem,
         locate=_licence_urls,
+        locate_page=_page_licence_urls,
     )
 
 

@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Request, Response
+from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
@@ -55,6 +56,7 @@ from scrapy_rerp.core.urls import (
 )
 from scrapy_rerp.crawl.compat import heard, send_refusable
 from scrapy_rerp.crawl.documents import Attached
+from scrapy_rerp.crawl.head_meta import head_text
 from scrapy_rerp.crawl.usage import UsageRefused
 
 if TYPE_CHECKING:
@@ -91,6 +93,8 @@ class RobotsGate:
         self._for_spider = parts.for_spider
         self._usage = parts.usage
         self._documents = parts.documents  # every registered kind's service but robots.txt's
+        # Those whose documents a page may name for itself (RSL: its Link header, <link> tags).
+        self._named_by_pages = tuple(s for s in parts.documents if s.kind.locate_page is not None)
         self._fleet = parts.fleet
         # Sent only when heard as the crawl is built: a send per request costs even unheard.
         self._admissions_heard = heard(crawler, signals.request_admitted)
@@ -201,6 +205,62 @@ class RobotsGate:
                 request.meta[kind.meta_key] = Attached(tuple(found))  # type: ignore[index]
             if self._keep_decisions and found:
                 self._name_documents(service, found, request)
+        return None
+
+    def page_documents(self, request: Request, response: Response) -> Awaitable[None] | None:
+        """The documents a page names for itself (``kind.locate_page``: an RSL licence its
+        ``Link`` header or head names), attached to its request with the others of their kind;
+        an awaitable when one is not known yet: the response waits for it (parked under its
+        URL, in place) before the spider sees it. A document that stays unreachable past the
+        limit states nothing."""
+        if not self._named_by_pages:
+            return None
+        waiting = self._page_named(request, response)
+        return None if waiting is None else self._page_documents_known(request, response, waiting)
+
+    def _page_named(self, request: Request, response: Response) -> tuple[OriginService, str] | None:
+        links = [to_unicode(v, errors="replace") for v in response.headers.getlist(b"Link")]
+        # The head's own charset (or UTF-8): a page's declared one would be read per response.
+        head = head_text(response.body) if isinstance(response, HtmlResponse) else ""
+        for service in self._named_by_pages:
+            keys = service.kind.locate_page(response.url, links, head)  # type: ignore[misc]
+            waiting = self._attach_named(service, keys, request) if keys else None
+            if waiting is not None:
+                return waiting
+        return None
+
+    async def _page_documents_known(
+        self, request: Request, response: Response, waiting: tuple[OriginService, str] | None
+    ) -> None:
+        while waiting is not None:
+            service, key = waiting
+            parking = ParkingKey(key, service.kind.purpose)
+            refused = self.lot.park(parking, request)
+            if refused is not None:
+                self.lot.drop_refused(parking, request, refused)
+            service.wanted(key, key, request)
+            await self.lot.wait_in_place(request)  # IgnoreRequest if dropped meanwhile
+            waiting = self._page_named(request, response)
+
+    def _attach_named(
+        self, service: OriginService, keys: tuple[str, ...], request: Request
+    ) -> tuple[OriginService, str] | None:
+        """Attach the known documents of ``keys`` after those of the request's own; the first
+        one not known yet (to wait for), or None."""
+        kind = service.kind
+        attached = request.meta.get(kind.meta_key)  # type: ignore[arg-type]
+        pairs = list(attached.document) if isinstance(attached, Attached) else []
+        had = {key for key, _ in pairs}
+        for key in keys:
+            if key in had:
+                continue
+            document = service.rules(key, key, request)
+            if document is WAIT:
+                return service, key
+            if not isinstance(document, Refused):
+                pairs.append((key, document))
+                had.add(key)
+        request.meta[kind.meta_key] = Attached(tuple(pairs))  # type: ignore[index]
         return None
 
     def _name_documents(

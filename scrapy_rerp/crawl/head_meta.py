@@ -32,7 +32,7 @@ from scrapy.selector import Selector
 
 from scrapy_rerp.engine import MAX_HTML_BYTES, html_encoding
 
-__all__ = ["head_meta_tags", "head_of"]
+__all__ = ["head_meta_tags", "head_of", "head_text"]
 
 # The first <body tag outside the constructs whose contents are not markup (comments, scripts,
 # styles, titles), so that a "<body" in them does not end the head. Each construct is matched
@@ -87,6 +87,11 @@ def head_of(html: bytes | str, encoding: str | None = None) -> str | None:
     ``<meta``."""
     head = _head_text(html, encoding)
     return head if "<meta" in head.lower() else None
+
+
+def head_text(html: bytes | str, encoding: str | None = None) -> str:
+    """The text of *html*'s head (up to its first ``<body``)."""
+    return _head_text(html, encoding)
 
 
 def _head_text(html: bytes | str, encoding: str | None) -> str:

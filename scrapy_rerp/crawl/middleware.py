@@ -142,6 +142,9 @@ class RobotsTxtMiddleware:
         handlers may keep the response from the spider (the evidence, under "stop")."""
         meta = request.meta
         if self._usage is not None and page_obeys_robots_txt(request.url, meta):
+            waiting = self.gate.page_documents(request, response)
+            if waiting is not None:  # a licence the page names, not known yet
+                return self._answered_after(waiting, request, response)  # type: ignore[return-value]
             try:
                 self._usage.check_response(request, response)
             except IgnoreRequest as refusal:
@@ -156,6 +159,16 @@ class RobotsTxtMiddleware:
                 decision=meta.get(DECISION_META),
             )
         return response
+
+    async def _answered_after(
+        self, waiting: Awaitable[None], request: Request, response: Response
+    ) -> Response:
+        try:
+            await waiting
+        except IgnoreRequest as refusal:
+            self.gate.tell_refused(request, refusal)
+            raise
+        return self._answered(request, response)
 
     def _failed(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
         """``process_exception``: a download the gate let through failed (not refused)."""

@@ -121,10 +121,12 @@ class UsagePolicy:
         request's URL, combined with robots.txt's own statements: a licence that applies and
         prohibits a purpose, or permits it only on terms the crawl does not hold (a payment, a
         licence server), refuses it (unless ``RERP_USAGE_DROP`` is off)."""
-        attached = request.meta.get(RSL_FILES_META)
+        meta = request.meta
+        attached = meta.get(RSL_FILES_META)
         files = attached.document if isinstance(attached, Attached) else None
-        if not files:
-            return
+        if not files or meta.get(_LICENCES_DECIDED) == len(files):
+            return  # none, or no more than those decided already (the request's, at its start)
+        meta[_LICENCES_DECIDED] = len(files)
         before: Mapping[str, UsageDecision] = request.meta.get(USAGE_META) or {}
         decisions = dict(before)
         for purpose in self.purposes:
@@ -143,6 +145,7 @@ class UsagePolicy:
         """Combine the ``Content-Usage`` header, if any, with what robots.txt said; raises
         IgnoreRequest when the result disallows a purpose (or is unknown with
         ``RERP_USAGE_DEFAULT = "deny"``), unless ``RERP_USAGE_DROP`` is off."""
+        self.check_documents(request)  # and those the page names (the gate attached them)
         before: Mapping[str, UsageDecision] = request.meta.get(USAGE_META) or {}
         header, unread = _header(response)
         if unread:
@@ -236,6 +239,9 @@ class UsagePolicy:
 _BATCH = 100
 
 
+#: ``request.meta``: how many licence files the usage decision has read (a page's own come
+#: after robots.txt's).
+_LICENCES_DECIDED = "_rerp_licences_decided"
 #: How a usage decision an RSL licence made names it: ``RSL <file URL> content <pattern>
 #: license <n>`` (the evidence's ``usage`` source is ``license``).
 LICENCE_STATEMENT = "RSL "
