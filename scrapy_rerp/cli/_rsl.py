@@ -16,22 +16,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
 from scrapy_rerp.cli._source import Source
 from scrapy_rerp.core.wording import counted
 from scrapy_rerp.engine import RslDecision, RslFile, license_decision, parse_rsl
 
-if TYPE_CHECKING:
-    from scrapy_rerp.cli._page import Page
+
+class FetchedDocument(Protocol):
+    """What this module reads of a downloaded licence file (``page``'s ``Page``)."""
+
+    status: int
+    final_url: str
+    body: bytes
+
 
 #: ``page``'s download of a document (``fetch_page(url, agent, timeout, document=True)``): the
 #: page command, which this module's lines are shown by, gives it.
-FetchDocument = Callable[[str], "Page"]
+FetchDocument = Callable[[str], FetchedDocument]
 
 __all__ = [
     "FetchDocument",
+    "FetchedDocument",
     "LicenceFile",
     "PageLicences",
     "RslFileReport",

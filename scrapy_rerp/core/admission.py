@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
+    "DECISION_META",
     "GO",
     "PARKED",
     "Admission",
@@ -37,6 +38,11 @@ __all__ = [
     "Waiting",
     "refused",
 ]
+
+
+#: ``request.meta`` / ``response.meta``: the robots.txt decision of a request (docs/signals.rst),
+#: as the gate keeps it for the parts that read it later (the evidence, the middleware).
+DECISION_META = "rerp_robots_decision"
 
 
 class Verdict(enum.Enum):

@@ -13,7 +13,7 @@ The log writes what the robots.txt layer's signals tell it (:mod:`scrapy_rerp.si
   last :data:`REMEMBERED_FILES`).
 * A decision record per request decided: refused by robots.txt, dropped (and why), downloaded
   or failed; a page record for what a page said of itself. The line that let a request
-  through is in its meta (:data:`~scrapy_rerp.crawl.gate.DECISION_META`), for an item's
+  through is in its meta (:data:`~scrapy_rerp.core.admission.DECISION_META`), for an item's
   provenance too (:class:`EvidenceItemsMiddleware`).
 * Each record is written whole and flushed: a crawl killed mid-write leaves at most its last
   line cut short, which :func:`~scrapy_rerp.core.evidence.read_records` and ``scrapy-rerp
@@ -55,6 +55,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
 from scrapy_rerp.core import loggers, signals
+from scrapy_rerp.core.admission import DECISION_META
 from scrapy_rerp.core.body import capped_lines
 from scrapy_rerp.core.evidence import (
     ROBOTS_HEADERS,
@@ -67,7 +68,6 @@ from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import origin_of, robots_url_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import engine_of, fail_crawl
-from scrapy_rerp.crawl.gate import DECISION_META
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:

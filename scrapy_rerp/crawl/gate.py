@@ -45,7 +45,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.python import to_unicode
 
 from scrapy_rerp.core import loggers, signals
-from scrapy_rerp.core.admission import GO, Admission, ParkingKey, Verdict
+from scrapy_rerp.core.admission import DECISION_META, GO, Admission, ParkingKey, Verdict
 from scrapy_rerp.core.lengths import bounded
 from scrapy_rerp.core.origins import WAIT, OriginService, Refused
 from scrapy_rerp.core.slowdown import SLOW_STATUSES, slow_answer
@@ -66,12 +66,10 @@ if TYPE_CHECKING:
     from scrapy_rerp.crawl.assembly import Parts
     from scrapy_rerp.engine import RobotsTxt
 
-__all__ = ["DECISION_META", "FORBIDDEN", "RobotsGate"]
+__all__ = ["FORBIDDEN", "RobotsGate"]
 
 #: The message of the ``IgnoreRequest`` of a request robots.txt disallows.
 FORBIDDEN = "Forbidden by robots.txt"
-#: ``request.meta`` / ``response.meta``: the robots.txt decision of a request (docs/signals.rst).
-DECISION_META = "rerp_robots_decision"
 
 logger = logging.getLogger(loggers.ROBOTSTXT)
 

@@ -32,6 +32,7 @@ from scrapy.http import Request, Response
 
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core import signals as rerp_signals
+from scrapy_rerp.core.admission import DECISION_META
 from scrapy_rerp.core.settings import (
     CLOSE_REASON,
     RerpSettingsError,
@@ -43,7 +44,7 @@ from scrapy_rerp.crawl.assembly import Misconfigured, assemble, origin_caches
 from scrapy_rerp.crawl.compat import close_when_opened, heard, send_refusable, user_agent_header
 from scrapy_rerp.crawl.documents import registered_kinds
 from scrapy_rerp.crawl.evidence import check_storages
-from scrapy_rerp.crawl.gate import DECISION_META, RobotsGate
+from scrapy_rerp.crawl.gate import RobotsGate
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
