@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 __all__ = [
     "DEFAULT_WINDOW",
     "DIRECTORY_PATH",
+    "NONCE_BYTES",
     "SigningKeyError",
     "TAG",
     "SigningKey",
@@ -41,6 +42,9 @@ DIRECTORY_PATH = "/.well-known/http-message-signatures-directory"
 TAG = "web-bot-auth"
 #: Seconds between ``created`` and ``expires`` (RERP_SIGNATURE_WINDOW's default).
 DEFAULT_WINDOW = 60.0
+#: Random bytes in a signature's ``nonce`` (base64): as many as Cloudflare's reference signer
+#: draws, and its ``validateNonce`` expects.
+NONCE_BYTES = 64
 _LABEL = "sig1"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -185,11 +189,13 @@ def authority(url: str) -> str:
 def signature_params(
     *, covered: tuple[str, ...], created: int, expires: int, keyid: str, nonce: str
 ) -> str:
-    """The ``@signature-params`` value: the inner list of covered components and parameters."""
+    """The ``@signature-params`` value: the inner list of covered components and parameters,
+    in the order Cloudflare's reference signer writes them (any order verifies; this one lets
+    its published test vectors be reproduced byte for byte)."""
     components = " ".join(f'"{name}"' for name in covered)
     return (
-        f'({components});created={created};expires={expires};keyid="{keyid}"'
-        f';alg="ed25519";nonce="{nonce}";tag="{TAG}"'
+        f'({components});created={created};keyid="{keyid}";alg="ed25519"'
+        f';expires={expires};nonce="{nonce}";tag="{TAG}"'
     )
 
 
@@ -207,10 +213,12 @@ def sign_request(
     *,
     window: float = DEFAULT_WINDOW,
     now: float | None = None,
+    nonce: str | None = None,
 ) -> dict[str, str]:
     """The headers that sign a request to ``url``: ``Signature-Input`` and ``Signature`` (and
     ``Signature-Agent`` when one is given, written as a quoted string, as deployed verifiers
-    accept)."""
+    accept). ``nonce`` is a fresh one (:data:`NONCE_BYTES` random bytes, base64) unless given
+    (a test vector's)."""
     created = int(time.time() if now is None else now)
     values = {"@authority": authority(url)}
     headers: dict[str, str] = {}
@@ -222,7 +230,9 @@ def sign_request(
         created=created,
         expires=created + max(1, int(window)),
         keyid=key.keyid,
-        nonce=_b64url(secrets.token_bytes(32)),
+        nonce=base64.b64encode(secrets.token_bytes(NONCE_BYTES)).decode("ascii")
+        if nonce is None
+        else nonce,
     )
     signature = key.sign(signature_base(values, params))
     headers["Signature-Input"] = f"{_LABEL}={params}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -164,3 +165,49 @@ def test_a_public_half_that_is_not_the_private_one_is_refused(tmp_path: Path) ->
     with pytest.raises(SigningKeyError, match="not the public half") as raised:
         load_key(key_file(tmp_path, jwk))
     assert RFC8037_D not in str(raised.value)
+
+
+VECTORS = json.loads((Path(__file__).parents[1] / "data" / "web_bot_auth.json").read_text())
+
+
+def _vectors_in_the_form_sent() -> list[tuple[str, dict[str, Any]]]:
+    """Cloudflare's Ed25519 vectors whose Signature-Agent, if any, is a quoted string: the
+    form a crawl sends (the dictionary form is in tests/crawl/test_signing.py)."""
+    return [
+        (f"{name}-{vector['label']}", vector)
+        for name, vectors in VECTORS["records"].items()
+        for vector in vectors
+        if vector.get("signature_agent", '"').startswith('"')
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "vector"), _vectors_in_the_form_sent(), ids=[n for n, _ in _vectors_in_the_form_sent()]
+)
+def test_cloudflare_s_test_vectors_are_signed_byte_for_byte(
+    tmp_path: Path, name: str, vector: dict[str, Any]
+) -> None:
+    """Ed25519 is deterministic: with the vector's key, time, window and nonce, the headers
+    are the reference signer's, to the byte (label sig1 only: a crawl signs as sig1)."""
+    if vector["label"] != "sig1":
+        vector = {
+            **vector,
+            "signature_input": vector["signature_input"].replace(f"{vector['label']}=", "sig1=", 1),
+            "signature": vector["signature"].replace(f"{vector['label']}=", "sig1=", 1),
+        }
+    jwk = {k: vector["key"][k] for k in ("kty", "crv", "x", "d")}
+    key = load_key(key_file(tmp_path, jwk))
+    created = vector["created_ms"] // 1000
+    agent = vector.get("signature_agent")
+    headers = sign_request(
+        key,
+        vector["target_url"],
+        agent.strip('"') if agent else None,
+        window=vector["expires_ms"] // 1000 - created,
+        now=created,
+        nonce=vector["nonce"],
+    )
+    expected = {"Signature-Input": vector["signature_input"], "Signature": vector["signature"]}
+    if agent:
+        expected["Signature-Agent"] = agent
+    assert headers == expected
