@@ -179,12 +179,16 @@ def decision_record(
     usage: Mapping[str, Any] | None = None,
     page_directives: Iterable[str] = (),
     tdmrep_sha256: str | None = None,
+    signed: bool | None = None,
+    keyid: str | None = None,
 ) -> dict[str, Any]:
     """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt),
     ``dropped`` (``reason`` says why) or ``failed`` (allowed, its download failed:
     ``reason``); ``line``, ``rule`` and ``group`` are the robots.txt line that decided,
     ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``),
-    ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read)."""
+    ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read).
+    ``signed`` (in a crawl that signs its requests, else absent) says whether it was sent
+    signed, and ``keyid`` (when it was) with which key."""
     _one_of("verdict", verdict, VERDICTS)
     record = {
         "v": FORMAT_VERSION,
@@ -201,6 +205,10 @@ def decision_record(
         "page_directives": list(page_directives),
         "tdmrep_sha256": tdmrep_sha256,
     }
+    if signed is not None:
+        record["signed"] = signed
+        if signed and keyid is not None:
+            record["keyid"] = keyid
     return bounded_record(record)
 
 
@@ -410,6 +418,14 @@ _FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
     },
 }
 _FIELDS["tdmrep"] = _FIELDS["robots"]
+#: Fields a kind of record may have, checked when present: a decision's signature (a crawl that
+#: signs its requests, docs/identity.rst).
+_OPTIONAL_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
+    "decision": {
+        "signed": (_of_type(bool), "true or false"),
+        "keyid": _STRING,
+    },
+}
 
 
 def _field_problem(
@@ -434,8 +450,13 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     string or null``); None when it is one. A kind this reader does not know has no problem
     here (a later release may add kinds). A field a kind does not have is not read, and not
     checked."""
-    fields = _FIELDS.get(record.get("kind"))  # type: ignore[arg-type]
-    return None if fields is None else _field_problem(record, fields)
+    kind = record.get("kind")
+    fields = _FIELDS.get(kind)  # type: ignore[arg-type]
+    if fields is None:
+        return None
+    optional = _OPTIONAL_FIELDS.get(kind, {})  # type: ignore[arg-type]
+    present = {name: check for name, check in optional.items() if name in record}
+    return _field_problem(record, fields) or _field_problem(record, present)
 
 
 @dataclass(frozen=True, slots=True)
