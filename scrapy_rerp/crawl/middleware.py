@@ -43,6 +43,7 @@ from scrapy_rerp.crawl.assembly import Misconfigured, assemble, origin_caches
 from scrapy_rerp.crawl.compat import close_when_opened, heard, send_refusable, user_agent_header
 from scrapy_rerp.crawl.evidence import check_storages
 from scrapy_rerp.crawl.gate import DECISION_META, RobotsGate
+from scrapy_rerp.crawl.signing import check_signing_enabled
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -113,6 +114,7 @@ class RobotsTxtMiddleware:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         try:
             check_storages(crawler, settings)
+            check_signing_enabled(crawler, settings)
         except RerpSettingsError as error:
             logger.error("%s; the crawl stops before it starts", error, extra={"crawler": crawler})
             close_when_opened(crawler, CLOSE_REASON)

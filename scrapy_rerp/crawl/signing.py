@@ -26,15 +26,23 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.identity import SigningKey, SigningKeyError, load_key, sign_request
-from scrapy_rerp.core.settings import CLOSE_REASON, settings_for
-from scrapy_rerp.crawl.compat import close_when_opened
+from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError, settings_for
+from scrapy_rerp.crawl.compat import close_when_opened, component_priorities
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["SIGNED_META", "SIGNING_MIDDLEWARE_PRIORITY", "SigningMiddleware", "signed_with"]
+    from scrapy_rerp.core.settings import RerpSettings
+
+__all__ = [
+    "SIGNED_META",
+    "SIGNING_MIDDLEWARE_PRIORITY",
+    "SigningMiddleware",
+    "check_signing_enabled",
+    "signed_with",
+]
 
 logger = logging.getLogger(loggers.IDENTITY)
 
@@ -56,6 +64,30 @@ def signed_with(request: Request) -> str | None:
         keyid = signed.get("keyid")
         return keyid if isinstance(keyid, str) else None
     return None
+
+
+def check_signing_enabled(crawler: Crawler, settings: RerpSettings) -> None:
+    """Raise :class:`RerpSettingsError` when ``RERP_SIGNATURE_KEY`` is set and no
+    ``SigningMiddleware`` is enabled (middlewares listed by hand, without the Addon): the crawl
+    would send every request unsigned."""
+    if settings.signature_key is None:
+        return
+    from scrapy.utils.misc import load_object
+
+    for key, priority in component_priorities(crawler.settings, "DOWNLOADER_MIDDLEWARES").items():
+        if priority is None:
+            continue
+        try:
+            if load_object(key) is SigningMiddleware:
+                return
+        except (ImportError, NameError, TypeError, ValueError):
+            continue
+    raise RerpSettingsError(
+        "RERP_SIGNATURE_KEY",
+        settings.signature_key,
+        "a key with scrapy_rerp.SigningMiddleware enabled in DOWNLOADER_MIDDLEWARES (the Addon"
+        " enables it at 990); without it no request is signed",
+    )
 
 
 class SigningMiddleware:

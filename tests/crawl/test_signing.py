@@ -22,6 +22,7 @@ from scrapy.http import Response
 
 from scrapy_rerp.core.identity import DIRECTORY_PATH, directory, load_key, write_new_key
 from scrapy_rerp.crawl.signing import SIGNED_META
+from tests.support.crawls import rerp
 from tests.support.servers import ListSpider, Reply, Server, crawl, stopped_by_settings
 from tests.support.verifiers import (
     Sent,
@@ -266,6 +267,32 @@ async def test_a_key_that_cannot_sign_stops_the_crawl_before_anything_is_sent(
     assert line == f"RERP_SIGNATURE_KEY: key file {path!r} {says}; the crawl stops before it starts"
     assert "c2VjcmV0" not in caplog.text
     assert server.paths() == []
+
+
+@pytest.mark.crawl
+@pytest_twisted.ensureDeferred
+async def test_a_key_without_the_signing_middleware_stops_the_crawl(
+    server: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Middlewares listed by hand, without the Addon and without SigningMiddleware: the crawl
+    would send everything unsigned, so it does not start."""
+    path = str(tmp_path / "good.jwk")
+    write_new_key(path)
+    caplog.set_level(logging.INFO)
+    crawler = await crawl(ListSpider, rerp(RERP_SIGNATURE_KEY=path), urls=[server.url("/a")])
+    line = stopped_by_settings(crawler, caplog.records, "RERP_SIGNATURE_KEY")
+    assert "scrapy_rerp.SigningMiddleware enabled in DOWNLOADER_MIDDLEWARES" in line
+    assert server.paths() == []
+    # Listed by hand, it signs.
+    listed = rerp(RERP_SIGNATURE_KEY=path)
+    listed["DOWNLOADER_MIDDLEWARES"] = {
+        **listed["DOWNLOADER_MIDDLEWARES"],
+        "scrapy_rerp.SigningMiddleware": 990,
+    }
+    server.robots("User-agent: *\nDisallow:\n")
+    await crawl(ListSpider, listed, urls=[server.url("/a")])
+    assert sorted(server.paths()) == ["/a", "/robots.txt"]
+    assert all(hit.header("Signature") for hit in server.hits())
 
 
 SPIDER = """
