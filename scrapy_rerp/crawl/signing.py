@@ -1,7 +1,7 @@
 """Web Bot Auth in a crawl: every request signed (``RERP_SIGNATURE_KEY``, docs/identity.rst).
 
 :class:`SigningMiddleware` signs each HTTP(S) request as it leaves for the downloader, with the
-headers :func:`scrapy_rerp.core.identity.sign_request` makes: ``Signature-Input`` and
+headers :class:`scrapy_rerp.core.identity.RequestSigner` makes: ``Signature-Input`` and
 ``Signature`` over ``@authority`` (and ``Signature-Agent``, sent when ``RERP_SIGNATURE_AGENT``
 names the key directory). It sits closest to the downloader
 (:data:`SIGNING_MIDDLEWARE_PRIORITY`), after every middleware that may change what it covers,
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_rerp.core import loggers
-from scrapy_rerp.core.identity import SigningKey, SigningKeyError, load_key, sign_request
+from scrapy_rerp.core.identity import RequestSigner, SigningKey, SigningKeyError, load_key
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError, settings_for
 from scrapy_rerp.crawl.compat import close_when_opened, component_priorities
 
@@ -106,6 +106,7 @@ class SigningMiddleware:
         self.agent = agent
         self.window = window
         self.stats = stats
+        self.signer = RequestSigner(key, agent, window)
 
     def __repr__(self) -> str:
         return f"<scrapy_rerp.SigningMiddleware keyid={self.key.keyid!r}>"
@@ -154,7 +155,7 @@ class SigningMiddleware:
         if self.agent is None:
             # A copy (a redirect, a retry) may carry an earlier hop's header.
             headers.pop(b"Signature-Agent", None)
-        for name, value in sign_request(self.key, url, self.agent, window=self.window).items():
+        for name, value in self.signer.headers(url).items():
             headers[name] = value
         request.meta[SIGNED_META] = {"keyid": self.key.keyid, "url": url}
         if self.stats is not None:

@@ -6,6 +6,7 @@ message."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -23,6 +24,7 @@ from http_message_signatures import (
 
 from scrapy_rerp.core.identity import (
     TAG,
+    RequestSigner,
     SigningKey,
     SigningKeyError,
     _b64url_decode,
@@ -30,6 +32,8 @@ from scrapy_rerp.core.identity import (
     directory,
     load_key,
     sign_request,
+    signature_base,
+    signature_params,
     thumbprint,
     write_new_key,
 )
@@ -211,3 +215,40 @@ def test_cloudflare_s_test_vectors_are_signed_byte_for_byte(
     if agent:
         expected["Signature-Agent"] = agent
     assert headers == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com:8443/robots.txt",
+        "http://user:secret@EXAMPLE.com:8080?q=1",
+        "https://example.com#top",
+        "http://[::1]:80/a",
+        "https://Example.COM:443",
+    ],
+)
+@pytest.mark.parametrize("agent", [AGENT, None])
+def test_the_request_signer_writes_what_the_rfc_9421_steps_write(
+    tmp_path: Path, url: str, agent: str | None
+) -> None:
+    """RequestSigner writes each request's base around what it prepared once; the plain
+    steps (signature_params, signature_base) write the same signed bytes."""
+    key = load_key(rfc8037_key(tmp_path))
+    nonce = "n" * 88
+    signed = RequestSigner(key, agent, 30).headers(url, now=1_800_000_000, nonce=nonce)
+    values = {"@authority": authority(url)}
+    if agent is not None:
+        values["signature-agent"] = f'"{agent}"'
+    params = signature_params(
+        covered=tuple(values),
+        created=1_800_000_000,
+        expires=1_800_000_030,
+        keyid=key.keyid,
+        nonce=nonce,
+    )
+    signature = base64.b64encode(key.sign(signature_base(values, params))).decode()
+    expected = {"Signature-Input": f"sig1={params}", "Signature": f"sig1=:{signature}:"}
+    if agent is not None:
+        expected = {"Signature-Agent": f'"{agent}"', **expected}
+    assert signed == expected and list(signed) == list(expected)
+    assert "secret" not in signed["Signature-Input"]
