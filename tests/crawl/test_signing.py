@@ -95,6 +95,7 @@ async def test_every_request_the_crawl_sends_verifies_with_both_verifiers(
         **ADDON,
         "RERP_SIGNATURE_KEY": key_path,
         "RERP_SIGNATURE_AGENT": agent,
+        "RERP_SIGNATURE_WINDOW": 30,
         "RERP_EVIDENCE": str(evidence),
         "ITEM_PIPELINES": {"scrapy.pipelines.files.FilesPipeline": 1},
         "FILES_STORE": str(tmp_path / "files"),
@@ -118,6 +119,9 @@ async def test_every_request_the_crawl_sends_verifies_with_both_verifiers(
         assert params.startswith('sig1=("@authority" "signature-agent");created=')
         for part in (f'keyid="{keyid}"', 'alg="ed25519"', 'tag="web-bot-auth"', "nonce="):
             assert part in params
+        created = int(params.split(";created=")[1].split(";")[0])
+        expires = int(params.split(";expires=")[1].split(";")[0])
+        assert expires - created == 30  # RERP_SIGNATURE_WINDOW
     # Each verifier, with the key directory alone, accepts every one of them.
     assert [verified_by_http_message_signatures(jwks, r) for r in received] == [None] * len(hits)
     verdicts = verified_by_web_bot_auth(jwks, received)
