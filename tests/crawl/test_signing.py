@@ -96,6 +96,8 @@ async def test_every_request_the_crawl_sends_verifies_with_both_verifiers(
         "RERP_SIGNATURE_KEY": key_path,
         "RERP_SIGNATURE_AGENT": agent,
         "RERP_SIGNATURE_WINDOW": 30,
+        # A purpose: each origin's tdmrep.json is downloaded too, beside its robots.txt.
+        "RERP_USAGE": "train-ai",
         "RERP_EVIDENCE": str(evidence),
         "ITEM_PIPELINES": {"scrapy.pipelines.files.FilesPipeline": 1},
         "FILES_STORE": str(tmp_path / "files"),
@@ -106,10 +108,11 @@ async def test_every_request_the_crawl_sends_verifies_with_both_verifiers(
     urls = [first.url("/a"), first.url("/moved"), first.url("/private/x")]
     crawler = await crawl(SigningSpider, settings, urls=urls, files=[second.url("/files/f.txt")])
 
-    # What the servers received: robots.txt of each origin, the page, both hops of the
-    # redirect, the pipeline's file; the disallowed page never.
-    assert sorted(first.paths()) == ["/a", "/moved", "/robots.txt"]
-    assert sorted(second.paths()) == ["/files/f.txt", "/landed", "/robots.txt"]
+    # What the servers received: robots.txt and tdmrep.json of each origin, the page, both
+    # hops of the redirect, the pipeline's file; the disallowed page never.
+    tdmrep = "/.well-known/tdmrep.json"
+    assert sorted(first.paths()) == [tdmrep, "/a", "/moved", "/robots.txt"]
+    assert sorted(second.paths()) == [tdmrep, "/files/f.txt", "/landed", "/robots.txt"]
     hits = first.hits() + second.hits()
     received = [sent(hit) for hit in hits]
     for hit in hits:
