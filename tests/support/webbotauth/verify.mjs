@@ -4,16 +4,19 @@
 //
 // stdin: {"directory": {"keys": [JWK, ...]}, "requests": [{"method", "url", "headers"}, ...]}
 // stdout: one {"verified": bool, "keyid": string|null, "error": string|null} per request.
-import { jwkToKeyID, helpers, verify } from "web-bot-auth";
+import { jwkToKeyID, verify } from "web-bot-auth";
 import { verifierFromJWK } from "web-bot-auth/crypto";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const input = JSON.parse(Buffer.concat(chunks).toString("utf8"));
 
+const sha256 = (bytes) => crypto.subtle.digest("SHA-256", bytes);
+const base64url = (digest) => Buffer.from(digest).toString("base64url");
+
 const keys = new Map();
 for (const jwk of input.directory.keys) {
-  const keyid = await jwkToKeyID(jwk, helpers.WEBCRYPTO_SHA256, helpers.BASE64URL_DECODE);
+  const keyid = await jwkToKeyID(jwk, sha256, base64url);
   keys.set(keyid, await verifierFromJWK(jwk));
 }
 
