@@ -2,8 +2,8 @@
 
 ``import scrapy_rerp`` loads only the engine (standard library only). The Scrapy-facing names,
 ``RerpRobotParser``, ``RobotsTxtMiddleware``, ``AnswersMiddleware``, ``PageDirectivesMiddleware``,
-``EvidenceItemsMiddleware`` and ``Addon``, are imported on first access, as is
-``RerpSettingsError``.
+``EvidenceItemsMiddleware``, ``SigningMiddleware`` and ``Addon``, are imported on first access, as
+is ``RerpSettingsError``.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .crawl.middleware import AnswersMiddleware, RobotsTxtMiddleware
     from .crawl.page_directives import PageDirectivesMiddleware
     from .crawl.robotparser import RerpRobotParser
+    from .crawl.signing import SigningMiddleware
 
 
 __all__ = [
@@ -95,6 +96,7 @@ __all__ = [
     "RslFile",
     "RslLicense",
     "RslProblem",
+    "SigningMiddleware",
     "TdmRepDecision",
     "TdmRepEntry",
     "TdmRepFile",
@@ -125,6 +127,7 @@ _LAZY = {
     "AnswersMiddleware": "scrapy_rerp.crawl.middleware",
     "PageDirectivesMiddleware": "scrapy_rerp.crawl.page_directives",
     "EvidenceItemsMiddleware": "scrapy_rerp.crawl.evidence",
+    "SigningMiddleware": "scrapy_rerp.crawl.signing",
     "Addon": "scrapy_rerp.addon",
 }
 

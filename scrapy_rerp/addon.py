@@ -8,6 +8,7 @@ The equivalent manual settings::
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "scrapy_rerp.RobotsTxtMiddleware": 100,
         "scrapy_rerp.AnswersMiddleware": 950,
+        "scrapy_rerp.SigningMiddleware": 990,  # with RERP_SIGNATURE_KEY only
     }
     SPIDER_MIDDLEWARES = {
         "scrapy_rerp.PageDirectivesMiddleware": 950,
@@ -75,6 +76,14 @@ class Addon:
 
         _setdefault(
             settings, _SETTING, "scrapy_rerp.AnswersMiddleware", ANSWERS_MIDDLEWARE_PRIORITY
+        )
+
+        # Web Bot Auth signatures (RERP_SIGNATURE_KEY; off otherwise), made last, after every
+        # middleware that may change a header they cover.
+        from scrapy_rerp.crawl.signing import SIGNING_MIDDLEWARE_PRIORITY
+
+        _setdefault(
+            settings, _SETTING, "scrapy_rerp.SigningMiddleware", SIGNING_MIDDLEWARE_PRIORITY
         )
 
         from scrapy_rerp.crawl.page_directives import PAGE_MIDDLEWARE_PRIORITY

@@ -15,7 +15,13 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as Scrapy
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from scrapy_rerp import Addon, AnswersMiddleware, PageDirectivesMiddleware, RobotsTxtMiddleware
+from scrapy_rerp import (
+    Addon,
+    AnswersMiddleware,
+    PageDirectivesMiddleware,
+    RobotsTxtMiddleware,
+    SigningMiddleware,
+)
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.crawl.compat import component_priorities
 from tests.support.servers import Server, crawl, stopped_by_settings
@@ -64,8 +70,12 @@ async def test_addon_alone_turns_everything_on(server: Server) -> None:
     assert RobotsTxtMiddleware in active(crawler) and ScrapyMiddleware not in active(crawler)
     assert crawler.get_downloader_middleware(RobotsTxtMiddleware) is not None
     # Its companion hears every failed download before any other process_exception.
-    assert resolved[AnswersMiddleware] == 950 == max(resolved.values())
+    assert resolved[AnswersMiddleware] == 950
     assert active(crawler)[-1] is AnswersMiddleware
+    # The signatures are made last (990, the highest), and only with a key: without one the
+    # signing middleware is not built, and no other has a process_exception after the answers'.
+    assert resolved[SigningMiddleware] == 990 == max(resolved.values())
+    assert SigningMiddleware not in active(crawler)
     assert crawler.stats is not None
     assert crawler.stats.get_value("robotstxt/forbidden") == 1
     # Page directives too, close to the spider.

@@ -60,6 +60,7 @@ class CiRun:
         self.standins.mkdir()
         _executable(self.standins / "python3", FAKE_PYTHON3)
         _executable(self.standins / "tool", FAKE_TOOL)
+        _executable(self.standins / "npm", FAKE_TOOL)
         self.log = tmp_path / "log"
 
     def __call__(self, **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
@@ -107,13 +108,14 @@ def test_green_run_installs_lints_then_runs_the_matrix_from_the_repository_root(
     repo = ci.repo
     venv = calls[0].removeprefix("venv ")
     commands = [call.split(" @ ")[0] for call in calls[1:]]
-    assert commands[:4] == [
+    assert commands[:5] == [
         "pip install -q ruff sphinx>=7 nox uv",
         "ruff check",
         "ruff format --check",
         "sphinx-build -W --keep-going -q -b html docs " + f"{venv}/docs-html",
+        "npm ci --no-audit --no-fund --prefix tests/support/webbotauth",
     ]
-    assert set(commands[4:]) == LANES and len(commands) == 6  # the two lanes, side by side
+    assert set(commands[5:]) == LANES and len(commands) == 7  # the two lanes, side by side
     corpus = f"{repo}/../shared/corpus"
     assert all(call.endswith(f" @ {repo} corpus={corpus}") for call in calls[1:])
     assert not Path(venv).exists()  # the throwaway environment is removed

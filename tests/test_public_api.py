@@ -45,6 +45,7 @@ PUBLIC = [
     "RslFile",
     "RslLicense",
     "RslProblem",
+    "SigningMiddleware",
     "TdmRepDecision",
     "TdmRepEntry",
     "TdmRepFile",
@@ -273,6 +274,7 @@ PUBLIC_PATHS = [
     "scrapy_rerp.RerpRobotParser",
     "scrapy_rerp.PageDirectivesMiddleware",
     "scrapy_rerp.EvidenceItemsMiddleware",
+    "scrapy_rerp.SigningMiddleware",
     "scrapy_rerp.addon.Addon",
     "scrapy_rerp.middleware.RobotsTxtMiddleware",
     "scrapy_rerp.middleware.AnswersMiddleware",
@@ -395,6 +397,7 @@ def test_the_settings_error_is_loaded_on_access_only() -> None:
         "AnswersMiddleware",
         "PageDirectivesMiddleware",
         "EvidenceItemsMiddleware",
+        "SigningMiddleware",
         "Addon",
     ],
 )

@@ -196,6 +196,8 @@ def decision_record(
     page_directives: Iterable[str] = (),
     tdmrep_sha256: str | None = None,
     documents: Mapping[str, Any] | None = None,
+    signed: bool | None = None,
+    keyid: str | None = None,
 ) -> dict[str, Any]:
     """One request decided: ``verdict`` is ``downloaded``, ``refused`` (by robots.txt),
     ``dropped`` (``reason`` says why) or ``failed`` (allowed, its download failed:
@@ -203,7 +205,9 @@ def decision_record(
     ``usage`` the usage decision (``{"purpose", "allowed", "source", "value"}``),
     ``tdmrep_sha256`` the origin's tdmrep.json the request went on with (TDMRep read), and
     ``documents`` the sha256 of each document besides robots.txt it went on with, by kind
-    (tdmrep.json's among them: written only when there is one)."""
+    (tdmrep.json's among them: written only when there is one). ``signed`` (in a crawl that
+    signs its requests, else absent) says whether it was sent signed, and ``keyid`` (when it
+    was) with which key."""
     _one_of("verdict", verdict, VERDICTS)
     record = {
         "v": FORMAT_VERSION,
@@ -222,6 +226,10 @@ def decision_record(
     }
     if documents:
         record["documents"] = dict(documents)
+    if signed is not None:
+        record["signed"] = signed
+        if signed and keyid is not None:
+            record["keyid"] = keyid
     return bounded_record(record)
 
 
@@ -441,7 +449,9 @@ def _hashes(value: Any) -> bool:
     return check(value) or (isinstance(value, list) and all(check(item) for item in value))
 
 
-#: Fields a record of a kind may lack (a record of an earlier release), checked when present.
+#: Fields a kind of record may have, checked when present (a record of an earlier release may
+#: lack them): the documents a decision went on with, and its signature (a crawl that signs its
+#: requests, docs/identity.rst).
 _OPTIONAL_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
     "decision": {
         "documents": (
@@ -451,6 +461,8 @@ _OPTIONAL_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
             ),
             "sha256 (or a list of them) by document kind",
         ),
+        "signed": (_of_type(bool), "true or false"),
+        "keyid": _STRING,
     },
 }
 
@@ -481,13 +493,9 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     fields = _FIELDS.get(kind) or (_FIELDS["robots"] if is_document(kind) else None)  # type: ignore[arg-type]
     if fields is None:
         return None
-    problem = _field_problem(record, fields)
-    if problem is not None:
-        return problem
-    for name, (check, what) in _OPTIONAL_FIELDS.get(kind, {}).items():  # type: ignore[arg-type]
-        if name in record and not check(record[name]):
-            return f"{name!r} is {_shown(record[name])}, not {what}"
-    return None
+    optional = _OPTIONAL_FIELDS.get(kind, {})  # type: ignore[arg-type]
+    present = {name: check for name, check in optional.items() if name in record}
+    return _field_problem(record, fields) or _field_problem(record, present)
 
 
 @dataclass(frozen=True, slots=True)

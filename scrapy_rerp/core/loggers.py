@@ -8,6 +8,7 @@ the middleware module's own.
 __all__ = [
     "EVIDENCE",
     "FLEET",
+    "IDENTITY",
     "MIDDLEWARE",
     "PAGE",
     "POLITENESS",
@@ -41,6 +42,8 @@ SITEMAPS = "scrapy_rerp.sitemaps"
 SETTINGS = "scrapy_rerp.settings"
 #: A paused job's parked requests and cool-downs, kept in JOBDIR and resumed.
 RESUME = "scrapy_rerp.resume"
+#: Web Bot Auth: the key requests are signed with (RERP_SIGNATURE_KEY).
+IDENTITY = "scrapy_rerp.identity"
 #: The closing summary.
 SUMMARY = "scrapy_rerp.summary"
 #: The downloader middleware itself (crawl/middleware.py only).

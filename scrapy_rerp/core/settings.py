@@ -110,6 +110,8 @@ ROBOTSTXT_REQUEST_META_KEYS = frozenset(robotstxt_request_meta({}, "", 0))
 
 DAY = 24 * 3600.0
 WEEK = 7 * DAY
+#: The longest RERP_SIGNATURE_WINDOW: Web Bot Auth asks for short-lived signatures.
+MAX_SIGNATURE_WINDOW = 3600.0
 
 _DEFAULT_CACHE = "scrapy_rerp.cache.MemoryOriginCache"
 
@@ -208,6 +210,13 @@ class RerpSettings:
     page_meta: bool = True  # RERP_PAGE_META: robots meta tags of HTML heads read
     page_nofollow: bool = True  # RERP_PAGE_NOFOLLOW: requests from nofollow pages dropped
     page_strict_nofollow: bool = False  # RERP_PAGE_STRICT_NOFOLLOW: rel="nofollow" links too
+    signature_key: str | None = (
+        None  # RERP_SIGNATURE_KEY: the Ed25519 key file (a JWK), None = unsigned
+    )
+    signature_agent: str | None = (
+        None  # RERP_SIGNATURE_AGENT: the key directory's URL (Signature-Agent)
+    )
+    signature_window: float = 60.0  # RERP_SIGNATURE_WINDOW: seconds from created to expires
     # RERP_ROBOTSTXT_META: added to the meta of every robots.txt request
     robotstxt_meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -271,6 +280,20 @@ class RerpSettings:
                 max_floor,
                 f"at least RERP_SLOWDOWN_START_FLOOR ({start_floor})",
             )
+        signature_key = r.optional_path("RERP_SIGNATURE_KEY")
+        signature_agent = r.signature_agent("RERP_SIGNATURE_AGENT")
+        if signature_agent is not None and signature_key is None:
+            raise RerpSettingsError(
+                "RERP_SIGNATURE_KEY", None, "a key file when RERP_SIGNATURE_AGENT is set"
+            )
+        signature_window = r.seconds("RERP_SIGNATURE_WINDOW", 60.0, positive=True)
+        if not 1 <= signature_window <= MAX_SIGNATURE_WINDOW:
+            raise RerpSettingsError(
+                "RERP_SIGNATURE_WINDOW",
+                signature_window,
+                f"a number of seconds from 1 to {MAX_SIGNATURE_WINDOW:.0f} (a signature can be"
+                " replayed until it expires)",
+            )
         result = cls(
             obey=r.boolean("ROBOTSTXT_OBEY", False),
             syntax=syntax,
@@ -317,6 +340,9 @@ class RerpSettings:
             page_nofollow=r.boolean("RERP_PAGE_NOFOLLOW", True),
             page_strict_nofollow=r.boolean("RERP_PAGE_STRICT_NOFOLLOW", False),
             robotstxt_meta=r.request_meta("RERP_ROBOTSTXT_META", ROBOTSTXT_REQUEST_META_KEYS),
+            signature_key=signature_key,
+            signature_agent=signature_agent,
+            signature_window=signature_window,
         )
         if require_obey and not result.obey:
             from scrapy.exceptions import NotConfigured
@@ -475,6 +501,28 @@ class _Reader:
             problem = _redis_url_problem(value)
             if problem is not None:
                 raise RerpSettingsError(name, redacted_url(value), problem)
+        return value
+
+    def signature_agent(self, name: str) -> str | None:
+        """The URL a ``Signature-Agent`` header names: http(s), with a host, and nothing that
+        cannot stand in a quoted structured-field string (printable ASCII, no ``"`` or ``\\``)."""
+        from urllib.parse import urlsplit
+
+        value = self.optional_text(name)
+        if value is None:
+            return None
+        expected = "an https:// (or http://) URL of the crawler's key directory, in printable ASCII"
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises for a port out of range
+        except ValueError:
+            raise RerpSettingsError(name, value, expected) from None
+        if (
+            parts.scheme not in ("https", "http")
+            or not parts.hostname
+            or any(not " " < c < "\x7f" or c in '"\\' for c in value)
+        ):
+            raise RerpSettingsError(name, value, expected)
         return value
 
     def evidence_uri(self, name: str, batched: int) -> str | None:

@@ -68,6 +68,7 @@ from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import origin_of, robots_url_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import engine_of, fail_crawl
+from scrapy_rerp.crawl.signing import signed_with
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
@@ -245,6 +246,7 @@ class EvidenceLog:
         self.stats = crawler.stats
         self.stop_on_failure = settings.evidence_on_failure == "stop"
         self.syntax = settings.syntax_name
+        self.signs = settings.signature_key is not None  # decisions say whether each was signed
         self.copies_from = copies_from  # where copies not downloaded come from: store, fleet
         batch = settings.evidence_batch_size
         self.outputs = [_Output(crawler, settings.evidence, _JsonLines, batch, self._store_failed)]
@@ -403,6 +405,7 @@ class EvidenceLog:
     ) -> None:
         """A request decided: ``decided`` is its decision (the robots.txt line)."""
         decided = decided or {}
+        keyid = signed_with(request) if self.signs else None
         record = decision_record(
             url=request.url,
             at=time.time(),
@@ -416,6 +419,8 @@ class EvidenceLog:
             page_directives=page_directives,
             tdmrep_sha256=_documents(decided).get("tdmrep"),
             documents=_documents(decided),
+            signed=keyid is not None if self.signs else None,
+            keyid=keyid,
         )
         if self._write(record):
             # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's

@@ -45,6 +45,7 @@ from scrapy_rerp.crawl.compat import close_when_opened, heard, send_refusable, u
 from scrapy_rerp.crawl.documents import registered_kinds
 from scrapy_rerp.crawl.evidence import check_storages
 from scrapy_rerp.crawl.gate import RobotsGate
+from scrapy_rerp.crawl.signing import check_signing_enabled
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
@@ -118,6 +119,7 @@ class RobotsTxtMiddleware:
         try:
             check_storages(crawler, settings)
             kinds = registered_kinds(settings)
+            check_signing_enabled(crawler, settings)
         except RerpSettingsError as error:
             logger.error("%s; the crawl stops before it starts", error, extra={"crawler": crawler})
             close_when_opened(crawler, CLOSE_REASON)

@@ -6,9 +6,11 @@ message."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -22,6 +24,7 @@ from http_message_signatures import (
 
 from scrapy_rerp.core.identity import (
     TAG,
+    RequestSigner,
     SigningKey,
     SigningKeyError,
     _b64url_decode,
@@ -29,6 +32,8 @@ from scrapy_rerp.core.identity import (
     directory,
     load_key,
     sign_request,
+    signature_base,
+    signature_params,
     thumbprint,
     write_new_key,
 )
@@ -164,3 +169,86 @@ def test_a_public_half_that_is_not_the_private_one_is_refused(tmp_path: Path) ->
     with pytest.raises(SigningKeyError, match="not the public half") as raised:
         load_key(key_file(tmp_path, jwk))
     assert RFC8037_D not in str(raised.value)
+
+
+VECTORS = json.loads((Path(__file__).parents[1] / "data" / "web_bot_auth.json").read_text())
+
+
+def _vectors_in_the_form_sent() -> list[tuple[str, dict[str, Any]]]:
+    """Cloudflare's Ed25519 vectors whose Signature-Agent, if any, is a quoted string: the
+    form a crawl sends (the dictionary form is in tests/crawl/test_signing.py)."""
+    return [
+        (f"{name}-{vector['label']}", vector)
+        for name, vectors in VECTORS["records"].items()
+        for vector in vectors
+        if vector.get("signature_agent", '"').startswith('"')
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "vector"), _vectors_in_the_form_sent(), ids=[n for n, _ in _vectors_in_the_form_sent()]
+)
+def test_cloudflare_s_test_vectors_are_signed_byte_for_byte(
+    tmp_path: Path, name: str, vector: dict[str, Any]
+) -> None:
+    """Ed25519 is deterministic: with the vector's key, time, window and nonce, the headers
+    are the reference signer's, to the byte (label sig1 only: a crawl signs as sig1)."""
+    if vector["label"] != "sig1":
+        vector = {
+            **vector,
+            "signature_input": vector["signature_input"].replace(f"{vector['label']}=", "sig1=", 1),
+            "signature": vector["signature"].replace(f"{vector['label']}=", "sig1=", 1),
+        }
+    jwk = {k: vector["key"][k] for k in ("kty", "crv", "x", "d")}
+    key = load_key(key_file(tmp_path, jwk))
+    created = vector["created_ms"] // 1000
+    agent = vector.get("signature_agent")
+    headers = sign_request(
+        key,
+        vector["target_url"],
+        agent.strip('"') if agent else None,
+        window=vector["expires_ms"] // 1000 - created,
+        now=created,
+        nonce=vector["nonce"],
+    )
+    expected = {"Signature-Input": vector["signature_input"], "Signature": vector["signature"]}
+    if agent:
+        expected["Signature-Agent"] = agent
+    assert headers == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com:8443/robots.txt",
+        "http://user:secret@EXAMPLE.com:8080?q=1",
+        "https://example.com#top",
+        "http://[::1]:80/a",
+        "https://Example.COM:443",
+    ],
+)
+@pytest.mark.parametrize("agent", [AGENT, None])
+def test_the_request_signer_writes_what_the_rfc_9421_steps_write(
+    tmp_path: Path, url: str, agent: str | None
+) -> None:
+    """RequestSigner writes each request's base around what it prepared once; the plain
+    steps (signature_params, signature_base) write the same signed bytes."""
+    key = load_key(rfc8037_key(tmp_path))
+    nonce = "n" * 88
+    signed = RequestSigner(key, agent, 30).headers(url, now=1_800_000_000, nonce=nonce)
+    values = {"@authority": authority(url)}
+    if agent is not None:
+        values["signature-agent"] = f'"{agent}"'
+    params = signature_params(
+        covered=tuple(values),
+        created=1_800_000_000,
+        expires=1_800_000_030,
+        keyid=key.keyid,
+        nonce=nonce,
+    )
+    signature = base64.b64encode(key.sign(signature_base(values, params))).decode()
+    expected = {"Signature-Input": f"sig1={params}", "Signature": f"sig1=:{signature}:"}
+    if agent is not None:
+        expected = {"Signature-Agent": f'"{agent}"', **expected}
+    assert signed == expected and list(signed) == list(expected)
+    assert "secret" not in signed["Signature-Input"]

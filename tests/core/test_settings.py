@@ -129,6 +129,11 @@ def test_values_from_strings_as_on_the_command_line() -> None:
         ("RERP_SLOWDOWN_MAX_FLOOR", float("inf")),
         ("RERP_SLOWDOWN_DECAY_AFTER", 0),
         ("RERP_SLOWDOWN_DECAY_AFTER", 2.5),
+        ("RERP_SIGNATURE_KEY", 42),
+        ("RERP_SIGNATURE_WINDOW", 0),
+        ("RERP_SIGNATURE_WINDOW", 0.5),
+        ("RERP_SIGNATURE_WINDOW", 3601),
+        ("RERP_SIGNATURE_WINDOW", "a minute"),
     ],
 )
 def test_bad_values_are_errors_naming_setting_and_value(name: str, value: Any) -> None:
@@ -499,3 +504,49 @@ def test_bad_page_settings_name_the_setting(name: str, value: Any) -> None:
     with pytest.raises(RerpSettingsError, match=f"^{name} = .* expected a boolean") as error:
         RerpSettings.from_settings({"ROBOTSTXT_OBEY": True, name: value})
     assert error.value.setting == name
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "crawler.example/.well-known/http-message-signatures-directory",  # no scheme
+        "ftp://crawler.example/dir",
+        "https:///no-host",
+        'https://crawler.example/"quoted"',
+        "https://crawler.example/a b",
+        "https://crawler.example/\u00e9",
+        "https://crawler.example:99999/",
+    ],
+)
+def test_a_signature_agent_is_an_http_url_a_quoted_string_can_hold(agent: str) -> None:
+    with pytest.raises(RerpSettingsError, match="RERP_SIGNATURE_AGENT") as info:
+        RerpSettings.from_settings(
+            {**ON, "RERP_SIGNATURE_KEY": "k.jwk", "RERP_SIGNATURE_AGENT": agent}
+        )
+    assert "an https:// (or http://) URL" in str(info.value)
+
+
+def test_signing_settings_read_together() -> None:
+    agent = "https://crawler.example/.well-known/http-message-signatures-directory"
+    read = RerpSettings.from_settings(
+        {
+            **ON,
+            "RERP_SIGNATURE_KEY": "k.jwk",
+            "RERP_SIGNATURE_AGENT": agent,
+            "RERP_SIGNATURE_WINDOW": "30",
+        }
+    )
+    assert (read.signature_key, read.signature_agent, read.signature_window) == (
+        "k.jwk",
+        agent,
+        30.0,
+    )
+    default = RerpSettings.from_settings(ON)
+    assert (default.signature_key, default.signature_agent, default.signature_window) == (
+        None,
+        None,
+        60.0,
+    )
+    # An agent without a key would send a Signature-Agent no signature covers.
+    with pytest.raises(RerpSettingsError, match="RERP_SIGNATURE_KEY = None is invalid"):
+        RerpSettings.from_settings({**ON, "RERP_SIGNATURE_AGENT": agent})
