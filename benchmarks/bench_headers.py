@@ -14,8 +14,15 @@ process (scrapy_rerp's demo server), so that serving costs the crawler no CPU ti
   whole (``RERP_MAX_SIZE`` raised to :data:`ROBOTS_MAX_SIZE`: 28,000 such lines are 1.1 MB).
 
 Per crawl: the crawler's CPU time (``getrusage``, the whole process from the crawl's start to
-its end), the pages the spider got and the requests dropped, the longest line of its log file
-and the largest evidence record (``RERP_EVIDENCE``, on with robots.txt). Goal: the crawl that
+its end), the pages the spider got and the requests dropped (with their reasons from the
+stats: every request is either a page or a drop with its reason), the requests parked for
+robots.txt or tdmrep.json and parked again (each parking is one more trip through Scrapy's
+scheduler and downloader middlewares: how many depends on how many start requests reach the
+middleware before the origin's files are read, and moves the CPU time with it), the longest
+line of its log file and the largest evidence record (``RERP_EVIDENCE``, on with robots.txt).
+One origin holds at most ``RERP_MAX_PARKED_PER_ORIGIN`` (1,000) requests waiting: with more
+``--pages`` than that, the start requests past it that reach the middleware before robots.txt
+is read are dropped (``dropped/park_limit``), as in any crawl. Goal: the crawl that
 obeys within :data:`CPU_GOAL` times the CPU of the one that does not, and nothing logged or
 recorded beyond the documented bounds (docs/usage.rst and docs/evidence.rst, "Bounds").
 
@@ -151,6 +158,17 @@ def crawl_child(config: dict[str, Any]) -> None:
             "wall": wall,
             "header_cuts": stats.get("robotstxt/usage/header_cut", 0)
             + stats.get("robotstxt/page/header_cut", 0),
+            # Why requests were dropped (robotstxt/dropped/<reason>, a usage preference's
+            # robotstxt/usage/dropped/<reason>) and how often they waited: every request the
+            # spider did not get is in the first, and the parkings say how much of the crawl's
+            # CPU went to trips back through the scheduler.
+            "drops": {
+                key.removeprefix("robotstxt/"): value
+                for key, value in stats.items()
+                if key.startswith(("robotstxt/dropped/", "robotstxt/usage/dropped/"))
+            },
+            "parked": stats.get("robotstxt/parked", 0),
+            "reparked": stats.get("robotstxt/reparked", 0),
         }
     )
 
@@ -251,8 +269,26 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
                 run["records_within_bounds"] and run["log_longest"] <= log_bound for run in obeyed
             ),
             "no_errors": all(run["errors"] == 0 for run in of_case),
+            "accounted": all(_accounted(run) for run in of_case),
         }
     return {"log_bound": log_bound, "cases": cases}
+
+
+def _accounted(run: dict[str, Any]) -> bool:
+    """Whether every request of a crawl is accounted for: the spider got its page, or its
+    errback an error or a drop, and each drop has its reason in the stats."""
+    dropped = sum(run["drops"].values())
+    return (
+        run["pages"] + run["ignored"] + run["errors"]
+        == run["requests"]
+        == (run["pages"] + dropped + run["errors"])
+    )
+
+
+def _drops(run: dict[str, Any]) -> str:
+    """The requests dropped, with their reasons: ``2 (dropped/park_limit 2)``."""
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(run["drops"].items()))
+    return f"{run['ignored']} ({reasons})" if reasons else str(run["ignored"])
 
 
 def render(data: dict[str, Any]) -> str:
@@ -265,15 +301,16 @@ def render(data: dict[str, Any]) -> str:
         "whole), small pages. RERP_USAGE = 'train-ai', LOG_LEVEL INFO; the evidence on with "
         "robots.txt.",
         "",
-        "| Case | Crawl | pages | dropped | CPU s | wall s | longest log line bytes | log bytes "
-        "| largest record bytes | header cuts |",
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| Case | Crawl | pages | dropped (why) | parked, again | CPU s | wall s "
+        "| longest log line bytes | log bytes | largest record bytes | header cuts |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for run in data["runs"]:
         lines.append(
-            f"| {run['case']} | {run['name']} | {run['pages']} | {run['ignored']} "
-            f"| {run['cpu']:.2f} | {run['wall']:.2f} | {run['log_longest']:,} "
-            f"| {run['log_bytes']:,} | {run['record_largest']:,} | {run['header_cuts']} |"
+            f"| {run['case']} | {run['name']} | {run['pages']} | {_drops(run)} "
+            f"| {run['parked']}, {run['reparked']} | {run['cpu']:.2f} | {run['wall']:.2f} "
+            f"| {run['log_longest']:,} | {run['log_bytes']:,} | {run['record_largest']:,} "
+            f"| {run['header_cuts']} |"
         )
     lines.append("")
     for case, figures in s["cases"].items():
@@ -286,7 +323,9 @@ def render(data: dict[str, Any]) -> str:
             f"{figures['record_largest']:,} bytes; within the documented bounds (log lines "
             f"under {s['log_bound']:,} bytes, every record field bounded): "
             f"{'yes' if figures['within_bounds'] else 'NO'}; errors: "
-            f"{'none' if figures['no_errors'] else 'SOME'}."
+            f"{'none' if figures['no_errors'] else 'SOME'}; every request accounted for "
+            f"(a page, or an errback with its reason in the stats): "
+            f"{'yes' if figures['accounted'] else 'NO'}."
         )
     return "\n".join(lines) + "\n"
 

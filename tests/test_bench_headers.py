@@ -21,6 +21,7 @@ def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) 
     obeyed = runs["headers", "robots.txt obeyed"]
     # /u/0 refused by its Content-Usage header, /r/1 kept; both headers cut at the cap.
     assert (obeyed["pages"], obeyed["ignored"], obeyed["header_cuts"]) == (1, 1, 2)
+    assert obeyed["drops"] == {"usage/dropped/header": 1}  # each drop with its reason
     assert (
         runs["headers", "robots.txt off"]["pages"],
         runs["robots", "robots.txt off"]["pages"],
@@ -29,8 +30,23 @@ def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) 
     for case in ("headers", "robots"):
         figures_of = data["summary"]["cases"][case]
         assert figures_of["within_bounds"] and figures_of["no_errors"]
+        assert figures_of["accounted"]
     # At INFO a drop is summed up at close (its own line is DEBUG): no header is quoted.
     assert 0 < obeyed["log_longest"] < 4_096
     report = results.read_text()
     assert "every record field bounded): yes" in report
+    assert "| 1 (usage/dropped/header 1) |" in report
+    accounted = "every request accounted for (a page, or an errback with its reason in the stats)"
+    assert f"{accounted}: yes" in report
     assert "--results" not in report
+
+
+def test_a_request_dropped_at_the_park_limit_is_shown_with_its_reason() -> None:
+    bench = load_script("bench_headers")
+    run = {"requests": 1006, "pages": 1004, "ignored": 2, "errors": 0}
+    run["drops"] = {"dropped/park_limit": 2}
+    assert bench._drops(run) == "2 (dropped/park_limit 2)"
+    assert bench._accounted(run)
+    # A request the spider never heard of, or a drop without its reason, is not accounted for.
+    assert not bench._accounted({**run, "ignored": 1})
+    assert not bench._accounted({**run, "drops": {}})

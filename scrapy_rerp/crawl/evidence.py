@@ -67,7 +67,7 @@ from scrapy_rerp.core.evidence import (
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import origin_of, robots_url_of
 from scrapy_rerp.core.version import __version__
-from scrapy_rerp.crawl.compat import engine_of, fail_crawl
+from scrapy_rerp.crawl.compat import engine_of, fail_crawl, header_key, header_values
 from scrapy_rerp.crawl.signing import signed_with
 from scrapy_rerp.engine import RobotsTxt
 
@@ -102,6 +102,10 @@ CLOSE_REASON = "rerp_evidence_failed"
 #: again. Bounded: past it, one read again is written again, which costs a line, never a gap.
 REMEMBERED_FILES = 65_536
 
+_X_ROBOTS_TAG = header_key("X-Robots-Tag")
+# One encoder for every line: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 class EvidenceStopped(IgnoreRequest):
     """A request not downloaded, or a response not handed to the spider, because the evidence
@@ -123,7 +127,7 @@ class _JsonLines:
         self.file = file
 
     def write(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        line = _ENCODER.encode(record)
         # Whole lines, flushed one by one: a crash cuts at most the last.
         self.file.write(line.encode("utf-8", "surrogatepass") + b"\n")
         self.file.flush()
@@ -294,7 +298,7 @@ class EvidenceLog:
         reaches the spider without its record: written and flushed here, or the evidence has
         failed (this record or an earlier one), and :class:`EvidenceStopped` keeps it back."""
         if decision is not None:
-            said = capped_lines(response.headers.getlist("X-Robots-Tag"))[0]
+            said = capped_lines(header_values(response.headers, _X_ROBOTS_TAG) or [])[0]
             directives = tuple(value.decode("latin-1") for value in said)
             self.decision(request, "downloaded", decision, None, directives)
         if self.stopped:

@@ -83,3 +83,65 @@ def test_a_slot_s_timer_counts_while_it_is_active() -> None:
     assert slot_latercall(SimpleNamespace(latercall=Timer(False))) is False  # type: ignore[arg-type]
     assert slot_latercall(SimpleNamespace(latercall=Timer(True))) is True  # type: ignore[arg-type]
     assert slot_latercall(SimpleNamespace(latercall=object())) is True  # type: ignore[arg-type]
+
+
+def test_send_refusable_calls_every_handler_as_scrapy_s_send_does(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each handler gets the arguments it names, one that fails is logged as Scrapy logs it and
+    the next still runs, and the first refusal is raised once all have run: what
+    ``send_catch_log`` would give, without its list of results."""
+    from pydispatch import dispatcher
+    from scrapy.exceptions import IgnoreRequest
+
+    crawler = get_crawler()
+    signal = object()
+    heard: list[tuple[str, dict[str, object]]] = []
+
+    def by_name(request: object) -> None:
+        heard.append(("by_name", {"request": request}))
+
+    def failing(**arguments: object) -> None:
+        heard.append(("failing", arguments))
+        raise ValueError("a handler's own bug")
+
+    def refusing(request: object, decision: object) -> None:
+        heard.append(("refusing", {"request": request, "decision": decision}))
+        raise IgnoreRequest("first refusal")
+
+    def refusing_too(request: object) -> None:
+        heard.append(("refusing_too", {"request": request}))
+        raise IgnoreRequest("second refusal")
+
+    def from_any_sender(decision: object) -> None:
+        heard.append(("from_any_sender", {"decision": decision}))
+
+    for handler in (by_name, failing, refusing, refusing_too):
+        crawler.signals.connect(handler, signal=signal)
+    dispatcher.connect(from_any_sender, signal=signal, sender=dispatcher.Any)
+    try:
+        with caplog.at_level("ERROR"), pytest.raises(IgnoreRequest, match="first refusal"):
+            compat.send_refusable(crawler, signal, request="r", decision="d")
+        logged = [(r.name, r.getMessage(), r.exc_info) for r in caplog.records]
+        ours, heard[:] = list(heard), []
+        crawler.signals.send_catch_log(signal, request="r", decision="d")
+    finally:
+        dispatcher.disconnect(from_any_sender, signal=signal, sender=dispatcher.Any)
+    assert ours == heard
+    assert [name for name, _ in ours] == [
+        "by_name",
+        "failing",
+        "refusing",
+        "refusing_too",
+        "from_any_sender",
+    ]
+    sender = crawler.signals.sender
+    assert ours[1] == (
+        "failing",
+        {"request": "r", "decision": "d", "signal": signal, "sender": sender},
+    )
+    # The failure logged by Scrapy's logger, with its traceback; the refusals, the caller's to
+    # tell, not at all.
+    [(name, message, exc_info)] = logged
+    assert (name, message) == ("scrapy.utils.signal", f"Error caught on signal handler: {failing}")
+    assert exc_info is not None and exc_info[0] is ValueError

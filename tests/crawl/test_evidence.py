@@ -618,6 +618,9 @@ async def test_what_a_page_says_of_itself_is_recorded_with_what_it_did(
     assert tdmrep["syntax"] is None and tdmrep["agent"] is None
     decisions = {d["url"]: d for d in of_kind(found, "decision")}
     assert {d["tdmrep_sha256"] for d in decisions.values()} == {tdmrep["sha256"]}
+    # A page's downloaded decision keeps its X-Robots-Tag values as sent, and only its own.
+    assert decisions[server.url("/header")]["page_directives"] == ["nofollow"]
+    assert decisions[server.url("/plain")]["page_directives"] == []
     # A page record for each page that said something; /plain and /followed said nothing.
     pages = {record["url"]: record for record in of_kind(found, "page")}
     assert sorted(pages) == sorted(server.url(p) for p in PAGE_PATHS if p != "/plain")
