@@ -37,6 +37,7 @@ from scrapy_rerp.core.bounds import bounded_expiry
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.origins import Claim
+from scrapy_rerp.core.runtime import Stats
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
     RobotsStore,
@@ -90,7 +91,7 @@ class CrawlStore:
         store: RobotsStore,
         syntax: int,
         max_size: int,
-        stats: Any,
+        stats: Stats,
         max_lifetime: float = math.inf,
         kind: DocumentKind | None = None,
     ) -> None:

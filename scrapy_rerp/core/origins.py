@@ -50,7 +50,7 @@ from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.wording import counted, duration
 
 if TYPE_CHECKING:
-    from scrapy_rerp.core.runtime import Runtime, Task
+    from scrapy_rerp.core.runtime import Runtime, Stats, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt, TdmRepFile
 
@@ -203,7 +203,7 @@ class OriginService:
         waiters: Waiters,
         listener: RulesListener,
         runtime: Runtime,
-        stats: Any,
+        stats: Stats,
         store: Store | None = None,
         spider: Callable[[], Any] = lambda: None,
         kind: DocumentKind | None = None,

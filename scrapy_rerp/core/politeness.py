@@ -39,7 +39,7 @@ from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_KEPT, FLOOR_RAISED, META,
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
-    from scrapy_rerp.core.runtime import Runtime
+    from scrapy_rerp.core.runtime import Runtime, Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
@@ -90,7 +90,7 @@ class Politeness:
         settings: RerpSettings,
         download_delay: float,
         throttle: Throttle | None,
-        stats: Any,
+        stats: Stats,
         parking: Parking | None = None,
         runtime: Runtime | None = None,
         spider: Callable[[], Any] = lambda: None,

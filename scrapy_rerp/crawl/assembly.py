@@ -35,7 +35,12 @@ from scrapy_rerp.core.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError
-from scrapy_rerp.crawl.compat import ScrapyRuntime, asyncio_available, close_when_opened
+from scrapy_rerp.crawl.compat import (
+    ScrapyRuntime,
+    asyncio_available,
+    close_when_opened,
+    stats_of,
+)
 from scrapy_rerp.crawl.documents import DocumentListener, registered_kinds
 from scrapy_rerp.crawl.evidence import EvidenceLog
 from scrapy_rerp.crawl.new_rules import RulesApplied
@@ -166,7 +171,7 @@ def assemble(
     ``kinds`` (robots.txt first: :func:`~scrapy_rerp.crawl.documents.registered_kinds`)."""
     if kinds is None:
         kinds = registered_kinds(settings)
-    stats = crawler.stats
+    stats = stats_of(crawler)
 
     def spider() -> Spider | None:
         return crawler.spider

@@ -12,7 +12,8 @@ differ, the difference is mended here and nowhere else:
 * ``CloseSpider`` raised by a ``spider_opened`` handler closes the spider (2.18); before, it is
   logged as an error and the crawl goes on, so the engine is asked to close instead.
 * ``Crawler.engine`` raises ``RuntimeError`` while it is not set (2.19); it is None before:
-  :func:`engine_of` answers None either way.
+  :func:`engine_of` answers None either way. ``Crawler.stats`` likewise: :func:`stats_of` binds
+  it once, typed (``core.runtime.Stats``), and says plainly when there is none yet.
 * ``signals.robots_parsed`` (2.18): not sent before, since no handler can be connected to it.
 * Component priority dictionaries (``DOWNLOADER_MIDDLEWARES``): since 2.15 a class and its
   import path are one key (``get_component_priority_dict_with_base``); before, they are two, and
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from scrapy.settings import BaseSettings
 
+    from scrapy_rerp.core.runtime import Stats
+
 __all__ = [
     "ScrapyRuntime",
     "asyncio_available",
@@ -85,6 +88,7 @@ __all__ = [
     "slot_clock",
     "slot_jitter",
     "slot_latercall",
+    "stats_of",
     "user_agent_header",
 ]
 
@@ -451,6 +455,25 @@ def engine_of(crawler: Crawler) -> ExecutionEngine | None:
         return crawler.engine
     except RuntimeError:  # Scrapy >= 2.19: an engine not set is an error to read
         return None
+
+
+def stats_of(crawler: Crawler) -> Stats:
+    """The crawler's stats collector, which a component built for a crawl binds once.
+
+    Raises RuntimeError where the crawler has none yet (its stats are made as the crawl starts,
+    before any component is built): Scrapy 2.19 raises that as ``crawler.stats`` is read, older
+    releases answer None.
+    """
+    try:
+        stats: Stats | None = crawler.stats
+    except RuntimeError:  # Scrapy >= 2.19: stats not set yet are an error to read
+        stats = None
+    if stats is None:
+        raise RuntimeError(
+            "scrapy_rerp: the crawler has no stats collector yet; build the robots.txt "
+            "components once the crawl starts (from_crawler), not before"
+        )
+    return stats
 
 
 def engine_closing(crawler: Crawler) -> bool:

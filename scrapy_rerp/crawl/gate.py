@@ -53,13 +53,12 @@ from scrapy_rerp.core.urls import (
     origin_of_parts,
     robots_url_of,
 )
-from scrapy_rerp.crawl.compat import heard, send_refusable
+from scrapy_rerp.crawl.compat import heard, send_refusable, stats_of
 from scrapy_rerp.crawl.documents import Attached
 from scrapy_rerp.crawl.usage import UsageRefused
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
     from scrapy_rerp.crawl.assembly import Parts
     from scrapy_rerp.engine import RobotsTxt
@@ -82,7 +81,7 @@ class RobotsGate:
         self, crawler: Crawler, parts: Parts, user_agent_for: Callable[[Request], str]
     ) -> None:
         self.crawler = crawler
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self.user_agent_for = user_agent_for
         # Bound once: the per-request path reads its collaborators as the gate's own.
         self.lot = parts.lot

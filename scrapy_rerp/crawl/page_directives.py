@@ -67,6 +67,7 @@ from scrapy_rerp.crawl.compat import (
     header_value,
     header_values,
     send_refusable,
+    stats_of,
     user_agent_header,
 )
 from scrapy_rerp.crawl.documents import Attached
@@ -90,7 +91,6 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
     from scrapy_rerp.core.settings import RerpSettings
@@ -169,7 +169,7 @@ class PageDirectivesMiddleware:
     def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
         self.crawler = crawler
         self.settings = settings
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self.purposes = settings.usage
         #: The RERP_USAGE purposes a TDMRep reservation forbids (none: TDMRep is not read).
         self.tdmrep_purposes = tuple(

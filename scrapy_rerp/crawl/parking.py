@@ -52,12 +52,16 @@ from twisted.internet.defer import Deferred
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.wording import counted
-from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
+from scrapy_rerp.crawl.compat import (
+    create_looping_call,
+    engine_closing,
+    engine_of,
+    stats_of,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 __all__ = ["ParkingLot", "prepare_for_return"]
 
@@ -109,7 +113,7 @@ class ParkingLot:
     ) -> None:
         self.crawler = crawler
         self.max_per_key = max_per_key  # RERP_MAX_PARKED_PER_ORIGIN
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self._on_closing = on_closing
         self._spots: dict[Request, _Spot] = {}
         self._by_key: dict[ParkingKey, list[Request]] = {}

@@ -35,11 +35,10 @@ from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.download import INVALID, LIMIT, Course, Ended, Hop
 from scrapy_rerp.core.settings import robotstxt_request_meta
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE, download_failure
-from scrapy_rerp.crawl.compat import download
+from scrapy_rerp.crawl.compat import download, stats_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
     from scrapy_rerp.core.settings import RerpSettings
 
@@ -71,7 +70,7 @@ class RobotsTxtDownloader:
         self.kind = kind if kind is not None else robots_txt(settings.syntax)
         # A kind without a legacy reading of 401/403 reads them as any 4xx.
         self._legacy = settings.legacy and self.kind.refused is not None
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
         # The cap is RERP_MAX_SIZE, enforced while receiving (bytes_received, StopDownload): over
         # HTTP Scrapy's own limit is off, or it would cancel a larger file from its

@@ -27,7 +27,7 @@ from scrapy_rerp.fleet.guard import RedisGuard
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
-    from scrapy_rerp.core.runtime import Runtime
+    from scrapy_rerp.core.runtime import Runtime, Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.store import SharedOriginCache
 
@@ -37,7 +37,7 @@ __all__ = ["join"]
 def join(
     store: SharedOriginCache,
     settings: RerpSettings,
-    stats: Any,
+    stats: Stats,
     runtime: Runtime,
     parking: Parking,
     throttle: Throttle | None,

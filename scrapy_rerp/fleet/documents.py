@@ -35,6 +35,7 @@ from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_ru
 from scrapy_rerp.fleet.store import OversizedHash
 
 if TYPE_CHECKING:
+    from scrapy_rerp.core.runtime import Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
     from scrapy_rerp.fleet.store import DocumentStore
@@ -61,7 +62,7 @@ class FleetStore:
         store: DocumentStore,
         guard: RedisGuard,
         settings: RerpSettings,
-        stats: Any,
+        stats: Stats,
         sleep: Callable[[float], Awaitable[Any]],
         kind: DocumentKind | None = None,
     ) -> None:
