@@ -232,7 +232,7 @@ class _Watched:
     def do_open(self, http_class: Any, request: Any, **kwargs: Any) -> Any:
         deadline = self.deadline
 
-        class Connection(http_class):  # type: ignore[misc, valid-type]
+        class Connection(http_class):
             def connect(self) -> None:
                 self.timeout = deadline.left()
                 super().connect()

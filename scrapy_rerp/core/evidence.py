@@ -526,7 +526,7 @@ def iter_records(
     else:
         lines = (
             (n, raw if len(raw) <= max_line_bytes else None, raw.endswith(b"\n"))
-            for n, raw in enumerate(file, start=1)  # type: ignore[arg-type]
+            for n, raw in enumerate(file, start=1)
         )
     number = 0
     try:

@@ -238,7 +238,7 @@ class TdmRepFile:
         return None
 
 
-class _Object(dict):  # type: ignore[type-arg]
+class _Object(dict[str, Any]):
     """A JSON object, with the keys given more than once (``duplicates``) and those given with
     different values (``conflicts``)."""
 
