@@ -257,7 +257,7 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
     however slowly the server keeps sending (:func:`within`).
     """
     check_url(url)
-    course = Course(url, settings.max_redirects, settings.max_size, settings.legacy)
+    course = Course(url, settings.max_redirects, settings.max_size, legacy=settings.legacy)
     result = Download(url, UNREACHABLE, timed_out(timeout), fetched_at=time.time())
     try:
         answer = within(timeout, lambda deadline: follow(course, user_agent, deadline))

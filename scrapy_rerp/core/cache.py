@@ -108,6 +108,7 @@ class FailoverCache:
         self,
         backend: OriginCache,
         max_origins: int,
+        *,
         stats: Stats,
         on_evicted: Callable[[str], None],
         on_failover: Callable[[], None],

@@ -62,6 +62,7 @@ class CoolDowns:
         throttle: Throttle,
         parking: Parking,
         runtime: Runtime,
+        *,
         stats: Stats,
         not_sent: Callable[[dict[str, Any]], None],
         spider: Callable[[], Any] = lambda: None,

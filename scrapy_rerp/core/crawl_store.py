@@ -91,6 +91,7 @@ class CrawlStore:
         store: RobotsStore,
         syntax: int,
         max_size: int,
+        *,
         stats: Stats,
         max_lifetime: float = math.inf,
         kind: DocumentKind | None = None,
@@ -122,7 +123,12 @@ class CrawlStore:
     def for_kind(self, kind: DocumentKind) -> CrawlStore:
         """The same file's store of the documents of another stored ``kind``."""
         return CrawlStore(
-            self.store, self.syntax, self.max_size, self.stats, self.max_lifetime, kind
+            self.store,
+            self.syntax,
+            self.max_size,
+            stats=self.stats,
+            max_lifetime=self.max_lifetime,
+            kind=kind,
         )
 
     def _own(self, keys: set[str]) -> set[str]:

@@ -61,6 +61,7 @@ class Course:
         url: str,
         max_redirects: int,
         max_size: int,
+        *,
         legacy: bool = False,
         validators: Validators | None = None,
         redirects: Container[int] = range(300, 400),

@@ -77,6 +77,7 @@ class Floors:
         settings: RerpSettings,
         download_delay: float,
         throttle: Throttle | None,
+        *,
         stats: Stats,
         began: Callable[[str], None],
         spider: Callable[[], Any] = lambda: None,

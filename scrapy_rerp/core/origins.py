@@ -200,6 +200,7 @@ class OriginService:
         settings: RerpSettings,
         cache: Cache,
         transport: Transport,
+        *,
         waiters: Waiters,
         listener: RulesListener,
         runtime: Runtime,

@@ -447,6 +447,7 @@ class RobotsStore:
         self,
         path: str | os.PathLike[str],
         max_origins: int = DEFAULT_MAX_ORIGINS,
+        *,
         timeout: float = BUSY_TIMEOUT,
         read_only: bool = False,
         deadline: float = DEADLINE,

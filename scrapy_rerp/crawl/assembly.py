@@ -186,7 +186,9 @@ def assemble(
     delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
     fleet: FleetStore | None = None
     if shared is None:
-        politeness = Politeness(settings, delay, throttle, stats, lot, runtime, spider)
+        politeness = Politeness(
+            settings, delay, throttle, stats=stats, parking=lot, runtime=runtime, spider=spider
+        )
     else:
         from scrapy_rerp import fleet as fleet_module
 
@@ -199,7 +201,9 @@ def assemble(
     evidence = None
     if settings.evidence is not None:  # it hears what the layer decides (scrapy_rerp.signals)
         evidence = EvidenceLog(crawler, settings, "store" if fleet is None else "fleet")
-    applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for)
+    applied = RulesApplied(
+        crawler, politeness, sitemaps, for_spider=for_spider, user_agent_for=user_agent_for
+    )
 
     def forget(origin: str) -> None:  # an origin left the cache
         applied.forget(origin)
@@ -209,18 +213,25 @@ def assemble(
         applied.forget_all()
         origins.forget_all()
 
-    failover = FailoverCache(cache, settings.cache_max_origins, stats, forget, forget_all, spider)
+    failover = FailoverCache(
+        cache,
+        settings.cache_max_origins,
+        stats=stats,
+        on_evicted=forget,
+        on_failover=forget_all,
+        spider=spider,
+    )
     origins = OriginService(
         settings,
         failover,
         RobotsTxtDownloader(crawler, settings, kinds[0]),
-        lot,
-        applied,
-        runtime,
-        stats,
-        fleet if fleet is not None else stored,
-        spider,
-        kinds[0],
+        waiters=lot,
+        listener=applied,
+        runtime=runtime,
+        stats=stats,
+        store=fleet if fleet is not None else stored,
+        spider=spider,
+        kind=kinds[0],
     )
     services: list[OriginService] = []
     stores: list[CrawlStore | FleetStore] = []
@@ -239,13 +250,15 @@ def assemble(
                 # a fleet shares the other kinds through Redis as it does robots.txt.
                 MemoryOriginCache(settings.cache_max_origins),
                 RobotsTxtDownloader(crawler, settings, kind),
-                lot,
-                DocumentListener(crawler, politeness, kind, settings.cache_max_origins),
-                runtime,
-                stats,
-                store,
-                spider,
-                kind,
+                waiters=lot,
+                listener=DocumentListener(
+                    crawler, politeness, kind, max_origins=settings.cache_max_origins
+                ),
+                runtime=runtime,
+                stats=stats,
+                store=store,
+                spider=spider,
+                kind=kind,
             )
         )
     parts = Parts(

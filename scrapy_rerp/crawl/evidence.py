@@ -142,6 +142,7 @@ class _Output:
         crawler: Crawler,
         template: str,
         make_sink: Callable[[IO[bytes]], _Sink],
+        *,
         batch_records: int,
         store_failed: Callable[[BaseException, str], None],
     ) -> None:
@@ -247,10 +248,24 @@ class EvidenceLog:
         self.syntax = settings.syntax_name
         self.copies_from = copies_from  # where copies not downloaded come from: store, fleet
         batch = settings.evidence_batch_size
-        self.outputs = [_Output(crawler, settings.evidence, _JsonLines, batch, self._store_failed)]
+        self.outputs = [
+            _Output(
+                crawler,
+                settings.evidence,
+                _JsonLines,
+                batch_records=batch,
+                store_failed=self._store_failed,
+            )
+        ]
         if settings.evidence_warc is not None:
             self.outputs.append(
-                _Output(crawler, settings.evidence_warc, _warc_sink, batch, self._store_failed)
+                _Output(
+                    crawler,
+                    settings.evidence_warc,
+                    _warc_sink,
+                    batch_records=batch,
+                    store_failed=self._store_failed,
+                )
             )
         self._written_files: OrderedDict[tuple[str, str, str | None], None] = OrderedDict()
         self._params: dict[str, Any] = {}

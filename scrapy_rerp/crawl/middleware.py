@@ -81,6 +81,7 @@ class RobotsTxtMiddleware:
         crawler: Crawler,
         settings: RerpSettings,
         cache: OriginCache,
+        *,
         shared: SharedOriginCache | None = None,
         kinds: list[DocumentKind] | None = None,
     ) -> None:
@@ -124,7 +125,8 @@ class RobotsTxtMiddleware:
         caches = origin_caches(crawler, settings)
         if caches is None:  # the shared cache cannot run here (logged): the same
             return Misconfigured()
-        return cls(crawler, settings, *caches, kinds)
+        cache, shared = caches
+        return cls(crawler, settings, cache, shared=shared, kinds=kinds)
 
     # -- the downloader middleware API -------------------------------------------------------
     def process_request(

@@ -52,5 +52,9 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> CrawlStore | None:
         pass  # the store says why it cannot open the file
     store = RobotsStore(path, settings.store_max_origins)
     return CrawlStore(
-        store, settings.syntax, settings.max_size, stats_of(crawler), longest_lifetime(settings)
+        store,
+        settings.syntax,
+        settings.max_size,
+        stats=stats_of(crawler),
+        max_lifetime=longest_lifetime(settings),
     )

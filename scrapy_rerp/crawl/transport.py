@@ -86,7 +86,9 @@ class RobotsTxtDownloader:
         ``validators`` (a stored copy's URL and its conditional headers), the request for that
         URL is conditional, and a 304 to it says the stored copy stands."""
         s = self.settings
-        course = Course(robots_url, s.max_redirects, s.max_size, self._legacy, validators)
+        course = Course(
+            robots_url, s.max_redirects, s.max_size, legacy=self._legacy, validators=validators
+        )
         step: Hop | Ended = course.hop
         request, response = None, None
         while isinstance(step, Hop):

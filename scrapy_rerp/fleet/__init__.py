@@ -46,11 +46,27 @@ def join(
 ) -> tuple[FleetStore, Politeness]:
     """One worker's side of the fleet: its shared robots.txt and its politeness (the local
     controller, coordinated with the fleet), on one store and one account of Redis's health."""
-    guard = RedisGuard(store.url, stats, spider)
-    rules = FleetStore(store, guard, settings, stats, runtime.sleep)
-    turns = SharedDelay(store, guard, stats, runtime.sleep)
-    politeness = Politeness(settings, download_delay, throttle, stats, parking, runtime, spider)
+    guard = RedisGuard(store.url, stats, spider=spider)
+    rules = FleetStore(store, guard, settings, stats=stats, sleep=runtime.sleep)
+    turns = SharedDelay(store, guard, stats=stats, sleep=runtime.sleep)
+    politeness = Politeness(
+        settings,
+        download_delay,
+        throttle,
+        stats=stats,
+        parking=parking,
+        runtime=runtime,
+        spider=spider,
+    )
     politeness.coordinate_with(
-        FleetCoordination(politeness, turns, parking, runtime, settings, stats, spider)
+        FleetCoordination(
+            politeness,
+            turns,
+            parking,
+            runtime=runtime,
+            settings=settings,
+            stats=stats,
+            spider=spider,
+        )
     )
     return rules, politeness

@@ -130,6 +130,7 @@ class SharedDelay:
         self,
         store: TurnsAndSlowdowns,
         guard: RedisGuard,
+        *,
         stats: Stats,
         sleep: Callable[[float], Awaitable[Any]],
     ) -> None:
@@ -243,6 +244,7 @@ class FleetCoordination:
         local: Politeness,
         shared: SharedDelay,
         parking: Parking,
+        *,
         runtime: Runtime,
         settings: RerpSettings,
         stats: Stats,

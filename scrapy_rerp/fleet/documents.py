@@ -62,6 +62,7 @@ class FleetStore:
         store: DocumentStore,
         guard: RedisGuard,
         settings: RerpSettings,
+        *,
         stats: Stats,
         sleep: Callable[[float], Awaitable[Any]],
         kind: DocumentKind | None = None,
@@ -80,7 +81,9 @@ class FleetStore:
     def for_kind(self, kind: DocumentKind) -> FleetStore:
         """The sharing of another per-origin document, on the same store and the same account
         of Redis's health."""
-        return FleetStore(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
+        return FleetStore(
+            self.store, self.guard, self.settings, stats=self.stats, sleep=self._sleep, kind=kind
+        )
 
     async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it."""

@@ -51,6 +51,7 @@ class RedisGuard:
         self,
         url: str,
         stats: Stats,
+        *,
         spider: Callable[[], Any] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

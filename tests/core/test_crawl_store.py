@@ -61,7 +61,7 @@ def fetched_entry(
 
 def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
     collector = stats()
-    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats=collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     assert rules.put(ORIGIN, entry, fetched)
     recalled = rules.get(ORIGIN)
@@ -78,7 +78,7 @@ def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
 
 def test_copies_are_written_in_batches(tmp_path: Path) -> None:
     collector = stats()
-    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats=collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     origins = [f"https://site{i}.example" for i in range(WRITES_AT_ONCE + 1)]
 
@@ -99,7 +99,7 @@ def test_copies_are_written_in_batches(tmp_path: Path) -> None:
 
 
 def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None:
-    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.ALLOW_ALL, RobotsTxt.allow_all(RFC9309), None)
     assert rules.put(ORIGIN, entry, fetched)
     recalled = rules.get(ORIGIN)
@@ -112,7 +112,7 @@ def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None
 def test_an_unusable_store_is_counted_once(tmp_path: Path) -> None:
     collector = stats()
     (tmp_path / "dir").mkdir()
-    rules = CrawlStore(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, stats=collector)
     assert rules.get(ORIGIN) is None
     assert rules.get(ORIGIN) is None
     assert collector.get_value("robotstxt/store/unavailable") == 1
@@ -128,7 +128,7 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
     store = RobotsStore(tmp_path / "s.sqlite")
     copy = StoredCopy(f"{ORIGIN}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
     assert store.put(ORIGIN, copy)
-    rules = CrawlStore(store, RFC9309, cap, stats())
+    rules = CrawlStore(store, RFC9309, cap, stats=stats())
     recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     downloaded = read_body(body, None, None, cap)
@@ -138,7 +138,7 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
         assert recalled.robots.allowed(f"{ORIGIN}{path}", "bot") is allowed
         assert downloaded.rules(RFC9309).allowed(f"{ORIGIN}{path}", "bot") is allowed
     # Under a cap that holds it all, the same copy's last rule applies.
-    whole = CrawlStore(store, RFC9309, MAX_SIZE, stats()).get(ORIGIN)
+    whole = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats()).get(ORIGIN)
     assert whole is not None and whole.robots is not None
     assert not whole.robots.allowed(f"{ORIGIN}/b", "bot")
     rules.close()
@@ -146,11 +146,11 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
 
 def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     rules.put(ORIGIN, entry.with_(expires_at=entry.fetched_at + 1), fetched)
     rules.close()
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     now = time.time()
@@ -173,11 +173,11 @@ def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path:
 def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
-    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     first.put(ORIGIN, entry, fetched)
     first.close()
     store = RobotsStore(path)
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats())
     assert rules.get(ORIGIN) is not None
     reads = store.counts.read
     assert rules.get("https://not-stored.example") is None
@@ -195,7 +195,7 @@ def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
 
 def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -> None:
     store = RobotsStore(tmp_path / "s.sqlite", max_origins=10)
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     for number in range(200):
         rules.put(f"https://{number}.example", entry, fetched)
@@ -207,7 +207,7 @@ def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -
 
 
 def _stored(path: Path, origins: list[str], expires_in: float = 3600) -> None:
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     for origin in origins:
         rules.put(origin, entry.with_(expires_at=entry.fetched_at + expires_in), fetched)
@@ -227,7 +227,7 @@ def test_a_restart_reads_the_recent_copies_at_once_not_one_by_one(tmp_path: Path
     origins = [f"https://{n}.example" for n in range(5)]
     _stored(path, origins)
     store = RobotsStore(path)
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats())
     statements = _statements(store)
     for origin in origins:
         recalled = rules.get(origin)
@@ -256,7 +256,7 @@ async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path
     _stored(path, [ORIGIN], expires_in=-1)
     store = RobotsStore(path)
     collector = stats()
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=collector)
     claim = await rules.claim(ORIGIN, None)
     recalled = claim.previous
     assert recalled is not None and recalled.robots is not None
@@ -286,7 +286,7 @@ async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path
 def test_a_batched_renewal_keeps_a_later_copy_another_process_stored(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     _stored(path, [ORIGIN], expires_in=-1)
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     recalled = rules.get(ORIGIN)
     assert recalled is not None
     now = time.time()
@@ -309,12 +309,12 @@ def test_replaced_counts_only_the_downloads_written(tmp_path: Path) -> None:
     other_origin = "https://other.test"
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     past = entry.with_(fetched_at=entry.fetched_at - 120, expires_at=entry.fetched_at - 60)
-    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     first.put(ORIGIN, past, fetched)
     first.put(other_origin, past, fetched)
     first.close()
     collector = stats()
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=collector)
     assert rules.get(ORIGIN) is not None and rules.get(other_origin) is not None
     with RobotsStore(path) as other:
         copy = other.get(other_origin)
@@ -334,7 +334,7 @@ async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) ->
     copy claimed (its rules not parsed again), an outage not stored."""
     path = tmp_path / "s.sqlite"
     collector = stats()
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=collector)
     assert (await rules.claim(ORIGIN, None)) == Claim(download=True)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     assert (await rules.publish(ORIGIN, entry, fetched, Claim(download=True))) is entry
@@ -348,7 +348,7 @@ async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) ->
     rules.close()
     assert collector.get_value("robotstxt/store/stored") == 1
 
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=collector)
     expired = await rules.claim(ORIGIN, None)
     assert expired.download and expired.entry is None and expired.previous is not None
     assert expired.validators is not None

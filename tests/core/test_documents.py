@@ -157,13 +157,15 @@ def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]
     stats, waiters, listener = Stats(), Waiters(), Listener()
     service = OriginService(
         settings,
-        FailoverCache(MemoryOriginCache(100), 100, stats, print, print),
+        FailoverCache(
+            MemoryOriginCache(100), 100, stats=stats, on_evicted=print, on_failover=print
+        ),
         transport,
-        waiters,
-        listener,
-        AsyncioRuntime(),
-        stats,
-        StoreOfRobotsTxtOnly(),
+        waiters=waiters,
+        listener=listener,
+        runtime=AsyncioRuntime(),
+        stats=stats,
+        store=StoreOfRobotsTxtOnly(),
         kind=tdmrep_json(),
     )
     return service, waiters, stats

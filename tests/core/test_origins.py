@@ -111,16 +111,18 @@ class Setup:
         self.listener = Listener()
         self.runtime = AsyncioRuntime()
         self.transport = transport
-        cache = FailoverCache(MemoryOriginCache(100), 100, self.stats, print, print)
+        cache = FailoverCache(
+            MemoryOriginCache(100), 100, stats=self.stats, on_evicted=print, on_failover=print
+        )
         self.service = OriginService(
             self.settings,
             cache,
             transport,
-            self.waiters,
-            self.listener,
-            self.runtime,
-            self.stats,
-            store,
+            waiters=self.waiters,
+            listener=self.listener,
+            runtime=self.runtime,
+            stats=self.stats,
+            store=store,
         )
         self.listener.service = self.service
 

@@ -79,7 +79,9 @@ class Worker:
         self.store = store.from_settings(self.settings)
         self.guard = RedisGuard(self.store.url, self.stats)
         self.polls = polls or Polls()
-        self.rules = FleetStore(self.store, self.guard, self.settings, self.stats, self.polls)
+        self.rules = FleetStore(
+            self.store, self.guard, self.settings, stats=self.stats, sleep=self.polls
+        )
 
     async def claim(self) -> Claim:
         return await self.rules.claim(ORIGIN)
