@@ -479,7 +479,7 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordLine:
     """One line of an evidence file as :func:`iter_records` read it: ``record`` a whole record
     of this version, else ``problem`` says what the line is: ``"cut"`` (the file's last line,
@@ -532,13 +532,15 @@ def iter_records(
     try:
         for number, raw, whole in lines:
             if raw is None:
-                yield RecordLine(number, problem="damaged", reason=f"over {max_line_bytes:,} bytes")
+                yield RecordLine(
+                    number=number, problem="damaged", reason=f"over {max_line_bytes:,} bytes"
+                )
                 continue
             if not raw.strip():
                 continue
             yield record_line(number, raw, whole)
     except (OSError, EOFError, zlib.error) as error:
-        yield RecordLine(number + 1, problem="damaged", reason=f"cannot be read: {error}")
+        yield RecordLine(number=number + 1, problem="damaged", reason=f"cannot be read: {error}")
 
 
 def record_line(
@@ -553,26 +555,26 @@ def record_line(
     try:
         record = json.loads(raw)
     except UnicodeDecodeError:
-        return RecordLine(number, problem="damaged", reason="not UTF-8")
+        return RecordLine(number=number, problem="damaged", reason="not UTF-8")
     except ValueError:
         if not whole:
-            return RecordLine(number, problem="cut", reason="cut short")
-        return RecordLine(number, problem="damaged", reason="not JSON")
+            return RecordLine(number=number, problem="cut", reason="cut short")
+        return RecordLine(number=number, problem="damaged", reason="not JSON")
     except RecursionError:
-        return RecordLine(number, problem="damaged", reason="JSON nested too deep")
+        return RecordLine(number=number, problem="damaged", reason="JSON nested too deep")
     if not isinstance(record, dict):
-        return RecordLine(number, problem="damaged", reason="not a JSON object")
+        return RecordLine(number=number, problem="damaged", reason="not a JSON object")
     if record.get("v") != FORMAT_VERSION:
-        return RecordLine(number, problem="unknown_version")
+        return RecordLine(number=number, problem="unknown_version")
     if complete is not None:
         complete(record)
     problem = record_problem(record)
     if problem is not None:
-        return RecordLine(number, problem="damaged", reason=problem)
-    return RecordLine(number, record)
+        return RecordLine(number=number, problem="damaged", reason=problem)
+    return RecordLine(number=number, record=record)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvidenceRead:
     """What :func:`read_records` found: the whole records, and where the file ends early (the
     1-based line of a record cut short, as a crash mid-write leaves it), if it does; the lines
@@ -598,8 +600,8 @@ def read_records(lines: IO[bytes] | Iterable[bytes]) -> EvidenceRead:
             found[line.problem or "damaged"].append(line.number)
     cut = found["cut"]
     return EvidenceRead(
-        records,
-        cut[0] if cut else None,
-        tuple(found["unknown_version"]),
-        tuple(found["damaged"]),
+        records=records,
+        cut_at_line=cut[0] if cut else None,
+        unknown_version_lines=tuple(found["unknown_version"]),
+        damaged_lines=tuple(found["damaged"]),
     )

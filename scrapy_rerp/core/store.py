@@ -222,7 +222,7 @@ def header_fields(headers: HeadersLike) -> dict[str, bytes | None]:
     return {name: headers.get(header) or None for name, header in HEADERS.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredCopy:
     """An origin's last good robots.txt and what it rests on. ``sha256`` is the body's, computed
     here, so that a copy read back can be checked against the hash stored beside it."""
@@ -261,7 +261,7 @@ def renewed_copy(
     return replace(copy, fetched_at=fetched_at, expires_at=expires_at, **carried)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredOrigin:
     """One line of a store's listing: what a copy is, without its body."""
 
@@ -275,7 +275,7 @@ class StoredOrigin:
     size: int  # the body's bytes
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class StoreCounts:
     """What a store did, for the caller's stats."""
 

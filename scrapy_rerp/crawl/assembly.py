@@ -103,7 +103,7 @@ def origin_caches(
     return MemoryOriginCache(settings.cache_max_origins), backend
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class Parts:
     """The middleware's collaborators, and how they stop when the crawl closes."""
 
@@ -262,18 +262,18 @@ def assemble(
             )
         )
     parts = Parts(
-        lot,
-        for_spider,
-        usage,
-        politeness,
-        fleet,
-        resume,
-        origins,
-        stored,
-        evidence,
-        summary,
-        tuple(services),
-        tuple(stores),
+        lot=lot,
+        for_spider=for_spider,
+        usage=usage,
+        politeness=politeness,
+        fleet=fleet,
+        resume=resume,
+        origins=origins,
+        stored=stored,
+        evidence=evidence,
+        summary=summary,
+        documents=tuple(services),
+        document_stores=tuple(stores),
     )
     return parts
 

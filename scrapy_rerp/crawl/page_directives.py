@@ -141,7 +141,7 @@ class _Refusal(NamedTuple):
     reason: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Page:
     """What one response's directives mean for what its callback yields."""
 
@@ -345,7 +345,12 @@ class PageDirectivesMiddleware:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
                 return None
-            return _Page(response.url, None, _NOTHING_REFUSED, facts.image)
+            return _Page(
+                url=response.url,
+                nofollow=None,
+                refused=_NOTHING_REFUSED,
+                image_response=facts.image,
+            )
         directives = page_directives(named, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
         refused: dict[bool, list[tuple[str, _Refusal]]] = {False: [], True: []}
@@ -369,7 +374,9 @@ class PageDirectivesMiddleware:
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
         self._send_page_read(response, directives, refused, nofollow, reservation)
-        return _Page(response.url, nofollow, refused, facts.image)
+        return _Page(
+            url=response.url, nofollow=nofollow, refused=refused, image_response=facts.image
+        )
 
     def _send_page_read(
         self,

@@ -80,7 +80,7 @@ STAT_PARKED = "robotstxt/parked"
 STAT_REPARKED = "robotstxt/reparked"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class _Spot:
     key: ParkingKey  # what it waits for, and its origin
     out: bool = False  # the engine has let go of it (request_scheduled was refused)
@@ -156,7 +156,7 @@ class ParkingLot:
             self.stats.inc_value(DropReason.PARK_LIMIT.stat)
             return DropReason.PARK_LIMIT
         waiting.append(request)
-        self._spots[request] = _Spot(key)
+        self._spots[request] = _Spot(key=key)
         self._listen()
         self._watch_closing()
         return None

@@ -118,10 +118,12 @@ class RobotsTxtDownloader:
                     },
                     extra={"spider": self.crawler.spider},
                 )
-                return Fetched(ALLOW_ALL, self.kind.absent(), url=step.url, reason="ignored")
+                return Fetched(
+                    outcome=ALLOW_ALL, robots=self.kind.absent(), url=step.url, reason="ignored"
+                )
             except Exception as exc:
                 self.stats.inc_value(self.kind.stats.exception_count.format(type(exc)))
-                return Fetched(UNREACHABLE, url=step.url, reason=download_failure(exc))
+                return Fetched(outcome=UNREACHABLE, url=step.url, reason=download_failure(exc))
             status = response.status
             self.stats.inc_value(self.kind.stats.response_count)
             self.stats.inc_value(self.kind.stats.response_status_count.format(status))
@@ -152,18 +154,41 @@ class RobotsTxtDownloader:
         if ended.not_modified:  # the stored copy stands, for the lifetime the 304 gives it
             life = ladder.lifetime_from_headers(response.headers)
             return Fetched(
-                UNREACHABLE, None, status, url, life, None, response, reason, not_modified=True
+                outcome=UNREACHABLE,
+                robots=None,
+                status=status,
+                url=url,
+                lifetime=life,
+                retry_after=None,
+                response=response,
+                reason=reason,
+                not_modified=True,
             )
         if ended.outcome == PARSED:
             return self._parse(response, request)
         if ended.outcome == UNREACHABLE:
             wait = ladder.retry_after(response.headers)
-            return Fetched(UNREACHABLE, None, status, url, None, wait, reason=reason)
+            return Fetched(
+                outcome=UNREACHABLE,
+                robots=None,
+                status=status,
+                url=url,
+                lifetime=None,
+                retry_after=wait,
+                reason=reason,
+            )
         if ended.outcome == DISALLOW_ALL:
             assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
             self.stats.inc_value(self.kind.stats.disallow_all.format(status))
             refused = self.kind.refused()
-            return Fetched(DISALLOW_ALL, refused, status, url, response=response, reason=reason)
+            return Fetched(
+                outcome=DISALLOW_ALL,
+                robots=refused,
+                status=status,
+                url=url,
+                response=response,
+                reason=reason,
+            )
         return self._allow_all(reason, status, url, response)
 
     def _allow_all(
@@ -172,7 +197,14 @@ class RobotsTxtDownloader:
         """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all (for
         another kind: what an origin without the file has)."""
         self.stats.inc_value(self.kind.stats.allow_all)
-        return Fetched(ALLOW_ALL, self.kind.absent(), status, url, response=response, reason=reason)
+        return Fetched(
+            outcome=ALLOW_ALL,
+            robots=self.kind.absent(),
+            status=status,
+            url=url,
+            response=response,
+            reason=reason,
+        )
 
     def _parse(self, response: Response, request: Request) -> Fetched:
         s = self.settings
@@ -208,10 +240,10 @@ class RobotsTxtDownloader:
         if encodings:
             response = response.replace(body=body.data)
         return Fetched(
-            PARSED,
-            robots,
-            response.status,
-            response.url,
+            outcome=PARSED,
+            robots=robots,
+            status=response.status,
+            url=response.url,
             lifetime=ladder.lifetime_from_headers(response.headers),
             response=response,
             reason=f"HTTP {response.status}",

@@ -48,14 +48,21 @@ def fetched_entry(
 ) -> tuple[Fetched, RobotsEntry]:
     now = time.time()
     fetched = Fetched(
-        outcome,
-        robots,
+        outcome=outcome,
+        robots=robots,
         status=200 if outcome == Outcome.PARSED else 404,
         url=f"{ORIGIN}/robots.txt",
         body=body,
         response=Response(),
     )
-    entry = RobotsEntry(robots, now, now + 3600, fetched.status, fetched.url, outcome)
+    entry = RobotsEntry(
+        robots=robots,
+        fetched_at=now,
+        expires_at=now + 3600,
+        status=fetched.status,
+        url=fetched.url,
+        outcome=outcome,
+    )
     return fetched, entry
 
 
@@ -105,7 +112,9 @@ def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None
     recalled = rules.get(ORIGIN)
     assert recalled is not None
     assert recalled.outcome == Outcome.ALLOW_ALL
-    assert not rules.put("https://other.example", entry, Fetched(Outcome.UNREACHABLE, status=503))
+    assert not rules.put(
+        "https://other.example", entry, Fetched(outcome=Outcome.UNREACHABLE, status=503)
+    )
     assert rules.get("https://other.example") is None
 
 
@@ -126,7 +135,14 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
     cap = len(head) + 100
     now = time.time()
     store = RobotsStore(tmp_path / "s.sqlite")
-    copy = StoredCopy(f"{ORIGIN}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
+    copy = StoredCopy(
+        url=f"{ORIGIN}/robots.txt",
+        status=200,
+        outcome=Outcome.PARSED,
+        fetched_at=now,
+        expires_at=now + 3600,
+        body=body,
+    )
     assert store.put(ORIGIN, copy)
     rules = CrawlStore(store, RFC9309, cap, stats=stats())
     recalled = rules.get(ORIGIN)
@@ -154,7 +170,7 @@ def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path:
     recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     renewed = rules.renew(ORIGIN, recalled, now + 10, now + 3600, not_modified)
     assert renewed is not None and renewed.robots is recalled.robots  # not parsed again
     assert (renewed.fetched_at, renewed.expires_at) == (now + 10, now + 3600)
@@ -267,7 +283,7 @@ async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path
         headers = {b"ETag": b'"v2"', b"Cache-Control": b"max-age=60"}
 
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     not_modified.response = NotModified()
     renewed = rules.renew(ORIGIN, recalled, now, now + 60, not_modified)
     assert renewed is not None and renewed.robots is recalled.robots
@@ -290,7 +306,7 @@ def test_a_batched_renewal_keeps_a_later_copy_another_process_stored(tmp_path: P
     recalled = rules.get(ORIGIN)
     assert recalled is not None
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     assert rules.renew(ORIGIN, recalled, now, now + 60, not_modified) is not None
     later = b"User-agent: *\nDisallow: /\n"
     with RobotsStore(path) as other:
@@ -354,12 +370,19 @@ async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) ->
     assert expired.validators is not None
     assert expired.validators.headers == {b"If-None-Match": b'"v1"'}
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     confirmed = expired.previous.with_(fetched_at=now, expires_at=now + 3600)
     renewed = await rules.publish(ORIGIN, confirmed, not_modified, expired)
     assert renewed.robots is expired.previous.robots and renewed.expires_at == now + 3600
-    outage = RobotsEntry(None, now, now + 60, 503, f"{ORIGIN}/robots.txt", Outcome.UNREACHABLE)
-    down = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    outage = RobotsEntry(
+        robots=None,
+        fetched_at=now,
+        expires_at=now + 60,
+        status=503,
+        url=f"{ORIGIN}/robots.txt",
+        outcome=Outcome.UNREACHABLE,
+    )
+    down = Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
     assert (await rules.publish(ORIGIN, outage, down, Claim(download=True))) is outage
     rules.close()
     assert collector.get_value("robotstxt/store/revalidated") == 1
