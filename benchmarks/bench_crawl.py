@@ -790,7 +790,10 @@ def memory_child(config: dict[str, Any]) -> None:
         for netloc, body, url in zip(netlocs, bodies, probe, strict=True):
             robots = parse_body(body, charset="utf-8")
             now = time.time()
-            cache.set(f"http://{netloc}", RobotsEntry(robots, now, now + 86400, 200))
+            cache.set(
+                f"http://{netloc}",
+                RobotsEntry(robots=robots, fetched_at=now, expires_at=now + 86400, status=200),
+            )
             robots.allowed(url, USER_AGENT)
         return cache
 

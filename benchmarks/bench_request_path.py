@@ -88,7 +88,10 @@ def send(way: str, requests: int) -> dict[str, Any]:
         now = time.time()
         for index, netloc in enumerate(NETLOCS):
             rules = parse(robots_txt(index, netloc))
-            robots.origins.cache.set(f"http://{netloc}", RobotsEntry(rules, now, now + 86400))
+            robots.origins.cache.set(
+                f"http://{netloc}",
+                RobotsEntry(robots=rules, fetched_at=now, expires_at=now + 86400),
+            )
         # What the middleware does when the spider opens, with the companion it would find
         # through the engine, which is not built here.
         answers = [m for m in manager.middlewares if isinstance(m, AnswersMiddleware)]

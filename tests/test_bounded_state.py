@@ -110,7 +110,7 @@ async def memory_stays_flat() -> None:
         request = scrapy.Request(f"http://o{n}.test/page")
         robots = robots_txt(n)
         url = f"http://o{n}.test/robots.txt"
-        transport.next = Fetched(Outcome.PARSED, robots, 200, url)
+        transport.next = Fetched(outcome=Outcome.PARSED, robots=robots, status=200, url=url)
         assert middleware.origins.rules(origin, request.url, request) is WAIT
         if n % 10 == 0:  # a tenth of the origins had a request waiting (Scrapy's costs)
             key = ParkingKey(origin, Purpose.ROBOTS_TXT)

@@ -279,8 +279,10 @@ async def test_an_invalid_file_is_counted_each_time_it_is_read_and_logged_once_p
     stats = crawler.stats
     assert stats is not None
     listener = DocumentListener(crawler, None, tdmrep_json(), max_origins=2)  # type: ignore[arg-type]
-    invalid = RobotsEntry(parse_tdmrep(b"nope"), 0.0, 1.0, url="http://a.test/x")
-    valid = RobotsEntry(parse_tdmrep(b"[]"), 0.0, 1.0)
+    invalid = RobotsEntry(
+        robots=parse_tdmrep(b"nope"), fetched_at=0.0, expires_at=1.0, url="http://a.test/x"
+    )
+    valid = RobotsEntry(robots=parse_tdmrep(b"[]"), fetched_at=0.0, expires_at=1.0)
 
     async def read(*origins: str) -> None:
         for origin in origins:

@@ -189,7 +189,7 @@ def _read(
         raise CliError(f"{path}: {error.strerror or error}") from None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Evidence:
     """The records of evidence files, read together, one record at a time: those ``wanted``
     are kept, every other one is checked and counted."""
@@ -412,7 +412,7 @@ def _robots_summary(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AuditReport:
     """``audit FILES URL``."""
 
@@ -431,7 +431,7 @@ class AuditReport:
         moment = _record_time(at) if at is not None else None
         origin = _origin(url)  # an error before any file is read
         evidence = Evidence.read(files, Wanted(frozenset({origin}), frozenset({url})))
-        report = cls(url, evidence, purpose, at)
+        report = cls(url=url, evidence=evidence, purpose=purpose, at=at)
         report.robots = evidence.in_force(url, moment)
         if report.robots is not None:
             report.decided = _decide(evidence, report.robots, url, purpose)
@@ -613,7 +613,7 @@ def _safe_origin(url: str) -> str | None:
         return None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class VerifyReport:
     """``audit verify FILES ITEMS``."""
 
@@ -637,7 +637,7 @@ class VerifyReport:
         urls = {url for _, item in _items(items_path) if (url := _url_of(item, url_field))}
         origins = {origin for url in urls if (origin := _safe_origin(url))}
         evidence = Evidence.read(files, Wanted(frozenset(origins), frozenset(urls)))
-        report = cls(items_path, evidence, purpose)
+        report = cls(items_path=items_path, evidence=evidence, purpose=purpose)
         for number, item in _items(items_path):
             report.items += 1
             report._verify(number, item, url_field, provenance_field)

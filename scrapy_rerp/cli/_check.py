@@ -84,7 +84,7 @@ def refuse_unless_read_anyway(source: Source, read_anyway: bool) -> str | None:
     return found.summary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Usage:
     """What a site says about one usage of a URL, and the line that says so."""
 
@@ -95,7 +95,12 @@ class Usage:
 
     @classmethod
     def of(cls, decision: UsageDecision) -> Usage:
-        return cls(decision.preference, decision.line, decision.statement, decision.reason)
+        return cls(
+            preference=decision.preference,
+            line=decision.line,
+            statement=decision.statement,
+            reason=decision.reason,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -106,7 +111,7 @@ class Usage:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Verdict:
     """The crawl verdict for one URL, the line that decided, and its usage preferences."""
 
@@ -130,20 +135,42 @@ class Verdict:
             request_url(url)
         except ValueError as error:
             reason = not_a_request(error)
-            usage = {category: Usage(None, None, None, reason) for category in categories}
-            return cls(url, None, None, None, reason, usage)
+            usage = {
+                category: Usage(preference=None, line=None, statement=None, reason=reason)
+                for category in categories
+            }
+            return cls(url=url, allowed=None, line=None, rule=None, reason=reason, usage=usage)
         if not source.parsed:
             assert source.fetched is not None
             reason = outcome_reason(source.fetched)
-            nothing = Usage("unknown", None, None, f"no rules were parsed: {reason}")
+            nothing = Usage(
+                preference="unknown",
+                line=None,
+                statement=None,
+                reason=f"no rules were parsed: {reason}",
+            )
             usage = {category: nothing for category in categories}
-            return cls(url, source.fetched.outcome == ALLOW_ALL, None, None, reason, usage)
+            return cls(
+                url=url,
+                allowed=source.fetched.outcome == ALLOW_ALL,
+                line=None,
+                rule=None,
+                reason=reason,
+                usage=usage,
+            )
         decision = crawl_decision(robots, url, agent)
         usage = {
             category: Usage.of(robots.usage(rules_url(url), agent, category))
             for category in categories
         }
-        return cls(url, decision.allowed, decision.line, decision.rule, decision.reason, usage)
+        return cls(
+            url=url,
+            allowed=decision.allowed,
+            line=decision.line,
+            rule=decision.rule,
+            reason=decision.reason,
+            usage=usage,
+        )
 
     @property
     def disallows_a_usage(self) -> bool:
@@ -206,7 +233,7 @@ def usage_lines(usage: dict[str, Usage], width: int = _CATEGORY_WIDTH) -> list[s
     return lines
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CheckReport:
     source: Source
     syntax: int
@@ -269,7 +296,16 @@ class CheckReport:
                     f"{parts.scheme}://{parts.netloc}{TDMREP_PATH}: not downloaded: robots.txt "
                     "allows none of the URLs, and a crawl reads it for a page robots.txt allows"
                 )
-        report = cls(source, syntax, agent, asked, results, notes, read_from, tdmrep_found)
+        report = cls(
+            source=source,
+            syntax=syntax,
+            agent=agent,
+            categories=asked,
+            results=results,
+            notes=notes,
+            read_from=read_from,
+            tdmrep_found=tdmrep_found,
+        )
         licences = robots.licenses if source.parsed else ()
         if asked and licences and fetch_document is not None:
             report.read_licences(licences, fetch_document)

@@ -59,7 +59,7 @@ class InvalidUrl(CliError, ValueError):
     """A URL no request can be made of: an error of the command line's input."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Download:
     """What one robots.txt download (redirects followed) tells a crawler."""
 
@@ -232,7 +232,7 @@ class _Watched:
     def do_open(self, http_class: Any, request: Any, **kwargs: Any) -> Any:
         deadline = self.deadline
 
-        class Connection(http_class):  # type: ignore[misc, valid-type]
+        class Connection(http_class):
             def connect(self) -> None:
                 self.timeout = deadline.left()
                 super().connect()
@@ -257,8 +257,10 @@ def download(url: str, settings: RerpSettings, user_agent: str, timeout: float =
     however slowly the server keeps sending (:func:`within`).
     """
     check_url(url)
-    course = Course(url, settings.max_redirects, settings.max_size, settings.legacy)
-    result = Download(url, UNREACHABLE, timed_out(timeout), fetched_at=time.time())
+    course = Course(url, settings.max_redirects, settings.max_size, legacy=settings.legacy)
+    result = Download(
+        url=url, outcome=UNREACHABLE, reason=timed_out(timeout), fetched_at=time.time()
+    )
     try:
         answer = within(timeout, lambda deadline: follow(course, user_agent, deadline))
     except Unanswered as error:
@@ -297,7 +299,7 @@ class Unanswered(Exception):
     """No answer, or no whole body, before an error or the deadline: why, in a few words."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Answered:
     """The answer a course ended with; its body read up to the cap and a byte more, if read."""
 
@@ -339,14 +341,25 @@ def follow(
             if isinstance(step, Hop):
                 if may_follow is None or may_follow(step.url):
                     continue
-                step = Ended(ALLOW_ALL, f"redirect to {step.url} refused", asked, status)
+                step = Ended(
+                    outcome=ALLOW_ALL,
+                    reason=f"redirect to {step.url} refused",
+                    url=asked,
+                    status=status,
+                )
             body = b""
             if read or step.outcome == PARSED:
                 try:
                     body = response.read(course.max_size + 1)
                 except (OSError, http.client.HTTPException) as error:
                     raise Unanswered(network_reason(error, deadline)) from error
-            return Answered(step, status, headers, body, course.received(len(body)))
+            return Answered(
+                ended=step,
+                status=status,
+                headers=headers,
+                body=body,
+                cut=course.received(len(body)),
+            )
 
 
 def network_reason(error: BaseException, deadline: Deadline) -> str:

@@ -37,7 +37,7 @@ ALL_SYNTAXES = (RFC9309, GYM2008, MK1996)
 _PROBE_URL = "http://probe.invalid/p"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MatchedRule:
     line: int
     rule: str  # "Disallow: /private"
@@ -45,7 +45,7 @@ class MatchedRule:
     decides: bool = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Explanation:
     """One syntax's answer for one URL and user agent."""
 
@@ -149,26 +149,26 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
             if rule_matches(allow, pattern, target, syntax):
                 text = _rule_text(allow, pattern)
                 decides = line == decision.line and text == decision.rule
-                matched.append(MatchedRule(line, text, allow, decides))
+                matched.append(MatchedRule(line=line, rule=text, allow=allow, decides=decides))
     usage = {
         category: Usage.of(robots.usage(target, user_agent, category))
         for category in USAGE_CATEGORIES
     }
     return Explanation(
-        syntax,
-        decision.allowed,
-        decision.line,
-        decision.rule,
-        decision.reason,
-        groups,
-        why,
-        matched,
-        usage,
-        group_values(robots, user_agent),
+        syntax=syntax,
+        allowed=decision.allowed,
+        line=decision.line,
+        rule=decision.rule,
+        reason=decision.reason,
+        groups=groups,
+        why=why,
+        matched=matched,
+        usage=usage,
+        values=group_values(robots, user_agent),
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ExplainReport:
     source: Source
     url: str
@@ -197,7 +197,14 @@ class ExplainReport:
                 syntaxes[each] = explain(robots, url, agent)
             else:
                 syntaxes[each] = Verdict.of(robots, source, url, agent, USAGE_CATEGORIES)
-        return cls(source, url, agent, syntax, syntaxes, read_from)
+        return cls(
+            source=source,
+            url=url,
+            agent=agent,
+            syntax=syntax,
+            syntaxes=syntaxes,
+            read_from=read_from,
+        )
 
     @property
     def allowed(self) -> bool | None:

@@ -27,7 +27,7 @@ from scrapy_rerp.core.wording import duration
 from scrapy_rerp.engine import RobotsTxt
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FetchReport:
     fetched: Download
     syntax: int
@@ -53,7 +53,15 @@ class FetchReport:
         summary = Summary.of(robots, source.robots_url)
         overridden = source.overridden is not None
         return cls(
-            fetched, syntax, agent, crawl_delay, summary, found, notes, source.store, overridden
+            fetched=fetched,
+            syntax=syntax,
+            agent=agent,
+            crawl_delay=crawl_delay,
+            summary=summary,
+            not_robots_txt=found,
+            notes=notes,
+            store=source.store,
+            overridden=overridden,
         )
 
     @property

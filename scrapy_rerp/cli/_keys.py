@@ -16,7 +16,7 @@ from scrapy_rerp.core.identity import DIRECTORY_PATH, SigningKeyError, directory
 __all__ = ["KeysReport"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class KeysReport:
     action: str
     files: list[str]
@@ -29,8 +29,8 @@ class KeysReport:
             if action == "new":
                 if len(files) != 1:
                     raise CliError("keys new takes one FILE")
-                return cls(action, list(files), keyid=write_new_key(files[0]))
-            return cls(action, list(files), jwks=directory(list(files)))
+                return cls(action=action, files=list(files), keyid=write_new_key(files[0]))
+            return cls(action=action, files=list(files), jwks=directory(list(files)))
         except SigningKeyError as error:
             raise CliError(str(error)) from None
         except ImportError as error:

@@ -16,7 +16,7 @@ from scrapy_rerp.cli._summary import Summary
 from scrapy_rerp.core.settings import syntax_name
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LintReport:
     source: Source
     syntax: int
@@ -30,7 +30,12 @@ class LintReport:
             reason = outcome_reason(source.fetched)
             raise CliError(f"{source.fetched.url}: {reason}; nothing to lint")
         found = lint(source.raw, source.body, syntax)
-        return cls(source, syntax, found, Summary.of(source.rules(syntax), source.robots_url))
+        return cls(
+            source=source,
+            syntax=syntax,
+            found=found,
+            summary=Summary.of(source.rules(syntax), source.robots_url),
+        )
 
     @property
     def status(self) -> int:

@@ -85,7 +85,7 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _FLAGS = tuple(field.name for field in fields(PageDirectives) if field.type == "bool")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Page:
     """One downloaded page: what page directives are read from."""
 
@@ -148,10 +148,17 @@ def fetch_page(
     except ValueError as error:
         raise CliError(f"{url}: {error}") from error
     headers, cut = answer.headers.pairs(), answer.cut or more
-    return Page(url, answer.ended.url, answer.status, headers, body[:MAX_HTML_BYTES], cut)
+    return Page(
+        url=url,
+        final_url=answer.ended.url,
+        status=answer.status,
+        headers=headers,
+        body=body[:MAX_HTML_BYTES],
+        truncated=cut,
+    )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TdmRepReport:
     """What TDMRep says of the page: its origin's file, as found, and the techniques combined."""
 
@@ -180,7 +187,7 @@ class TdmRepReport:
             else:
                 file_found = f"{found.status}: no file"
         reservation = tdm_reservation(page.url, file, page.headers, meta)
-        return cls(file_url, file_found, file, reservation)
+        return cls(file_url=file_url, file_found=file_found, file=file, reservation=reservation)
 
     @property
     def decisions(self) -> dict[str, TdmRepDecision]:
@@ -223,7 +230,7 @@ class TdmRepReport:
             out(f"  {warning.source}: {warning.message}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Answer:
     """Whether a crawl does something with the page (follows its links, uses it for a
     purpose), and the statement that says it may not, if one does."""
@@ -237,16 +244,25 @@ class Answer:
     def of(cls, decision: PageUsageDecision) -> Answer:
         statement = decision.statement
         if statement is None:
-            return cls(decision.allowed, None, None, decision.reason)
-        return cls(decision.allowed, statement.source, statement.text, decision.reason)
+            return cls(
+                allowed=decision.allowed, source=None, statement=None, reason=decision.reason
+            )
+        return cls(
+            allowed=decision.allowed,
+            source=statement.source,
+            statement=statement.text,
+            reason=decision.reason,
+        )
 
     @classmethod
     def follow(cls, nofollow: PageStatement | None) -> Answer:
         """Whether a crawl follows the page's links: unless a statement says nofollow."""
         if nofollow is None:
-            return cls(True, None, None, "no page directive says nofollow")
+            return cls(
+                allowed=True, source=None, statement=None, reason="no page directive says nofollow"
+            )
         reason = f"nofollow by {nofollow.source}: {nofollow.text}"
-        return cls(False, nofollow.source, nofollow.text, reason)
+        return cls(allowed=False, source=nofollow.source, statement=nofollow.text, reason=reason)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -370,13 +386,15 @@ class CrawlDecision:
 
     def refuses(self) -> Answer:
         """The answer for each link and use of a page the spider does not get."""
-        return Answer(False, None, None, f"{self.decision}: {self.reason}")
+        return Answer(
+            allowed=False, source=None, statement=None, reason=f"{self.decision}: {self.reason}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {"gets_page": self.gets_page, "decision": self.decision, "reason": self.reason}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PageReport:
     url: str
     page: Page | None  # None: not downloaded, as a crawl would not download it
@@ -409,7 +427,18 @@ class PageReport:
             follow = crawl.refuses()
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
             nothing = page_directives([], None, agent)
-            return cls(url, None, agent, nothing, now, follow, usage, robots, None, crawl)
+            return cls(
+                url=url,
+                page=None,
+                agent=agent,
+                directives=nothing,
+                now=now,
+                follow=follow,
+                usage=usage,
+                robots=robots,
+                slow=None,
+                crawl=crawl,
+            )
         hops = _RedirectHops(agent, timeout, robots)
         page = fetch_page(url, agent, timeout, None if ignore_robots_txt else hops.may_follow)
         meta = None
@@ -440,19 +469,19 @@ class PageReport:
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
         overridden = not robots.verdict.allowed
         return cls(
-            url,
-            page,
-            agent,
-            directives,
-            now,
-            follow,
-            usage,
-            robots,
-            slow,
-            crawl,
-            tdmrep,
-            licences,
-            overridden,
+            url=url,
+            page=page,
+            agent=agent,
+            directives=directives,
+            now=now,
+            follow=follow,
+            usage=usage,
+            robots=robots,
+            slow=slow,
+            crawl=crawl,
+            tdmrep=tdmrep,
+            licences=licences,
+            overridden=overridden,
         )
 
     @property

@@ -75,7 +75,7 @@ _USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
 _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Problem:
     severity: str  # ERROR: the file is not what it seems; WARNING: readers differ or ignore
     code: str
@@ -95,7 +95,7 @@ class Problem:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Lint:
     problems: list[Problem] = field(default_factory=list)
     checked_urls: int = 0
@@ -244,9 +244,9 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
     if len(raw) > SIZE_LIMIT or body.truncated:
         problems.append(
             Problem(
-                ERROR,
-                "too-large",
-                f"the file is over {SIZE_LIMIT // 1024} KiB: crawlers read the first "
+                severity=ERROR,
+                code="too-large",
+                message=f"the file is over {SIZE_LIMIT // 1024} KiB: crawlers read the first "
                 f"{SIZE_LIMIT // 1024} KiB (RFC 9309 section 2.5) and ignore the rest",
             )
         )
@@ -255,15 +255,17 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
         bom = "with" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "without"
         problems.append(
             Problem(
-                ERROR,
-                "utf-16",
-                f"the file is UTF-16 ({bom} a byte order mark): robots.txt is UTF-8 (RFC 9309 "
-                "section 2.3), and read as UTF-8 this file names no directive",
+                severity=ERROR,
+                code="utf-16",
+                message=(
+                    f"the file is UTF-16 ({bom} a byte order mark): robots.txt is UTF-8 (RFC 9309 "
+                    "section 2.3), and read as UTF-8 this file names no directive"
+                ),
             )
         )
     found = not_robots_txt(raw, body)
     if found is not None:
-        problems.append(Problem(ERROR, found.code, found.message))
+        problems.append(Problem(severity=ERROR, code=found.code, message=found.message))
     return problems
 
 
@@ -302,12 +304,12 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                     respelled[number] = f"{close[0].title()}: {value}"
                 problems.append(
                     Problem(
-                        WARNING,
-                        "misspelled-directive",
-                        f"{match.group(1).strip()!r} looks like a misspelling of "
+                        severity=WARNING,
+                        code="misspelled-directive",
+                        message=f"{match.group(1).strip()!r} looks like a misspelling of "
                         f"{close[0].title()!r}: {how}",
-                        number,
-                        line.strip(),
+                        line=number,
+                        text=line.strip(),
                     )
                 )
                 flagged.add(number)
@@ -319,11 +321,11 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                 respelled[number] = f"{key.title()}: {value}"
             problems.append(
                 Problem(
-                    WARNING,
-                    "no-colon",
-                    f"no colon after {match.group(1).strip()!r}: {how}",
-                    number,
-                    line.strip(),
+                    severity=WARNING,
+                    code="no-colon",
+                    message=f"no colon after {match.group(1).strip()!r}: {how}",
+                    line=number,
+                    text=line.strip(),
                 )
             )
             flagged.add(number)
@@ -331,12 +333,14 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
         if key == "user-agent" and not value:
             problems.append(
                 Problem(
-                    WARNING,
-                    "empty-user-agent",
-                    "an empty User-agent names no crawler, and is ignored (RFC 9309 asks for a "
-                    "product token, or *)",
-                    number,
-                    line.strip(),
+                    severity=WARNING,
+                    code="empty-user-agent",
+                    message=(
+                        "an empty User-agent names no crawler, and is ignored (RFC 9309 asks for a "
+                        "product token, or *)"
+                    ),
+                    line=number,
+                    text=line.strip(),
                 )
             )
             flagged.add(number)
@@ -346,12 +350,14 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
             except ValueError as error:
                 problems.append(
                     Problem(
-                        WARNING,
-                        "invalid-sitemap",
-                        f"not a URL a crawler fetches a sitemap from ({error}): crawlers skip "
-                        "this line and read the other Sitemap lines",
-                        number,
-                        line.strip(),
+                        severity=WARNING,
+                        code="invalid-sitemap",
+                        message=(
+                            f"not a URL a crawler fetches a sitemap from ({error}): crawlers skip "
+                            "this line and read the other Sitemap lines"
+                        ),
+                        line=number,
+                        text=line.strip(),
                     )
                 )
                 flagged.add(number)
@@ -360,12 +366,14 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                 continue
             problems.append(
                 Problem(
-                    WARNING,
-                    "relative-sitemap",
-                    "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
-                    "against the robots.txt URL, or ignore it",
-                    number,
-                    line.strip(),
+                    severity=WARNING,
+                    code="relative-sitemap",
+                    message=(
+                        "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
+                        "against the robots.txt URL, or ignore it"
+                    ),
+                    line=number,
+                    text=line.strip(),
                 )
             )
             flagged.add(number)
@@ -376,7 +384,13 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
             if warning.line in respelled and warning.code == "rule-outside-group":
                 written = lines[warning.line - 1].strip()
                 problems.append(
-                    Problem(ERROR, warning.code, warning.message, warning.line, written)
+                    Problem(
+                        severity=ERROR,
+                        code=warning.code,
+                        message=warning.message,
+                        line=warning.line,
+                        text=written,
+                    )
                 )
     for warning in robots.warnings:
         if warning.line in flagged:
@@ -385,7 +399,9 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
         message = warning.message + _usage_hint(code, warning.message)
         written = lines[warning.line - 1].strip() if 0 < warning.line <= len(lines) else None
         severity = ERROR if code in ("rule-outside-group", "usage-outside-group") else WARNING
-        problems.append(Problem(severity, code, message, warning.line, written))
+        problems.append(
+            Problem(severity=severity, code=code, message=message, line=warning.line, text=written)
+        )
     return problems
 
 
@@ -467,13 +483,15 @@ def _usage_grant_problems(robots: RobotsTxt, text: str, budget: _Budget) -> list
         where = f"line {decision.line}: {decision.rule}" if decision.line else decision.reason
         problems.append(
             Problem(
-                WARNING,
-                "usage-on-disallowed-path",
-                f"{_and(granted)} granted for {statement.path}, which {_and(list(blocked))} "
-                f"may not crawl ({where}): preferences apply only to paths that may be crawled "
-                "(draft-ietf-aipref-attach-05), so this grant never applies",
-                line,
-                lines[line - 1].strip() if 0 < line <= len(lines) else None,
+                severity=WARNING,
+                code="usage-on-disallowed-path",
+                message=(
+                    f"{_and(granted)} granted for {statement.path}, which {_and(list(blocked))} "
+                    f"may not crawl ({where}): preferences apply only to paths that may be crawled "
+                    "(draft-ietf-aipref-attach-05), so this grant never applies"
+                ),
+                line=line,
+                text=lines[line - 1].strip() if 0 < line <= len(lines) else None,
             )
         )
     return problems
@@ -549,13 +567,13 @@ def _syntax_problems(
             who = "" if agent == "*" else f" for {agent}"
             problems.append(
                 Problem(
-                    WARNING,
-                    "syntax-difference",
-                    f"{path}{who} is "
+                    severity=WARNING,
+                    code="syntax-difference",
+                    message=f"{path}{who} is "
                     + "; ".join(f"{name.upper()}: {text}" for name, text in each.items()),
-                    lines[0],
-                    None,
-                    {
+                    line=lines[0],
+                    text=None,
+                    example={
                         "url": path,
                         "agent": agent,
                         "allowed": {syntax_name(s): verdicts[s] for s in _SYNTAXES},
@@ -572,7 +590,7 @@ def lint(raw: bytes, body: Body, syntax: int) -> Lint:
     robots = parsed[syntax]
     text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
     budget = _Budget(MIN_COMPARISONS + COMPARISONS_PER_BYTE * len(body.data))
-    result = Lint(_file_problems(raw, body), budget=budget.limit)
+    result = Lint(problems=_file_problems(raw, body), budget=budget.limit)
     result.problems += _line_problems(text, parsed, syntax)
     result.problems += _usage_grant_problems(robots, text, budget)
     differences, result.checked_urls, result.checked_agents = _syntax_problems(parsed, budget)

@@ -72,7 +72,7 @@ def _without_prolog(text: bytes) -> bytes:
 _PROLOG = re.compile(rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>", re.S)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LicenceFile:
     """One licence file as the command line found it."""
 
@@ -110,15 +110,23 @@ def licence_files(named: Sequence[tuple[str, str]], fetch: FetchDocument) -> lis
         try:
             page = fetch(url)
         except CliError as error:
-            found.append(LicenceFile(url, named_by, f"unreachable ({error})", None))
+            found.append(
+                LicenceFile(url=url, named_by=named_by, found=f"unreachable ({error})", file=None)
+            )
             continue
         if not 200 <= page.status < 300:
-            found.append(LicenceFile(url, named_by, f"HTTP {page.status}, no file", None))
+            found.append(
+                LicenceFile(
+                    url=url, named_by=named_by, found=f"HTTP {page.status}, no file", file=None
+                )
+            )
             continue
         file = parse_rsl(page.body, page.final_url)
         read = counted(len(file.contents), "content element", "content elements")
         state = read if file.valid else f"unusable ({_first_problem(file)}): states nothing"
-        found.append(LicenceFile(url, named_by, f"HTTP {page.status}, {state}", file))
+        found.append(
+            LicenceFile(url=url, named_by=named_by, found=f"HTTP {page.status}, {state}", file=file)
+        )
     return found
 
 

@@ -36,7 +36,7 @@ def override_note(refused: str) -> str:
     return f"{refused}: downloaded all the same ({IGNORE_ROBOTS_TXT}), which a crawl never does"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Source:
     """A robots.txt as a crawler has it: the bytes as given, and how a crawler reads them."""
 
@@ -50,7 +50,7 @@ class Source:
 
     @classmethod
     def given(cls, name: str, raw: bytes) -> Source:
-        return cls(name, raw, read_body(raw, None, None, MAX_SIZE))
+        return cls(name=name, raw=raw, body=read_body(raw, None, None, MAX_SIZE))
 
     def rules(self, syntax: int) -> RobotsTxt:
         if self.fetched is not None:
@@ -179,8 +179,18 @@ def load(
                 f"({IGNORE_ROBOTS_TXT} downloads it anyway)"
             )
         fetched = download(url, settings, user_agent_header(agent), timeout)
-        body = fetched.body if fetched.body is not None else Body(b"", None, False)
-        loaded = Source(url, body.data, body, fetched, source if url != source else None)
+        body = (
+            fetched.body
+            if fetched.body is not None
+            else Body(data=b"", charset=None, truncated=False)
+        )
+        loaded = Source(
+            name=url,
+            raw=body.data,
+            body=body,
+            fetched=fetched,
+            site=source if url != source else None,
+        )
         if refused is not None:
             loaded.overridden = override_note(refused)
         return loaded
@@ -212,8 +222,17 @@ def load_url(
         source = load(url, syntax, agent, timeout, None, ignore_robots_txt)
         source.store = use
         return source
-    body = fetched.body if fetched.body is not None else Body(b"", None, False)
-    return Source(robots, body.data, body, fetched, url if robots != url else None, use)
+    body = (
+        fetched.body if fetched.body is not None else Body(data=b"", charset=None, truncated=False)
+    )
+    return Source(
+        name=robots,
+        raw=body.data,
+        body=body,
+        fetched=fetched,
+        site=url if robots != url else None,
+        store=use,
+    )
 
 
 def _crawl_refuses(url: str, settings: RerpSettings, agent: str, timeout: float) -> str | None:

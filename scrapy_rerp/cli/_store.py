@@ -47,7 +47,7 @@ def _freshness(expires_at: float, now: float) -> str:
     return f"{'fresh until' if expires_at > now else 'expired at'} {iso(expires_at)}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StoreReport:
     path: str
     origins: list[StoredOrigin]  # the listing; the one origin asked for, when there is one
@@ -64,11 +64,13 @@ class StoreReport:
         key = None if origin is None else origin_argument(origin)
         with open_store(path) as store:
             if key is None:
-                report = cls(path, store.origins())
+                report = cls(path=path, origins=store.origins())
             else:
                 copy = store.get(key)
                 listed = [entry for entry in store.origins() if entry.origin == key]
-                report = cls(path, listed if copy is not None else [], key, copy)
+                report = cls(
+                    path=path, origins=listed if copy is not None else [], origin=key, copy=copy
+                )
             report.dropped = store.counts.dropped_bad_rows
             report.rejections = list(store.rejections)
         report.notes = report._notes()

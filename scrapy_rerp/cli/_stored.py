@@ -94,9 +94,9 @@ def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
     body = stored_body(copy, settings.max_size) if outcome == PARSED else None
     return Download(
-        url,
-        outcome,
-        f"HTTP {copy.status}",
+        url=url,
+        outcome=outcome,
+        reason=f"HTTP {copy.status}",
         final_url=copy.url,
         status=copy.status,
         redirects=[copy.url] if copy.url != url else [],
@@ -107,7 +107,7 @@ def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StoreUse:
     """What ``fetch --store`` made of the store: whether it answered, and why (not)."""
 
@@ -127,7 +127,9 @@ def stored_download(
     or None (expired, absent, or ``url`` is not the site's robots.txt), and why."""
     origin = origin_of(url)
     if url != robots_url_of(url):
-        return None, StoreUse(path, origin, False, "not the site's robots.txt: not looked up")
+        return None, StoreUse(
+            path=path, origin=origin, used=False, why="not the site's robots.txt: not looked up"
+        )
     now = time.time() if now is None else now
     with open_store(path) as store:
         copy = store.get(origin)
@@ -135,15 +137,17 @@ def stored_download(
     if copy is None and rejections:
         _, reason, problem = rejections[0]
         why = f"the stored copy is not used ({reason}: {problem}): downloaded"
-        return None, StoreUse(path, origin, False, why)
+        return None, StoreUse(path=path, origin=origin, used=False, why=why)
     if copy is None:
-        return None, StoreUse(path, origin, False, "no stored copy: downloaded")
+        return None, StoreUse(
+            path=path, origin=origin, used=False, why="no stored copy: downloaded"
+        )
     expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
     if expires_at <= now:
         why = f"the stored copy expired at {iso(expires_at)}: downloaded"
-        return None, StoreUse(path, origin, False, why)
+        return None, StoreUse(path=path, origin=origin, used=False, why=why)
     why = (
         f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(expires_at)}"
         " (not downloaded)"
     )
-    return from_store(url, copy, settings), StoreUse(path, origin, True, why)
+    return from_store(url, copy, settings), StoreUse(path=path, origin=origin, used=True, why=why)

@@ -70,7 +70,7 @@ def render_values(values: dict[str, Any], out: Callable[[str], None], indent: st
             )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GroupSummary:
     """One group: where it starts, its agents, its rules, and its per-group values as a
     crawler named after its first agent gets them (asked of the engine: merged groups, rerp's
@@ -85,13 +85,13 @@ class GroupSummary:
     def of(cls, robots: RobotsTxt, group: Group) -> GroupSummary:
         agent = next((a for a in group.agents if a.strip()), "*")
         return cls(
-            group.line,
-            list(group.agents),
-            [
+            line=group.line,
+            agents=list(group.agents),
+            rules=[
                 (line, f"{'Allow' if allow else 'Disallow'}: {pattern}")
                 for allow, pattern, line in group.rules
             ],
-            group_values(robots, agent),
+            values=group_values(robots, agent),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -103,7 +103,7 @@ class GroupSummary:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Summary:
     groups: list[GroupSummary]
     # Every file-wide value by report key, as file_values gives them; "sitemaps" among them as
@@ -123,7 +123,12 @@ class Summary:
             except ValueError as error:
                 invalid.append({"sitemap": value, "reason": str(error)})
         groups = [GroupSummary.of(robots, group) for group in robots.groups]
-        return cls(groups, file_values(robots), sitemaps, invalid)
+        return cls(
+            groups=groups,
+            file_values=file_values(robots),
+            sitemaps=sitemaps,
+            invalid_sitemaps=invalid,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -51,7 +51,7 @@ def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile |
     return f"{file_url}: HTTP {found.status}, {read}", file
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TdmRepFileReport:
     source: str
     http_status: int | None  # for a URL
@@ -65,14 +65,16 @@ class TdmRepFileReport:
             if not 200 <= page.status < 300:
                 if lint:
                     raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")
-                return cls(source, page.status, None, lint)
-            return cls(source, page.status, parse_tdmrep(page.body), lint)
+                return cls(source=source, http_status=page.status, file=None, lint=lint)
+            return cls(
+                source=source, http_status=page.status, file=parse_tdmrep(page.body), lint=lint
+            )
         try:
             with open(source, "rb") as file:
                 body = file.read(MAX_TDMREP_BYTES + 1)
         except OSError as error:
             raise CliError(f"cannot read {source}: {error.strerror or error}") from error
-        return cls(source, None, parse_tdmrep(body), lint)
+        return cls(source=source, http_status=None, file=parse_tdmrep(body), lint=lint)
 
     @property
     def status(self) -> int:

@@ -99,7 +99,7 @@ def default_charset(syntax: int) -> str:
     return "utf-8" if syntax == RFC9309 else "iso-8859-1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Body:
     """A downloaded robots.txt body as a crawler reads it."""
 
@@ -129,11 +129,11 @@ def read_body(
         try:
             raw, more = decompress.decode(raw, content_encodings, max_size)
         except ValueError as exc:
-            return Body(b"", charset, truncated, str(exc))
+            return Body(data=b"", charset=charset, truncated=truncated, undecodable=str(exc))
         truncated = truncated or more
     data = raw[:max_size]
     charset, note = usable_charset(data, charset)
-    return Body(data, charset, truncated, charset_note=note)
+    return Body(data=data, charset=charset, truncated=truncated, charset_note=note)
 
 
 def capped_lines(lines: list[bytes], limit: int = MAX_HEADER_BYTES) -> tuple[list[bytes], int]:

@@ -50,12 +50,14 @@ def moment_problem(name: str, value: object, now: float, *, past: bool = True) -
     number of seconds from the epoch to :data:`LATEST_TIME` and, when ``past`` (a fetch, the
     start of an outage), at most :data:`CLOCK_SKEW` after ``now``. The message begins with
     ``"future"`` when only the clock is wrong."""
-    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+    # An int or a float itself: not a bool, nor another subclass.
+    seconds = value if type(value) is int or type(value) is float else None
+    if seconds is None or not math.isfinite(seconds):
         return f"{name} {value!r} is not a time"
-    if not 0 <= value <= LATEST_TIME:  # type: ignore[operator]
+    if not 0 <= seconds <= LATEST_TIME:
         return f"{name} {value!r} is not a time between 1970 and 9999"
-    if past and value > now + CLOCK_SKEW:  # type: ignore[operator]
-        return f"future: {name} is {value - now:.0f}s ahead of this clock"  # type: ignore[operator]
+    if past and seconds > now + CLOCK_SKEW:
+        return f"future: {name} is {seconds - now:.0f}s ahead of this clock"
     return None
 
 

@@ -28,6 +28,8 @@ from scrapy_rerp.core.data import RobotsEntry
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from scrapy_rerp.core.runtime import Stats
+
 __all__ = ["FailoverCache", "MemoryOriginCache", "OriginCache", "RobotsEntry"]
 
 
@@ -106,7 +108,8 @@ class FailoverCache:
         self,
         backend: OriginCache,
         max_origins: int,
-        stats: Any,
+        *,
+        stats: Stats,
         on_evicted: Callable[[str], None],
         on_failover: Callable[[], None],
         spider: Callable[[], Any] = lambda: None,

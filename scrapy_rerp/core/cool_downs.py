@@ -28,7 +28,7 @@ from scrapy_rerp.core.wording import FirstTimes, duration, stat_seconds
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
-    from scrapy_rerp.core.runtime import Runtime, Task
+    from scrapy_rerp.core.runtime import Runtime, Stats, Task
     from scrapy_rerp.core.slowdown import SlowAnswer
 
 __all__ = ["CoolDowns"]
@@ -62,7 +62,8 @@ class CoolDowns:
         throttle: Throttle,
         parking: Parking,
         runtime: Runtime,
-        stats: Any,
+        *,
+        stats: Stats,
         not_sent: Callable[[dict[str, Any]], None],
         spider: Callable[[], Any] = lambda: None,
     ) -> None:

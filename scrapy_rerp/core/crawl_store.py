@@ -38,6 +38,7 @@ from scrapy_rerp.core.bounds import bounded_expiry
 from scrapy_rerp.core.data import Fetched, Outcome, RobotsEntry, Validators, body_sha256
 from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.origins import Claim
+from scrapy_rerp.core.runtime import Stats
 from scrapy_rerp.core.store import (
     STORED_OUTCOMES,
     RobotsStore,
@@ -91,7 +92,8 @@ class CrawlStore:
         store: RobotsStore,
         syntax: int,
         max_size: int,
-        stats: Any,
+        *,
+        stats: Stats,
         max_lifetime: float = math.inf,
         kind: DocumentKind | None = None,
     ) -> None:
@@ -122,7 +124,12 @@ class CrawlStore:
     def for_kind(self, kind: DocumentKind) -> CrawlStore:
         """The same file's store of the documents of another stored ``kind``."""
         return CrawlStore(
-            self.store, self.syntax, self.max_size, self.stats, self.max_lifetime, kind
+            self.store,
+            self.syntax,
+            self.max_size,
+            stats=self.stats,
+            max_lifetime=self.max_lifetime,
+            kind=kind,
         )
 
     def _own(self, keys: set[str]) -> set[str]:

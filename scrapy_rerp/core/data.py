@@ -34,7 +34,7 @@ class Outcome(str, Enum):
         return self.value
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Fetched:
     """The result of downloading robots.txt (or another per-origin document) once, following
     redirects."""
@@ -75,7 +75,7 @@ class Validators:
         return cls(url, headers) if headers else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RobotsEntry:
     """What is known about one origin's robots.txt (or another per-origin document: the
     ``robots`` field holds what its kind, :mod:`scrapy_rerp.core.documents`, parsed: the field

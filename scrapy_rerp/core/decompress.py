@@ -10,10 +10,12 @@ gzip bomb then costs at most the cap plus one chunk.
 
 from __future__ import annotations
 
+import importlib
 import zlib
 from collections.abc import Callable
 from gzip import GzipFile
 from io import BytesIO
+from typing import Any
 
 __all__ = ["SUPPORTED", "decode"]
 
@@ -53,10 +55,11 @@ def _zlib_stream(decompressor: zlib._Decompress, data: bytes, limit: int) -> byt
 
 
 def _unbrotli(data: bytes, limit: int) -> bytes:
+    # Either module, the same API; looked up by name, since one of them is there to be typed.
     try:
-        import brotli
+        brotli: Any = importlib.import_module("brotli")
     except ImportError:  # pragma: no cover - Scrapy installs one of the two
-        import brotlicffi as brotli  # type: ignore[no-redef]
+        brotli = importlib.import_module("brotlicffi")
 
     decompressor = brotli.Decompressor()
     out = bytearray(decompressor.process(data, output_buffer_limit=min(_CHUNK, limit)))
@@ -69,10 +72,12 @@ def _unbrotli(data: bytes, limit: int) -> bytes:
 
 
 def _unzstd(data: bytes, limit: int) -> bytes:
+    # Python >= 3.14 has the module, backports.zstd is it before: looked up by name, since one
+    # of them is there to be typed.
     try:
-        from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+        zstd: Any = importlib.import_module("compression.zstd")
     except ImportError:
-        from backports import zstd  # type: ignore[import-not-found,no-redef]
+        zstd = importlib.import_module("backports.zstd")
 
     out = bytearray()
     with zstd.ZstdFile(BytesIO(data)) as stream:

@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DocumentStats:
     """The names of one kind's stats (docs/stats.rst). Three are families, whose ``{}`` is the
     status or the exception type: ``response_status_count``, ``exception_count``,
@@ -168,7 +168,7 @@ TDMREP_STATS = DocumentStats.under("robotstxt/tdmrep")
 _TOKEN = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DocumentKind:
     """One kind of per-origin document, and how its answers are read."""
 
@@ -235,7 +235,7 @@ def robots_txt(syntax: int) -> DocumentKind:
 
 
 #: What an origin without a tdmrep.json has: no entries, so no reservation from the file.
-NO_TDMREP_FILE = TdmRepFile((), (), True)
+NO_TDMREP_FILE = TdmRepFile(entries=(), warnings=(), valid=True)
 #: ``request.meta``: the origin's parsed tdmrep.json (the page directives read it).
 TDMREP_FILE_META = "_rerp_tdmrep_file"
 
@@ -272,7 +272,7 @@ def tdmrep_when_read(settings: RerpSettings) -> DocumentKind | None:
 
 
 #: What a licence URL that answers 4xx has: no content element, so no licence from it.
-NO_RSL_FILE = RslFile("", (), (), True)
+NO_RSL_FILE = RslFile(url="", contents=(), problems=(), valid=True)
 #: ``request.meta``: the licence files robots.txt names, ``((url, RslFile), ...)`` in its order
 #: (the usage check reads them).
 RSL_FILES_META = "_rerp_rsl_files"

@@ -38,7 +38,7 @@ class Hop:
     headers: Mapping[bytes, bytes] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Ended:
     """How a download ends: the ladder's outcome (a page's driver reads the body whatever it
     is) and its reason; when a redirect ended it, why (:data:`LIMIT`, :data:`INVALID`)."""
@@ -61,6 +61,7 @@ class Course:
         url: str,
         max_redirects: int,
         max_size: int,
+        *,
         legacy: bool = False,
         validators: Validators | None = None,
         redirects: Container[int] = range(300, 400),
@@ -83,16 +84,18 @@ class Course:
         Location header) to the current hop (whose URL the driver's client wrote as ``url``)."""
         url, self.status = url or self.hop.url, status
         if status == 304 and self.hop.headers:
-            return Ended(UNREACHABLE, "HTTP 304", url, status, not_modified=True)
+            return Ended(
+                outcome=UNREACHABLE, reason="HTTP 304", url=url, status=status, not_modified=True
+            )
         has_location = bool(location) and status in self.redirect_statuses
         outcome = status_outcome(status, legacy=self.legacy, has_location=has_location)
         if outcome != REDIRECT:
             no_location = outcome == ALLOW_ALL and 300 <= status < 400
             reason = f"{status} without Location" if no_location else f"HTTP {status}"
-            return Ended(outcome, reason, url, status)
+            return Ended(outcome=outcome, reason=reason, url=url, status=status)
         if self.hop.number == self.max_redirects:
             reason = f"more than {self.max_redirects} redirects"
-            return Ended(ALLOW_ALL, reason, url, status, redirect=LIMIT)
+            return Ended(outcome=ALLOW_ALL, reason=reason, url=url, status=status, redirect=LIMIT)
         location = location.decode("utf-8", "replace") if isinstance(location, bytes) else location
         try:
             target = redirect_target(url, location or "")
@@ -117,4 +120,4 @@ class Course:
 def _invalid(why: str, target: str, url: str, status: int | None) -> Ended:
     # robots.txt unavailable, as google reads it; the target quoted without its credentials.
     reason = f"bad redirect target {without_userinfo(target)[:200]!r}: {why}"
-    return Ended(ALLOW_ALL, reason, url, status, redirect=INVALID)
+    return Ended(outcome=ALLOW_ALL, reason=reason, url=url, status=status, redirect=INVALID)

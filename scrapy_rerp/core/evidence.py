@@ -489,16 +489,17 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     string or null``); None when it is one. A kind this reader does not know has no problem
     here (a later release may add kinds). A field a kind does not have is not read, and not
     checked."""
-    kind = record.get("kind")
-    fields = _FIELDS.get(kind) or (_FIELDS["robots"] if is_document(kind) else None)  # type: ignore[arg-type]
+    found = record.get("kind")
+    kind = found if isinstance(found, str) else ""  # no kind: no fields, no problem here
+    fields = _FIELDS.get(kind) or (_FIELDS["robots"] if is_document(kind) else None)
     if fields is None:
         return None
-    optional = _OPTIONAL_FIELDS.get(kind, {})  # type: ignore[arg-type]
+    optional = _OPTIONAL_FIELDS.get(kind, {})
     present = {name: check for name, check in optional.items() if name in record}
     return _field_problem(record, fields) or _field_problem(record, present)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordLine:
     """One line of an evidence file as :func:`iter_records` read it: ``record`` a whole record
     of this version, else ``problem`` says what the line is: ``"cut"`` (the file's last line,
@@ -545,19 +546,21 @@ def iter_records(
     else:
         lines = (
             (n, raw if len(raw) <= max_line_bytes else None, raw.endswith(b"\n"))
-            for n, raw in enumerate(file, start=1)  # type: ignore[arg-type]
+            for n, raw in enumerate(file, start=1)
         )
     number = 0
     try:
         for number, raw, whole in lines:
             if raw is None:
-                yield RecordLine(number, problem="damaged", reason=f"over {max_line_bytes:,} bytes")
+                yield RecordLine(
+                    number=number, problem="damaged", reason=f"over {max_line_bytes:,} bytes"
+                )
                 continue
             if not raw.strip():
                 continue
             yield record_line(number, raw, whole)
     except (OSError, EOFError, zlib.error) as error:
-        yield RecordLine(number + 1, problem="damaged", reason=f"cannot be read: {error}")
+        yield RecordLine(number=number + 1, problem="damaged", reason=f"cannot be read: {error}")
 
 
 def record_line(
@@ -572,26 +575,26 @@ def record_line(
     try:
         record = json.loads(raw)
     except UnicodeDecodeError:
-        return RecordLine(number, problem="damaged", reason="not UTF-8")
+        return RecordLine(number=number, problem="damaged", reason="not UTF-8")
     except ValueError:
         if not whole:
-            return RecordLine(number, problem="cut", reason="cut short")
-        return RecordLine(number, problem="damaged", reason="not JSON")
+            return RecordLine(number=number, problem="cut", reason="cut short")
+        return RecordLine(number=number, problem="damaged", reason="not JSON")
     except RecursionError:
-        return RecordLine(number, problem="damaged", reason="JSON nested too deep")
+        return RecordLine(number=number, problem="damaged", reason="JSON nested too deep")
     if not isinstance(record, dict):
-        return RecordLine(number, problem="damaged", reason="not a JSON object")
+        return RecordLine(number=number, problem="damaged", reason="not a JSON object")
     if record.get("v") != FORMAT_VERSION:
-        return RecordLine(number, problem="unknown_version")
+        return RecordLine(number=number, problem="unknown_version")
     if complete is not None:
         complete(record)
     problem = record_problem(record)
     if problem is not None:
-        return RecordLine(number, problem="damaged", reason=problem)
-    return RecordLine(number, record)
+        return RecordLine(number=number, problem="damaged", reason=problem)
+    return RecordLine(number=number, record=record)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvidenceRead:
     """What :func:`read_records` found: the whole records, and where the file ends early (the
     1-based line of a record cut short, as a crash mid-write leaves it), if it does; the lines
@@ -617,8 +620,8 @@ def read_records(lines: IO[bytes] | Iterable[bytes]) -> EvidenceRead:
             found[line.problem or "damaged"].append(line.number)
     cut = found["cut"]
     return EvidenceRead(
-        records,
-        cut[0] if cut else None,
-        tuple(found["unknown_version"]),
-        tuple(found["damaged"]),
+        records=records,
+        cut_at_line=cut[0] if cut else None,
+        unknown_version_lines=tuple(found["unknown_version"]),
+        damaged_lines=tuple(found["damaged"]),
     )

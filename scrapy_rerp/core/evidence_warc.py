@@ -200,20 +200,22 @@ def iter_warc_records(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Ite
             length = int(declared) if declared is not None else None
             kind = warc_record.rec_type
             if length is not None and length > max_bytes:
-                yield RecordLine(number, problem="damaged", reason=f"over {max_bytes:,} bytes")
+                yield RecordLine(
+                    number=number, problem="damaged", reason=f"over {max_bytes:,} bytes"
+                )
                 continue
             content = warc_record.content_stream().read(max_bytes + 1)
             # Fewer bytes than the header says (or no header at all): the file ends in it.
             cut = length is None or getattr(warc_record.raw_stream, "limit", 0) > 0
         except StopIteration:
             if archive.offset < stream.tell():  # a last record too short to be one
-                yield RecordLine(number, problem="cut", reason="cut short")
+                yield RecordLine(number=number, problem="cut", reason="cut short")
             return
         except Exception as error:  # warcio on bytes that are no WARC: any of its errors
-            yield RecordLine(number, problem="damaged", reason=_unreadable(error))
+            yield RecordLine(number=number, problem="damaged", reason=_unreadable(error))
             return
         if cut:
-            yield RecordLine(number, problem="cut", reason="cut short")
+            yield RecordLine(number=number, problem="cut", reason="cut short")
         elif kind == "response":
             truncated = headers.get_header("WARC-Truncated") is not None
             response = (

@@ -28,6 +28,7 @@ from scrapy_rerp.core.wording import FirstTimes, duration, stat_seconds
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Throttle
+    from scrapy_rerp.core.runtime import Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
@@ -76,7 +77,8 @@ class Floors:
         settings: RerpSettings,
         download_delay: float,
         throttle: Throttle | None,
-        stats: Any,
+        *,
+        stats: Stats,
         began: Callable[[str], None],
         spider: Callable[[], Any] = lambda: None,
     ) -> None:

@@ -50,7 +50,7 @@ from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.wording import counted, duration
 
 if TYPE_CHECKING:
-    from scrapy_rerp.core.runtime import Runtime, Task
+    from scrapy_rerp.core.runtime import Runtime, Stats, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt, TdmRepFile
 
@@ -95,7 +95,7 @@ class Cache(Protocol):
     def set(self, origin: str, entry: RobotsEntry) -> None: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Claim:
     """What :meth:`Store.claim` decided for one download."""
 
@@ -178,7 +178,7 @@ class RulesListener(Protocol):
         """Seconds before an unreachable robots.txt is tried again."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class _Flight:
     """The robots.txt download of one origin, and its retries while it is unreachable."""
 
@@ -200,10 +200,11 @@ class OriginService:
         settings: RerpSettings,
         cache: Cache,
         transport: Transport,
+        *,
         waiters: Waiters,
         listener: RulesListener,
         runtime: Runtime,
-        stats: Any,
+        stats: Stats,
         store: Store | None = None,
         spider: Callable[[], Any] = lambda: None,
         kind: DocumentKind | None = None,
@@ -307,7 +308,11 @@ class OriginService:
         if self._stopped:
             return
         flight = _Flight(
-            origin, robots_url, trigger, previous, ParkingKey(origin, self.kind.purpose)
+            origin=origin,
+            robots_url=robots_url,
+            trigger=trigger,
+            previous=previous,
+            key=ParkingKey(origin, self.kind.purpose),
         )
         self._flights[origin] = flight
         task = self.runtime.spawn(self._fly(flight, delay), lambda error: self._done(flight, error))
@@ -352,7 +357,9 @@ class OriginService:
                     return
                 # Another worker of the fleet is retrying it: no download here.
                 previous = claim.entry
-                shared = Fetched(Outcome.UNREACHABLE, reason="unreachable, as the fleet found it")
+                shared = Fetched(
+                    outcome=Outcome.UNREACHABLE, reason="unreachable, as the fleet found it"
+                )
                 self._unreachable(flight, previous, shared)
                 if not await self._wait_for_retry(flight, previous):
                     return

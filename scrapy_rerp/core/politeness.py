@@ -39,7 +39,7 @@ from scrapy_rerp.core.slowdown import COOL_DOWN, FLOOR_KEPT, FLOOR_RAISED, META,
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
-    from scrapy_rerp.core.runtime import Runtime
+    from scrapy_rerp.core.runtime import Runtime, Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.engine import RobotsTxt
 
@@ -90,7 +90,8 @@ class Politeness:
         settings: RerpSettings,
         download_delay: float,
         throttle: Throttle | None,
-        stats: Any,
+        *,
+        stats: Stats,
         parking: Parking | None = None,
         runtime: Runtime | None = None,
         spider: Callable[[], Any] = lambda: None,
@@ -110,12 +111,19 @@ class Politeness:
         self.parking = parking
         self._spider = spider
         self.floors = Floors(
-            settings, download_delay, self.throttle, stats, self._floor_began, spider
+            settings,
+            download_delay,
+            self.throttle,
+            stats=stats,
+            began=self._floor_began,
+            spider=spider,
         )
         self.cool_downs: CoolDowns | None = None
         if self.slowdown:
             assert throttle is not None and parking is not None and runtime is not None
-            self.cool_downs = CoolDowns(throttle, parking, runtime, stats, self.answered, spider)
+            self.cool_downs = CoolDowns(
+                throttle, parking, runtime, stats=stats, not_sent=self.answered, spider=spider
+            )
         # Once a slow-down was heard (or a cool-down began), admit() looks at each request's
         # meta: its wait, a retry.
         self._heard = False

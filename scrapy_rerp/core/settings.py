@@ -161,7 +161,7 @@ class _SettingsLike(Protocol):
     def get(self, name: str, default: Any = None) -> Any: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RerpSettings:
     """The validated configuration; build it with :meth:`from_settings`."""
 

@@ -222,7 +222,7 @@ def header_fields(headers: HeadersLike) -> dict[str, bytes | None]:
     return {name: headers.get(header) or None for name, header in HEADERS.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredCopy:
     """An origin's last good robots.txt and what it rests on. ``sha256`` is the body's, computed
     here, so that a copy read back can be checked against the hash stored beside it."""
@@ -261,7 +261,7 @@ def renewed_copy(
     return replace(copy, fetched_at=fetched_at, expires_at=expires_at, **carried)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredOrigin:
     """One line of a store's listing: what a copy is, without its body."""
 
@@ -275,7 +275,7 @@ class StoredOrigin:
     size: int  # the body's bytes
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class StoreCounts:
     """What a store did, for the caller's stats."""
 
@@ -447,6 +447,7 @@ class RobotsStore:
         self,
         path: str | os.PathLike[str],
         max_origins: int = DEFAULT_MAX_ORIGINS,
+        *,
         timeout: float = BUSY_TIMEOUT,
         read_only: bool = False,
         deadline: float = DEADLINE,
@@ -1298,7 +1299,10 @@ def _values(copy: StoredCopy) -> tuple[object, ...]:
 
 def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
     """A row's copy, every value checked, the body against its hash. Raises :class:`_BadRow`."""
-    url, status, outcome, fetched_at, expires_at, *rest = row
+    # SQLite's values, of any type until checked: the checks below (and StoredCopy's) say why
+    # one is refused.
+    values: tuple[Any, ...] = row
+    url, status, outcome, fetched_at, expires_at, *rest = values
     headers, (sha256, body) = rest[: len(_HEADER_NAMES)], rest[len(_HEADER_NAMES) :]
     if not isinstance(body, bytes):
         raise _BadRow("value", f"the body is {type(body).__name__}, not bytes")
@@ -1311,13 +1315,13 @@ def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
         raise _BadRow(*found)
     try:
         copy = StoredCopy(
-            url=url,  # type: ignore[arg-type]
-            status=status,  # type: ignore[arg-type]
+            url=url,
+            status=status,
             outcome=_outcome(outcome),
-            fetched_at=fetched_at,  # type: ignore[arg-type]
-            expires_at=expires_at,  # type: ignore[arg-type]
+            fetched_at=fetched_at,
+            expires_at=expires_at,
             body=body,
-            **dict(zip(_HEADER_NAMES, headers, strict=True)),  # type: ignore[arg-type]
+            **dict(zip(_HEADER_NAMES, headers, strict=True)),
         )
     except TypeError as exc:
         raise _BadRow("value", str(exc)) from exc
@@ -1333,7 +1337,8 @@ def _listed(row: tuple[object, ...], now: float) -> StoredOrigin:
     """A listing row, every value checked but the body's hash. Raises :class:`_BadRow`."""
     if not row:
         raise _too_large()
-    origin, url, status, outcome, fetched_at, expires_at, sha256, body_type, size = row
+    values: tuple[Any, ...] = row  # SQLite's values, of any type until checked below
+    origin, url, status, outcome, fetched_at, expires_at, sha256, body_type, size = values
     found = (
         _key_reason(origin)
         or (None if body_type == "blob" else ("value", "the body is not bytes"))
@@ -1350,14 +1355,14 @@ def _listed(row: tuple[object, ...], now: float) -> StoredOrigin:
     if found is not None:
         raise _BadRow(*found)
     return StoredOrigin(
-        origin=origin,  # type: ignore[arg-type]
-        url=url,  # type: ignore[arg-type]
-        status=status,  # type: ignore[arg-type]
+        origin=origin,
+        url=url,
+        status=status,
         outcome=_outcome(outcome),
-        fetched_at=fetched_at,  # type: ignore[arg-type]
-        expires_at=expires_at,  # type: ignore[arg-type]
-        sha256=sha256,  # type: ignore[arg-type]
-        size=size,  # type: ignore[arg-type]
+        fetched_at=fetched_at,
+        expires_at=expires_at,
+        sha256=sha256,
+        size=size,
     )
 
 

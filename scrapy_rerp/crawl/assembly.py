@@ -35,7 +35,12 @@ from scrapy_rerp.core.cache import FailoverCache, MemoryOriginCache
 from scrapy_rerp.core.origins import OriginService
 from scrapy_rerp.core.politeness import Politeness
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError
-from scrapy_rerp.crawl.compat import ScrapyRuntime, asyncio_available, close_when_opened
+from scrapy_rerp.crawl.compat import (
+    ScrapyRuntime,
+    asyncio_available,
+    close_when_opened,
+    stats_of,
+)
 from scrapy_rerp.crawl.documents import DocumentListener, registered_kinds
 from scrapy_rerp.crawl.evidence import EvidenceLog
 from scrapy_rerp.crawl.new_rules import RulesApplied
@@ -98,7 +103,7 @@ def origin_caches(
     return MemoryOriginCache(settings.cache_max_origins), backend
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class Parts:
     """The middleware's collaborators, and how they stop when the crawl closes."""
 
@@ -166,7 +171,7 @@ def assemble(
     ``kinds`` (robots.txt first: :func:`~scrapy_rerp.crawl.documents.registered_kinds`)."""
     if kinds is None:
         kinds = registered_kinds(settings)
-    stats = crawler.stats
+    stats = stats_of(crawler)
 
     def spider() -> Spider | None:
         return crawler.spider
@@ -181,7 +186,9 @@ def assemble(
     delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
     fleet: FleetStore | None = None
     if shared is None:
-        politeness = Politeness(settings, delay, throttle, stats, lot, runtime, spider)
+        politeness = Politeness(
+            settings, delay, throttle, stats=stats, parking=lot, runtime=runtime, spider=spider
+        )
     else:
         from scrapy_rerp import fleet as fleet_module
 
@@ -194,7 +201,9 @@ def assemble(
     evidence = None
     if settings.evidence is not None:  # it hears what the layer decides (scrapy_rerp.signals)
         evidence = EvidenceLog(crawler, settings, "store" if fleet is None else "fleet")
-    applied = RulesApplied(crawler, politeness, sitemaps, for_spider, user_agent_for)
+    applied = RulesApplied(
+        crawler, politeness, sitemaps, for_spider=for_spider, user_agent_for=user_agent_for
+    )
 
     def forget(origin: str) -> None:  # an origin left the cache
         applied.forget(origin)
@@ -204,18 +213,25 @@ def assemble(
         applied.forget_all()
         origins.forget_all()
 
-    failover = FailoverCache(cache, settings.cache_max_origins, stats, forget, forget_all, spider)
+    failover = FailoverCache(
+        cache,
+        settings.cache_max_origins,
+        stats=stats,
+        on_evicted=forget,
+        on_failover=forget_all,
+        spider=spider,
+    )
     origins = OriginService(
         settings,
         failover,
         RobotsTxtDownloader(crawler, settings, kinds[0]),
-        lot,
-        applied,
-        runtime,
-        stats,
-        fleet if fleet is not None else stored,
-        spider,
-        kinds[0],
+        waiters=lot,
+        listener=applied,
+        runtime=runtime,
+        stats=stats,
+        store=fleet if fleet is not None else stored,
+        spider=spider,
+        kind=kinds[0],
     )
     services: list[OriginService] = []
     stores: list[CrawlStore | FleetStore] = []
@@ -234,28 +250,30 @@ def assemble(
                 # a fleet shares the other kinds through Redis as it does robots.txt.
                 MemoryOriginCache(settings.cache_max_origins),
                 RobotsTxtDownloader(crawler, settings, kind),
-                lot,
-                DocumentListener(crawler, politeness, kind, settings.cache_max_origins),
-                runtime,
-                stats,
-                store,
-                spider,
-                kind,
+                waiters=lot,
+                listener=DocumentListener(
+                    crawler, politeness, kind, max_origins=settings.cache_max_origins
+                ),
+                runtime=runtime,
+                stats=stats,
+                store=store,
+                spider=spider,
+                kind=kind,
             )
         )
     parts = Parts(
-        lot,
-        for_spider,
-        usage,
-        politeness,
-        fleet,
-        resume,
-        origins,
-        stored,
-        evidence,
-        summary,
-        tuple(services),
-        tuple(stores),
+        lot=lot,
+        for_spider=for_spider,
+        usage=usage,
+        politeness=politeness,
+        fleet=fleet,
+        resume=resume,
+        origins=origins,
+        stored=stored,
+        evidence=evidence,
+        summary=summary,
+        documents=tuple(services),
+        document_stores=tuple(stores),
     )
     return parts
 

@@ -12,7 +12,8 @@ differ, the difference is mended here and nowhere else:
 * ``CloseSpider`` raised by a ``spider_opened`` handler closes the spider (2.18); before, it is
   logged as an error and the crawl goes on, so the engine is asked to close instead.
 * ``Crawler.engine`` raises ``RuntimeError`` while it is not set (2.19); it is None before:
-  :func:`engine_of` answers None either way.
+  :func:`engine_of` answers None either way. ``Crawler.stats`` likewise: :func:`stats_of` binds
+  it once, typed (``core.runtime.Stats``), and says plainly when there is none yet.
 * ``signals.robots_parsed`` (2.18): not sent before, since no handler can be connected to it.
 * Component priority dictionaries (``DOWNLOADER_MIDDLEWARES``): since 2.15 a class and its
   import path are one key (``get_component_priority_dict_with_base``); before, they are two, and
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from scrapy.settings import BaseSettings
 
+    from scrapy_rerp.core.runtime import Stats
+
 __all__ = [
     "ScrapyRuntime",
     "asyncio_available",
@@ -89,6 +92,7 @@ __all__ = [
     "slot_clock",
     "slot_jitter",
     "slot_latercall",
+    "stats_of",
     "user_agent_header",
 ]
 
@@ -102,7 +106,7 @@ except ImportError:  # Scrapy 2.13: a reactor is always installed
     def _call_later(delay: float, call: Callable[..., object], *args: Any) -> Any:
         from twisted.internet import reactor
 
-        return reactor.callLater(delay, call, *args)  # type: ignore[attr-defined]
+        return reactor.callLater(delay, call, *args)
 
 
 try:  # Scrapy >= 2.14
@@ -154,7 +158,7 @@ async def sleep(seconds: float) -> None:
         from twisted.internet import reactor
         from twisted.internet.task import deferLater
 
-        await deferLater(reactor, seconds)  # type: ignore[arg-type]
+        await deferLater(reactor, seconds)
 
 
 async def download(crawler: Crawler, request: Request) -> Response:
@@ -163,7 +167,7 @@ async def download(crawler: Crawler, request: Request) -> Response:
     assert engine is not None
     download_async = getattr(engine, "download_async", None)
     if download_async is not None:
-        return await download_async(request)  # type: ignore[no-any-return]
+        return await download_async(request)
     return await maybe_deferred_to_future(engine.download(request))
 
 
@@ -320,7 +324,7 @@ def component_priorities(settings: BaseSettings, name: str) -> BaseSettings:
     ``_BASE`` counterpart."""
     with_base = getattr(settings, "get_component_priority_dict_with_base", None)
     if with_base is not None:  # Scrapy >= 2.15: import paths and classes deduplicated
-        return with_base(name)  # type: ignore[no-any-return]
+        return with_base(name)
     return settings.getwithbase(name)
 
 
@@ -385,7 +389,7 @@ def _headers_are_a_dict() -> bool:
 #: ``dict.get`` itself: no Python function in between, which costs about 1,000 instructions a
 #: read (callgrind).
 header_values: Callable[[Headers, bytes], list[bytes] | None] = (
-    dict.get if _headers_are_a_dict() else _values_by_getlist  # type: ignore[assignment]
+    dict.get if _headers_are_a_dict() else _values_by_getlist
 )
 
 
@@ -422,17 +426,19 @@ def slot_latercall(slot: Slot) -> bool:
 def slot_jitter(slot: Slot) -> float:
     """The random spread of the slot's gaps: each is ``delay * (1 +- jitter)``."""
     if _SLOT_HAS_JITTER:
-        return float(slot.jitter)  # type: ignore[attr-defined]
+        released: Any = slot  # jitter since 2.19, randomize_delay before
+        return float(released.jitter)
     return 0.5 if getattr(slot, "randomize_delay", False) else 0.0
 
 
 def set_slot_jitter(slot: Slot, jitter: float) -> None:
     """Set the slot's spread (before 2.19 only none or +-50 % can be had: any non-zero
     ``jitter`` means +-50 %)."""
+    released: Any = slot  # jitter since 2.19, randomize_delay before
     if _SLOT_HAS_JITTER:
-        slot.jitter = jitter  # type: ignore[attr-defined]
+        released.jitter = jitter
     else:
-        slot.randomize_delay = bool(jitter)  # type: ignore[attr-defined]
+        released.randomize_delay = bool(jitter)
 
 
 def no_jitter(slot_settings: dict[str, Any]) -> None:
@@ -453,7 +459,8 @@ def configured_jitter(slot_settings: dict[str, Any] | None, downloader: Download
             return float(slot_settings["jitter"])
         if "randomize_delay" in slot_settings:
             return 0.5 if slot_settings["randomize_delay"] else 0.0
-        return float(downloader._jitter)  # type: ignore[attr-defined]
+        released: Any = downloader  # _jitter since 2.19
+        return float(released._jitter)
     randomize = slot_settings.get("randomize_delay", getattr(downloader, "randomize_delay", True))
     return 0.5 if randomize else 0.0
 
@@ -480,6 +487,25 @@ def engine_of(crawler: Crawler) -> ExecutionEngine | None:
         return crawler.engine
     except RuntimeError:  # Scrapy >= 2.19: an engine not set is an error to read
         return None
+
+
+def stats_of(crawler: Crawler) -> Stats:
+    """The crawler's stats collector, which a component built for a crawl binds once.
+
+    Raises RuntimeError where the crawler has none yet (its stats are made as the crawl starts,
+    before any component is built): Scrapy 2.19 raises that as ``crawler.stats`` is read, older
+    releases answer None.
+    """
+    try:
+        stats: Stats | None = crawler.stats
+    except RuntimeError:  # Scrapy >= 2.19: stats not set yet are an error to read
+        stats = None
+    if stats is None:
+        raise RuntimeError(
+            "scrapy_rerp: the crawler has no stats collector yet; build the robots.txt "
+            "components once the crawl starts (from_crawler), not before"
+        )
+    return stats
 
 
 def engine_closing(crawler: Crawler) -> bool:

@@ -102,7 +102,7 @@ class DocumentListener:
     """What a crawl does with an origin's document of ``kind`` (its ``RulesListener``)."""
 
     def __init__(
-        self, crawler: Crawler, politeness: Politeness, kind: DocumentKind, max_origins: int
+        self, crawler: Crawler, politeness: Politeness, kind: DocumentKind, *, max_origins: int
     ) -> None:
         self.crawler = crawler
         self.politeness = politeness

@@ -67,7 +67,7 @@ from scrapy_rerp.core.evidence import (
 from scrapy_rerp.core.settings import RerpSettingsError
 from scrapy_rerp.core.urls import origin_of, robots_url_of
 from scrapy_rerp.core.version import __version__
-from scrapy_rerp.crawl.compat import engine_of, fail_crawl, header_key, header_values
+from scrapy_rerp.crawl.compat import engine_of, fail_crawl, header_key, header_values, stats_of
 from scrapy_rerp.crawl.signing import signed_with
 from scrapy_rerp.engine import RobotsTxt
 
@@ -147,6 +147,7 @@ class _Output:
         crawler: Crawler,
         template: str,
         make_sink: Callable[[IO[bytes]], _Sink],
+        *,
         batch_records: int,
         store_failed: Callable[[BaseException, str], None],
     ) -> None:
@@ -247,16 +248,30 @@ class EvidenceLog:
     def __init__(self, crawler: Crawler, settings: RerpSettings, copies_from: str) -> None:
         assert settings.evidence is not None
         self.crawler = crawler
-        self.stats = crawler.stats
+        self.stats = stats_of(crawler)
         self.stop_on_failure = settings.evidence_on_failure == "stop"
         self.syntax = settings.syntax_name
         self.signs = settings.signature_key is not None  # decisions say whether each was signed
         self.copies_from = copies_from  # where copies not downloaded come from: store, fleet
         batch = settings.evidence_batch_size
-        self.outputs = [_Output(crawler, settings.evidence, _JsonLines, batch, self._store_failed)]
+        self.outputs = [
+            _Output(
+                crawler,
+                settings.evidence,
+                _JsonLines,
+                batch_records=batch,
+                store_failed=self._store_failed,
+            )
+        ]
         if settings.evidence_warc is not None:
             self.outputs.append(
-                _Output(crawler, settings.evidence_warc, _warc_sink, batch, self._store_failed)
+                _Output(
+                    crawler,
+                    settings.evidence_warc,
+                    _warc_sink,
+                    batch_records=batch,
+                    store_failed=self._store_failed,
+                )
             )
         self._written_files: OrderedDict[tuple[str, str, str | None], None] = OrderedDict()
         self._params: dict[str, Any] = {}
@@ -337,7 +352,7 @@ class EvidenceLog:
             tdmrep_sha256=_documents(response.meta.get(DECISION_META)).get("tdmrep"),
         )
         if self._write(record):
-            self.stats.inc_value("robotstxt/evidence/page")  # type: ignore[union-attr]
+            self.stats.inc_value("robotstxt/evidence/page")
         if self.stopped:
             raise self.stop("response", response.url)
 
@@ -397,7 +412,7 @@ class EvidenceLog:
             kind=kind,
         )
         if self._write(record):
-            self.stats.inc_value(f"robotstxt/evidence/{kind}")  # type: ignore[union-attr]
+            self.stats.inc_value(f"robotstxt/evidence/{kind}")
 
     def decision(
         self,
@@ -429,7 +444,7 @@ class EvidenceLog:
         if self._write(record):
             # Under decision/: a "failed" verdict is not robotstxt/evidence/failed, a storage's
             # failure.
-            self.stats.inc_value(f"robotstxt/evidence/decision/{verdict}")  # type: ignore[union-attr]
+            self.stats.inc_value(f"robotstxt/evidence/decision/{verdict}")
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
@@ -453,7 +468,7 @@ class EvidenceLog:
         record that is not written is counted as lost, and only so: once a file failed, every
         record after is lost (a file with a gap would be no evidence of what it leaves out)."""
         if self._failed or self._closed:
-            self.stats.inc_value("robotstxt/evidence/lost")  # type: ignore[union-attr]
+            self.stats.inc_value("robotstxt/evidence/lost")
             return False
         spider = self.crawler.spider
         for output in self.outputs:
@@ -462,7 +477,7 @@ class EvidenceLog:
             except Exception as exc:  # noqa: BLE001 - any storage's failure is one
                 output.failed = True
                 self._fail(exc, f"cannot write to {output.template}")
-                self.stats.inc_value("robotstxt/evidence/lost")  # type: ignore[union-attr]
+                self.stats.inc_value("robotstxt/evidence/lost")
                 return False
         return True
 
@@ -475,7 +490,7 @@ class EvidenceLog:
     def stop(self, what: str, url: str) -> EvidenceStopped:
         """Count a ``request`` not downloaded, or a ``response`` not handed to the spider, for
         :attr:`stopped`: the exception to raise for it."""
-        self.stats.inc_value(f"robotstxt/evidence/stopped/{what}")  # type: ignore[union-attr]
+        self.stats.inc_value(f"robotstxt/evidence/stopped/{what}")
         self._stopped[what] = self._stopped.get(what, 0) + 1
         logger.debug(
             "Evidence: %(what)s %(url)s dropped: the evidence cannot be written (%(reason)s)",
@@ -488,7 +503,7 @@ class EvidenceLog:
         self._fail(exc, f"cannot store {template}")
 
     def _fail(self, exc: BaseException, what: str) -> None:
-        self.stats.inc_value("robotstxt/evidence/failed")  # type: ignore[union-attr]
+        self.stats.inc_value("robotstxt/evidence/failed")
         if self._failed:
             return
         self._failed = True
@@ -546,6 +561,7 @@ class EvidenceItemsMiddleware:
 
     def __init__(self, crawler: Crawler, field: str) -> None:
         self.crawler = crawler
+        self.stats = stats_of(crawler)
         self.field = field
         self._refused_said = False
 
@@ -588,7 +604,7 @@ class EvidenceItemsMiddleware:
         try:
             ItemAdapter(output)[self.field] = provenance
         except KeyError:  # an Item class without the field
-            self.crawler.stats.inc_value("robotstxt/evidence/item_field_refused")  # type: ignore[union-attr]
+            self.stats.inc_value("robotstxt/evidence/item_field_refused")
             if not self._refused_said:
                 self._refused_said = True
                 logger.warning(

@@ -54,15 +54,15 @@ from scrapy_rerp.core.urls import (
     origin_of_parts,
     robots_url_of,
 )
-from scrapy_rerp.crawl.compat import heard, send_refusable
+from scrapy_rerp.crawl.compat import heard, send_refusable, stats_of
 from scrapy_rerp.crawl.documents import Attached
 from scrapy_rerp.crawl.head_meta import head_text
 from scrapy_rerp.crawl.usage import UsageRefused
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
+    from scrapy_rerp.core.documents import DocumentKind
     from scrapy_rerp.crawl.assembly import Parts
     from scrapy_rerp.engine import RobotsTxt
 
@@ -82,7 +82,7 @@ class RobotsGate:
         self, crawler: Crawler, parts: Parts, user_agent_for: Callable[[Request], str]
     ) -> None:
         self.crawler = crawler
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self.user_agent_for = user_agent_for
         # Bound once: the per-request path reads its collaborators as the gate's own.
         self.lot = parts.lot
@@ -198,9 +198,9 @@ class RobotsGate:
                     raise IgnoreRequest(document.message)
                 found.append((key, document))
             if kind.locate is None:
-                request.meta[kind.meta_key] = Attached(found[0][1])  # type: ignore[index]
+                request.meta[_meta_key(kind)] = Attached(found[0][1])
             elif found:
-                request.meta[kind.meta_key] = Attached(tuple(found))  # type: ignore[index]
+                request.meta[_meta_key(kind)] = Attached(tuple(found))
             if self._keep_decisions and found:
                 self._name_documents(service, found, request)
         return None
@@ -221,7 +221,8 @@ class RobotsGate:
         # The head's own charset (or UTF-8): a page's declared one would be read per response.
         head = head_text(response.body) if isinstance(response, HtmlResponse) else ""
         for service in self._named_by_pages:
-            keys = service.kind.locate_page(response.url, links, head)  # type: ignore[misc]
+            locate = service.kind.locate_page
+            keys = locate(response.url, links, head) if locate is not None else ()
             waiting = self._attach_named(service, keys, request) if keys else None
             if waiting is not None:
                 return waiting
@@ -246,7 +247,7 @@ class RobotsGate:
         """Attach the known documents of ``keys`` after those of the request's own; the first
         one not known yet (to wait for), or None."""
         kind = service.kind
-        attached = request.meta.get(kind.meta_key)  # type: ignore[arg-type]
+        attached = request.meta.get(_meta_key(kind))
         pairs = list(attached.document) if isinstance(attached, Attached) else []
         had = {key for key, _ in pairs}
         for key in keys:
@@ -258,7 +259,7 @@ class RobotsGate:
             if not isinstance(document, Refused):
                 pairs.append((key, document))
                 had.add(key)
-        request.meta[kind.meta_key] = Attached(tuple(pairs))  # type: ignore[index]
+        request.meta[_meta_key(kind)] = Attached(tuple(pairs))
         return None
 
     def _name_documents(
@@ -414,6 +415,13 @@ class RobotsGate:
         """A download ended without an answer (a timeout, a connection error, or a request
         refused on its way): a fleet's turn it held ends a floor from now."""
         self.politeness.answered(request.meta)
+
+
+def _meta_key(kind: DocumentKind) -> str:
+    """The meta key ``kind``'s documents are attached under: every kind but robots.txt has one
+    (``problems_of`` holds it as the kinds are registered)."""
+    assert kind.meta_key is not None
+    return kind.meta_key
 
 
 def _admission(request: Request, admitted: Admission) -> Request | None:

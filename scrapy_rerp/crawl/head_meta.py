@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 from lxml import etree
 from scrapy.selector import Selector
@@ -58,10 +59,10 @@ def _head_end(data: str | bytes, end: int | None = None) -> int:
     scripts, styles and titles, or *end*."""
     if end is None:
         end = len(data)
-    parts = _HEAD_PARTS_TEXT if isinstance(data, str) else _HEAD_PARTS_BYTES
-    found = parts.search(data, 0, end)  # type: ignore[call-overload]
+    parts: re.Pattern[Any] = _HEAD_PARTS_TEXT if isinstance(data, str) else _HEAD_PARTS_BYTES
+    found = parts.search(data, 0, end)
     while found is not None and found.lastgroup is None:  # a closed comment, script, ...
-        found = parts.search(data, found.end(), end)  # type: ignore[call-overload]
+        found = parts.search(data, found.end(), end)
     if found is None or found.lastgroup != "body":  # no <body, or inside an unclosed one
         return end
     return found.start()

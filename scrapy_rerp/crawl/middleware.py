@@ -22,6 +22,7 @@ out. Its collaborators are built, and stopped when the crawl closes, by
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -75,7 +76,7 @@ class RobotsTxtMiddleware:
     (its stats, all under ``robotstxt/``: docs/stats.rst; its settings: docs/settings.rst)."""
 
     #: Set on an instance only when they have work (the module's docstring says why).
-    process_response: Callable[[Request, Response], Response]
+    process_response: Callable[[Request, Response], Response | Awaitable[Response]]
     process_exception: Callable[[Request, Exception], None]
 
     def __init__(
@@ -83,6 +84,7 @@ class RobotsTxtMiddleware:
         crawler: Crawler,
         settings: RerpSettings,
         cache: OriginCache,
+        *,
         shared: SharedOriginCache | None = None,
         kinds: list[DocumentKind] | None = None,
     ) -> None:
@@ -127,7 +129,8 @@ class RobotsTxtMiddleware:
         caches = origin_caches(crawler, settings)
         if caches is None:  # the shared cache cannot run here (logged): the same
             return Misconfigured()
-        return cls(crawler, settings, *caches, kinds)
+        cache, shared = caches
+        return cls(crawler, settings, cache, shared=shared, kinds=kinds)
 
     # -- the downloader middleware API -------------------------------------------------------
     def process_request(
@@ -139,7 +142,7 @@ class RobotsTxtMiddleware:
 
     def _answered(
         self, request: Request, response: Response, spider: Spider | None = None
-    ) -> Response:
+    ) -> Response | Awaitable[Response]:
         """``process_response``: the page's ``Content-Usage`` header, combined with what
         robots.txt said (:mod:`scrapy_rerp.crawl.usage`), then ``request_answered``, whose
         handlers may keep the response from the spider (the evidence, under "stop")."""
@@ -147,7 +150,7 @@ class RobotsTxtMiddleware:
         if self._usage is not None and page_obeys_robots_txt(request.url, meta):
             waiting = self.gate.page_documents(request, response)
             if waiting is not None:  # a licence the page names, not known yet
-                return self._answered_after(waiting, request, response)  # type: ignore[return-value]
+                return self._answered_after(waiting, request, response)
             try:
                 self._usage.check_response(request, response)
             except IgnoreRequest as refusal:
@@ -171,7 +174,8 @@ class RobotsTxtMiddleware:
         except IgnoreRequest as refusal:
             self.gate.tell_refused(request, refusal)
             raise
-        return self._answered(request, response)
+        answered = self._answered(request, response)  # every document known now: at once
+        return await answered if inspect.isawaitable(answered) else answered
 
     def _failed(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
         """``process_exception``: a download the gate let through failed (not refused)."""

@@ -40,6 +40,7 @@ class RulesApplied:
         crawler: Crawler,
         politeness: Politeness,
         sitemaps: SitemapDiscovery,
+        *,
         for_spider: RobotsTxtForTheSpider,
         user_agent_for: Callable[[Any], str],
     ) -> None:

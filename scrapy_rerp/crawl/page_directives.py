@@ -67,6 +67,7 @@ from scrapy_rerp.crawl.compat import (
     header_value,
     header_values,
     send_refusable,
+    stats_of,
     user_agent_header,
 )
 from scrapy_rerp.crawl.documents import Attached
@@ -90,7 +91,6 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
     from scrapy_rerp.core.settings import RerpSettings
@@ -141,7 +141,7 @@ class _Refusal(NamedTuple):
     reason: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Page:
     """What one response's directives mean for what its callback yields."""
 
@@ -169,7 +169,7 @@ class PageDirectivesMiddleware:
     def __init__(self, crawler: Crawler, settings: RerpSettings) -> None:
         self.crawler = crawler
         self.settings = settings
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self.purposes = settings.usage
         #: The RERP_USAGE purposes a TDMRep reservation forbids (none: TDMRep is not read).
         self.tdmrep_purposes = tuple(
@@ -345,7 +345,12 @@ class PageDirectivesMiddleware:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
                 return None
-            return _Page(response.url, None, _NOTHING_REFUSED, facts.image)
+            return _Page(
+                url=response.url,
+                nofollow=None,
+                refused=_NOTHING_REFUSED,
+                image_response=facts.image,
+            )
         directives = page_directives(named, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
         refused: dict[bool, list[tuple[str, _Refusal]]] = {False: [], True: []}
@@ -369,7 +374,9 @@ class PageDirectivesMiddleware:
         if self.settings.page_nofollow and directives.nofollow:
             nofollow = next(s for s in directives.statements if "nofollow" in s.rule.restricts)
         self._send_page_read(response, directives, refused, nofollow, reservation)
-        return _Page(response.url, nofollow, refused, facts.image)
+        return _Page(
+            url=response.url, nofollow=nofollow, refused=refused, image_response=facts.image
+        )
 
     def _send_page_read(
         self,

@@ -52,12 +52,16 @@ from twisted.internet.defer import Deferred
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.wording import counted
-from scrapy_rerp.crawl.compat import create_looping_call, engine_closing, engine_of
+from scrapy_rerp.crawl.compat import (
+    create_looping_call,
+    engine_closing,
+    engine_of,
+    stats_of,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 __all__ = ["ParkingLot", "prepare_for_return"]
 
@@ -76,7 +80,7 @@ STAT_PARKED = "robotstxt/parked"
 STAT_REPARKED = "robotstxt/reparked"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, kw_only=True)
 class _Spot:
     key: ParkingKey  # what it waits for, and its origin
     out: bool = False  # the engine has let go of it (request_scheduled was refused)
@@ -109,7 +113,7 @@ class ParkingLot:
     ) -> None:
         self.crawler = crawler
         self.max_per_key = max_per_key  # RERP_MAX_PARKED_PER_ORIGIN
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self._on_closing = on_closing
         self._spots: dict[Request, _Spot] = {}
         self._by_key: dict[ParkingKey, list[Request]] = {}
@@ -152,7 +156,7 @@ class ParkingLot:
             self.stats.inc_value(DropReason.PARK_LIMIT.stat)
             return DropReason.PARK_LIMIT
         waiting.append(request)
-        self._spots[request] = _Spot(key)
+        self._spots[request] = _Spot(key=key)
         self._listen()
         self._watch_closing()
         return None

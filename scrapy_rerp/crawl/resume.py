@@ -74,12 +74,11 @@ from scrapy_rerp.core.admission import DropReason
 from scrapy_rerp.core.settings import RerpSettings, settings_for
 from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.core.wording import counted, duration
-from scrapy_rerp.crawl.compat import close_when_opened, scheduler_of
+from scrapy_rerp.crawl.compat import close_when_opened, scheduler_of, stats_of
 from scrapy_rerp.crawl.parking import prepare_for_return
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 __all__ = ["COOL_DOWN_FILE", "DAMAGED_SUFFIX", "JOB_FILE", "STAT_SKIPPED", "ResumeStore"]
 
@@ -192,7 +191,7 @@ class ResumeStore:
         self, crawler: Crawler, cool_down: Callable[[str, float], object] | None = None
     ) -> None:
         self.crawler = crawler
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self._cool_down = cool_down  # restores a cool-down: (origin, seconds left)
         # The crawl's validated settings, as the middleware building this store got them
         # (checked once per crawler: asking again logs nothing). The defaults only where they

@@ -100,6 +100,7 @@ class SigningMiddleware:
         key: SigningKey,
         agent: str | None,
         window: float,
+        *,
         stats: StatsCollector | None = None,
     ) -> None:
         self.key = key
@@ -138,7 +139,9 @@ class SigningMiddleware:
                 },
                 extra={"crawler": crawler},
             )
-            return cls(key, settings.signature_agent, settings.signature_window, crawler.stats)
+            return cls(
+                key, settings.signature_agent, settings.signature_window, stats=crawler.stats
+            )
         logger.error(
             "RERP_SIGNATURE_KEY: %(problem)s; the crawl stops before it starts",
             {"problem": problem},

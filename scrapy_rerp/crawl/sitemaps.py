@@ -26,12 +26,14 @@ from scrapy.spiders import SitemapSpider
 
 from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.urls import origin_of, robots_url_of, sitemap_url
+from scrapy_rerp.crawl.compat import stats_of
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_rerp.core.data import RobotsEntry
+    from scrapy_rerp.core.runtime import Stats
     from scrapy_rerp.core.settings import RerpSettings
 
 logger = logging.getLogger(loggers.SITEMAPS)
@@ -59,7 +61,7 @@ class SitemapDiscovery:
     def __init__(self, crawler: Crawler, enabled: bool) -> None:
         self.crawler = crawler
         self.enabled = enabled
-        self.stats = crawler.stats
+        self.stats = stats_of(crawler)
         # Sitemap URLs seen, each with the origin whose robots.txt listed it first, and the
         # same by origin (to forget an origin's).
         self._seen: dict[str, str] = {}
@@ -172,7 +174,7 @@ class RobotsTxtForTheSpider:
     of a second download, flagged (:data:`SERVED_FLAGS`) so that the log says so. Kept only for
     origins the spider asked for, and forgotten with the origin's cache entry."""
 
-    def __init__(self, stats: object) -> None:
+    def __init__(self, stats: Stats) -> None:
         self.stats = stats
         self._wanted: set[str] = set()
         self._kept: dict[str, Response] = {}
@@ -201,7 +203,7 @@ class RobotsTxtForTheSpider:
     def serve(self, origin: str, request: Request) -> Response:
         response = self._kept.pop(origin)
         self._wanted.discard(origin)
-        self.stats.inc_value(STAT_SERVED)  # type: ignore[attr-defined]
+        self.stats.inc_value(STAT_SERVED)
         return response.replace(request=request, flags=[*response.flags, *SERVED_FLAGS])
 
     def forget(self, origin: str) -> None:

@@ -53,6 +53,7 @@ from scrapy_rerp.crawl.compat import (
     slot_clock,
     slot_jitter,
     slot_latercall,
+    stats_of,
 )
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class SlotFloors:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.autothrottle: bool = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
-        self.stats = crawler.stats
+        self.stats = stats_of(crawler)
         self._origin_floor: dict[str, float] = {}
         self._origin_keys: dict[str, set[str]] = {}
         self._key_origins: dict[str, set[str]] = {}

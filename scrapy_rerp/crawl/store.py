@@ -15,6 +15,7 @@ from scrapy_rerp.core.bounds import longest_lifetime
 from scrapy_rerp.core.crawl_store import CrawlStore
 from scrapy_rerp.core.settings import setting_path
 from scrapy_rerp.core.store import RobotsStore
+from scrapy_rerp.crawl.compat import stats_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -51,5 +52,9 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> CrawlStore | None:
         pass  # the store says why it cannot open the file
     store = RobotsStore(path, settings.store_max_origins)
     return CrawlStore(
-        store, settings.syntax, settings.max_size, crawler.stats, longest_lifetime(settings)
+        store,
+        settings.syntax,
+        settings.max_size,
+        stats=stats_of(crawler),
+        max_lifetime=longest_lifetime(settings),
     )

@@ -35,11 +35,10 @@ from scrapy_rerp.core.documents import DocumentKind, robots_txt
 from scrapy_rerp.core.download import INVALID, LIMIT, Course, Ended, Hop
 from scrapy_rerp.core.settings import robotstxt_request_meta
 from scrapy_rerp.core.status import ALLOW_ALL, DISALLOW_ALL, PARSED, UNREACHABLE, download_failure
-from scrapy_rerp.crawl.compat import download
+from scrapy_rerp.crawl.compat import download, stats_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
     from scrapy_rerp.core.settings import RerpSettings
 
@@ -71,7 +70,7 @@ class RobotsTxtDownloader:
         self.kind = kind if kind is not None else robots_txt(settings.syntax)
         # A kind without a legacy reading of 401/403 reads them as any 4xx.
         self._legacy = settings.legacy and self.kind.refused is not None
-        self.stats: StatsCollector = crawler.stats  # type: ignore[assignment]
+        self.stats = stats_of(crawler)
         self._hooked = 0  # robots.txt downloads in progress (size-cap handlers connected)
         # The cap is RERP_MAX_SIZE, enforced while receiving (bytes_received, StopDownload): over
         # HTTP Scrapy's own limit is off, or it would cancel a larger file from its
@@ -87,7 +86,9 @@ class RobotsTxtDownloader:
         ``validators`` (a stored copy's URL and its conditional headers), the request for that
         URL is conditional, and a 304 to it says the stored copy stands."""
         s = self.settings
-        course = Course(robots_url, s.max_redirects, s.max_size, self._legacy, validators)
+        course = Course(
+            robots_url, s.max_redirects, s.max_size, legacy=self._legacy, validators=validators
+        )
         step: Hop | Ended = course.hop
         request, response = None, None
         while isinstance(step, Hop):
@@ -117,10 +118,12 @@ class RobotsTxtDownloader:
                     },
                     extra={"spider": self.crawler.spider},
                 )
-                return Fetched(ALLOW_ALL, self.kind.absent(), url=step.url, reason="ignored")
+                return Fetched(
+                    outcome=ALLOW_ALL, robots=self.kind.absent(), url=step.url, reason="ignored"
+                )
             except Exception as exc:
                 self.stats.inc_value(self.kind.stats.exception_count.format(type(exc)))
-                return Fetched(UNREACHABLE, url=step.url, reason=download_failure(exc))
+                return Fetched(outcome=UNREACHABLE, url=step.url, reason=download_failure(exc))
             status = response.status
             self.stats.inc_value(self.kind.stats.response_count)
             self.stats.inc_value(self.kind.stats.response_status_count.format(status))
@@ -151,18 +154,41 @@ class RobotsTxtDownloader:
         if ended.not_modified:  # the stored copy stands, for the lifetime the 304 gives it
             life = ladder.lifetime_from_headers(response.headers)
             return Fetched(
-                UNREACHABLE, None, status, url, life, None, response, reason, not_modified=True
+                outcome=UNREACHABLE,
+                robots=None,
+                status=status,
+                url=url,
+                lifetime=life,
+                retry_after=None,
+                response=response,
+                reason=reason,
+                not_modified=True,
             )
         if ended.outcome == PARSED:
             return self._parse(response, request)
         if ended.outcome == UNREACHABLE:
             wait = ladder.retry_after(response.headers)
-            return Fetched(UNREACHABLE, None, status, url, None, wait, reason=reason)
+            return Fetched(
+                outcome=UNREACHABLE,
+                robots=None,
+                status=status,
+                url=url,
+                lifetime=None,
+                retry_after=wait,
+                reason=reason,
+            )
         if ended.outcome == DISALLOW_ALL:
             assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
             self.stats.inc_value(self.kind.stats.disallow_all.format(status))
             refused = self.kind.refused()
-            return Fetched(DISALLOW_ALL, refused, status, url, response=response, reason=reason)
+            return Fetched(
+                outcome=DISALLOW_ALL,
+                robots=refused,
+                status=status,
+                url=url,
+                response=response,
+                reason=reason,
+            )
         return self._allow_all(reason, status, url, response)
 
     def _allow_all(
@@ -171,7 +197,14 @@ class RobotsTxtDownloader:
         """RFC 9309 2.3.1.3: robots.txt unavailable (4xx, too many redirects): allow all (for
         another kind: what an origin without the file has)."""
         self.stats.inc_value(self.kind.stats.allow_all)
-        return Fetched(ALLOW_ALL, self.kind.absent(), status, url, response=response, reason=reason)
+        return Fetched(
+            outcome=ALLOW_ALL,
+            robots=self.kind.absent(),
+            status=status,
+            url=url,
+            response=response,
+            reason=reason,
+        )
 
     def _parse(self, response: Response, request: Request) -> Fetched:
         s = self.settings
@@ -207,10 +240,10 @@ class RobotsTxtDownloader:
         if encodings:
             response = response.replace(body=body.data)
         return Fetched(
-            PARSED,
-            robots,
-            response.status,
-            response.url,
+            outcome=PARSED,
+            robots=robots,
+            status=response.status,
+            url=response.url,
             lifetime=ladder.lifetime_from_headers(response.headers),
             response=response,
             reason=f"HTTP {response.status}",

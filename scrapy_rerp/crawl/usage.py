@@ -36,7 +36,7 @@ from scrapy_rerp.core import loggers
 from scrapy_rerp.core.body import MAX_HEADER_BYTES, capped_lines
 from scrapy_rerp.core.documents import RSL_FILES_META
 from scrapy_rerp.core.lengths import bounded
-from scrapy_rerp.crawl.compat import header_key, header_values
+from scrapy_rerp.crawl.compat import header_key, header_values, stats_of
 from scrapy_rerp.crawl.documents import Attached
 from scrapy_rerp.engine import (
     ALLOWED,
@@ -81,7 +81,7 @@ class UsagePolicy:
     ) -> None:
         self.crawler = crawler
         self.summary = summary  # names the drops as the crawl closes (one INFO line)
-        self.stats = crawler.stats
+        self.stats = stats_of(crawler)
         self.purposes = settings.usage
         self.deny_unknown = settings.usage_deny_unknown
         self.drop = settings.usage_drop
@@ -226,11 +226,11 @@ class UsagePolicy:
         )
 
     def _count(self, key: str) -> None:
-        self.stats.inc_value(key)  # type: ignore[union-attr]
+        self.stats.inc_value(key)
 
     def _flush_counts(self) -> None:
         for key, count in self._counted.items():
-            self.stats.inc_value(key, count)  # type: ignore[union-attr]
+            self.stats.inc_value(key, count)
         self._counted.clear()
         self._responses = 0
 

@@ -74,7 +74,7 @@ TOLERANCE = 0.02
 
 
 def _not_found(hit: Hit) -> Reply:
-    return Reply(404, "not found")
+    return Reply(status=404, body="not found")
 
 
 class Site(Server):
@@ -136,7 +136,7 @@ def build_sites(pages: int, blog_robots: str) -> tuple[Site, Site]:
     blog_rules = Reply(body="User-agent: *\nDisallow: /drafts\n", content_type="text/plain")
     if blog_robots == "flaky":
         blog.description = "robots.txt: 503 twice, then 200 with Disallow: /drafts"
-        unavailable = Reply(503, "busy, try again", content_type="text/plain")
+        unavailable = Reply(status=503, body="busy, try again", content_type="text/plain")
         blog.route("/robots.txt", [unavailable, unavailable, blog_rules])
     else:
         blog.description = "robots.txt: 404 (none), so everything is allowed"
@@ -213,7 +213,7 @@ class PoliteSpider(SitemapSpider):
 # -- running and reporting -----------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Outcome:
     sites: tuple[Site, ...]
     started: float

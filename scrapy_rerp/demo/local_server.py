@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 __all__ = ["Hit", "Reply", "Route", "Server", "gaps", "servers", "urlset"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Reply:
     """What the server sends back for one request.
 
@@ -79,7 +79,7 @@ def urlset(urls: Iterable[str]) -> Reply:
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Hit:
     """One request as the server received it."""
 
@@ -178,7 +178,8 @@ class Server:
         headers: dict[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Shorthand for ``route("/robots.txt", Reply(status, body, headers, ...))``."""
+        """Shorthand for ``route("/robots.txt", Reply(status=status, body=body,
+        headers=headers, ...))``."""
         self.route(
             "/robots.txt", Reply(status=status, body=body or b"", headers=headers or {}, **kwargs)
         )

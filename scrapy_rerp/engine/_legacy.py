@@ -63,7 +63,7 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
                 globs = gym2008_globs(record) if self._syntax == GYM2008 else None
                 found = memo[position] = _Record(record, globs)
         memo[user_agent] = found
-        return found  # type: ignore[no-any-return]
+        return found
 
     def _position(
         self, user_agent: str, with_rules: bool, extra: tuple[int, ...] = ()

@@ -10,6 +10,7 @@ over the text. Lines that are neither a directive, a comment nor blank become wa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import itemgetter
 from typing import NamedTuple
@@ -45,9 +46,9 @@ _LEGACY_KEYS = {
 }
 
 
-def _alternation(keys: object) -> str:
+def _alternation(keys: Iterable[str]) -> str:
     # Longest first, so that no key is shadowed by a shorter one sharing its start.
-    return "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))  # type: ignore[arg-type]
+    return "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
 
 
 _WS = r"[ \t\v\f]"

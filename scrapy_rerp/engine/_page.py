@@ -144,7 +144,7 @@ def _smallest_limit(values: list[int]) -> int | None:
     return -1 if values else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PageDirectives:
     """What a page's headers and meta tags say to one crawler, combined (most restrictive).
 

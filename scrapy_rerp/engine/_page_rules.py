@@ -51,7 +51,7 @@ IMAGE_PREVIEW = "image-preview"  # max-image-preview: one of IMAGE_PREVIEW_SIZES
 IMAGE_PREVIEW_SIZES = ("none", "standard", "large")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, kw_only=True)
 class PageRule:
     """One page-level rule: its name, the spellings read as it, the kind of value it takes
     (None, ``"date"``, ``"number"`` or ``"image-preview"``) and the restrictions it stands for
@@ -69,29 +69,67 @@ class PageRule:
 
 def _flag(name: str, documented_by: str, *spellings: str) -> PageRule:
     """A restrictive rule without a value, which restricts what its name says."""
-    return PageRule(name, None, frozenset({name}), (name, *spellings), documented_by)
+    return PageRule(
+        name=name,
+        value=None,
+        restricts=frozenset({name}),
+        spellings=(name, *spellings),
+        documented_by=documented_by,
+    )
 
 
 def _permissive(name: str, documented_by: str) -> PageRule:
     """A rule that restricts nothing: the default made explicit, or a retired opt-out."""
-    return PageRule(name, None, frozenset(), (name,), documented_by)
+    return PageRule(
+        name=name, value=None, restricts=frozenset(), spellings=(name,), documented_by=documented_by
+    )
 
 
 GOOGLE = "Google"
 PAGE_RULES: tuple[PageRule, ...] = (
     _flag("noindex", "Google, Bing, draft-illyes-repext-03"),
     _flag("nofollow", GOOGLE),
-    PageRule("none", None, frozenset({"noindex", "nofollow"}), ("none",), GOOGLE),
+    PageRule(
+        name="none",
+        value=None,
+        restricts=frozenset({"noindex", "nofollow"}),
+        spellings=("none",),
+        documented_by=GOOGLE,
+    ),
     _flag("noarchive", "Bing (nocache: Bing's synonym), Google until 2024", "nocache"),
     _flag("nosnippet", "Google, draft-illyes-repext-03"),
     _flag("noimageindex", GOOGLE),
     _flag("notranslate", GOOGLE),
     # Not a restriction: it lets an embedded page be indexed despite noindex.
     _permissive("indexifembedded", GOOGLE),
-    PageRule("unavailable_after", DATE, frozenset(), ("unavailable_after",), GOOGLE),
-    PageRule("max-snippet", NUMBER, frozenset(), ("max-snippet",), GOOGLE),
-    PageRule("max-image-preview", IMAGE_PREVIEW, frozenset(), ("max-image-preview",), GOOGLE),
-    PageRule("max-video-preview", NUMBER, frozenset(), ("max-video-preview",), GOOGLE),
+    PageRule(
+        name="unavailable_after",
+        value=DATE,
+        restricts=frozenset(),
+        spellings=("unavailable_after",),
+        documented_by=GOOGLE,
+    ),
+    PageRule(
+        name="max-snippet",
+        value=NUMBER,
+        restricts=frozenset(),
+        spellings=("max-snippet",),
+        documented_by=GOOGLE,
+    ),
+    PageRule(
+        name="max-image-preview",
+        value=IMAGE_PREVIEW,
+        restricts=frozenset(),
+        spellings=("max-image-preview",),
+        documented_by=GOOGLE,
+    ),
+    PageRule(
+        name="max-video-preview",
+        value=NUMBER,
+        restricts=frozenset(),
+        spellings=("max-video-preview",),
+        documented_by=GOOGLE,
+    ),
     _flag("noai", "DeviantArt (2022), crawler-commons"),
     _flag("noimageai", "DeviantArt (2022), crawler-commons"),
     _permissive("all", GOOGLE),

@@ -42,6 +42,10 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
     """A robots.txt read as RFC 9309 says."""
 
     __slots__ = ("_index", "_global", "_global_rules", "_origin")
+    _index: dict[str, tuple[int, ...]]
+    _global: tuple[int, ...]
+    _global_rules: Rules | None
+    _origin: str
 
     @staticmethod
     def _read(
@@ -93,7 +97,7 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
                 rules = self._compile(self._global)
                 object.__setattr__(self, "_global_rules", rules)
             if not index:
-                return rules  # type: ignore[no-any-return]
+                return rules
             memo = self._memo_for_update()
         else:
             memo = self._memo_for_update()
@@ -101,7 +105,7 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
             if rules is None:
                 rules = memo[token] = self._compile(index[token])
         memo[user_agent] = rules  # which groups apply depends on the user agent
-        return rules  # type: ignore[no-any-return]
+        return rules
 
     def _compile(self, positions: tuple[int, ...]) -> Rules:
         if not positions:
@@ -184,7 +188,7 @@ class Rfc9309RobotsTxt(RobotsTxt, syntaxes=(RFC9309,)):
         the one that names it (per-group values apply to the agents named before them)."""
         queries = self._queries(user_agent)
         if queries.groups is not None:
-            return queries.groups  # type: ignore[no-any-return]
+            return queries.groups
         key = self._token(user_agent) or "*"
         found = []
         for group in self._applying_groups(user_agent):

@@ -96,6 +96,13 @@ class RobotsTxt:
     """
 
     __slots__ = ("_syntax", "_groups", "_file_values", "_warnings", "_memo", "_states_usage")
+    # The slots' types (set once, past __setattr__, by _from_parts and _prepare).
+    _syntax: int
+    _groups: tuple[StoredGroup, ...]
+    _file_values: dict[int, tuple[str, ...]]
+    _warnings: tuple[ParseWarning, ...]
+    _memo: dict[object, Any] | None
+    _states_usage: bool
 
     # Syntax -> the subclass that reads it; each subclass names its syntaxes when defined.
     _FAMILY_OF_SYNTAX: ClassVar[dict[int, type[RobotsTxt]]] = {}
@@ -181,12 +188,12 @@ class RobotsTxt:
 
     @property
     def syntax(self) -> int:
-        return self._syntax  # type: ignore[no-any-return]
+        return self._syntax
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """Sitemap URLs in file order, as written."""
-        return self._file_values.get(L.SITEMAP, ())  # type: ignore[no-any-return]
+        return self._file_values.get(L.SITEMAP, ())
 
     @property
     def licenses(self) -> tuple[str, ...]:
@@ -203,7 +210,7 @@ class RobotsTxt:
     @property
     def clean_params(self) -> tuple[str, ...]:
         """``Clean-param:`` values, kept but not applied."""
-        return self._file_values.get(L.CLEAN_PARAM, ())  # type: ignore[no-any-return]
+        return self._file_values.get(L.CLEAN_PARAM, ())
 
     def file_values(self, name: str) -> tuple[str, ...]:
         """The values of the file-wide directive *name* (``"Sitemap"``, ``"Host"``...), in file
@@ -215,7 +222,7 @@ class RobotsTxt:
         values = self._file_values.get(kind, ())
         if DIRECTIVES[kind].first_only:
             return tuple(itertools.islice(filter(None, values), 1))
-        return values  # type: ignore[no-any-return]
+        return values
 
     def group_value(self, name: str, user_agent: str) -> Any:
         """The value of the per-group directive *name* (``"Crawl-delay"``...) that applies to
@@ -231,12 +238,12 @@ class RobotsTxt:
         """Whether any group states a usage preference (``Content-Usage``, ``Content-Signal``):
         without one, :meth:`usage` of a URL that may be crawled is :data:`NO_USAGE_STATED`
         for every user agent and category, and a crawl need not ask (most files state none)."""
-        return self._states_usage  # type: ignore[no-any-return]
+        return self._states_usage
 
     @property
     def warnings(self) -> tuple[ParseWarning, ...]:
         """Lines skipped or partly understood, with 1-based line numbers."""
-        return self._warnings  # type: ignore[no-any-return]
+        return self._warnings
 
     @property
     def groups(self) -> tuple[Group, ...]:
@@ -254,7 +261,7 @@ class RobotsTxt:
         queries = memo.get(key) if memo is not None else None
         if queries is None:
             queries = self._memo_for_update()[key] = _AgentQueries()
-        return queries  # type: ignore[no-any-return]
+        return queries
 
     def _memo_for_update(self) -> dict[object, Any]:
         """The memo, to add to: created on first use, emptied when full (never iterated, so
@@ -357,13 +364,13 @@ class RobotsTxt:
 
     def crawl_delay(self, user_agent: str) -> float | None:
         """Seconds to wait between requests, from the group that applies, or None."""
-        return self._group_value(user_agent, L.CRAWL_DELAY)  # type: ignore[no-any-return]
+        return self._group_value(user_agent, L.CRAWL_DELAY)
 
     def request_rate(self, user_agent: str) -> RequestRate | None:
-        return self._group_value(user_agent, L.REQUEST_RATE)  # type: ignore[no-any-return]
+        return self._group_value(user_agent, L.REQUEST_RATE)
 
     def visit_time(self, user_agent: str) -> VisitTime | None:
-        return self._group_value(user_agent, L.VISIT_TIME)  # type: ignore[no-any-return]
+        return self._group_value(user_agent, L.VISIT_TIME)
 
     def usage(self, url: str, user_agent: str, category: str) -> UsageDecision:
         """What the site says about using *url* for *category* (``"train-ai"``, ``"search"``,
@@ -399,7 +406,7 @@ class RobotsTxt:
             self._memo_for_update()[key] = statements
         if statements is _NO_STATEMENTS:
             return NO_USAGE_STATED
-        return statements.decision(path, category)  # type: ignore[no-any-return]
+        return statements.decision(path, category)  # type: ignore[union-attr]  # not the sentinel
 
     # -- rendering ------------------------------------------------------------------------
 

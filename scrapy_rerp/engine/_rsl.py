@@ -128,7 +128,7 @@ class RslProblem(NamedTuple):
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RslLicense:
     """One ``<license>`` of a content element: its 1-based ``position`` among the element's
     licences; ``permits`` and ``prohibits``: term type (usage, user, geo) -> the tokens written,
@@ -147,7 +147,7 @@ class RslLicense:
         return not self.payments or any(p in RSL_HELD_PAYMENTS for p in self.payments)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RslContent:
     """One ``<content>``: its 1-based ``position`` in the file, its ``url`` pattern as written,
     its licence ``server`` (None: none; one present means a licence must be obtained) and its
@@ -192,7 +192,7 @@ class RslDecision(NamedTuple):
         return self.preference == DISALLOWED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RslFile:
     """A parsed RSL file: its ``url``, its usable ``contents`` in order, the ``problems`` found,
     and whether it was ``valid`` (well-formed, within bounds, an ``<rsl>`` root: a file that is
@@ -477,10 +477,10 @@ class _Reader:
             licenses = self.content["licenses"]
             licenses.append(
                 RslLicense(
-                    len(licenses) + 1,
-                    dict(self.licence["permits"]),
-                    dict(self.licence["prohibits"]),
-                    tuple(self.licence["payments"]),
+                    position=len(licenses) + 1,
+                    permits=dict(self.licence["permits"]),
+                    prohibits=dict(self.licence["prohibits"]),
+                    payments=tuple(self.licence["payments"]),
                 )
             )
             self.licence = None
@@ -490,11 +490,11 @@ class _Reader:
                 self.problem("no-license", f"content {content['url'][:80]!r} has no licence")
             self.contents.append(
                 RslContent(
-                    len(self.contents) + 1,
-                    content["url"],
-                    content["server"],
-                    tuple(content["licenses"]),
-                    content["match"],
+                    position=len(self.contents) + 1,
+                    url=content["url"],
+                    server=content["server"],
+                    licenses=tuple(content["licenses"]),
+                    _match=content["match"],
                 )
             )
             self.content = None
@@ -530,7 +530,7 @@ def parse_rsl(content: bytes | str, url: str = "") -> RslFile:
         raise TypeError(f"content must be bytes or str, not {type(content).__name__}")
     if len(body) > MAX_RSL_BYTES:
         problem = RslProblem("too-large", 0, f"{len(body)} bytes, more than {MAX_RSL_BYTES}")
-        return RslFile(url, (), (problem,), False)
+        return RslFile(url=url, contents=(), problems=(problem,), valid=False)
     parser = expat.ParserCreate(encoding, " ")
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     reader = _Reader(parser)
@@ -545,9 +545,11 @@ def parse_rsl(content: bytes | str, url: str = "") -> RslFile:
         parser.Parse(body, True)
     except _Abort as abort:
         reader.problems.insert(0, RslProblem(abort.code, parser.CurrentLineNumber, str(abort)))
-        return RslFile(url, (), tuple(reader.problems), False)
+        return RslFile(url=url, contents=(), problems=tuple(reader.problems), valid=False)
     except (expat.ExpatError, ValueError, LookupError) as error:  # (an unknown encoding)
         line = getattr(error, "lineno", 0) or 0
         reader.problems.insert(0, RslProblem("not-xml", line, f"not well-formed XML: {error}"))
-        return RslFile(url, (), tuple(reader.problems), False)
-    return RslFile(url, tuple(reader.contents), tuple(reader.problems), True)
+        return RslFile(url=url, contents=(), problems=tuple(reader.problems), valid=False)
+    return RslFile(
+        url=url, contents=tuple(reader.contents), problems=tuple(reader.problems), valid=True
+    )

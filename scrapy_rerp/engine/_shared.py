@@ -15,7 +15,7 @@ share the tables without a lock (a race can only lose an entry or misjudge a cou
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 MIB = 1024 * 1024
 #: The tables' total bound, in (estimated) bytes, unless set_shared_table_limit changes it.
@@ -28,7 +28,7 @@ ENTRY_OVERHEAD = 60
 Key = TypeVar("Key")
 Value = TypeVar("Value")
 
-_TABLES: list[SharedTable] = []  # type: ignore[type-arg]
+_TABLES: list[SharedTable[Any, Any]] = []
 _limit = DEFAULT_LIMIT
 
 

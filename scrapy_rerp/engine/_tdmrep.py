@@ -200,7 +200,7 @@ def _compiled(location: str) -> tuple[str, tuple[str, ...], str | None, bool]:
 # -- the file ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TdmRepFile:
     """A parsed ``tdmrep.json``: its usable ``entries`` in order, the ``warnings`` about it,
     and whether it was ``valid`` (a JSON array within the size cap: a file that is not reserves
@@ -238,7 +238,7 @@ class TdmRepFile:
         return None
 
 
-class _Object(dict):  # type: ignore[type-arg]
+class _Object(dict[str, Any]):
     """A JSON object, with the keys given more than once (``duplicates``) and those given with
     different values (``conflicts``)."""
 
@@ -361,7 +361,7 @@ def parse_tdmrep(body: bytes | bytearray | memoryview | str) -> TdmRepFile:
 
     def unread(code: str, text: str, message: str) -> TdmRepFile:
         warn(code, source, text, message + ": the file reserves nothing")
-        return TdmRepFile((), tuple(warnings), False)
+        return TdmRepFile(entries=(), warnings=tuple(warnings), valid=False)
 
     if isinstance(body, (bytes, bytearray, memoryview)):
         raw = bytes(body)
@@ -396,7 +396,7 @@ def parse_tdmrep(body: bytes | bytearray | memoryview | str) -> TdmRepFile:
         if entry is not None:
             entries.append(entry)
     globs = tuple(_compiled(entry.location) for entry in entries)
-    return TdmRepFile(tuple(entries), tuple(warnings), True, globs)
+    return TdmRepFile(entries=tuple(entries), warnings=tuple(warnings), valid=True, _globs=globs)
 
 
 # -- headers and meta tags --------------------------------------------------------------------
@@ -470,7 +470,7 @@ def _meta_statement(meta: object, warn: Warn) -> TdmRepStatement | None:
 # -- the combination --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TdmReservation:
     """What TDMRep says of one resource, all techniques combined in the report's order.
 
@@ -554,4 +554,11 @@ def tdm_reservation(
     if not reserved:
         policy_by = None
     policy = policy_by.policy if policy_by is not None else None
-    return TdmReservation(reserved, policy, reserved_by, policy_by, statements, tuple(warnings))
+    return TdmReservation(
+        reserved=reserved,
+        policy=policy,
+        statement=reserved_by,
+        policy_statement=policy_by,
+        statements=statements,
+        warnings=tuple(warnings),
+    )

@@ -27,7 +27,7 @@ from scrapy_rerp.fleet.guard import RedisGuard
 
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
-    from scrapy_rerp.core.runtime import Runtime
+    from scrapy_rerp.core.runtime import Runtime, Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.store import SharedOriginCache
 
@@ -37,7 +37,7 @@ __all__ = ["join"]
 def join(
     store: SharedOriginCache,
     settings: RerpSettings,
-    stats: Any,
+    stats: Stats,
     runtime: Runtime,
     parking: Parking,
     throttle: Throttle | None,
@@ -46,11 +46,27 @@ def join(
 ) -> tuple[FleetStore, Politeness]:
     """One worker's side of the fleet: its shared robots.txt and its politeness (the local
     controller, coordinated with the fleet), on one store and one account of Redis's health."""
-    guard = RedisGuard(store.url, stats, spider)
-    rules = FleetStore(store, guard, settings, stats, runtime.sleep)
-    turns = SharedDelay(store, guard, stats, runtime.sleep)
-    politeness = Politeness(settings, download_delay, throttle, stats, parking, runtime, spider)
+    guard = RedisGuard(store.url, stats, spider=spider)
+    rules = FleetStore(store, guard, settings, stats=stats, sleep=runtime.sleep)
+    turns = SharedDelay(store, guard, stats=stats, sleep=runtime.sleep)
+    politeness = Politeness(
+        settings,
+        download_delay,
+        throttle,
+        stats=stats,
+        parking=parking,
+        runtime=runtime,
+        spider=spider,
+    )
     politeness.coordinate_with(
-        FleetCoordination(politeness, turns, parking, runtime, settings, stats, spider)
+        FleetCoordination(
+            politeness,
+            turns,
+            parking,
+            runtime=runtime,
+            settings=settings,
+            stats=stats,
+            spider=spider,
+        )
     )
     return rules, politeness

@@ -275,8 +275,8 @@ def decode(
         if outcome == Outcome.PARSED:
             charset = fields.get(b"charset")
             body = Body(
-                fields[b"body"][:max_size],  # rules without their bytes: unreadable
-                _charset(charset) if charset else None,
+                data=fields[b"body"][:max_size],  # rules without their bytes: unreadable
+                charset=_charset(charset) if charset else None,
                 truncated=False,
             )
             robots = kind.parse(body)  # as the worker that downloaded it read it

@@ -79,7 +79,7 @@ from scrapy_rerp.fleet.store import RedisFailure
 if TYPE_CHECKING:
     from scrapy_rerp.core.admission import Parking, Throttle
     from scrapy_rerp.core.politeness import Politeness
-    from scrapy_rerp.core.runtime import Runtime, Task
+    from scrapy_rerp.core.runtime import Runtime, Stats, Task
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
     from scrapy_rerp.fleet.store import TurnsAndSlowdowns
@@ -130,7 +130,8 @@ class SharedDelay:
         self,
         store: TurnsAndSlowdowns,
         guard: RedisGuard,
-        stats: Any,
+        *,
+        stats: Stats,
         sleep: Callable[[float], Awaitable[Any]],
     ) -> None:
         self.store = store
@@ -243,9 +244,10 @@ class FleetCoordination:
         local: Politeness,
         shared: SharedDelay,
         parking: Parking,
+        *,
         runtime: Runtime,
         settings: RerpSettings,
-        stats: Any,
+        stats: Stats,
         spider: Callable[[], Any] = lambda: None,
     ) -> None:
         self.local = local

@@ -35,6 +35,7 @@ from scrapy_rerp.fleet.codec import Unreadable, decode, encode, keeps_earlier_ru
 from scrapy_rerp.fleet.store import OversizedHash
 
 if TYPE_CHECKING:
+    from scrapy_rerp.core.runtime import Stats
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.guard import RedisGuard
     from scrapy_rerp.fleet.store import DocumentStore
@@ -61,7 +62,8 @@ class FleetStore:
         store: DocumentStore,
         guard: RedisGuard,
         settings: RerpSettings,
-        stats: Any,
+        *,
+        stats: Stats,
         sleep: Callable[[float], Awaitable[Any]],
         kind: DocumentKind | None = None,
     ) -> None:
@@ -79,7 +81,9 @@ class FleetStore:
     def for_kind(self, kind: DocumentKind) -> FleetStore:
         """The sharing of another per-origin document, on the same store and the same account
         of Redis's health."""
-        return FleetStore(self.store, self.guard, self.settings, self.stats, self._sleep, kind)
+        return FleetStore(
+            self.store, self.guard, self.settings, stats=self.stats, sleep=self._sleep, kind=kind
+        )
 
     async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it."""

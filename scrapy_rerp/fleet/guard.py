@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from scrapy_rerp.core import loggers
+from scrapy_rerp.core.runtime import Stats
 from scrapy_rerp.core.settings import redacted_url
 from scrapy_rerp.fleet.store import RedisCommandError, RedisUnavailable
 
@@ -49,7 +50,8 @@ class RedisGuard:
     def __init__(
         self,
         url: str,
-        stats: Any,
+        stats: Stats,
+        *,
         spider: Callable[[], Any] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

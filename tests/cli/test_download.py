@@ -64,8 +64,8 @@ TRICKLES = {
     "body": lambda server: server.robots(SLOW, chunk_size=1, chunk_delay=1.0),
     "head": lambda server: server.robots(SLOW, head_byte_delay=1.0),
     "redirects": lambda server: (  # three hops of 0.9 s each, every one within the timeout
-        server.route("/robots.txt", Reply(301, headers={"Location": "/r1"}, delay=0.9)),
-        server.route("/r1", Reply(301, headers={"Location": "/r2"}, delay=0.9)),
+        server.route("/robots.txt", Reply(status=301, headers={"Location": "/r1"}, delay=0.9)),
+        server.route("/r1", Reply(status=301, headers={"Location": "/r2"}, delay=0.9)),
         server.route("/r2", Reply(body=STAR_GROUP, delay=0.9)),
     ),
 }

@@ -33,7 +33,7 @@ def iso(when: float) -> str:
 
 def copy(url: str, body: bytes, fetched_at: float, expires_at: float, **kw: object) -> StoredCopy:
     values: dict[str, object] = {"status": 200, "outcome": Outcome.PARSED, **kw}
-    return StoredCopy(url, body=body, fetched_at=fetched_at, expires_at=expires_at, **values)  # type: ignore[arg-type]
+    return StoredCopy(url=url, body=body, fetched_at=fetched_at, expires_at=expires_at, **values)  # type: ignore[arg-type]
 
 
 def files(folder: Path) -> dict[str, bytes]:

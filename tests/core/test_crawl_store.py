@@ -48,20 +48,27 @@ def fetched_entry(
 ) -> tuple[Fetched, RobotsEntry]:
     now = time.time()
     fetched = Fetched(
-        outcome,
-        robots,
+        outcome=outcome,
+        robots=robots,
         status=200 if outcome == Outcome.PARSED else 404,
         url=f"{ORIGIN}/robots.txt",
         body=body,
         response=Response(),
     )
-    entry = RobotsEntry(robots, now, now + 3600, fetched.status, fetched.url, outcome)
+    entry = RobotsEntry(
+        robots=robots,
+        fetched_at=now,
+        expires_at=now + 3600,
+        status=fetched.status,
+        url=fetched.url,
+        outcome=outcome,
+    )
     return fetched, entry
 
 
 def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
     collector = stats()
-    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats=collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     assert rules.put(ORIGIN, entry, fetched)
     recalled = rules.get(ORIGIN)
@@ -78,7 +85,7 @@ def test_a_parsed_copy_comes_back_as_the_same_rules(tmp_path: Path) -> None:
 
 def test_copies_are_written_in_batches(tmp_path: Path) -> None:
     collector = stats()
-    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats=collector)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     origins = [f"https://site{i}.example" for i in range(WRITES_AT_ONCE + 1)]
 
@@ -99,20 +106,22 @@ def test_copies_are_written_in_batches(tmp_path: Path) -> None:
 
 
 def test_allow_all_is_stored_as_such_and_an_outage_never(tmp_path: Path) -> None:
-    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(tmp_path / "s.sqlite"), RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.ALLOW_ALL, RobotsTxt.allow_all(RFC9309), None)
     assert rules.put(ORIGIN, entry, fetched)
     recalled = rules.get(ORIGIN)
     assert recalled is not None
     assert recalled.outcome == Outcome.ALLOW_ALL
-    assert not rules.put("https://other.example", entry, Fetched(Outcome.UNREACHABLE, status=503))
+    assert not rules.put(
+        "https://other.example", entry, Fetched(outcome=Outcome.UNREACHABLE, status=503)
+    )
     assert rules.get("https://other.example") is None
 
 
 def test_an_unusable_store_is_counted_once(tmp_path: Path) -> None:
     collector = stats()
     (tmp_path / "dir").mkdir()
-    rules = CrawlStore(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(tmp_path / "dir"), RFC9309, MAX_SIZE, stats=collector)
     assert rules.get(ORIGIN) is None
     assert rules.get(ORIGIN) is None
     assert collector.get_value("robotstxt/store/unavailable") == 1
@@ -126,9 +135,16 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
     cap = len(head) + 100
     now = time.time()
     store = RobotsStore(tmp_path / "s.sqlite")
-    copy = StoredCopy(f"{ORIGIN}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
+    copy = StoredCopy(
+        url=f"{ORIGIN}/robots.txt",
+        status=200,
+        outcome=Outcome.PARSED,
+        fetched_at=now,
+        expires_at=now + 3600,
+        body=body,
+    )
     assert store.put(ORIGIN, copy)
-    rules = CrawlStore(store, RFC9309, cap, stats())
+    rules = CrawlStore(store, RFC9309, cap, stats=stats())
     recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     downloaded = read_body(body, None, None, cap)
@@ -138,7 +154,7 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
         assert recalled.robots.allowed(f"{ORIGIN}{path}", "bot") is allowed
         assert downloaded.rules(RFC9309).allowed(f"{ORIGIN}{path}", "bot") is allowed
     # Under a cap that holds it all, the same copy's last rule applies.
-    whole = CrawlStore(store, RFC9309, MAX_SIZE, stats()).get(ORIGIN)
+    whole = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats()).get(ORIGIN)
     assert whole is not None and whole.robots is not None
     assert not whole.robots.allowed(f"{ORIGIN}/b", "bot")
     rules.close()
@@ -146,15 +162,15 @@ def test_a_stored_body_over_the_cap_is_read_capped_as_a_download_is(tmp_path: Pa
 
 def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     rules.put(ORIGIN, entry.with_(expires_at=entry.fetched_at + 1), fetched)
     rules.close()
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     recalled = rules.get(ORIGIN)
     assert recalled is not None and recalled.robots is not None
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     renewed = rules.renew(ORIGIN, recalled, now + 10, now + 3600, not_modified)
     assert renewed is not None and renewed.robots is recalled.robots  # not parsed again
     assert (renewed.fetched_at, renewed.expires_at) == (now + 10, now + 3600)
@@ -173,11 +189,11 @@ def test_a_304_keeps_the_rules_recalled_unless_a_later_copy_was_stored(tmp_path:
 def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
-    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     first.put(ORIGIN, entry, fetched)
     first.close()
     store = RobotsStore(path)
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats())
     assert rules.get(ORIGIN) is not None
     reads = store.counts.read
     assert rules.get("https://not-stored.example") is None
@@ -195,7 +211,7 @@ def test_only_origins_the_store_holds_are_looked_up(tmp_path: Path) -> None:
 
 def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -> None:
     store = RobotsStore(tmp_path / "s.sqlite", max_origins=10)
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     for number in range(200):
         rules.put(f"https://{number}.example", entry, fetched)
@@ -207,7 +223,7 @@ def test_the_origins_known_stay_within_twice_the_store_s_bound(tmp_path: Path) -
 
 
 def _stored(path: Path, origins: list[str], expires_in: float = 3600) -> None:
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     for origin in origins:
         rules.put(origin, entry.with_(expires_at=entry.fetched_at + expires_in), fetched)
@@ -227,7 +243,7 @@ def test_a_restart_reads_the_recent_copies_at_once_not_one_by_one(tmp_path: Path
     origins = [f"https://{n}.example" for n in range(5)]
     _stored(path, origins)
     store = RobotsStore(path)
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=stats())
     statements = _statements(store)
     for origin in origins:
         recalled = rules.get(origin)
@@ -256,7 +272,7 @@ async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path
     _stored(path, [ORIGIN], expires_in=-1)
     store = RobotsStore(path)
     collector = stats()
-    rules = CrawlStore(store, RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(store, RFC9309, MAX_SIZE, stats=collector)
     claim = await rules.claim(ORIGIN, None)
     recalled = claim.previous
     assert recalled is not None and recalled.robots is not None
@@ -267,7 +283,7 @@ async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path
         headers = {b"ETag": b'"v2"', b"Cache-Control": b"max-age=60"}
 
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     not_modified.response = NotModified()
     renewed = rules.renew(ORIGIN, recalled, now, now + 60, not_modified)
     assert renewed is not None and renewed.robots is recalled.robots
@@ -286,11 +302,11 @@ async def test_a_304_renews_the_copy_recalled_with_the_next_batch(tmp_path: Path
 def test_a_batched_renewal_keeps_a_later_copy_another_process_stored(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     _stored(path, [ORIGIN], expires_in=-1)
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     recalled = rules.get(ORIGIN)
     assert recalled is not None
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     assert rules.renew(ORIGIN, recalled, now, now + 60, not_modified) is not None
     later = b"User-agent: *\nDisallow: /\n"
     with RobotsStore(path) as other:
@@ -309,12 +325,12 @@ def test_replaced_counts_only_the_downloads_written(tmp_path: Path) -> None:
     other_origin = "https://other.test"
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     past = entry.with_(fetched_at=entry.fetched_at - 120, expires_at=entry.fetched_at - 60)
-    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats())
+    first = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=stats())
     first.put(ORIGIN, past, fetched)
     first.put(other_origin, past, fetched)
     first.close()
     collector = stats()
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=collector)
     assert rules.get(ORIGIN) is not None and rules.get(other_origin) is not None
     with RobotsStore(path) as other:
         copy = other.get(other_origin)
@@ -334,7 +350,7 @@ async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) ->
     copy claimed (its rules not parsed again), an outage not stored."""
     path = tmp_path / "s.sqlite"
     collector = stats()
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=collector)
     assert (await rules.claim(ORIGIN, None)) == Claim(download=True)
     fetched, entry = fetched_entry(Outcome.PARSED, parse_body(BODY, RFC9309), BODY)
     assert (await rules.publish(ORIGIN, entry, fetched, Claim(download=True))) is entry
@@ -348,18 +364,25 @@ async def test_the_origin_service_claims_and_publishes_copies(tmp_path: Path) ->
     rules.close()
     assert collector.get_value("robotstxt/store/stored") == 1
 
-    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, collector)
+    rules = CrawlStore(RobotsStore(path), RFC9309, MAX_SIZE, stats=collector)
     expired = await rules.claim(ORIGIN, None)
     assert expired.download and expired.entry is None and expired.previous is not None
     assert expired.validators is not None
     assert expired.validators.headers == {b"If-None-Match": b'"v1"'}
     now = time.time()
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, not_modified=True)
+    not_modified = Fetched(outcome=Outcome.UNREACHABLE, status=304, not_modified=True)
     confirmed = expired.previous.with_(fetched_at=now, expires_at=now + 3600)
     renewed = await rules.publish(ORIGIN, confirmed, not_modified, expired)
     assert renewed.robots is expired.previous.robots and renewed.expires_at == now + 3600
-    outage = RobotsEntry(None, now, now + 60, 503, f"{ORIGIN}/robots.txt", Outcome.UNREACHABLE)
-    down = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    outage = RobotsEntry(
+        robots=None,
+        fetched_at=now,
+        expires_at=now + 60,
+        status=503,
+        url=f"{ORIGIN}/robots.txt",
+        outcome=Outcome.UNREACHABLE,
+    )
+    down = Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
     assert (await rules.publish(ORIGIN, outage, down, Claim(download=True))) is outage
     rules.close()
     assert collector.get_value("robotstxt/store/revalidated") == 1

@@ -33,7 +33,7 @@ FILE = b'[{"location": "/r/*", "tdm-reservation": 1}]'
 
 
 def body(data: bytes, charset: str | None = None) -> Body:
-    return Body(data, charset, truncated=False)
+    return Body(data=data, charset=charset, truncated=False)
 
 
 @pytest.mark.parametrize(
@@ -157,13 +157,15 @@ def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]
     stats, waiters, listener = Stats(), Waiters(), Listener()
     service = OriginService(
         settings,
-        FailoverCache(MemoryOriginCache(100), 100, stats, print, print),
+        FailoverCache(
+            MemoryOriginCache(100), 100, stats=stats, on_evicted=print, on_failover=print
+        ),
         transport,
-        waiters,
-        listener,
-        AsyncioRuntime(),
-        stats,
-        StoreOfRobotsTxtOnly(),
+        waiters=waiters,
+        listener=listener,
+        runtime=AsyncioRuntime(),
+        stats=stats,
+        store=StoreOfRobotsTxtOnly(),
         kind=tdmrep_json(),
     )
     return service, waiters, stats
@@ -173,8 +175,13 @@ def tdmrep_service(transport: Transport) -> tuple[OriginService, Waiters, Stats]
 async def test_a_tdmrep_service_parks_under_its_purpose_and_counts_under_its_prefix() -> None:
     file = parse_tdmrep(FILE)
     transport = Transport(
-        Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503"),
-        Fetched(Outcome.PARSED, file, 200, "http://a.test/.well-known/tdmrep.json"),
+        Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503"),
+        Fetched(
+            outcome=Outcome.PARSED,
+            robots=file,
+            status=200,
+            url="http://a.test/.well-known/tdmrep.json",
+        ),
     )
     service, waiters, stats = tdmrep_service(transport)
     key = ParkingKey(ORIGIN, Waiting("tdmrep.json"))

@@ -31,11 +31,19 @@ RULES = parse("User-agent: *\nDisallow: /private\n")
 
 
 def ok(robots: RobotsTxt = RULES, lifetime: float | None = None) -> Fetched:
-    return Fetched(Outcome.PARSED, robots, 200, "http://a.test/robots.txt", lifetime=lifetime)
+    return Fetched(
+        outcome=Outcome.PARSED,
+        robots=robots,
+        status=200,
+        url="http://a.test/robots.txt",
+        lifetime=lifetime,
+    )
 
 
 def down(retry_after: float | None = None) -> Fetched:
-    return Fetched(Outcome.UNREACHABLE, status=503, retry_after=retry_after, reason="HTTP 503")
+    return Fetched(
+        outcome=Outcome.UNREACHABLE, status=503, retry_after=retry_after, reason="HTTP 503"
+    )
 
 
 class Transport:
@@ -111,16 +119,18 @@ class Setup:
         self.listener = Listener()
         self.runtime = AsyncioRuntime()
         self.transport = transport
-        cache = FailoverCache(MemoryOriginCache(100), 100, self.stats, print, print)
+        cache = FailoverCache(
+            MemoryOriginCache(100), 100, stats=self.stats, on_evicted=print, on_failover=print
+        )
         self.service = OriginService(
             self.settings,
             cache,
             transport,
-            self.waiters,
-            self.listener,
-            self.runtime,
-            self.stats,
-            store,
+            waiters=self.waiters,
+            listener=self.listener,
+            runtime=self.runtime,
+            stats=self.stats,
+            store=store,
         )
         self.listener.service = self.service
 
@@ -272,7 +282,13 @@ class Shared:
 
 @scenario
 async def test_a_fleet_worker_takes_another_s_rules_without_downloading() -> None:
-    stored = RobotsEntry(RULES, time.time(), time.time() + 60, 200, "http://a.test/robots.txt")
+    stored = RobotsEntry(
+        robots=RULES,
+        fetched_at=time.time(),
+        expires_at=time.time() + 60,
+        status=200,
+        url="http://a.test/robots.txt",
+    )
     s = Setup(Transport(ok()), store=Shared(Claim(entry=stored)))
     s.wait()
     await s.runtime.settle()
@@ -302,7 +318,13 @@ class EarlierRun:
     def __init__(self, age: float, fresh: bool) -> None:
         now = time.time()
         expires = now + 60 if fresh else now - 1
-        self.copy = RobotsEntry(RULES, now - age, expires, 200, "http://a.test/robots.txt")
+        self.copy = RobotsEntry(
+            robots=RULES,
+            fetched_at=now - age,
+            expires_at=expires,
+            status=200,
+            url="http://a.test/robots.txt",
+        )
         self.stored: list[RobotsEntry] = []
         self.renewed: list[float] = []
 
@@ -339,7 +361,9 @@ async def test_a_fresh_stored_copy_is_used_without_a_download() -> None:
 @scenario
 async def test_a_304_renews_the_stored_copy() -> None:
     store = EarlierRun(age=10, fresh=False)
-    not_modified = Fetched(Outcome.UNREACHABLE, status=304, lifetime=7200, not_modified=True)
+    not_modified = Fetched(
+        outcome=Outcome.UNREACHABLE, status=304, lifetime=7200, not_modified=True
+    )
     s = Setup(Transport(not_modified), store=store)
     s.wait()
     await s.runtime.settle()

@@ -27,7 +27,7 @@ from tests.support.scenarios import scenario
 
 def politeness(download_delay: float = 0.0, **settings: Any) -> Politeness:
     rerp = RerpSettings.from_settings(settings, require_obey=False)
-    return Politeness(rerp, download_delay, Throttle(), Stats())
+    return Politeness(rerp, download_delay, Throttle(), stats=Stats())
 
 
 @pytest.mark.parametrize(
@@ -119,7 +119,9 @@ def slowing(
     """A single process's politeness with a parking lot and a runtime: slow-downs on."""
     parking, runtime = Parking(), AsyncioRuntime()
     rerp = RerpSettings.from_settings(settings, require_obey=False)
-    p = Politeness(rerp, download_delay, Throttle(), Stats(), parking, runtime)
+    p = Politeness(
+        rerp, download_delay, Throttle(), stats=Stats(), parking=parking, runtime=runtime
+    )
     return p, parking, runtime
 
 

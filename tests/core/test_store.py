@@ -143,24 +143,24 @@ def test_the_listing(store: RobotsStore) -> None:
     store.put("https://a.test", robots())
     assert store.origins() == [
         StoredOrigin(
-            "https://a.test",
-            "https://www.example.com/robots.txt",
-            200,
-            Outcome.PARSED,
-            NOW,
-            NOW + 86400,
-            robots().sha256,
-            len(BODY),
+            origin="https://a.test",
+            url="https://www.example.com/robots.txt",
+            status=200,
+            outcome=Outcome.PARSED,
+            fetched_at=NOW,
+            expires_at=NOW + 86400,
+            sha256=robots().sha256,
+            size=len(BODY),
         ),
         StoredOrigin(
-            "https://b.test",
-            "https://www.example.com/robots.txt",
-            404,
-            Outcome.ALLOW_ALL,
-            NOW,
-            NOW + 86400,
-            robots(body=b"").sha256,
-            0,
+            origin="https://b.test",
+            url="https://www.example.com/robots.txt",
+            status=404,
+            outcome=Outcome.ALLOW_ALL,
+            fetched_at=NOW,
+            expires_at=NOW + 86400,
+            sha256=robots(body=b"").sha256,
+            size=0,
         ),
     ]
     assert list(store) == store.origins() and len(store) == 2
@@ -360,7 +360,14 @@ WRITER = textwrap.dedent(
     store = RobotsStore(sys.argv[1])
     for i in range(int(sys.argv[2])):
         body = f"User-agent: *\\nDisallow: /{i}\\n".encode()
-        copy = StoredCopy(f"https://w{i}.test/robots.txt", 200, Outcome.PARSED, 1.0, 2.0, body)
+        copy = StoredCopy(
+            url=f"https://w{i}.test/robots.txt",
+            status=200,
+            outcome=Outcome.PARSED,
+            fetched_at=1.0,
+            expires_at=2.0,
+            body=body,
+        )
         assert store.put(f"https://w{i}.test", copy), store.reason
     assert store.available and store.counts.errors == 0, store.reason
     store.close()
@@ -491,7 +498,14 @@ OPENER = textwrap.dedent(
 
     store = RobotsStore(sys.argv[1], timeout=10)
     origin = f"https://{sys.argv[2]}.test"
-    copy = StoredCopy(origin + "/robots.txt", 200, Outcome.PARSED, 1.0, 2.0, b"")
+    copy = StoredCopy(
+        url=origin + "/robots.txt",
+        status=200,
+        outcome=Outcome.PARSED,
+        fetched_at=1.0,
+        expires_at=2.0,
+        body=b"",
+    )
     assert store.put(origin, copy), store.reason
     store.close()
     """

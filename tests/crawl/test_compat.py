@@ -15,6 +15,7 @@ from scrapy_rerp.crawl.compat import (
     header_value,
     header_values,
     scheduler_of,
+    stats_of,
     user_agent_header,
 )
 
@@ -64,6 +65,27 @@ def test_a_crawler_without_an_engine_is_closing_and_has_no_scheduler() -> None:
     assert engine_of(crawler) is None
     assert engine_closing(crawler) is True
     assert scheduler_of(crawler) is None
+
+
+def test_a_crawler_s_stats_are_bound_once_its_crawl_is_set_up() -> None:
+    crawler = get_crawler()
+    stats = stats_of(crawler)
+    assert stats is crawler.stats
+    stats.inc_value("robotstxt/x", 2)
+    stats.max_value("robotstxt/y", 5)
+    assert crawler.stats.get_value("robotstxt/x") == 2
+    assert crawler.stats.get_value("robotstxt/y") == 5
+
+
+def test_a_crawler_without_stats_yet_is_a_clear_error() -> None:
+    # Scrapy 2.19 raises on reading Crawler.stats before the crawl starts; older releases answer
+    # None: either way, what the components would count into is named, not an AttributeError.
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+    crawler = Crawler(Spider)
+    with pytest.raises(RuntimeError, match="no stats collector yet"):
+        stats_of(crawler)
 
 
 def test_a_slot_s_timer_counts_while_it_is_active() -> None:

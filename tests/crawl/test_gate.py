@@ -36,7 +36,9 @@ def gate_with() -> Iterator[GateWith]:
         crawler, parts = build({})
         built.append(parts)
         now = time.time()
-        entry = RobotsEntry(parse(robots_txt, RFC9309), now, now + 3600, status=200)
+        entry = RobotsEntry(
+            robots=parse(robots_txt, RFC9309), fetched_at=now, expires_at=now + 3600, status=200
+        )
         parts.origins.cache.set(ORIGIN, entry)
         return RobotsGate(crawler, parts, lambda request: "MyBot/1.0")
 

@@ -188,7 +188,14 @@ def truncated_store(path: Path, origin: str) -> None:
     with RobotsStore(path) as store:
         for i in range(200):  # pages enough that half the file is most of its rows
             body = f"User-agent: *\nAllow: /\n# {i} {'x' * 200}\n".encode()
-            copy = StoredCopy(f"{origin}/robots.txt", 200, Outcome.PARSED, now, now + 3600, body)
+            copy = StoredCopy(
+                url=f"{origin}/robots.txt",
+                status=200,
+                outcome=Outcome.PARSED,
+                fetched_at=now,
+                expires_at=now + 3600,
+                body=body,
+            )
             assert store.put(origin if i == 0 else f"http://site-{i}.example", copy)
     assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
     data = path.read_bytes()
@@ -414,7 +421,15 @@ def planted(path: Path, origin: str, fetched_at: float, expires_at: float) -> No
     with RobotsStore(path) as store:
         body = b"User-agent: *\nAllow: /\n"
         assert store.put(
-            origin, StoredCopy(f"{origin}/robots.txt", 200, Outcome.PARSED, now, now + 60, body)
+            origin,
+            StoredCopy(
+                url=f"{origin}/robots.txt",
+                status=200,
+                outcome=Outcome.PARSED,
+                fetched_at=now,
+                expires_at=now + 60,
+                body=body,
+            ),
         )
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute(

@@ -241,7 +241,9 @@ def fuzz_reply(rng: random.Random, redirects: bool = True) -> Reply:
         content_type = f"text/plain; charset={rng.choice(CHARSETS)}"
     body = fuzz_body(rng)
     lie = rng.choice([None] * 8 + [0, len(body) + 100])
-    return Reply(status, body, headers, content_type, content_length=lie)
+    return Reply(
+        status=status, body=body, headers=headers, content_type=content_type, content_length=lie
+    )
 
 
 class Waves(ListSpider):

@@ -39,7 +39,12 @@ def test_a_route_is_served_with_its_status_headers_and_body() -> None:
     with Server() as server:
         server.route(
             "/page",
-            Reply(201, "héllo", headers={"X-Test": "yes"}, content_type="text/html; charset=utf-8"),
+            Reply(
+                status=201,
+                body="héllo",
+                headers={"X-Test": "yes"},
+                content_type="text/html; charset=utf-8",
+            ),
         )
         status, headers, body = get(server.url("/page"))
     assert status == 201
@@ -56,7 +61,7 @@ def test_a_path_without_a_route_gets_the_default_page_and_robots_txt_404() -> No
         assert body == b"<html><body>/anything?q=1</body></html>"
         status, headers, body = get(server.url("/robots.txt"))
         assert (status, headers["Content-Type"], body) == (404, "text/plain", b"not found")
-        server.default = lambda hit: Reply(410, f"gone: {hit.path}")
+        server.default = lambda hit: Reply(status=410, body=f"gone: {hit.path}")
         assert get(server.url("/old"))[0::2] == (410, b"gone: /old")
         assert get(server.url("/robots.txt"))[0] == 404  # robots.txt is not the default's
 
@@ -80,7 +85,11 @@ def test_routes_match_path_and_query_first_then_the_path_alone() -> None:
 
 def test_replies_in_turn_the_last_one_repeating_and_route_starts_them_again() -> None:
     with Server() as server:
-        turns = [Reply(503, "busy"), Reply(503, "busy"), Reply(body="rules")]
+        turns = [
+            Reply(status=503, body="busy"),
+            Reply(status=503, body="busy"),
+            Reply(body="rules"),
+        ]
         server.route("/robots.txt", turns)
         assert [get(server.url("/robots.txt"))[0] for _ in range(4)] == [503, 503, 200, 200]
         server.route("/robots.txt", turns)

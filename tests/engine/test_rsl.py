@@ -362,8 +362,18 @@ def test_a_parsed_file_pickles_and_an_element_built_alone_matches() -> None:
     assert clone == file
     url = "https://example.com/a/z/b"
     assert clone.decision(url, "search") == file.decision(url, "search")
-    assert RslContent(1, "/a/", None, ()).matches("https://example.com/a/b") == 3
-    assert RslContent(1, "relative", None, ()).matches("https://example.com/relative") == -1
+    assert (
+        RslContent(position=1, url="/a/", server=None, licenses=()).matches(
+            "https://example.com/a/b"
+        )
+        == 3
+    )
+    assert (
+        RslContent(position=1, url="relative", server=None, licenses=()).matches(
+            "https://example.com/relative"
+        )
+        == -1
+    )
 
 
 # -- several files, and the links a page gives ------------------------------------------------

@@ -261,7 +261,9 @@ def test_a_parsed_file_is_a_value() -> None:
     assert copy.reservation("/a/b.pdf") == file.reservation("/a/b.pdf") is not None
     with pytest.raises(AttributeError):
         file.valid = False  # type: ignore[misc]
-    built = TdmRepFile(file.entries, (), True)  # from entries alone: its patterns compiled
+    built = TdmRepFile(
+        entries=file.entries, warnings=(), valid=True
+    )  # from entries alone: its patterns compiled
     assert built == file and built.reservation("/a/b.pdf") == file.reservation("/a/b.pdf")
 
 
@@ -419,7 +421,14 @@ FILE = rules(
 
 def test_nothing_said_is_unset() -> None:
     reservation = tdm_reservation("https://example.com/a")
-    assert reservation == TdmReservation(None, None, None, None, (), ())
+    assert reservation == TdmReservation(
+        reserved=None,
+        policy=None,
+        statement=None,
+        policy_statement=None,
+        statements=(),
+        warnings=(),
+    )
     assert reservation.usage("train-ai").preference == "unknown"
 
 

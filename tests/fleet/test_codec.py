@@ -57,7 +57,7 @@ def entry(**changes: object) -> RobotsEntry:
 
 
 def fetched(body: bytes = BODY, charset: str | None = "utf-8") -> Fetched:
-    return Fetched(Outcome.PARSED, body=body, charset=charset)
+    return Fetched(outcome=Outcome.PARSED, body=body, charset=charset)
 
 
 def good_fields(**changes: bytes | None) -> dict[bytes, bytes]:
@@ -168,7 +168,7 @@ def test_an_outage_keeps_its_failures_start_and_next_retry() -> None:
         failures=4,
         outage_since=FETCHED_AT - 7.5,
     )
-    failed = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    failed = Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
     fields = encode(outage, failed, "rfc9309")
     assert b"body" not in fields and fields[b"outcome"] == b"unreachable"
     back = read(fields)
@@ -180,7 +180,7 @@ def test_rules_kept_through_a_failed_download_keep_the_stored_copy_s_bytes() -> 
     # has no bytes of them; the fleet's hash of that copy has.
     stored = encode(entry(), fetched(), "rfc9309")
     kept = entry(expires_at=EXPIRES_AT + 60, failures=2, outage_since=EXPIRES_AT)
-    failed = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    failed = Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
     fields = encode(kept, failed, "rfc9309", stored)
     assert fields[b"body"] == BODY and fields[b"charset"] == b"utf-8"
     back = read(fields)
@@ -208,7 +208,7 @@ def test_rules_kept_through_a_failed_download_without_their_bytes_are_an_outage(
     stored: dict[bytes, bytes] | None,
 ) -> None:
     kept = entry(expires_at=EXPIRES_AT + 60, failures=2, outage_since=EXPIRES_AT)
-    failed = Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    failed = Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
     back = read(encode(kept, failed, "rfc9309", stored))
     # Never rules parsed from no bytes, which would allow everything.
     assert back.robots is None and back.outcome == Outcome.UNREACHABLE
@@ -381,7 +381,7 @@ async def test_every_kind_of_entry_comes_back_through_redis(redis_server: RedisS
             entry(robots=RobotsTxt.disallow_all(), outcome=Outcome.DISALLOW_ALL, status=401),
             None,
         ),
-        "unreachable": (outage, Fetched(Outcome.UNREACHABLE, status=503)),
+        "unreachable": (outage, Fetched(outcome=Outcome.UNREACHABLE, status=503)),
     }
     for name, (original, result) in kinds.items():
         origin = f"http://{name}.test:80"

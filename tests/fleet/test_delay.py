@@ -62,8 +62,10 @@ def fleet(parking: Parking, turns: Turns, **settings: Any) -> tuple[Politeness, 
     runtime = AsyncioRuntime()
     rerp = RerpSettings.from_settings({"RERP_SLOWDOWN": False, **settings}, require_obey=False)
     stats = Stats()
-    p = Politeness(rerp, 0.0, Throttle(), stats, parking, runtime)  # type: ignore[arg-type]
-    p.coordinate_with(FleetCoordination(p, turns, parking, runtime, rerp, stats))  # type: ignore[arg-type]
+    p = Politeness(rerp, 0.0, Throttle(), stats=stats, parking=parking, runtime=runtime)  # type: ignore[arg-type]
+    p.coordinate_with(
+        FleetCoordination(p, turns, parking, runtime=runtime, settings=rerp, stats=stats)
+    )  # type: ignore[arg-type]
     return p, runtime
 
 
@@ -309,7 +311,7 @@ async def test_a_turn_awaited_behind_a_long_floor_is_given_up_as_the_crawl_close
     redis_server: RedisServer,
 ) -> None:
     store = RedisOriginCache(redis_server.url, "d", timeout=0.5)
-    shared = SharedDelay(store, RedisGuard(store.url, Stats()), Stats(), asyncio.sleep)
+    shared = SharedDelay(store, RedisGuard(store.url, Stats()), stats=Stats(), sleep=asyncio.sleep)
     assert (await store.take_turn(A, 30.0, 30.0))[0] == 0  # another worker's, for 30 s
     closing = False
 

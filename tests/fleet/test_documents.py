@@ -79,7 +79,9 @@ class Worker:
         self.store = store.from_settings(self.settings)
         self.guard = RedisGuard(self.store.url, self.stats)
         self.polls = polls or Polls()
-        self.rules = FleetStore(self.store, self.guard, self.settings, self.stats, self.polls)
+        self.rules = FleetStore(
+            self.store, self.guard, self.settings, stats=self.stats, sleep=self.polls
+        )
 
     async def claim(self) -> Claim:
         return await self.rules.claim(ORIGIN)
@@ -99,10 +101,10 @@ def downloaded(
     """What a worker knows after downloading ``body``: its entry, and the download."""
     now = time.time()
     result = Fetched(
-        Outcome.PARSED,
-        parse(body, syntax),
-        200,
-        "http://a.test/robots.txt",
+        outcome=Outcome.PARSED,
+        robots=parse(body, syntax),
+        status=200,
+        url="http://a.test/robots.txt",
         body=body,
         charset="utf-8",
     )
@@ -128,7 +130,7 @@ def outage(retry_in: float, failures: int = 1) -> tuple[RobotsEntry, Fetched]:
         failures=failures,
         outage_since=now - 10,
     )
-    return entry, Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    return entry, Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
 
 
 def lock_holder(redis_server: RedisServer) -> bytes | None:
@@ -297,7 +299,7 @@ def kept_through(previous: RobotsEntry, retry_in: float) -> tuple[RobotsEntry, F
     core/origins.py keeps them), with the outage's state; and the failed download."""
     now = time.time()
     entry = previous.with_(expires_at=now + retry_in, failures=1, outage_since=now)
-    return entry, Fetched(Outcome.UNREACHABLE, status=503, reason="HTTP 503")
+    return entry, Fetched(outcome=Outcome.UNREACHABLE, status=503, reason="HTTP 503")
 
 
 @scenario
@@ -460,7 +462,7 @@ def not_modified(
     headers = {"ETag": etag} if etag is not None else {}
     response = Response("http://a.test/robots.txt", status=304, headers=headers)
     fetched = Fetched(
-        Outcome.UNREACHABLE,
+        outcome=Outcome.UNREACHABLE,
         status=304,
         url="http://a.test/robots.txt",
         response=response,

@@ -167,7 +167,9 @@ async def test_the_warnings_name_the_spider_of_the_moment(
 ) -> None:
     caplog.set_level(logging.INFO, "scrapy_rerp")
     spiders = iter(["first spider", "second spider"])
-    guard = RedisGuard("redis://r.test:6379/0", Stats(), lambda: next(spiders), always_probe())
+    guard = RedisGuard(
+        "redis://r.test:6379/0", Stats(), spider=lambda: next(spiders), clock=always_probe()
+    )
     assert await guard.call(failing) == (False, None)
     assert await guard.call(failing) == (False, None)  # said nothing: asked no spider
     assert await guard.call(returning("x")) == (True, "x")
@@ -270,7 +272,7 @@ async def test_a_fleet_turn_and_its_end_reach_a_redis_back_within_the_probe_inte
 ) -> None:
     store = RedisOriginCache(redis_server.url, "g", timeout=0.5)
     guard = RedisGuard(store.url, Stats(), clock=ManualClock())  # time stands still
-    delay = SharedDelay(store, guard, Stats(), asyncio.sleep)
+    delay = SharedDelay(store, guard, stats=Stats(), sleep=asyncio.sleep)
     redis_server.stop()
     assert await delay.wait_for_turn("http://a", 0.3) is None  # down: the local floor alone
     redis_server.start()

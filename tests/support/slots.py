@@ -45,7 +45,7 @@ class FloorFromRobots:
         settings = rerp_settings(crawler)
         self.floors = SlotFloors(crawler)
         delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
-        self.politeness = Politeness(settings, delay, self.floors, crawler.stats)
+        self.politeness = Politeness(settings, delay, self.floors, stats=crawler.stats)
         self.on_robots: list[Any] = []  # extra callbacks(origin, robots_url, robots)
         # Per origin: the requests waiting for its robots.txt (Deferreds: any reactor, or none);
         # None once it is known.
