@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -252,13 +251,14 @@ def _licence_decision(
 ) -> UsageDecision | None:
     """What the licence files say together of ``purpose`` for ``url``, as a usage decision
     (the first refusal, else the first permission; ``unknown`` from every file: None)."""
-    # A file is parsed from its body alone: it is named here by the URL it was fetched from.
-    named = [file if file.url == where else replace(file, url=where) for where, file in files]
-    decision = license_decision(url, purpose, named)
-    if decision is None or decision.preference == UNKNOWN:
+    decision = license_decision(url, purpose, [file for _, file in files])
+    if decision is None or decision.preference == UNKNOWN or decision.content is None:
         return None
-    content = decision.content.url if decision.content is not None else "-"
-    statement = f"{LICENCE_STATEMENT}{decision.file} content {content} license {decision.license}"
+    # A file is parsed from its body alone: it is named by the URL it was fetched from, found
+    # by the content element that decided (the file's own).
+    chosen = decision.content
+    where = next(w for w, file in files if any(c is chosen for c in file.contents))
+    statement = f"{LICENCE_STATEMENT}{where} content {chosen.url} license {decision.license}"
     return UsageDecision(decision.preference, None, bounded(statement), decision.reason)
 
 

@@ -202,6 +202,12 @@ class RslFile:
     contents: tuple[RslContent, ...]
     problems: tuple[RslProblem, ...]
     valid: bool
+    # What each content element says of each purpose, once worked out: it depends on the
+    # element and the purpose alone, so a crawl asking for every page matches the URL only.
+    # Bounded by the elements (MAX_RSL_ELEMENTS) times the purposes.
+    _decided: dict[tuple[int, str], RslDecision] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def content_for(self, url: str) -> RslContent | None:
         """The content element that applies to *url*: of those whose pattern matches, the one
@@ -228,6 +234,13 @@ class RslFile:
         if content is None:
             reason = "no content element of the RSL file matches the URL"
             return RslDecision(UNKNOWN, purpose, self.url, None, None, reason)
+        key = (content.position, purpose)
+        decided = self._decided.get(key)
+        if decided is None:
+            decided = self._decided[key] = self._decide(content, purpose)
+        return decided
+
+    def _decide(self, content: RslContent, purpose: str) -> RslDecision:
         if not content.licenses:
             reason = f"content {content.url!r} has no licence"
             return RslDecision(UNKNOWN, purpose, self.url, content, None, reason)
