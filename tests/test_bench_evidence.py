@@ -26,6 +26,7 @@ def test_small_evidence_run_reports_both_crawls(tmp_path: Path) -> None:
             "robots_conditional": 0,
             "robots_304": 0,
             "tdmrep": 0,  # no RERP_USAGE: no tdmrep.json
+            "rsl": 0,  # nor RSL licences
             "pages": origins * pages,
         }
         assert run["ignored"] == origins and run["errors"] == 0
