@@ -87,11 +87,13 @@ if TYPE_CHECKING:
 __all__ = [
     "STOP_LOOK",
     "TURN_HOLD",
+    "TURN_LEEWAY",
     "TURN_META",
     "TURN_POLL",
     "FleetCoordination",
     "SharedDelay",
     "sleep_while",
+    "turn_hold",
 ]
 
 logger = logging.getLogger(loggers.FLEET)
@@ -101,10 +103,17 @@ STAT_FLEET_COOLDOWNS = "robotstxt/slowdown/fleet_cooldowns"
 #: Seconds before listening again for the fleet's slow-downs after the connection failed.
 LISTEN_RETRY = 1.0
 
-#: A turn lasts until its request is answered (or its download fails), then the floor: at most
-#: this many floors if neither is heard (a worker killed, a download that outlasts it), so that
+#: A turn lasts until its request is answered (or its download fails), then the floor. If
+#: neither is heard (a worker killed, a download that outlasts it), it lasts at most this many
+#: floors, or a floor and :data:`TURN_LEEWAY`, whichever is longer (:func:`turn_hold`), so that
 #: a lost worker blocks no origin for long.
 TURN_HOLD = 2.0
+
+#: Seconds a turn covers beyond its floor, at least, before its request's answer is heard: a
+#: worker starved of CPU between taking its turn and its request leaving (a loaded host, a long
+#: garbage collection) still holds the turn when the request reaches the site. Two floors alone
+#: (0.4 s for a Crawl-delay of 0.2 s) once let another worker's request follow it by 6 ms.
+TURN_LEEWAY = 3.0
 
 #: Seconds between two looks at a turn whose request is not answered yet (the turn's end is
 #: then unknown): Redis is asked at most this often per waiting origin.
@@ -150,7 +159,7 @@ class SharedDelay:
             # would send beside the fleet's turns (one gap under the floor per restart, not
             # one per worker).
             ok, answer = await self.guard.call(
-                lambda: self.store.take_turn(origin, delay, TURN_HOLD * delay),
+                lambda: self.store.take_turn(origin, delay, turn_hold(delay)),
                 even_when_down=True,
             )
             if not ok or answer is None:
@@ -169,7 +178,7 @@ class SharedDelay:
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
-        # Told even while the guard holds calls back: a lost end holds the fleet two floors.
+        # Told even while the guard holds calls back: a lost end holds the fleet the turn's longest.
         await self.guard.call(
             lambda: self.store.turn_done(origin, delay, turn), even_when_down=True
         )
@@ -330,7 +339,7 @@ class FleetCoordination:
                 )
                 if self.local.stopped:
                     # The crawl began to close while the turn was awaited: a request let go
-                    # now may never leave, and its turn would hold the fleet for two floors.
+                    # now may never leave, and its turn would hold the fleet for its longest.
                     if turn is not None:
                         await self.shared.give_back(origin, turn)
                     return self._park(origin, request)
@@ -474,7 +483,7 @@ class FleetCoordination:
     async def finish(self) -> None:
         # A worker that closes right after its last answer (or failure) would otherwise close
         # its connection before the turn's end reached Redis: the others would wait for the
-        # turn's longest (two floors) instead of one floor.
+        # turn's longest instead of one floor.
         deadline = time.monotonic() + FINISH_WITHIN
         while self._ending and time.monotonic() < deadline:
             await self.runtime.sleep(0.01)
@@ -495,6 +504,12 @@ class FleetCoordination:
             if task is not None:
                 task.cancel()
         self._kicker = self._listener = None
+
+
+def turn_hold(floor: float) -> float:
+    """The longest a turn of an origin with ``floor`` lasts when its request's answer is not
+    heard: two floors, or a floor and :data:`TURN_LEEWAY`, whichever is longer."""
+    return max(TURN_HOLD * floor, floor + TURN_LEEWAY)
 
 
 async def sleep_while(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scrapy_rerp.fleet.delay import SharedDelay
+from scrapy_rerp.fleet.delay import SharedDelay, turn_hold
 from scrapy_rerp.fleet.guard import PROBE_INTERVAL, RedisGuard
 from scrapy_rerp.fleet.store import RedisOriginCache, RedisUnavailable
 from tests.support import Stats
@@ -280,8 +280,8 @@ async def test_a_fleet_turn_and_its_end_reach_a_redis_back_within_the_probe_inte
     assert turn is not None and guard.down is False
     guard.down = True  # as after a failure another call met just now
     await delay.turn_done("http://a", 0.3, turn)
-    # Its end reached Redis: the next turn is a floor away, not the turn's longest (2 floors).
-    wait, _ = await store.take_turn("http://a", 0.3, 0.6)
+    # Its end reached Redis: the next turn is a floor away, not the turn's longest.
+    wait, _ = await store.take_turn("http://a", 0.3, turn_hold(0.3))
     assert 0 < wait <= 0.3
     await store.close()
 

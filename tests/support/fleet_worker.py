@@ -10,7 +10,9 @@ the start requests, default true), ``clock_skew`` (seconds the worker's wall clo
 ``barrier`` (the number of workers to wait for, as the spider opens, before crawling),
 ``held_until`` (a Redis key: the worker says it is ready, pushing its pid to ``fleet:held``,
 then waits as its spider opens until the test sets that key, so that its start-up, seconds on
-a loaded host, stays out of what the test times). The
+a loaded host, stays out of what the test times), ``stall_after_turn`` (seconds: each request
+that took its origin's turn then blocks the worker that long before it leaves, as a process
+starved of CPU between its turn and its send would). The
 worker crawls with ``scrapy_rerp.Addon`` and, given ``redis``,
 ``RERP_CACHE = "scrapy_rerp.cache.RedisOriginCache"``, then prints one JSON line: its robots.txt
 stats, the pages it received, the requests dropped, when it finished and its peak RSS, and the
@@ -52,6 +54,25 @@ class ListWorker(scrapy.Spider):
 
         self.received.append(response.url)
         self.humans[response.url] = humans_of(response.meta)
+
+
+class StallsAfterItsTurn:
+    """A downloader middleware after the robots.txt one: each request holding its origin's
+    turn blocks the whole worker (its event loop too) for ``STALL_AFTER_TURN`` seconds before
+    it goes on to the downloader."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> StallsAfterItsTurn:
+        return cls(crawler.settings.getfloat("STALL_AFTER_TURN"))
+
+    def process_request(self, request: scrapy.Request, spider: Any = None) -> None:
+        from scrapy_rerp.fleet.delay import TURN_META
+
+        if TURN_META in request.meta:
+            time.sleep(self.seconds)
 
 
 def redis_worker_class(fed_when_idle: bool = False) -> type[scrapy.Spider]:
@@ -152,6 +173,9 @@ def main() -> None:
         "DOWNLOAD_TIMEOUT": 20,
         **config.get("settings", {}),
     }
+    if config.get("stall_after_turn"):
+        settings["STALL_AFTER_TURN"] = config["stall_after_turn"]
+        settings["DOWNLOADER_MIDDLEWARES"] = {"tests.support.fleet_worker.StallsAfterItsTurn": 500}
     if config.get("redis"):
         settings["RERP_CACHE"] = "scrapy_rerp.cache.RedisOriginCache"
         settings["RERP_REDIS_URL"] = config["redis"]
