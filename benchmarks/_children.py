@@ -95,9 +95,11 @@ def paired_main(
     measure: Callable[[argparse.Namespace], dict[str, Any]],
     render: Callable[[dict[str, Any]], str],
     summary: Callable[[dict[str, Any]], dict[str, Any]],
+    facts: Callable[[argparse.Namespace], list[str]] | None = None,
 ) -> int:
     """A paired benchmark's ``main``: as a child (``--child``), one crawl; else the pairs
-    measured, the report printed, and the figures and results file written as asked."""
+    measured, the report printed, and the figures and results file written as asked (with
+    ``facts(args)`` as the run's facts, origins and pages and pairs by default)."""
     args = parser.parse_args(argv)
     if args.child:
         crawl_child(json.loads(Path(args.child).read_text()))
@@ -108,15 +110,20 @@ def paired_main(
     if args.json:
         args.json.write_text(json.dumps({**data, "summary": summary(data)}, indent=1))
     if args.write_results:
+        shown_facts = (
+            facts(args)
+            if facts is not None
+            else [
+                f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
+                f"{args.repeats} pairs with and without {args.compared}"
+            ]
+        )
         write_results(
             args.results or args.write_results,
             title,
             script,
             report,
             shown_argv(argv),
-            facts=[
-                f"{args.origins:,} origins, {args.pages} allowed page(s) each, "
-                f"{args.repeats} pairs with and without {args.compared}"
-            ],
+            facts=shown_facts,
         )
     return 0

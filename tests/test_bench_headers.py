@@ -13,7 +13,8 @@ from tests.support.scripts import load_script
 def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) -> None:
     bench = load_script("bench_headers")
     results, figures = tmp_path / "HEADERS.md", tmp_path / "headers.json"
-    argv = ["--pages", "2", "--repeats", "1", "--lines", "50", "--robots-lines", "200"]
+    argv = ["--pages", "2", "--robots-pages", "3", "--repeats", "1", "--lines", "50"]
+    argv += ["--robots-lines", "200"]
     argv += ["--json", str(figures)]
     assert bench.main([*argv, "--write-results", "--results", str(results)]) == 0
     data = json.loads(figures.read_text())
@@ -25,8 +26,8 @@ def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) 
     assert (
         runs["headers", "robots.txt off"]["pages"],
         runs["robots", "robots.txt off"]["pages"],
-    ) == (2, 2)
-    assert runs["robots", "robots.txt obeyed"]["pages"] == 2  # no scoped line matches a page
+    ) == (2, 3)
+    assert runs["robots", "robots.txt obeyed"]["pages"] == 3  # no scoped line matches a page
     for case in ("headers", "robots"):
         figures_of = data["summary"]["cases"][case]
         assert figures_of["within_bounds"] and figures_of["no_errors"]
@@ -39,6 +40,8 @@ def test_small_headers_run_reports_the_decisions_and_the_bounds(tmp_path: Path) 
     accounted = "every request accounted for (a page, or an errback with its reason in the stats)"
     assert f"{accounted}: yes" in report
     assert "--results" not in report
+    assert "headers: 2 pages per crawl" in report and "3 small pages per crawl" in report
+    assert "headers 2 pages, robots 3 pages; 1 pairs" in report
 
 
 def test_a_request_dropped_at_the_park_limit_is_shown_with_its_reason() -> None:

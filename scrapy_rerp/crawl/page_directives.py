@@ -508,17 +508,21 @@ class PageDirectivesMiddleware:
             self._count("meta_seen")
         for restriction in sorted(directives.restrictions(now)):
             self._count(f"restriction/{restriction}")
+        # A header read to its cap can hold hundreds of unknown directives: each is counted,
+        # and quoted only when DEBUG is on.
+        debug = logger.isEnabledFor(logging.DEBUG)
         for warning in directives.warnings:
             self._count(f"warnings/{warning.code}")
-            logger.debug(
-                "Page directive of %(page)s not used: %(source)s: %(message)s",
-                {
-                    "page": bounded(response.url),
-                    "source": bounded(warning.source),
-                    "message": bounded(warning.message),
-                },
-                extra={"spider": self.crawler.spider},
-            )
+            if debug:
+                logger.debug(
+                    "Page directive of %(page)s not used: %(source)s: %(message)s",
+                    {
+                        "page": bounded(response.url),
+                        "source": bounded(warning.source),
+                        "message": bounded(warning.message),
+                    },
+                    extra={"spider": self.crawler.spider},
+                )
 
     def _dropped(self, request: Request, page: _Page, why: str) -> None:
         logger.debug(
