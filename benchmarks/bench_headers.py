@@ -39,15 +39,14 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 # The shared report helpers sit beside the script, which also runs as a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _children import cpu_seconds, paired_main, paired_parser, run_child, send_result  # noqa: E402
-from _spiders import counting_spider  # noqa: E402
+from _children import paired_main, paired_parser, run_child, send_result  # noqa: E402
+from _spiders import counted_crawl  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "HEADERS_RESULTS.md"
 RESULTS_TITLE = "Huge headers and usage lines benchmark results"
@@ -141,31 +140,15 @@ def paths_of(case: str, pages: int) -> list[str]:
 
 def crawl_child(config: dict[str, Any]) -> None:
     """Run one crawl; print its measurements as one JSON line."""
-    from scrapy.crawler import CrawlerProcess
-
     settings = {**CRAWL_SETTINGS, "ROBOTSTXT_OBEY": config["obey"], "LOG_FILE": config["log"]}
     if config["obey"]:
         settings["RERP_EVIDENCE"] = config["evidence"]
     if config["case"] == "robots":
         settings["RERP_MAX_SIZE"] = ROBOTS_MAX_SIZE
-    BenchSpider = counting_spider(config["urls"])
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(BenchSpider)
-    cpu0, wall0 = cpu_seconds(), time.monotonic()
-    process.crawl(crawler)
-    process.start()
-    cpu, wall = cpu_seconds() - cpu0, time.monotonic() - wall0
-    spider = crawler.spider
-    assert isinstance(spider, BenchSpider)
-    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    figures, stats = counted_crawl(settings, config["urls"])
     send_result(
         {
-            "requests": len(config["urls"]),
-            "pages": spider.pages,
-            "ignored": spider.ignored,
-            "errors": spider.errors,
-            "cpu": cpu,
-            "wall": wall,
+            **figures,
             "header_cuts": stats.get("robotstxt/usage/header_cut", 0)
             + stats.get("robotstxt/page/header_cut", 0),
             # Why requests were dropped (robotstxt/dropped/<reason>, a usage preference's

@@ -34,8 +34,8 @@ from typing import Any
 # The shared report helpers and bench_store's servers sit beside the script, which also runs as
 # a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _children import cpu_seconds, paired_main, paired_parser, run_child, send_result  # noqa: E402
-from _spiders import counting_spider  # noqa: E402
+from _children import paired_main, paired_parser, run_child, send_result  # noqa: E402
+from _spiders import counted_crawl  # noqa: E402
 from bench_store import CRAWL_SETTINGS, Servers, urls_of  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "SIGNING_RESULTS.md"
@@ -65,8 +65,6 @@ def _time_signing(totals: list[float]) -> None:
 
 def crawl_child(config: dict[str, Any]) -> None:
     """Run one crawl; print its measurements as one JSON line."""
-    from scrapy.crawler import CrawlerProcess
-
     urls = urls_of(config["netlocs"], config["pages"])
     settings = {**CRAWL_SETTINGS}
     signing_cpu = [0.0]
@@ -74,24 +72,10 @@ def crawl_child(config: dict[str, Any]) -> None:
         settings["RERP_SIGNATURE_KEY"] = config["key"]
         settings["RERP_SIGNATURE_AGENT"] = AGENT
         _time_signing(signing_cpu)
-    BenchSpider = counting_spider(urls)
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(BenchSpider)
-    wall0, cpu0 = time.perf_counter(), cpu_seconds()
-    process.crawl(crawler)
-    process.start()
-    wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
-    spider = crawler.spider
-    assert isinstance(spider, BenchSpider)
-    stats = crawler.stats.get_stats() if crawler.stats else {}
+    figures, stats = counted_crawl(settings, urls)
     send_result(
         {
-            "requests": len(urls),
-            "pages": spider.pages,
-            "ignored": spider.ignored,
-            "errors": spider.errors,
-            "wall": wall,
-            "cpu": cpu,
+            **figures,
             "signing_cpu": signing_cpu[0],
             "signed": int(stats.get("robotstxt/signed", 0)),
         }

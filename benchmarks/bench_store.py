@@ -58,8 +58,8 @@ from typing import Any
 
 # The shared report helpers sit beside the script, which also runs as a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _children import cpu_seconds, paired_main, paired_parser, run_child, send_result  # noqa: E402
-from _spiders import counting_spider  # noqa: E402
+from _children import paired_main, paired_parser, run_child, send_result  # noqa: E402
+from _spiders import counted_crawl  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "STORE_RESULTS.md"
 RESULTS_TITLE = "Robots.txt store benchmark results"
@@ -267,8 +267,6 @@ def _time_store_calls(totals: list[float]) -> None:
 
 def crawl_child(config: dict[str, Any]) -> None:
     """Run one crawl; print its measurements as one JSON line."""
-    from scrapy.crawler import CrawlerProcess
-
     urls = urls_of(config["netlocs"], config["pages"])
     settings = {**CRAWL_SETTINGS}
     if config["store"]:
@@ -276,24 +274,9 @@ def crawl_child(config: dict[str, Any]) -> None:
     store_calls = [0.0, 0, 0.0]
     _time_store_calls(store_calls)
 
-    BenchSpider = counting_spider(urls)
-
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(BenchSpider)
-    wall0, cpu0 = time.perf_counter(), cpu_seconds()
-    process.crawl(crawler)
-    process.start()
-    wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
-    spider = crawler.spider
-    assert isinstance(spider, BenchSpider)
-    stats = crawler.stats.get_stats() if crawler.stats else {}
+    figures, stats = counted_crawl(settings, urls)
     result = {
-        "requests": len(urls),
-        "pages": spider.pages,
-        "ignored": spider.ignored,
-        "errors": spider.errors,
-        "wall": wall,
-        "cpu": cpu,
+        **figures,
         "store_cpu": store_calls[0],
         "store_calls": store_calls[1],
         "store_parse_cpu": store_calls[2],

@@ -38,8 +38,8 @@ from typing import Any
 # The shared report helpers and bench_store's servers sit beside the script, which also runs as
 # a child process.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _children import cpu_seconds, paired_main, paired_parser, run_child, send_result  # noqa: E402
-from _spiders import counting_spider  # noqa: E402
+from _children import paired_main, paired_parser, run_child, send_result  # noqa: E402
+from _spiders import counted_crawl  # noqa: E402
 from bench_store import CRAWL_SETTINGS, Servers, urls_of  # noqa: E402
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "USAGE_RESULTS.md"
@@ -85,31 +85,14 @@ def _time_calls(totals: dict[str, float]) -> None:
 
 def crawl_child(config: dict[str, Any]) -> None:
     """Run one crawl; print its measurements as one JSON line."""
-    from scrapy.crawler import CrawlerProcess
-
     urls = urls_of(config["netlocs"], config["pages"])
     settings = {**CRAWL_SETTINGS}
     if config["usage"]:
         settings["RERP_USAGE"] = config["usage"]
     totals = dict.fromkeys(("usage", "usage_calls", "read", "read_calls"), 0.0)
     _time_calls(totals)
-    BenchSpider = counting_spider(urls)
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(BenchSpider)
-    cpu0 = cpu_seconds()
-    process.crawl(crawler)
-    process.start()
-    cpu = cpu_seconds() - cpu0
-    spider = crawler.spider
-    assert isinstance(spider, BenchSpider)
-    result = {
-        "requests": len(urls),
-        "pages": spider.pages,
-        "ignored": spider.ignored,
-        "errors": spider.errors,
-        "cpu": cpu,
-        **totals,
-    }
+    figures, _ = counted_crawl(settings, urls)
+    result = {**figures, **totals}
     send_result(result)
 
 

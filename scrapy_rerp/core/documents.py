@@ -26,7 +26,7 @@ Standard library only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -286,10 +286,10 @@ def _rsl_problem(file: Any) -> str | None:
     return "; ".join(problem.message for problem in file.problems[:3]) or "unreadable"
 
 
-def _licence_urls(origin: str, robots: RobotsTxt) -> tuple[str, ...]:
-    """robots.txt's ``License:`` URLs (absolute, http or https), the first few."""
-    urls = [url for url in robots.licenses if url.startswith(("https://", "http://"))]
-    return tuple(dict.fromkeys(urls))[:MAX_LICENSE_LINKS]
+def _first_licences(urls: Iterable[str]) -> tuple[str, ...]:
+    """The first few distinct absolute (http or https) URLs of ``urls``."""
+    absolute = [url for url in urls if url.startswith(("https://", "http://"))]
+    return tuple(dict.fromkeys(absolute))[:MAX_LICENSE_LINKS]
 
 
 def _page_licence_urls(url: str, links: list[str], head: str) -> tuple[str, ...]:
@@ -298,8 +298,7 @@ def _page_licence_urls(url: str, links: list[str], head: str) -> tuple[str, ...]
     found = license_links(links, url) if links else []
     if RSL_MEDIA_TYPE in head.lower():
         found += license_link_tags(head, url)
-    urls = [url for url in found if url.startswith(("https://", "http://"))]
-    return tuple(dict.fromkeys(urls))[:MAX_LICENSE_LINKS]
+    return _first_licences(found)
 
 
 def rsl_files() -> DocumentKind:
@@ -319,7 +318,7 @@ def rsl_files() -> DocumentKind:
         absent_means="no licence from it",
         meta_key=RSL_FILES_META,
         problem=_rsl_problem,
-        locate=_licence_urls,
+        locate=lambda origin, robots: _first_licences(robots.licenses),
         locate_page=_page_licence_urls,
     )
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime
 import logging
 import weakref
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -508,12 +509,12 @@ class PageDirectivesMiddleware:
             self._count("meta_seen")
         for restriction in sorted(directives.restrictions(now)):
             self._count(f"restriction/{restriction}")
-        # A header read to its cap can hold hundreds of unknown directives: each is counted,
-        # and quoted only when DEBUG is on.
-        debug = logger.isEnabledFor(logging.DEBUG)
-        for warning in directives.warnings:
-            self._count(f"warnings/{warning.code}")
-            if debug:
+        # A header read to its cap can hold hundreds of unknown directives: counted once per
+        # code, each quoted only when DEBUG is on.
+        for code, count in Counter(warning.code for warning in directives.warnings).items():
+            self.stats.inc_value(f"robotstxt/page/warnings/{code}", count)
+        if logger.isEnabledFor(logging.DEBUG):
+            for warning in directives.warnings:
                 logger.debug(
                     "Page directive of %(page)s not used: %(source)s: %(message)s",
                     {

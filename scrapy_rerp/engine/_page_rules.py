@@ -85,6 +85,11 @@ def _permissive(name: str, documented_by: str) -> PageRule:
     )
 
 
+def _valued(name: str, value: str) -> PageRule:
+    """A rule that takes a value (``value`` says which kind) and restricts nothing by itself."""
+    return PageRule(name=name, value=value, spellings=(name,), documented_by=GOOGLE)
+
+
 GOOGLE = "Google"
 PAGE_RULES: tuple[PageRule, ...] = (
     _flag("noindex", "Google, Bing, draft-illyes-repext-03"),
@@ -102,34 +107,10 @@ PAGE_RULES: tuple[PageRule, ...] = (
     _flag("notranslate", GOOGLE),
     # Not a restriction: it lets an embedded page be indexed despite noindex.
     _permissive("indexifembedded", GOOGLE),
-    PageRule(
-        name="unavailable_after",
-        value=DATE,
-        restricts=frozenset(),
-        spellings=("unavailable_after",),
-        documented_by=GOOGLE,
-    ),
-    PageRule(
-        name="max-snippet",
-        value=NUMBER,
-        restricts=frozenset(),
-        spellings=("max-snippet",),
-        documented_by=GOOGLE,
-    ),
-    PageRule(
-        name="max-image-preview",
-        value=IMAGE_PREVIEW,
-        restricts=frozenset(),
-        spellings=("max-image-preview",),
-        documented_by=GOOGLE,
-    ),
-    PageRule(
-        name="max-video-preview",
-        value=NUMBER,
-        restricts=frozenset(),
-        spellings=("max-video-preview",),
-        documented_by=GOOGLE,
-    ),
+    _valued("unavailable_after", DATE),
+    _valued("max-snippet", NUMBER),
+    _valued("max-image-preview", IMAGE_PREVIEW),
+    _valued("max-video-preview", NUMBER),
     _flag("noai", "DeviantArt (2022), crawler-commons"),
     _flag("noimageai", "DeviantArt (2022), crawler-commons"),
     _permissive("all", GOOGLE),

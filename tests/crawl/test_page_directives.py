@@ -432,7 +432,7 @@ async def test_drops_and_unreadable_directives_are_logged_and_counted(
     server.route(
         "/",
         page(
-            robots_meta("robots", "nofollow, noindex, no-index"),
+            robots_meta("robots", "nofollow, noindex, no-index, no-follow"),
             links("/a"),
             headers={"X-Robots-Tag": "unavailable_after: someday"},
         ),
@@ -448,10 +448,12 @@ async def test_drops_and_unreadable_directives_are_logged_and_counted(
         f"Dropped an item from {page_url}: search disallowed by meta tag 1 (robots): noindex",
         f"Page directive of {page_url} not used: X-Robots-Tag header 1: unavailable_after: "
         "cannot read 'someday', ignored",
+        f"Page directive of {page_url} not used: meta tag 1 (robots): unknown rule 'no-follow', "
+        "ignored",
         f"Page directive of {page_url} not used: meta tag 1 (robots): unknown rule 'no-index', "
         "ignored",
     ]
-    assert stat(crawler, "robotstxt/page/warnings/unknown-rule") == 1
+    assert stat(crawler, "robotstxt/page/warnings/unknown-rule") == 2  # one per rule
     assert stat(crawler, "robotstxt/page/warnings/bad-date") == 1
     assert exported(tmp_path) == []
 
