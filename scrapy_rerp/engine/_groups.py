@@ -79,10 +79,6 @@ class StoredGroup(NamedTuple):
                 return extra.value
         return None
 
-    def extras_of_first(self, count: int) -> list[Extra]:
-        """The values that apply to exactly the group's first *count* agents."""
-        return [extra for extra in self.extras if extra.agents_before == count]
-
     def extras_of(self, kinds: tuple[int, ...], agent_index: int | None = None) -> list[Extra]:
         """The values of *kinds*, in file order, for the agent *agent_index* (None: any)."""
         return [
