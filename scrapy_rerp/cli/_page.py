@@ -97,10 +97,7 @@ class Page:
     truncated: bool
 
     def header(self, name: str) -> str | None:
-        for key, value in self.headers:
-            if key.lower() == name.lower():
-                return value
-        return None
+        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
 
     @property
     def content_type(self) -> str:
@@ -151,14 +148,13 @@ def fetch_page(
         body, more = decode(answer.body, encodings, MAX_HTML_BYTES)
     except ValueError as error:
         raise CliError(f"{url}: {error}") from error
-    headers, cut = answer.headers.pairs(), answer.cut or more
     return Page(
         url=url,
         final_url=answer.ended.url,
         status=answer.status,
-        headers=headers,
+        headers=answer.headers.pairs(),
         body=body[:MAX_HTML_BYTES],
-        truncated=cut,
+        truncated=answer.cut or more,
     )
 
 
