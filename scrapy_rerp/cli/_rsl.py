@@ -200,8 +200,7 @@ class RslFileReport:
 
     @classmethod
     def of(cls, source: Source, lint: bool) -> RslFileReport:
-        fetched = source.fetched
-        url = (fetched.final_url or fetched.url) if fetched is not None else source.name
+        url = source.robots_url or source.name  # after redirects
         return cls(source, parse_rsl(source.raw, url), lint)
 
     @property
