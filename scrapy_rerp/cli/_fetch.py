@@ -66,8 +66,7 @@ class FetchReport:
     def conclusion(self) -> str:
         if self.not_robots_txt is not None:
             return self.not_robots_txt.message
-        parsed = self.fetched.outcome == PARSED
-        return "rules parsed" if parsed else outcome_reason(self.fetched)
+        return "rules parsed" if self.fetched.outcome == PARSED else outcome_reason(self.fetched)
 
     @property
     def status(self) -> int:
