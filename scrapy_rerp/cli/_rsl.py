@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
@@ -196,7 +196,6 @@ class RslFileReport:
     source: Source
     file: RslFile
     lint: bool  # lint's report (its exit status counts problems), else fetch's
-    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, source: Source, lint: bool) -> RslFileReport:
@@ -208,6 +207,10 @@ class RslFileReport:
         if self.lint:
             return EXIT_FLAGGED if self.file.problems else EXIT_OK
         return EXIT_OK if self.file.valid else EXIT_FLAGGED
+
+    @property
+    def notes(self) -> list[str]:
+        return []
 
     @property
     def found(self) -> str:
