@@ -136,14 +136,12 @@ class Floors:
         told = self._told.first(origin)
         if capped:
             level = logging.WARNING if self._told_capped.first(origin) else logging.DEBUG
-        else:
-            level = logging.INFO if told else logging.DEBUG
-        if capped:
             message = (
                 "robots.txt of %(origin)s asks for %(wanted)s between requests; capped to "
                 "RERP_MAX_CRAWL_DELAY = %(max)s"
             )
         else:
+            level = logging.INFO if told else logging.DEBUG
             message = "Crawl-delay: at least %(floor)s between requests to %(origin)s (%(why)s)"
         logger.log(
             level,
@@ -246,9 +244,8 @@ class Floors:
     # -- what is kept per origin ---------------------------------------------------------------
     def forget(self, origin: str) -> None:
         """``origin`` left the cache: its floors go with it."""
-        self._told.forget(origin)
-        self._told_capped.forget(origin)
-        self._told_raised.forget(origin)
+        for told in (self._told, self._told_capped, self._told_raised):
+            told.forget(origin)
         self._robots_floor.pop(origin, None)
         self.backoff.forget(origin)
         if self.throttle is not None and self.throttle.clear_floor(origin):
