@@ -455,6 +455,12 @@ class OriginService:
         return max_age > 0 and now - entry.fetched_at < max_age
 
     def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        said = {
+            "kind": self.kind.name,
+            "origin": flight.origin,
+            "reason": fetched.reason,
+            "age": duration(max(0.0, time.time() - entry.fetched_at)),
+        }
         if flight.origin in self._stored:
             self.stats.inc_value(self.kind.stats.store_stale_used)
             if flight.origin not in self._stale_said:
@@ -465,25 +471,13 @@ class OriginService:
                 logger.warning(
                     "%(kind)s of %(origin)s unreachable (%(reason)s); crawling under the "
                     "copy stored %(age)s ago (RERP_STALE_MAX_AGE %(max)s)",
-                    {
-                        "kind": self.kind.name,
-                        "origin": flight.origin,
-                        "reason": fetched.reason,
-                        "age": duration(max(0.0, time.time() - entry.fetched_at)),
-                        "max": duration(self.settings.stale_max_age),
-                    },
+                    {**said, "max": duration(self.settings.stale_max_age)},
                     extra={"spider": self._spider()},
                 )
         logger.info(
             "%(kind)s of %(origin)s unreachable (%(reason)s); keeping the copy "
             "fetched %(age)s ago, retrying in %(backoff)s",
-            {
-                "kind": self.kind.name,
-                "origin": flight.origin,
-                "reason": fetched.reason,
-                "age": duration(max(0.0, time.time() - entry.fetched_at)),
-                "backoff": duration(entry.expires_at - time.time()),
-            },
+            {**said, "backoff": duration(entry.expires_at - time.time())},
             extra={"spider": self._spider()},
         )
         self.stats.inc_value(self.kind.stats.unreachable_stale_copy_kept)
@@ -521,14 +515,13 @@ class OriginService:
         """Seconds to wait before the next check of an outage, or None to stop retrying:
         nothing waits for the origin any more, or the outage is past the limit (its waiting
         requests are then dropped)."""
-        origin = flight.origin
         waiting = self.waiters.count(flight.key)
         if waiting == 0:
             return None
         now = time.time()
         deadline = (entry.outage_since or now) + self.settings.unreachable_max_wait
         if now >= deadline:
-            message = self._unreachable_message(origin, entry.failure)
+            message = self._unreachable_message(flight.origin, entry.failure)
             logger.warning(
                 "Dropping %(n)s: %(message)s",
                 {"n": counted(waiting, "request"), "message": message},
