@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import time
@@ -49,6 +50,8 @@ DEFAULT_WINDOW = 60.0
 NONCE_BYTES = 64
 _LABEL = "sig1"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: What ends a URL's host and port.
+_AFTER_HOST = re.compile(r"[/?#]")
 
 
 class SigningKeyError(ValueError):
@@ -182,12 +185,7 @@ def authority(url: str) -> str:
     if not sep:
         return _authority(url)
     # Worked out once per scheme and host (a crawl signs many URLs of few hosts).
-    end = len(rest)
-    for stop in "/?#":
-        found = rest.find(stop)
-        if 0 <= found < end:
-            end = found
-    return _authority(f"{scheme}://{rest[:end]}")
+    return _authority(f"{scheme}://{_AFTER_HOST.split(rest, 1)[0]}")
 
 
 @lru_cache(maxsize=4096)
