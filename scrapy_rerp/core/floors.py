@@ -125,8 +125,6 @@ class Floors:
                 self.apply(origin)
             return None
         capped = wanted > self.max_crawl_delay
-        if capped:
-            self.stats.inc_value(STAT_CAPPED)
         floor = self._floor_of(wanted)
         self._robots_floor[origin] = floor
         self.apply(origin)
@@ -135,6 +133,7 @@ class Floors:
         # Told once per origin: its floor at INFO, a cap (each origin's first) at WARNING.
         told = self._told.first(origin)
         if capped:
+            self.stats.inc_value(STAT_CAPPED)
             level = logging.WARNING if self._told_capped.first(origin) else logging.DEBUG
             message = (
                 "robots.txt of %(origin)s asks for %(wanted)s between requests; capped to "

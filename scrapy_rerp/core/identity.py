@@ -123,8 +123,7 @@ def _read_jwk(path: str, *, private: bool) -> dict[str, Any]:
         raise SigningKeyError(f"key file {path!r} is not a JWK (not JSON)") from None
     if not isinstance(jwk, dict) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
         raise SigningKeyError(f"key file {path!r} is not an Ed25519 key (kty OKP, crv Ed25519)")
-    needed = ("x", "d") if private else ("x",)
-    for member in needed:
+    for member in ("x", "d") if private else ("x",):
         value = jwk.get(member)
         try:
             raw = _b64url_decode(value) if isinstance(value, str) else b""
