@@ -360,8 +360,7 @@ class OriginService:
                 shared = Fetched(
                     outcome=Outcome.UNREACHABLE, reason="unreachable, as the fleet found it"
                 )
-                self._unreachable(flight, previous, shared)
-                if not await self._wait_for_retry(flight, previous):
+                if not await self._unreachable(flight, previous, shared):
                     return
                 continue
             if previous is None and claim.previous is not None:
@@ -389,8 +388,7 @@ class OriginService:
                 # An earlier good copy keeps serving; retried once it "expires" again.
                 self._stale_copy_kept(flight, entry, fetched)
                 return
-            self._unreachable(flight, entry, fetched)
-            if not await self._wait_for_retry(flight, entry):
+            if not await self._unreachable(flight, entry, fetched):
                 return
             self.stats.inc_value(self.kind.stats.retry_count)
             previous = entry
@@ -484,7 +482,9 @@ class OriginService:
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
 
-    def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+    async def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> bool:
+        """Cache the outage ``entry`` and say so, then wait until the next attempt is due; False
+        when nothing waits any more (a dead site is not hammered) or the crawl is closing."""
         self.cache.set(flight.origin, entry)
         logger.info(
             "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)s waiting, "
@@ -499,10 +499,6 @@ class OriginService:
             },
             extra={"spider": self._spider()},
         )
-
-    async def _wait_for_retry(self, flight: _Flight, entry: RobotsEntry) -> bool:
-        """Wait until the next attempt is due; False when nothing waits any more (a dead site
-        is not hammered) or the crawl is closing."""
         while True:
             wait = self._retry_wait(flight, entry)
             if wait is None or self._stopped:
