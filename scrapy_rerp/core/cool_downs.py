@@ -81,9 +81,6 @@ class CoolDowns:
     def __contains__(self, origin: str) -> bool:
         return origin in self._cooling
 
-    def __bool__(self) -> bool:
-        return bool(self._cooling)
-
     @staticmethod
     def key(origin: str) -> ParkingKey:
         """The parking key of requests waiting for the end of ``origin``'s cool-down."""
