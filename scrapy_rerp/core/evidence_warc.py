@@ -34,9 +34,9 @@ from warcio.warcwriter import WARCWriter
 from scrapy_rerp.core.evidence import (
     FORMAT_VERSION,
     MAX_LINE_BYTES,
-    ROBOTS_HEADERS,
     RecordLine,
     is_document,
+    kept_headers,
     record_line,
 )
 
@@ -48,7 +48,6 @@ JSON_TYPE = "application/json"
 #: The body kept is the decoded one: a reader told it is compressed would try to decompress it.
 #: The header stays in the metadata record.
 _NOT_IN_THE_HTTP_BLOCK = frozenset({"content-encoding"})
-_KEPT = {name.lower(): name for name in ROBOTS_HEADERS}
 
 
 def _one_line(text: str) -> str:
@@ -67,12 +66,9 @@ def _uri(url: str) -> str:
 def _kept_headers(record: Mapping[str, Any]) -> dict[str, str]:
     """The record's headers that the evidence format keeps (:data:`ROBOTS_HEADERS`), whatever
     else the mapping holds: nothing secret is written, even if a record carried it."""
-    kept: dict[str, str] = {}
-    for name, value in (record.get("headers") or {}).items():
-        canonical = _KEPT.get(str(name).lower())
-        if canonical is not None and value is not None:
-            kept[canonical] = _one_line(str(value))
-    return kept
+    return {
+        name: _one_line(str(value)) for name, value in kept_headers(record.get("headers")).items()
+    }
 
 
 def _json_bytes(record: Mapping[str, Any]) -> bytes:
