@@ -185,19 +185,18 @@ class _Output:
         if self.batch_records and self.written >= self.batch_records:
             self.finish()
 
-    def finish(self) -> Deferred[Any] | None:
+    def finish(self) -> None:
         """Hand the current file to its storage (an upload, for remote ones)."""
         file, storage = self.file, self.storage
         self.file = self.sink = self.storage = None
         if file is None:
-            return None
+            return
         stored = storage.store(file)
         if isinstance(stored, Deferred):
             stored.addErrback(
                 lambda failure: self.fail(failure.value, f"cannot store {self.template}")
             )
             self.pending.append(stored)
-        return stored
 
 
 def _storages(crawler: Crawler) -> dict[str, Any]:
@@ -323,10 +322,8 @@ class EvidenceLog:
         """What a page said of itself, read as its answer reaches the spider; under "stop", a
         page whose record (or an earlier one) could not be written goes no further."""
         said = reservation.statement if reservation is not None else None
-        tdmrep = None
-        if said is not None:
-            keys = ("technique", "reservation", "policy", "source")
-            tdmrep = {key: getattr(said, key) for key in keys}
+        keys = ("technique", "reservation", "policy", "source")
+        tdmrep = {key: getattr(said, key) for key in keys} if said is not None else None
         record = page_record(
             url=response.url,
             at=time.time(),
@@ -432,12 +429,10 @@ class EvidenceLog:
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
+        started = datetime.now(tz=timezone.utc).replace(microsecond=0)
         self._params = {
             "name": spider.name,
-            "time": datetime.now(tz=timezone.utc)
-            .replace(microsecond=0)
-            .isoformat()
-            .replace(":", "-"),
+            "time": started.isoformat().replace(":", "-"),
             "worker": f"{socket.gethostname()}-{os.getpid()}",
         }
         for output in self.outputs:
