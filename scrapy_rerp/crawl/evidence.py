@@ -342,7 +342,6 @@ class EvidenceLog:
     def document_received(
         self,
         origin: str,
-        kind: str,
         entry: RobotsEntry,
         fetched: Fetched | None,
         user_agent: str | None,
@@ -350,23 +349,14 @@ class EvidenceLog:
     ) -> None:
         """The robots.txt ``entry`` of ``origin`` (or its ``document`` of another kind) became
         known: downloaded (``fetched``), or a copy from the store or the fleet."""
+        agent = None  # robots.txt's only
         if document is None or document.meta_key is None:
-            self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+            token, url, agent = "robots", robots_url_of(origin), user_agent
         elif document.locate is not None:  # known by its URL (an RSL licence): ``origin``
-            self._document(document.token, origin, origin_of(origin), entry, fetched, None)
+            token, url, origin = document.token, origin, origin_of(origin)
         else:
-            self._document(document.token, origin + document.path, origin, entry, fetched, None)
-
-    def _document(
-        self,
-        kind: str,
-        url: str,
-        origin: str,
-        entry: RobotsEntry,
-        fetched: Fetched | None,
-        user_agent: str | None,
-    ) -> None:
-        key = (kind, origin, entry.sha256)
+            token, url = document.token, origin + document.path
+        key = (token, origin, entry.sha256)
         if key in self._written_files:
             self._written_files.move_to_end(key)
             return
@@ -384,16 +374,16 @@ class EvidenceLog:
             # of the run, or the worker, that downloaded it.
             body=fetched.body if fetched is not None and entry.outcome.value == "parsed" else None,
             headers=_headers(fetched.response) if fetched is not None else None,
-            syntax=self.syntax if kind == "robots" else None,
-            agent=user_agent,
-            matched=_matched(entry, user_agent),
+            syntax=self.syntax if token == "robots" else None,
+            agent=agent,
+            matched=_matched(entry, agent),
             plugin_version=__version__,
             source="download" if fetched is not None else self.copies_from,
             sha256=entry.sha256,
-            kind=kind,
+            kind=token,
         )
         if self._write(record):
-            self.stats.inc_value(f"robotstxt/evidence/{kind}")
+            self.stats.inc_value(f"robotstxt/evidence/{token}")
 
     def decision(
         self,
