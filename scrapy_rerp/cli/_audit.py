@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import IO, Any
 
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError, Lines
@@ -56,8 +57,6 @@ from scrapy_rerp.engine import RobotsTxt, parse
 
 __all__ = ["AuditReport", "VerifyReport", "OriginReport", "Evidence", "Wanted", "expand"]
 
-#: The field of an item holding its provenance (``RERP_EVIDENCE_ITEM_FIELD``), unless told.
-DEFAULT_PROVENANCE_FIELD = "rerp_provenance"
 #: The key of an item kept, marked, from a page that refuses a purpose (``RERP_USAGE_DROP =
 #: False``): the page directives' ``ITEM_KEY``, named here as this command imports no Scrapy.
 PAGE_ITEM_KEY = "rerp_page_usage"
@@ -117,16 +116,11 @@ def expand(patterns: Sequence[str], notes: list[str]) -> list[str]:
 
 def _in_directory(directory: str, notes: list[str]) -> list[str]:
     found: dict[str, list[str]] = {"jsonl": [], "warc": [], "other": []}
+    kinds = (("jsonl", JSON_LINES_SUFFIXES), ("warc", WARC_SUFFIXES), ("other", ""))
     for folder, subfolders, names in os.walk(directory):
         subfolders.sort()
         for name in sorted(names):
-            kind = (
-                "jsonl"
-                if name.endswith(JSON_LINES_SUFFIXES)
-                else "warc"
-                if name.endswith(WARC_SUFFIXES)
-                else "other"
-            )
+            kind = next(kind for kind, suffixes in kinds if name.endswith(suffixes))
             found[kind].append(os.path.join(folder, name))
     files = found["jsonl"] or found["warc"]
     if not files:
@@ -259,10 +253,11 @@ class Evidence:
                 f"{skipped} record(s) of a kind this reader does not know, left out"
             )
             evidence.problems["skipped_records"] = skipped
-        evidence.robots = {o: sorted(r, key=_fetched) for o, r in robots.items()}
-        evidence.decisions = {u: _distinct(sorted(d, key=_at)) for u, d in decisions.items()}
-        evidence.pages = {u: sorted(p, key=_at) for u, p in pages.items()}
-        evidence.tdmrep = {o: sorted(r, key=_fetched) for o, r in tdmrep.items()}
+        fetched, at = itemgetter("fetched_at"), itemgetter("at")
+        evidence.robots = {o: sorted(r, key=fetched) for o, r in robots.items()}
+        evidence.decisions = {u: _distinct(sorted(d, key=at)) for u, d in decisions.items()}
+        evidence.pages = {u: sorted(p, key=at) for u, p in pages.items()}
+        evidence.tdmrep = {o: sorted(r, key=fetched) for o, r in tdmrep.items()}
         evidence.downloaded = dict(downloaded)
         return evidence
 
@@ -292,18 +287,12 @@ class Evidence:
     def page(self, url: str, at: str | None = None) -> dict[str, Any] | None:
         """The page record of ``url`` read last at or before ``at`` (a record time: what the
         page said of itself then)."""
-        records = self.pages.get(url, [])
-        if at is not None:
-            records = [r for r in records if r["at"] <= at]
-        return records[-1] if records else None
+        return _last(self.pages.get(url, []), "at", at)
 
     def in_force(self, url: str, at: str | None = None) -> dict[str, Any] | None:
         """The robots.txt record of ``url``'s origin fetched last at or before ``at`` (a record
         time)."""
-        records = self.robots.get(_origin(url), [])
-        if at is not None:
-            records = [r for r in records if r["fetched_at"] <= at]
-        return records[-1] if records else None
+        return _last(self.robots.get(_origin(url), []), "fetched_at", at)
 
     def by_sha256(self, url: str, sha256: str) -> dict[str, Any] | None:
         for record in reversed(self.robots.get(_origin(url), [])):
@@ -326,12 +315,11 @@ class Evidence:
         return parse(body, syntax)
 
 
-def _fetched(record: dict[str, Any]) -> str:
-    return record["fetched_at"]
-
-
-def _at(record: dict[str, Any]) -> str:
-    return record["at"]
+def _last(records: list[dict[str, Any]], key: str, at: str | None) -> dict[str, Any] | None:
+    """The last of ``records`` (in time order) whose time ``key`` is at or before ``at``."""
+    if at is not None:
+        records = [r for r in records if r[key] <= at]
+    return records[-1] if records else None
 
 
 def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_ERROR, EXIT_FLAGGED, EXIT_OK, CliError
@@ -89,8 +89,8 @@ class Usage:
     """What a site says about one usage of a URL, and the line that says so."""
 
     preference: str | None  # "allowed", "disallowed", "unknown"; None: the URL is invalid
-    line: int | None
-    statement: str | None  # the Content-Usage or Content-Signal line, as written
+    line: int | None = None
+    statement: str | None = None  # the Content-Usage or Content-Signal line, as written
     reason: str
 
     @classmethod
@@ -103,12 +103,7 @@ class Usage:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "preference": self.preference,
-            "line": self.line,
-            "statement": self.statement,
-            "reason": self.reason,
-        }
+        return asdict(self)
 
 
 @dataclass(kw_only=True)
@@ -117,8 +112,8 @@ class Verdict:
 
     url: str
     allowed: bool | None  # None: not a URL a crawler can request
-    line: int | None
-    rule: str | None
+    line: int | None = None
+    rule: str | None = None
     reason: str
     usage: dict[str, Usage]  # by category, in the order asked
     #: TDMRep's decision from the origin's file, per category it speaks to (None: not read).
@@ -135,28 +130,17 @@ class Verdict:
             request_url(url)
         except ValueError as error:
             reason = not_a_request(error)
-            usage = {
-                category: Usage(preference=None, line=None, statement=None, reason=reason)
-                for category in categories
-            }
-            return cls(url=url, allowed=None, line=None, rule=None, reason=reason, usage=usage)
+            usage = dict.fromkeys(categories, Usage(preference=None, reason=reason))
+            return cls(url=url, allowed=None, reason=reason, usage=usage)
         if not source.parsed:
             assert source.fetched is not None
             reason = outcome_reason(source.fetched)
-            nothing = Usage(
-                preference="unknown",
-                line=None,
-                statement=None,
-                reason=f"no rules were parsed: {reason}",
-            )
-            usage = {category: nothing for category in categories}
+            nothing = Usage(preference="unknown", reason=f"no rules were parsed: {reason}")
             return cls(
                 url=url,
                 allowed=source.fetched.outcome == ALLOW_ALL,
-                line=None,
-                rule=None,
                 reason=reason,
-                usage=usage,
+                usage=dict.fromkeys(categories, nothing),
             )
         decision = crawl_decision(robots, url, agent)
         usage = {

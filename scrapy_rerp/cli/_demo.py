@@ -5,7 +5,7 @@ is imported when the command runs. Exit status 0 when every check of the crawl h
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError, Output
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 class DemoReport:
     outcome: Outcome
     document: dict[str, Any]  # the outcome as plain data, as the demo gives it
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def run(cls, pages: int, blog_robots: str, verbose: bool) -> DemoReport:
@@ -36,10 +37,6 @@ class DemoReport:
     @property
     def status(self) -> int:
         return EXIT_OK if self.document["ok"] else EXIT_FLAGGED
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     def to_dict(self) -> dict[str, Any]:
         return self.document

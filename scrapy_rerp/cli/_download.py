@@ -47,6 +47,7 @@ __all__ = [
     "check_url",
     "download",
     "follow",
+    "iso",
     "network_reason",
     "timed_out",
     "within",
@@ -87,7 +88,7 @@ class Download:
     @property
     def expires(self) -> str | None:
         """When a crawl fetches it again (UTC, ISO 8601), if it keeps the answer at all."""
-        return None if self.lifetime is None else _iso(self.fetched_at + self.lifetime)
+        return None if self.lifetime is None else iso(self.fetched_at + self.lifetime)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -376,5 +377,6 @@ def timed_out(seconds: float) -> str:
     return f"{TIMED_OUT}: not downloaded within {duration(seconds)}"
 
 
-def _iso(when: float) -> str:
+def iso(when: float) -> str:
+    """A wall-clock time as UTC, ISO 8601: ``2026-11-28T16:00:00Z``."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))

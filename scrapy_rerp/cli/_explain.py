@@ -14,7 +14,7 @@ syntax, and stay so when the engine changes how it matches.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scrapy_rerp.cli._check import (
@@ -74,10 +74,7 @@ class Explanation:
                 for g in self.groups
             ],
             "group_reason": self.why,
-            "matching_rules": [
-                {"line": m.line, "rule": m.rule, "allow": m.allow, "decides": m.decides}
-                for m in self.matched
-            ],
+            "matching_rules": [asdict(matched) for matched in self.matched],
             "usage": {category: found.as_dict() for category, found in self.usage.items()},
             "values": self.values,
         }

@@ -50,26 +50,23 @@ class FetchReport:
             robots, crawl_delay = RobotsTxt.allow_all(syntax), None
         found = source.not_robots_txt
         notes = [f"error: {source.what_it_is()}"] if found is not None else []
-        summary = Summary.of(robots, source.robots_url)
-        overridden = source.overridden is not None
         return cls(
             fetched=fetched,
             syntax=syntax,
             agent=agent,
             crawl_delay=crawl_delay,
-            summary=summary,
+            summary=Summary.of(robots, source.robots_url),
             not_robots_txt=found,
             notes=notes,
             store=source.store,
-            overridden=overridden,
+            overridden=source.overridden is not None,
         )
 
     @property
     def conclusion(self) -> str:
         if self.not_robots_txt is not None:
             return self.not_robots_txt.message
-        parsed = self.fetched.outcome == PARSED
-        return "rules parsed" if parsed else outcome_reason(self.fetched)
+        return "rules parsed" if self.fetched.outcome == PARSED else outcome_reason(self.fetched)
 
     @property
     def status(self) -> int:

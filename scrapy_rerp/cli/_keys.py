@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_OK, CliError
@@ -22,6 +22,7 @@ class KeysReport:
     files: list[str]
     keyid: str | None = None  # new: the new key's
     jwks: dict[str, Any] | None = None  # directory: the JWK set
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, action: str, files: Sequence[str]) -> KeysReport:
@@ -42,10 +43,6 @@ class KeysReport:
     @property
     def status(self) -> int:
         return EXIT_OK
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     def to_dict(self) -> dict[str, Any]:
         if self.action == "new":

@@ -6,7 +6,7 @@ there is one."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
@@ -22,6 +22,7 @@ class LintReport:
     syntax: int
     found: Lint
     summary: Summary
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, source: Source, syntax: int) -> LintReport:
@@ -40,10 +41,6 @@ class LintReport:
     @property
     def status(self) -> int:
         return EXIT_FLAGGED if self.found.problems else EXIT_OK
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     def to_dict(self) -> dict[str, Any]:
         found = self.found

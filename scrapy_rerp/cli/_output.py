@@ -50,18 +50,16 @@ class Output:
         self.write(line + "\n")
 
     def write(self, text: str) -> None:
-        if self.closed:
-            return
-        try:
-            self.stream.write(text)
-        except BrokenPipeError:
-            self._lost()
+        self._unless_lost(self.stream.write, text)
 
     def flush(self) -> None:
+        self._unless_lost(self.stream.flush)
+
+    def _unless_lost(self, action: Callable[..., object], *args: str) -> None:
         if self.closed:
             return
         try:
-            self.stream.flush()
+            action(*args)
         except BrokenPipeError:
             self._lost()
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from scrapy_rerp.cli._check import Verdict
@@ -97,10 +97,7 @@ class Page:
     truncated: bool
 
     def header(self, name: str) -> str | None:
-        for key, value in self.headers:
-            if key.lower() == name.lower():
-                return value
-        return None
+        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
 
     @property
     def content_type(self) -> str:
@@ -117,6 +114,10 @@ class Page:
     @property
     def is_image(self) -> bool:
         return self.content_type.startswith("image/")
+
+    @property
+    def charset(self) -> str | None:
+        return charset_from_content_type(self.header("Content-Type"))
 
 
 def fetch_page(
@@ -147,14 +148,13 @@ def fetch_page(
         body, more = decode(answer.body, encodings, MAX_HTML_BYTES)
     except ValueError as error:
         raise CliError(f"{url}: {error}") from error
-    headers, cut = answer.headers.pairs(), answer.cut or more
     return Page(
         url=url,
         final_url=answer.ended.url,
         status=answer.status,
-        headers=headers,
+        headers=answer.headers.pairs(),
         body=body[:MAX_HTML_BYTES],
-        truncated=cut,
+        truncated=answer.cut or more,
     )
 
 
@@ -222,9 +222,7 @@ class TdmRepReport:
     def render_text(self, out: Callable[[str], None]) -> None:
         out(f"tdmrep.json {self.file_url} ({self.file_found})")
         for purpose, decision in self.decisions.items():
-            verdict = (
-                "DISALLOWED" if decision.preference == "disallowed" else decision.preference.upper()
-            )
+            verdict = decision.preference.upper()
             out(f"  {'TDMRep ' + purpose:<{_ROW}}  {verdict:<12}  {decision.reason}")
         for warning in self.reservation.warnings:
             out(f"  {warning.source}: {warning.message}")
@@ -236,21 +234,17 @@ class Answer:
     purpose), and the statement that says it may not, if one does."""
 
     allowed: bool
-    source: str | None  # where the statement was written: "meta tag 1 (robots)"
-    statement: str | None  # the statement as written
+    source: str | None = None  # where the statement was written: "meta tag 1 (robots)"
+    statement: str | None = None  # the statement as written
     reason: str
 
     @classmethod
     def of(cls, decision: PageUsageDecision) -> Answer:
         statement = decision.statement
-        if statement is None:
-            return cls(
-                allowed=decision.allowed, source=None, statement=None, reason=decision.reason
-            )
         return cls(
             allowed=decision.allowed,
-            source=statement.source,
-            statement=statement.text,
+            source=None if statement is None else statement.source,
+            statement=None if statement is None else statement.text,
             reason=decision.reason,
         )
 
@@ -258,19 +252,12 @@ class Answer:
     def follow(cls, nofollow: PageStatement | None) -> Answer:
         """Whether a crawl follows the page's links: unless a statement says nofollow."""
         if nofollow is None:
-            return cls(
-                allowed=True, source=None, statement=None, reason="no page directive says nofollow"
-            )
+            return cls(allowed=True, reason="no page directive says nofollow")
         reason = f"nofollow by {nofollow.source}: {nofollow.text}"
         return cls(allowed=False, source=nofollow.source, statement=nofollow.text, reason=reason)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "allowed": self.allowed,
-            "source": self.source,
-            "statement": self.statement,
-            "reason": self.reason,
-        }
+        return asdict(self)
 
 
 def _value(value: Any) -> Any:
@@ -386,9 +373,7 @@ class CrawlDecision:
 
     def refuses(self) -> Answer:
         """The answer for each link and use of a page the spider does not get."""
-        return Answer(
-            allowed=False, source=None, statement=None, reason=f"{self.decision}: {self.reason}"
-        )
+        return Answer(allowed=False, reason=f"{self.decision}: {self.reason}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"gets_page": self.gets_page, "decision": self.decision, "reason": self.reason}
@@ -420,37 +405,22 @@ class PageReport:
         check_url(url)
         robots = RobotsTxtVerdict.of(url, agent, timeout)
         now = datetime.datetime.now(datetime.timezone.utc)
+        page = slow = tdmrep = licences = None
         if not robots.verdict.allowed and not ignore_robots_txt:
             # As a crawl: a page robots.txt disallows (or whose robots.txt is unreachable) is
             # never downloaded, so nothing of it is read.
             crawl = CrawlDecision.of(robots.verdict, 0, None)
-            follow = crawl.refuses()
-            usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
-            nothing = page_directives([], None, agent)
-            return cls(
-                url=url,
-                page=None,
-                agent=agent,
-                directives=nothing,
-                now=now,
-                follow=follow,
-                usage=usage,
-                robots=robots,
-                slow=None,
-                crawl=crawl,
-            )
-        hops = _RedirectHops(agent, timeout, robots)
-        page = fetch_page(url, agent, timeout, None if ignore_robots_txt else hops.may_follow)
-        meta = None
-        charset = charset_from_content_type(page.header("Content-Type"))
-        if page.is_html:
-            meta = robots_meta_tags(page.body, charset)
-        directives = page_directives(page.headers, meta, agent)
-        slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
-        crawl = CrawlDecision.of(robots.verdict, page.status, slow)
-        if hops.refused is not None:
-            crawl = CrawlDecision(False, "not downloaded", hops.refused)
-        if crawl.gets_page:
+            directives = page_directives([], None, agent)
+        else:
+            hops = _RedirectHops(agent, timeout, robots)
+            page = fetch_page(url, agent, timeout, None if ignore_robots_txt else hops.may_follow)
+            meta = robots_meta_tags(page.body, page.charset) if page.is_html else None
+            directives = page_directives(page.headers, meta, agent)
+            slow = slow_answer(page.status, Headers.of(page.headers), now.timestamp())
+            crawl = CrawlDecision.of(robots.verdict, page.status, slow)
+            if hops.refused is not None:
+                crawl = CrawlDecision(False, "not downloaded", hops.refused)
+        if page is not None and crawl.gets_page:
             usage = {
                 purpose: (
                     Answer.of(directives.usage(purpose, image=page.is_image, now=now)),
@@ -462,12 +432,10 @@ class PageReport:
             nofollow = next((s for s in statements if "nofollow" in s.rule.restricts), None)
             follow = Answer.follow(nofollow)
             tdmrep = TdmRepReport.of(page, meta, agent, timeout)
-            licences = _licences(page, charset, robots, agent, timeout)
+            licences = _licences(page, robots, agent, timeout)
         else:
-            tdmrep = licences = None
             follow = crawl.refuses()
             usage = {purpose: (follow, follow) for purpose in USAGE_CATEGORIES}
-        overridden = not robots.verdict.allowed
         return cls(
             url=url,
             page=page,
@@ -481,7 +449,7 @@ class PageReport:
             crawl=crawl,
             tdmrep=tdmrep,
             licences=licences,
-            overridden=overridden,
+            overridden=page is not None and not robots.verdict.allowed,
         )
 
     @property
@@ -625,7 +593,7 @@ _ROW = max(map(len, USAGE_CATEGORIES)) + len(" (images)")
 
 
 def _licences(
-    page: Page, charset: str | None, robots: RobotsTxtVerdict, agent: str, timeout: float
+    page: Page, robots: RobotsTxtVerdict, agent: str, timeout: float
 ) -> PageLicences | None:
     """RSL's decisions for *page*: from the licence files its robots.txt names, its ``Link``
     header lines and its head's ``<link>`` tags (None: it names none)."""
@@ -634,14 +602,17 @@ def _licences(
     links = [value for key, value in page.headers if key.lower() == "link"]
     named += [(licence, "Link header") for licence in license_links(links, url)]
     if page.is_html:
-        named += [(licence, "<link>") for licence in license_link_tags(page.body, url, charset)]
+        named += [
+            (licence, "<link>") for licence in license_link_tags(page.body, url, page.charset)
+        ]
     if not named:
         return None
-
-    def fetch(licence: str) -> Page:
-        return fetch_page(licence, agent, timeout, document=True)
-
-    return PageLicences.of(url, named, fetch, USAGE_CATEGORIES)
+    return PageLicences.of(
+        url,
+        named,
+        lambda licence: fetch_page(licence, agent, timeout, document=True),
+        USAGE_CATEGORIES,
+    )
 
 
 def _verdict_line(label: str, found: Answer, yes: str, no: str, why: str | None = None) -> str:

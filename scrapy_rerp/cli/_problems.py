@@ -139,12 +139,8 @@ def _readers(applied: dict[int, bool]) -> str:
     """'applied by RFC 9309 readers, ignored by GYM2008 and MK1996 readers'."""
     yes = [syntax_name(s).upper() for s in _SYNTAXES if applied[s]]
     no = [syntax_name(s).upper() for s in _SYNTAXES if not applied[s]]
-    parts = []
-    if yes:
-        parts.append(f"applied by {_and(yes)} readers")
-    if no:
-        parts.append(f"ignored by {_and(no)} readers")
-    return ", ".join(parts)
+    said = (("applied", yes), ("ignored", no))
+    return ", ".join(f"{how} by {_and(names)} readers" for how, names in said if names)
 
 
 def _and(names: list[str]) -> str:
@@ -286,110 +282,72 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
     # Rules spelled wrong (or without a colon), spelled right: where the file puts them is a
     # problem of its own, the one the right spelling would get.
     respelled: dict[int, str] = {}
-    for number, line in enumerate(text.split("\n"), 1):
+
+    def warn(code: str, message: str) -> None:
+        """A warning about the line the loop below is reading."""
+        problems.append(
+            Problem(severity=WARNING, code=code, message=message, line=number, text=line.strip())
+        )
+        flagged.add(number)
+
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         content = line.split("#", 1)[0].strip()
         match = _KEY.match(content)
         if not content or match is None:
             continue
-        key = match.group(1).strip().lower()
+        spelled = match.group(1).strip()
+        key = spelled.lower()
         colon = match.group(2) == ":"
         value = content[match.end() :].strip() if colon else content[match.end(1) :].strip()
-        known = key if key in _DIRECTIVES else None
-        if known is None:
-            close = _close_directive(key)
-            if close:
-                applied = rule_lines.applied(number) if close[0] in _RULE_KEYS else None
-                how = _readers(applied) if applied else "ignored by every reader"
-                if applied is not None:
-                    respelled[number] = f"{close[0].title()}: {value}"
-                problems.append(
-                    Problem(
-                        severity=WARNING,
-                        code="misspelled-directive",
-                        message=f"{match.group(1).strip()!r} looks like a misspelling of "
-                        f"{close[0].title()!r}: {how}",
-                        line=number,
-                        text=line.strip(),
-                    )
-                )
-                flagged.add(number)
-            continue
-        if not colon and value:
-            applied = rule_lines.applied(number) if key in _RULE_KEYS else None
+        close = [] if key in _DIRECTIVES else _close_directive(key)
+        if close or (key in _DIRECTIVES and not colon and value):
+            # A misspelled directive, or one without its colon: what each reader does with it.
+            meant = close[0] if close else key
+            applied = rule_lines.applied(number) if meant in _RULE_KEYS else None
             how = _readers(applied) if applied else "ignored by every reader"
             if applied is not None:
-                respelled[number] = f"{key.title()}: {value}"
-            problems.append(
-                Problem(
-                    severity=WARNING,
-                    code="no-colon",
-                    message=f"no colon after {match.group(1).strip()!r}: {how}",
-                    line=number,
-                    text=line.strip(),
+                respelled[number] = f"{meant.title()}: {value}"
+            if close:
+                warn(
+                    "misspelled-directive",
+                    f"{spelled!r} looks like a misspelling of {meant.title()!r}: {how}",
                 )
+            else:
+                warn("no-colon", f"no colon after {spelled!r}: {how}")
+        elif key == "user-agent" and not value:
+            warn(
+                "empty-user-agent",
+                "an empty User-agent names no crawler, and is ignored (RFC 9309 asks for a "
+                "product token, or *)",
             )
-            flagged.add(number)
-            continue
-        if key == "user-agent" and not value:
-            problems.append(
-                Problem(
-                    severity=WARNING,
-                    code="empty-user-agent",
-                    message=(
-                        "an empty User-agent names no crawler, and is ignored (RFC 9309 asks for a "
-                        "product token, or *)"
-                    ),
-                    line=number,
-                    text=line.strip(),
-                )
-            )
-            flagged.add(number)
         elif key == "sitemap":
             try:
                 sitemap_url(None, value)
             except ValueError as error:
-                problems.append(
-                    Problem(
-                        severity=WARNING,
-                        code="invalid-sitemap",
-                        message=(
-                            f"not a URL a crawler fetches a sitemap from ({error}): crawlers skip "
-                            "this line and read the other Sitemap lines"
-                        ),
-                        line=number,
-                        text=line.strip(),
-                    )
+                warn(
+                    "invalid-sitemap",
+                    f"not a URL a crawler fetches a sitemap from ({error}): crawlers skip "
+                    "this line and read the other Sitemap lines",
                 )
-                flagged.add(number)
                 continue
-            if ABSOLUTE_URL.match(value):
-                continue
-            problems.append(
-                Problem(
-                    severity=WARNING,
-                    code="relative-sitemap",
-                    message=(
-                        "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
-                        "against the robots.txt URL, or ignore it"
-                    ),
-                    line=number,
-                    text=line.strip(),
+            if not ABSOLUTE_URL.match(value):
+                warn(
+                    "relative-sitemap",
+                    "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
+                    "against the robots.txt URL, or ignore it",
                 )
-            )
-            flagged.add(number)
-    lines = text.split("\n")
     if respelled:
         right = [respelled.get(number, line) for number, line in enumerate(lines, 1)]
         for warning in parse("\n".join(right), syntax).warnings:
             if warning.line in respelled and warning.code == "rule-outside-group":
-                written = lines[warning.line - 1].strip()
                 problems.append(
                     Problem(
                         severity=ERROR,
                         code=warning.code,
                         message=warning.message,
                         line=warning.line,
-                        text=written,
+                        text=lines[warning.line - 1].strip(),
                     )
                 )
     for warning in robots.warnings:

@@ -53,6 +53,9 @@ __all__ = [
 # BOM): ``<rsl`` or a prefixed ``<x:rsl``.
 _RSL_ROOT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?rsl[\s>/]")
 _SNIFFED_BYTES = 4096
+# An XML declaration, processing instructions, comments and a DOCTYPE (which the engine
+# refuses, saying so: the file is still an RSL file to lint), before the root element.
+_PROLOG = re.compile(rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>", re.S)
 
 
 def looks_like_rsl(raw: bytes) -> bool:
@@ -60,16 +63,7 @@ def looks_like_rsl(raw: bytes) -> bool:
     and ``lint`` read as one rather than as a robots.txt."""
     head = raw[:_SNIFFED_BYTES]
     match = _RSL_ROOT.search(head)
-    return match is not None and b"<" not in _without_prolog(head[: match.start()])
-
-
-def _without_prolog(text: bytes) -> bytes:
-    """*text* without an XML declaration, processing instructions, comments and a DOCTYPE (which
-    the engine refuses, saying so: the file is still an RSL file to lint)."""
-    return _PROLOG.sub(b"", text)
-
-
-_PROLOG = re.compile(rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>", re.S)
+    return match is not None and b"<" not in _PROLOG.sub(b"", head[: match.start()])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,37 +95,32 @@ class LicenceFile:
 def licence_files(named: Sequence[tuple[str, str]], fetch: FetchDocument) -> list[LicenceFile]:
     """The files of *named* ((URL, named by) pairs) downloaded with *fetch*, as a crawl
     downloads its per-origin documents (any redirect, the size cap), each URL once."""
-    found: list[LicenceFile] = []
-    seen: set[str] = set()
+    first: dict[str, str] = {}  # each URL once, named by what named it first
     for url, named_by in named:
-        if url in seen:
-            continue
-        seen.add(url)
-        try:
-            page = fetch(url)
-        except CliError as error:
-            found.append(
-                LicenceFile(url=url, named_by=named_by, found=f"unreachable ({error})", file=None)
-            )
-            continue
-        if not 200 <= page.status < 300:
-            found.append(
-                LicenceFile(
-                    url=url, named_by=named_by, found=f"HTTP {page.status}, no file", file=None
-                )
-            )
-            continue
-        file = parse_rsl(page.body, page.final_url)
-        read = counted(len(file.contents), "content element", "content elements")
-        state = read if file.valid else f"unusable ({_first_problem(file)}): states nothing"
-        found.append(
-            LicenceFile(url=url, named_by=named_by, found=f"HTTP {page.status}, {state}", file=file)
+        first.setdefault(url, named_by)
+    return [_licence_file(url, named_by, fetch) for url, named_by in first.items()]
+
+
+def _licence_file(url: str, named_by: str, fetch: FetchDocument) -> LicenceFile:
+    try:
+        page = fetch(url)
+    except CliError as error:
+        return LicenceFile(url=url, named_by=named_by, found=f"unreachable ({error})", file=None)
+    if not 200 <= page.status < 300:
+        return LicenceFile(
+            url=url, named_by=named_by, found=f"HTTP {page.status}, no file", file=None
         )
-    return found
+    file = parse_rsl(page.body, page.final_url)
+    state = _contents(file) if file.valid else f"unusable ({_first_problem(file)}): states nothing"
+    return LicenceFile(url=url, named_by=named_by, found=f"HTTP {page.status}, {state}", file=file)
 
 
 def _first_problem(file: RslFile) -> str:
     return file.problems[0].message if file.problems else "unreadable"
+
+
+def _contents(file: RslFile) -> str:
+    return counted(len(file.contents), "content element", "content elements")
 
 
 def rsl_decisions(
@@ -139,12 +128,8 @@ def rsl_decisions(
 ) -> dict[str, RslDecision]:
     """What the files say together of each of *purposes* for *url* (``license_decision``)."""
     parsed = [found.file for found in files if found.file is not None]
-    decisions = {}
-    for purpose in purposes:
-        decision = license_decision(url, purpose, parsed)
-        if decision is not None:
-            decisions[purpose] = decision
-    return decisions
+    decided = {purpose: license_decision(url, purpose, parsed) for purpose in purposes}
+    return {purpose: d for purpose, d in decided.items() if d is not None}
 
 
 def rsl_lines(decisions: dict[str, RslDecision], width: int) -> list[str]:
@@ -214,8 +199,7 @@ class RslFileReport:
 
     @classmethod
     def of(cls, source: Source, lint: bool) -> RslFileReport:
-        fetched = source.fetched
-        url = (fetched.final_url or fetched.url) if fetched is not None else source.name
+        url = source.robots_url or source.name  # after redirects
         return cls(source, parse_rsl(source.raw, url), lint)
 
     @property
@@ -232,9 +216,7 @@ class RslFileReport:
     def found(self) -> str:
         if not self.file.valid:
             return f"an RSL file that states nothing ({_first_problem(self.file)})"
-        return "an RSL file, " + counted(
-            len(self.file.contents), "content element", "content elements"
-        )
+        return f"an RSL file, {_contents(self.file)}"
 
     def to_dict(self) -> dict[str, Any]:
         file = self.file

@@ -52,6 +52,13 @@ class Source:
     def given(cls, name: str, raw: bytes) -> Source:
         return cls(name=name, raw=raw, body=read_body(raw, None, None, MAX_SIZE))
 
+    @classmethod
+    def downloaded(cls, url: str, fetched: Download, asked: str) -> Source:
+        """The robots.txt *url* as *fetched*, read for *asked* (the site's URL, or *url*)."""
+        body = fetched.body or Body(data=b"", charset=None, truncated=False)
+        site = asked if url != asked else None
+        return cls(name=url, raw=body.data, body=body, fetched=fetched, site=site)
+
     def rules(self, syntax: int) -> RobotsTxt:
         if self.fetched is not None:
             return self.fetched.rules(syntax)
@@ -171,7 +178,7 @@ def load(
             raise CliError(f"cannot read standard input: {error.strerror or error}") from error
     if is_url(source):
         url = robots_txt_url(source)
-        settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
+        settings = _settings(syntax)
         refused = _crawl_refuses(url, settings, agent, timeout)  # InvalidUrl: a CliError
         if refused is not None and not ignore_robots_txt:
             raise CliError(
@@ -179,18 +186,7 @@ def load(
                 f"({IGNORE_ROBOTS_TXT} downloads it anyway)"
             )
         fetched = download(url, settings, user_agent_header(agent), timeout)
-        body = (
-            fetched.body
-            if fetched.body is not None
-            else Body(data=b"", charset=None, truncated=False)
-        )
-        loaded = Source(
-            name=url,
-            raw=body.data,
-            body=body,
-            fetched=fetched,
-            site=source if url != source else None,
-        )
+        loaded = Source.downloaded(url, fetched, source)
         if refused is not None:
             loaded.overridden = override_note(refused)
         return loaded
@@ -216,23 +212,17 @@ def load_url(
     if store is None:
         return load(url, syntax, agent, timeout, None, ignore_robots_txt)
     robots = robots_txt_url(url)
-    settings = RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
-    fetched, use = stored_download(robots, store, settings)
+    fetched, use = stored_download(robots, store, _settings(syntax))
     if fetched is None:
         source = load(url, syntax, agent, timeout, None, ignore_robots_txt)
-        source.store = use
-        return source
-    body = (
-        fetched.body if fetched.body is not None else Body(data=b"", charset=None, truncated=False)
-    )
-    return Source(
-        name=robots,
-        raw=body.data,
-        body=body,
-        fetched=fetched,
-        site=url if robots != url else None,
-        store=use,
-    )
+    else:
+        source = Source.downloaded(robots, fetched, url)
+    source.store = use
+    return source
+
+
+def _settings(syntax: int) -> RerpSettings:
+    return RerpSettings.from_settings({"RERP_SYNTAX": syntax}, require_obey=False)
 
 
 def _crawl_refuses(url: str, settings: RerpSettings, agent: str, timeout: float) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrapy_rerp.cli._download import Download, InvalidUrl, check_url
+from scrapy_rerp.cli._download import Download, InvalidUrl, check_url, iso
 from scrapy_rerp.cli._output import CliError
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.bounds import bounded_expiry, longest_lifetime
@@ -26,11 +26,6 @@ from scrapy_rerp.core.store import RobotsStore, StoredCopy
 from scrapy_rerp.core.urls import origin_of, robots_url_of
 
 __all__ = ["StoreUse", "from_store", "iso", "open_store", "origin_argument", "stored_download"]
-
-
-def iso(when: float) -> str:
-    """A wall-clock time as UTC, ISO 8601: ``2026-11-28T16:00:00Z``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
 
 
 @contextmanager
@@ -126,26 +121,24 @@ def stored_download(
     """For the robots.txt ``url``, the store's fresh copy as a crawl would use it (no download),
     or None (expired, absent, or ``url`` is not the site's robots.txt), and why."""
     origin = origin_of(url)
+
+    def unused(why: str) -> tuple[None, StoreUse]:
+        return None, StoreUse(path=path, origin=origin, used=False, why=why)
+
     if url != robots_url_of(url):
-        return None, StoreUse(
-            path=path, origin=origin, used=False, why="not the site's robots.txt: not looked up"
-        )
+        return unused("not the site's robots.txt: not looked up")
     now = time.time() if now is None else now
     with open_store(path) as store:
         copy = store.get(origin)
         rejections = list(store.rejections)
     if copy is None and rejections:
         _, reason, problem = rejections[0]
-        why = f"the stored copy is not used ({reason}: {problem}): downloaded"
-        return None, StoreUse(path=path, origin=origin, used=False, why=why)
+        return unused(f"the stored copy is not used ({reason}: {problem}): downloaded")
     if copy is None:
-        return None, StoreUse(
-            path=path, origin=origin, used=False, why="no stored copy: downloaded"
-        )
+        return unused("no stored copy: downloaded")
     expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
     if expires_at <= now:
-        why = f"the stored copy expired at {iso(expires_at)}: downloaded"
-        return None, StoreUse(path=path, origin=origin, used=False, why=why)
+        return unused(f"the stored copy expired at {iso(expires_at)}: downloaded")
     why = (
         f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(expires_at)}"
         " (not downloaded)"

@@ -63,11 +63,8 @@ def render_values(values: dict[str, Any], out: Callable[[str], None], indent: st
         name = DIRECTIVES[kind].name
         value = values.get(json_key(name))
         if value is not None:
-            out(
-                f"{indent}{name}: {value:g}"
-                if isinstance(value, float)
-                else f"{indent}{name}: {value}"
-            )
+            shown = f"{value:g}" if isinstance(value, float) else value
+            out(f"{indent}{name}: {shown}")
 
 
 @dataclass(kw_only=True)

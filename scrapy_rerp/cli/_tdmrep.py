@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
@@ -57,6 +57,7 @@ class TdmRepFileReport:
     http_status: int | None  # for a URL
     file: TdmRepFile | None  # None: the answer is no file (not 2xx)
     lint: bool  # lint's report (its exit status counts warnings), else fetch's
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, source: str, agent: str, timeout: float, lint: bool) -> TdmRepFileReport:
@@ -92,10 +93,6 @@ class TdmRepFileReport:
         if not file.valid:
             return "not read (no JSON array): no reservation from the file"
         return counted(len(file.entries), "entry", "entries")
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     def to_dict(self) -> dict[str, Any]:
         file = self.file

@@ -62,16 +62,12 @@ def parse_body(body: bytes | str, syntax: int = RFC9309, charset: str | None = N
         return parse(body.removeprefix(_UTF8_BOM), syntax)
     if charset == "utf-8":
         body = body.removeprefix(_UTF8_BOM)
-    codec = body_codec(charset)
-    text = None
-    if codec is not None:
-        try:
-            text = body.decode(codec, errors="replace")
-        except (LookupError, UnicodeError, TypeError):
-            pass  # a codec that cannot decode with replacement
-    if text is None:
-        # No codec a body is written in (idna, punycode, undefined...): the site's header is
-        # wrong, read the bytes as UTF-8 (read_body says so).
+    try:
+        text = body.decode(body_codec(charset) or "utf-8", errors="replace")
+    except (LookupError, UnicodeError, TypeError):
+        # A codec that cannot decode with replacement; as for no codec a body is written in
+        # (idna, punycode, undefined...), the site's header is wrong: read the bytes as UTF-8
+        # (read_body says so).
         text = body.decode("utf-8", errors="replace")
     return parse(text.removeprefix("\ufeff"), syntax)
 

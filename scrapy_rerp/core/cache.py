@@ -77,8 +77,7 @@ class MemoryOriginCache:
         self._entries.move_to_end(origin)
         evicted: list[str] = []
         while len(self._entries) > self.max_origins:
-            old, _ = self._entries.popitem(last=False)
-            evicted.append(old)
+            evicted.append(self._entries.popitem(last=False)[0])
         return evicted
 
     def delete(self, origin: str) -> None:

@@ -81,9 +81,6 @@ class CoolDowns:
     def __contains__(self, origin: str) -> bool:
         return origin in self._cooling
 
-    def __bool__(self) -> bool:
-        return bool(self._cooling)
-
     @staticmethod
     def key(origin: str) -> ParkingKey:
         """The parking key of requests waiting for the end of ``origin``'s cool-down."""
@@ -127,15 +124,10 @@ class CoolDowns:
         running = origin in self._cooling
         if not self.start(origin, wait):
             return
-        level = logging.DEBUG
-        if running:
-            self.stats.inc_value(STAT_EXTENDED)
-        else:
-            self.stats.inc_value(STAT_COOLDOWNS)
-            if self._told.first(origin):
-                level = logging.INFO
+        self.stats.inc_value(STAT_EXTENDED if running else STAT_COOLDOWNS)
+        first = not running and self._told.first(origin)  # an origin's first cool-down
         logger.log(
-            level,
+            logging.INFO if first else logging.DEBUG,
             "Slow down: %(origin)s answered %(status)d with Retry-After: %(retry_after)s; "
             "nothing more is sent to it until %(until)s (%(wait)s%(capped)s)",
             {

@@ -67,11 +67,8 @@ class Validators:
     def of(cls, url: str, etag: bytes | None, last_modified: bytes | None) -> Validators | None:
         """The validators of a copy fetched from ``url`` with these headers, or None when it
         has neither (it cannot be revalidated, only fetched again)."""
-        headers = {}
-        if etag is not None:
-            headers[b"If-None-Match"] = etag
-        if last_modified is not None:
-            headers[b"If-Modified-Since"] = last_modified
+        given = {b"If-None-Match": etag, b"If-Modified-Since": last_modified}
+        headers = {name: value for name, value in given.items() if value is not None}
         return cls(url, headers) if headers else None
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "bounded_lines",
     "is_document",
     "decision_record",
+    "kept_headers",
     "item_provenance",
     "page_record",
     "iter_records",
@@ -56,6 +57,7 @@ ROBOTS_HEADERS: tuple[str, ...] = (
     "Last-Modified",
     "Retry-After",
 )
+_HEADER_NAMES = {name.lower(): name for name in ROBOTS_HEADERS}
 #: The per-origin documents a ``robots``-shaped record holds whatever the crawl registers (its
 #: ``kind``): robots.txt, and the origin's ``/.well-known/tdmrep.json`` when the crawl reads
 #: TDMRep. A kind registered by a project (``RERP_DOCUMENTS``) writes its own token
@@ -113,9 +115,17 @@ def _one_of(name: str, value: object, allowed: frozenset[Any]) -> None:
         raise ValueError(f"{name} must be one of {sorted(allowed, key=str)}, not {value!r}")
 
 
-def _text(value: bytes | str | None) -> str | None:
-    if value is None:
-        return None
+def kept_headers(headers: Mapping[Any, Any] | None) -> dict[str, Any]:
+    """The headers of ``headers`` (by name, any case) that a ``robots`` record keeps, by their
+    names in :data:`ROBOTS_HEADERS`, and not None; no other header is ever read."""
+    return {
+        _HEADER_NAMES[str(name).lower()]: value
+        for name, value in (headers or {}).items()
+        if str(name).lower() in _HEADER_NAMES and value is not None
+    }
+
+
+def _text(value: bytes | str) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
@@ -150,13 +160,6 @@ def robots_record(
     _one_of("source", source, SOURCES)
     if not is_document(kind):
         raise ValueError(f"kind must be a document's token (a lowercase word), not {kind!r}")
-    wanted = {name.lower(): name for name in ROBOTS_HEADERS}
-    kept: dict[str, str] = {}
-    for name, value in (headers or {}).items():
-        canonical = wanted.get(name.lower())
-        text = _text(value)
-        if canonical is not None and text is not None:
-            kept[canonical] = text
     data = body if body is not None else b""
     record = {
         "v": FORMAT_VERSION,
@@ -167,7 +170,7 @@ def robots_record(
         "status": status,
         "fetched_at": utc_time(fetched_at),
         "outcome": outcome,
-        "headers": kept,
+        "headers": {name: _text(value) for name, value in kept_headers(headers).items()},
         "sha256": sha256
         if body is None and sha256 is not None
         else hashlib.sha256(data).hexdigest(),
@@ -342,22 +345,11 @@ def _object(
     optional: Mapping[str, tuple[_Check, str]] | None = None,
 ) -> _Check:
     """An object with ``fields``, and ``optional`` ones checked when present."""
-    extra = optional or {}
-
-    def check(value: Any) -> bool:
-        return (
-            isinstance(value, dict)
-            and _field_problem(value, fields) is None
-            and all(test(value[name]) for name, (test, _) in extra.items() if name in value)
-        )
-
-    return check
+    return lambda value: isinstance(value, dict) and _field_problem(value, fields, optional) is None
 
 
-_STRING, _OPTIONAL_STRING = (
-    (_of_type(str), "a string"),
-    (_or_null(_of_type(str)), "a string or null"),
-)
+_STRING = (_of_type(str), "a string")
+_OPTIONAL_STRING = (_or_null(_of_type(str)), "a string or null")
 _OPTIONAL_SHA256 = (_or_null(_is_sha256), "a sha256 (64 hex digits) or null")
 _OPTIONAL_LINE = (_or_null(_is_line), "a line number (1 or more) or null")
 _USAGE = _object(
@@ -468,9 +460,13 @@ _OPTIONAL_FIELDS: dict[str, dict[str, tuple[_Check, str]]] = {
 
 
 def _field_problem(
-    record: Mapping[str, Any], fields: Mapping[str, tuple[_Check, str]]
+    record: Mapping[str, Any],
+    fields: Mapping[str, tuple[_Check, str]],
+    optional: Mapping[str, tuple[_Check, str]] | None = None,
 ) -> str | None:
-    for name, (check, what) in fields.items():
+    """What is wrong with ``record``'s ``fields``, then with those of ``optional`` it has."""
+    present = {name: field for name, field in (optional or {}).items() if name in record}
+    for name, (check, what) in {**fields, **present}.items():
         if name not in record:
             return f"no {name!r}"
         if not check(record[name]):
@@ -494,9 +490,7 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     fields = _FIELDS.get(kind) or (_FIELDS["robots"] if is_document(kind) else None)
     if fields is None:
         return None
-    optional = _OPTIONAL_FIELDS.get(kind, {})
-    present = {name: check for name, check in optional.items() if name in record}
-    return _field_problem(record, fields) or _field_problem(record, present)
+    return _field_problem(record, fields, _OPTIONAL_FIELDS.get(kind))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

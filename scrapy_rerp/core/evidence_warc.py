@@ -34,9 +34,9 @@ from warcio.warcwriter import WARCWriter
 from scrapy_rerp.core.evidence import (
     FORMAT_VERSION,
     MAX_LINE_BYTES,
-    ROBOTS_HEADERS,
     RecordLine,
     is_document,
+    kept_headers,
     record_line,
 )
 
@@ -48,7 +48,8 @@ JSON_TYPE = "application/json"
 #: The body kept is the decoded one: a reader told it is compressed would try to decompress it.
 #: The header stays in the metadata record.
 _NOT_IN_THE_HTTP_BLOCK = frozenset({"content-encoding"})
-_KEPT = {name.lower(): name for name in ROBOTS_HEADERS}
+#: The reason phrase of each status Python knows (another status is written without one).
+_PHRASES = {status.value: status.phrase for status in HTTPStatus}
 
 
 def _one_line(text: str) -> str:
@@ -67,12 +68,9 @@ def _uri(url: str) -> str:
 def _kept_headers(record: Mapping[str, Any]) -> dict[str, str]:
     """The record's headers that the evidence format keeps (:data:`ROBOTS_HEADERS`), whatever
     else the mapping holds: nothing secret is written, even if a record carried it."""
-    kept: dict[str, str] = {}
-    for name, value in (record.get("headers") or {}).items():
-        canonical = _KEPT.get(str(name).lower())
-        if canonical is not None and value is not None:
-            kept[canonical] = _one_line(str(value))
-    return kept
+    return {
+        name: _one_line(str(value)) for name, value in kept_headers(record.get("headers")).items()
+    }
 
 
 def _json_bytes(record: Mapping[str, Any]) -> bytes:
@@ -127,26 +125,22 @@ class WarcEvidenceWriter:
         if record["status"] is None or record.get("source", "download") != "download":
             self._metadata(record["url"], record["fetched_at"], content)
             return
-        response_id = self._response(record)
         self._metadata(
             record["final_url"] or record["url"],
             record["fetched_at"],
             content,
-            {"WARC-Concurrent-To": response_id},
+            {"WARC-Concurrent-To": self._response(record)},  # the response written first
         )
 
     def _response(self, record: Mapping[str, Any]) -> str:
         status = int(record["status"])
-        try:
-            reason = HTTPStatus(status).phrase
-        except ValueError:
-            reason = ""
         headers = [
             (name, value)
             for name, value in _kept_headers(record).items()
             if name.lower() not in _NOT_IN_THE_HTTP_BLOCK
         ]
-        http_headers = StatusAndHeaders(f"{status} {reason}".rstrip(), headers, protocol="HTTP/1.1")
+        status_line = f"{status} {_PHRASES.get(status, '')}".rstrip()
+        http_headers = StatusAndHeaders(status_line, headers, protocol="HTTP/1.1")
         warc_headers = {"WARC-Type": "response", "WARC-Date": record["fetched_at"]}
         body = record.get("body")
         if body is None:

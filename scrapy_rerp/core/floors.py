@@ -125,8 +125,6 @@ class Floors:
                 self.apply(origin)
             return None
         capped = wanted > self.max_crawl_delay
-        if capped:
-            self.stats.inc_value(STAT_CAPPED)
         floor = self._floor_of(wanted)
         self._robots_floor[origin] = floor
         self.apply(origin)
@@ -135,15 +133,14 @@ class Floors:
         # Told once per origin: its floor at INFO, a cap (each origin's first) at WARNING.
         told = self._told.first(origin)
         if capped:
+            self.stats.inc_value(STAT_CAPPED)
             level = logging.WARNING if self._told_capped.first(origin) else logging.DEBUG
-        else:
-            level = logging.INFO if told else logging.DEBUG
-        if capped:
             message = (
                 "robots.txt of %(origin)s asks for %(wanted)s between requests; capped to "
                 "RERP_MAX_CRAWL_DELAY = %(max)s"
             )
         else:
+            level = logging.INFO if told else logging.DEBUG
             message = "Crawl-delay: at least %(floor)s between requests to %(origin)s (%(why)s)"
         logger.log(
             level,
@@ -246,9 +243,8 @@ class Floors:
     # -- what is kept per origin ---------------------------------------------------------------
     def forget(self, origin: str) -> None:
         """``origin`` left the cache: its floors go with it."""
-        self._told.forget(origin)
-        self._told_capped.forget(origin)
-        self._told_raised.forget(origin)
+        for told in (self._told, self._told_capped, self._told_raised):
+            told.forget(origin)
         self._robots_floor.pop(origin, None)
         self.backoff.forget(origin)
         if self.throttle is not None and self.throttle.clear_floor(origin):

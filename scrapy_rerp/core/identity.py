@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import time
@@ -49,6 +50,8 @@ DEFAULT_WINDOW = 60.0
 NONCE_BYTES = 64
 _LABEL = "sig1"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: What ends a URL's host and port.
+_AFTER_HOST = re.compile(r"[/?#]")
 
 
 class SigningKeyError(ValueError):
@@ -120,8 +123,7 @@ def _read_jwk(path: str, *, private: bool) -> dict[str, Any]:
         raise SigningKeyError(f"key file {path!r} is not a JWK (not JSON)") from None
     if not isinstance(jwk, dict) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
         raise SigningKeyError(f"key file {path!r} is not an Ed25519 key (kty OKP, crv Ed25519)")
-    needed = ("x", "d") if private else ("x",)
-    for member in needed:
+    for member in ("x", "d") if private else ("x",):
         value = jwk.get(member)
         try:
             raw = _b64url_decode(value) if isinstance(value, str) else b""
@@ -182,12 +184,7 @@ def authority(url: str) -> str:
     if not sep:
         return _authority(url)
     # Worked out once per scheme and host (a crawl signs many URLs of few hosts).
-    end = len(rest)
-    for stop in "/?#":
-        found = rest.find(stop)
-        if 0 <= found < end:
-            end = found
-    return _authority(f"{scheme}://{rest[:end]}")
+    return _authority(f"{scheme}://{_AFTER_HOST.split(rest, 1)[0]}")
 
 
 @lru_cache(maxsize=4096)

@@ -54,7 +54,7 @@ def _more_text(count: int) -> str:
 
 def _bounded_value(value: Any) -> Any:
     if isinstance(value, str):
-        return bounded(value) if len(value) > MAX_FIELD_CHARS else value
+        return bounded(value)
     if isinstance(value, dict):
         return {key: _bounded_value(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -80,13 +80,8 @@ def bounded_record(record: dict[str, Any], *, unbounded: tuple[str, ...] = ()) -
     list to :data:`MAX_ENTRIES`, except the top-level fields named in ``unbounded`` (a robots.txt
     record's ``body``, bounded by ``RERP_MAX_SIZE`` where it is read)."""
     for key, value in record.items():
-        if value is None or key in unbounded:
-            continue
-        if isinstance(value, str):
-            if len(value) > MAX_FIELD_CHARS:
-                record[key] = bounded(value)
-        elif isinstance(value, (dict, list)) and not _within(value):
-            # Checked before rebuilt: almost every record is within its bounds as it is.
+        # Checked before rebuilt: almost every record is within its bounds as it is.
+        if key not in unbounded and not _within(value):
             record[key] = _bounded_value(value)
     return record
 
@@ -96,14 +91,7 @@ def _within(value: Any) -> bool:
     if isinstance(value, str):
         return len(value) <= MAX_FIELD_CHARS
     if isinstance(value, dict):
-        values: Any = value.values()
-    elif isinstance(value, list):
-        if len(value) > MAX_ENTRIES:
-            return False
-        values = value
-    else:
-        return True
-    for item in values:
-        if not _within(item):
-            return False
+        return all(_within(item) for item in value.values())
+    if isinstance(value, list):
+        return len(value) <= MAX_ENTRIES and all(_within(item) for item in value)
     return True

@@ -360,8 +360,7 @@ class OriginService:
                 shared = Fetched(
                     outcome=Outcome.UNREACHABLE, reason="unreachable, as the fleet found it"
                 )
-                self._unreachable(flight, previous, shared)
-                if not await self._wait_for_retry(flight, previous):
+                if not await self._unreachable(flight, previous, shared):
                     return
                 continue
             if previous is None and claim.previous is not None:
@@ -389,8 +388,7 @@ class OriginService:
                 # An earlier good copy keeps serving; retried once it "expires" again.
                 self._stale_copy_kept(flight, entry, fetched)
                 return
-            self._unreachable(flight, entry, fetched)
-            if not await self._wait_for_retry(flight, entry):
+            if not await self._unreachable(flight, entry, fetched):
                 return
             self.stats.inc_value(self.kind.stats.retry_count)
             previous = entry
@@ -455,6 +453,12 @@ class OriginService:
         return max_age > 0 and now - entry.fetched_at < max_age
 
     def _stale_copy_kept(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+        said = {
+            "kind": self.kind.name,
+            "origin": flight.origin,
+            "reason": fetched.reason,
+            "age": duration(max(0.0, time.time() - entry.fetched_at)),
+        }
         if flight.origin in self._stored:
             self.stats.inc_value(self.kind.stats.store_stale_used)
             if flight.origin not in self._stale_said:
@@ -465,32 +469,22 @@ class OriginService:
                 logger.warning(
                     "%(kind)s of %(origin)s unreachable (%(reason)s); crawling under the "
                     "copy stored %(age)s ago (RERP_STALE_MAX_AGE %(max)s)",
-                    {
-                        "kind": self.kind.name,
-                        "origin": flight.origin,
-                        "reason": fetched.reason,
-                        "age": duration(max(0.0, time.time() - entry.fetched_at)),
-                        "max": duration(self.settings.stale_max_age),
-                    },
+                    {**said, "max": duration(self.settings.stale_max_age)},
                     extra={"spider": self._spider()},
                 )
         logger.info(
             "%(kind)s of %(origin)s unreachable (%(reason)s); keeping the copy "
             "fetched %(age)s ago, retrying in %(backoff)s",
-            {
-                "kind": self.kind.name,
-                "origin": flight.origin,
-                "reason": fetched.reason,
-                "age": duration(max(0.0, time.time() - entry.fetched_at)),
-                "backoff": duration(entry.expires_at - time.time()),
-            },
+            {**said, "backoff": duration(entry.expires_at - time.time())},
             extra={"spider": self._spider()},
         )
         self.stats.inc_value(self.kind.stats.unreachable_stale_copy_kept)
         self.cache.set(flight.origin, entry)
         self.waiters.release(flight.key)
 
-    def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> None:
+    async def _unreachable(self, flight: _Flight, entry: RobotsEntry, fetched: Fetched) -> bool:
+        """Cache the outage ``entry`` and say so, then wait until the next attempt is due; False
+        when nothing waits any more (a dead site is not hammered) or the crawl is closing."""
         self.cache.set(flight.origin, entry)
         logger.info(
             "%(kind)s of %(origin)s unreachable (%(reason)s); %(n)s waiting, "
@@ -505,10 +499,6 @@ class OriginService:
             },
             extra={"spider": self._spider()},
         )
-
-    async def _wait_for_retry(self, flight: _Flight, entry: RobotsEntry) -> bool:
-        """Wait until the next attempt is due; False when nothing waits any more (a dead site
-        is not hammered) or the crawl is closing."""
         while True:
             wait = self._retry_wait(flight, entry)
             if wait is None or self._stopped:
@@ -521,14 +511,13 @@ class OriginService:
         """Seconds to wait before the next check of an outage, or None to stop retrying:
         nothing waits for the origin any more, or the outage is past the limit (its waiting
         requests are then dropped)."""
-        origin = flight.origin
         waiting = self.waiters.count(flight.key)
         if waiting == 0:
             return None
         now = time.time()
         deadline = (entry.outage_since or now) + self.settings.unreachable_max_wait
         if now >= deadline:
-            message = self._unreachable_message(origin, entry.failure)
+            message = self._unreachable_message(flight.origin, entry.failure)
             logger.warning(
                 "Dropping %(n)s: %(message)s",
                 {"n": counted(waiting, "request"), "message": message},

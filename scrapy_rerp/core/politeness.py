@@ -97,19 +97,24 @@ class Politeness:
         spider: Callable[[], Any] = lambda: None,
     ) -> None:
         self.settings = settings
+        self.stats = stats
+        self.parking = parking
+        self._spider = spider
         # Slow-downs need the throttle (raised floors, requests taken back from the slots),
         # somewhere to park requests and a timer: without them, there are none.
-        self.slowdown = (
+        self.cool_downs: CoolDowns | None = None
+        if (
             settings.slowdown
             and throttle is not None
             and parking is not None
             and runtime is not None
-        )
+        ):
+            self.cool_downs = CoolDowns(
+                throttle, parking, runtime, stats=stats, not_sent=self.answered, spider=spider
+            )
+        self.slowdown = self.cool_downs is not None
         # Floors need the throttle too; Floors decides whether robots.txt's apply.
         self.throttle = throttle if (settings.floors or self.slowdown) else None
-        self.stats = stats
-        self.parking = parking
-        self._spider = spider
         self.floors = Floors(
             settings,
             download_delay,
@@ -118,12 +123,6 @@ class Politeness:
             began=self._floor_began,
             spider=spider,
         )
-        self.cool_downs: CoolDowns | None = None
-        if self.slowdown:
-            assert throttle is not None and parking is not None and runtime is not None
-            self.cool_downs = CoolDowns(
-                throttle, parking, runtime, stats=stats, not_sent=self.answered, spider=spider
-            )
         # Once a slow-down was heard (or a cool-down began), admit() looks at each request's
         # meta: its wait, a retry.
         self._heard = False

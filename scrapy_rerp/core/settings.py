@@ -143,10 +143,8 @@ def syntax_from(value: object, name: str = "syntax") -> int:
     try:
         return check_syntax(value)
     except ValueError:
-        pass
-    raise RerpSettingsError(
-        name, value, "one of " + ", ".join(map(repr, SYNTAX_NAMES)) + " (or the constant)"
-    )
+        expected = "one of " + ", ".join(map(repr, SYNTAX_NAMES)) + " (or the constant)"
+        raise RerpSettingsError(name, value, expected) from None
 
 
 def syntax_name(syntax: int) -> str:
@@ -155,6 +153,12 @@ def syntax_name(syntax: int) -> str:
         if value == syntax:
             return name
     raise RerpSettingsError("syntax", syntax, "RFC9309, GYM2008 or MK1996")
+
+
+def _at_least(name: str, value: float, lower_name: str, lower: float) -> None:
+    """A bound read after the one it may not be below: an error for ``name`` when it is."""
+    if value < lower:
+        raise RerpSettingsError(name, value, f"at least {lower_name} ({lower})")
 
 
 class _SettingsLike(Protocol):
@@ -210,12 +214,10 @@ class RerpSettings:
     page_meta: bool = True  # RERP_PAGE_META: robots meta tags of HTML heads read
     page_nofollow: bool = True  # RERP_PAGE_NOFOLLOW: requests from nofollow pages dropped
     page_strict_nofollow: bool = False  # RERP_PAGE_STRICT_NOFOLLOW: rel="nofollow" links too
-    signature_key: str | None = (
-        None  # RERP_SIGNATURE_KEY: the Ed25519 key file (a JWK), None = unsigned
-    )
-    signature_agent: str | None = (
-        None  # RERP_SIGNATURE_AGENT: the key directory's URL (Signature-Agent)
-    )
+    # RERP_SIGNATURE_KEY: the Ed25519 key file (a JWK), None = unsigned
+    signature_key: str | None = None
+    # RERP_SIGNATURE_AGENT: the key directory's URL (Signature-Agent)
+    signature_agent: str | None = None
     signature_window: float = 60.0  # RERP_SIGNATURE_WINDOW: seconds from created to expires
     # RERP_ROBOTSTXT_META: added to the meta of every robots.txt request
     robotstxt_meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -266,20 +268,10 @@ class RerpSettings:
             )
         backoff_base = r.seconds("RERP_RETRY_BACKOFF_BASE", 1.0, positive=True)
         backoff_max = r.seconds("RERP_RETRY_BACKOFF_MAX", 60.0)
-        if backoff_max < backoff_base:
-            raise RerpSettingsError(
-                "RERP_RETRY_BACKOFF_MAX",
-                backoff_max,
-                f"at least RERP_RETRY_BACKOFF_BASE ({backoff_base})",
-            )
+        _at_least("RERP_RETRY_BACKOFF_MAX", backoff_max, "RERP_RETRY_BACKOFF_BASE", backoff_base)
         start_floor = r.seconds("RERP_SLOWDOWN_START_FLOOR", 0.5, positive=True)
         max_floor = r.seconds("RERP_SLOWDOWN_MAX_FLOOR", 60.0)
-        if max_floor < start_floor:
-            raise RerpSettingsError(
-                "RERP_SLOWDOWN_MAX_FLOOR",
-                max_floor,
-                f"at least RERP_SLOWDOWN_START_FLOOR ({start_floor})",
-            )
+        _at_least("RERP_SLOWDOWN_MAX_FLOOR", max_floor, "RERP_SLOWDOWN_START_FLOOR", start_floor)
         signature_key = r.optional_path("RERP_SIGNATURE_KEY")
         signature_agent = r.signature_agent("RERP_SIGNATURE_AGENT")
         if signature_agent is not None and signature_key is None:
@@ -622,14 +614,7 @@ class _Reader:
         for item in items:
             if callable(item) and hasattr(item, "__qualname__"):
                 item = f"{item.__module__}.{item.__qualname__}"
-            if not isinstance(item, str) or "." not in item.strip():
-                raise RerpSettingsError(name, given, expected)
-            path = item.strip()
-            module, _, attribute = path.rpartition(".")
-            try:
-                found = getattr(import_module(module), attribute)
-            except (ImportError, AttributeError) as exc:
-                raise RerpSettingsError(name, given, f"importable callables ({exc})") from exc
+            path, found = _imported(name, given, item, expected, "importable callables")
             if not callable(found):
                 raise RerpSettingsError(name, given, f"callables, not {type(found).__name__}")
             if path not in paths:
@@ -642,17 +627,27 @@ class _Reader:
             return default
         if isinstance(value, type):
             return f"{value.__module__}.{value.__qualname__}"
-        if not isinstance(value, str) or "." not in value.strip():
-            raise RerpSettingsError(name, value, "a class or its dotted import path")
-        path = value.strip()
-        module, _, attribute = path.rpartition(".")
-        try:
-            found = getattr(import_module(module), attribute)
-        except (ImportError, AttributeError) as exc:
-            raise RerpSettingsError(name, value, f"an importable class ({exc})") from exc
+        expected = "a class or its dotted import path"
+        path, found = _imported(name, value, value, expected, "an importable class")
         if not isinstance(found, type):
             raise RerpSettingsError(name, value, f"a class, not {type(found).__name__}")
         return path
+
+
+def _imported(
+    name: str, given: object, value: object, expected: str, importable: str
+) -> tuple[str, Any]:
+    """The dotted import path ``value`` (stripped) and what it names; else the error of ``name``
+    (its value ``given``): ``expected`` for no path, ``importable`` (and why) for one that
+    names nothing."""
+    if not isinstance(value, str) or "." not in value.strip():
+        raise RerpSettingsError(name, given, expected)
+    path = value.strip()
+    module, _, attribute = path.rpartition(".")
+    try:
+        return path, getattr(import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise RerpSettingsError(name, given, f"{importable} ({exc})") from exc
 
 
 @lru_cache(maxsize=1)

@@ -153,14 +153,12 @@ class FloorBackoff:
             return False
         if version:
             self._versions[origin] = version
-        before = self.floor(origin)
         if floor <= 0:
-            self._floors.pop(origin, None)
-            return before is not None
-        if before != floor:
-            self._floors[origin] = _Floor(floor, now)
-            return True
-        return False
+            return self._floors.pop(origin, None) is not None
+        if self.floor(origin) == floor:
+            return False
+        self._floors[origin] = _Floor(floor, now)
+        return True
 
     def forget(self, origin: str) -> None:
         self._floors.pop(origin, None)

@@ -18,12 +18,8 @@ from collections import OrderedDict
 
 __all__ = ["FirstTimes", "counted", "duration", "stat_seconds"]
 
-_MINUTE = 60.0
-_HOUR = 60 * _MINUTE
-_DAY = 24 * _HOUR
-
 #: From two of a unit up, the duration is said in that unit: 119 s, then 2.0 minutes.
-_UNITS = ((_DAY, "days"), (_HOUR, "hours"), (_MINUTE, "minutes"))
+_UNITS = ((24 * 3600.0, "days"), (3600.0, "hours"), (60.0, "minutes"))
 
 
 def duration(seconds: float) -> str:

@@ -149,10 +149,10 @@ class _Output:
         make_sink: Callable[[IO[bytes]], _Sink],
         *,
         batch_records: int,
-        store_failed: Callable[[BaseException, str], None],
+        fail: Callable[[BaseException, str], None],
     ) -> None:
         self.crawler = crawler
-        self.store_failed = store_failed
+        self.fail = fail
         self.template = template
         self.make_sink = make_sink
         self.batch_records = batch_records
@@ -167,16 +167,10 @@ class _Output:
 
     def open(self, spider: Spider, params: Mapping[str, Any]) -> None:
         self.batch_id += 1
-        now = datetime.now(tz=timezone.utc)
-        values = {
-            **params,
-            "batch_id": self.batch_id,
-            "batch_time": now.isoformat().replace(":", "-"),
-        }
-        uri = self.template % values
+        batch_time = datetime.now(tz=timezone.utc).isoformat().replace(":", "-")
+        uri = self.template % {**params, "batch_id": self.batch_id, "batch_time": batch_time}
         self.failed = False
-        scheme = urlparse(uri).scheme
-        storage_class = load_object(self.storages.get(scheme, self.storages["file"]))
+        storage_class = load_object(self.storages.get(urlparse(uri).scheme, self.storages["file"]))
         self.storage = build_from_crawler(storage_class, self.crawler, uri, feed_options={})
         self.file = self.storage.open(spider)
         self.sink = self.make_sink(self.file)
@@ -191,17 +185,18 @@ class _Output:
         if self.batch_records and self.written >= self.batch_records:
             self.finish()
 
-    def finish(self) -> Deferred[Any] | None:
+    def finish(self) -> None:
         """Hand the current file to its storage (an upload, for remote ones)."""
         file, storage = self.file, self.storage
         self.file = self.sink = self.storage = None
         if file is None:
-            return None
+            return
         stored = storage.store(file)
         if isinstance(stored, Deferred):
-            stored.addErrback(lambda failure: self.store_failed(failure.value, self.template))
+            stored.addErrback(
+                lambda failure: self.fail(failure.value, f"cannot store {self.template}")
+            )
             self.pending.append(stored)
-        return stored
 
 
 def _storages(crawler: Crawler) -> dict[str, Any]:
@@ -253,26 +248,16 @@ class EvidenceLog:
         self.syntax = settings.syntax_name
         self.signs = settings.signature_key is not None  # decisions say whether each was signed
         self.copies_from = copies_from  # where copies not downloaded come from: store, fleet
+        sinks: tuple[tuple[str | None, Callable[[IO[bytes]], _Sink]], ...] = (
+            (settings.evidence, _JsonLines),
+            (settings.evidence_warc, _warc_sink),
+        )
         batch = settings.evidence_batch_size
         self.outputs = [
-            _Output(
-                crawler,
-                settings.evidence,
-                _JsonLines,
-                batch_records=batch,
-                store_failed=self._store_failed,
-            )
+            _Output(crawler, template, make_sink, batch_records=batch, fail=self._fail)
+            for template, make_sink in sinks
+            if template is not None
         ]
-        if settings.evidence_warc is not None:
-            self.outputs.append(
-                _Output(
-                    crawler,
-                    settings.evidence_warc,
-                    _warc_sink,
-                    batch_records=batch,
-                    store_failed=self._store_failed,
-                )
-            )
         self._written_files: OrderedDict[tuple[str, str, str | None], None] = OrderedDict()
         self._params: dict[str, Any] = {}
         self._failed = False
@@ -302,7 +287,7 @@ class EvidenceLog:
         if reason == "page":  # a request a page's nofollow dropped: in the page's record
             return
         if reason == "robots.txt":
-            self.decision(request, "refused", decision, "robots.txt")
+            self.decision(request, "refused", decision, reason)
         else:
             self.decision(request, "dropped", decision, message)
 
@@ -337,10 +322,8 @@ class EvidenceLog:
         """What a page said of itself, read as its answer reaches the spider; under "stop", a
         page whose record (or an earlier one) could not be written goes no further."""
         said = reservation.statement if reservation is not None else None
-        tdmrep = None
-        if said is not None:
-            keys = ("technique", "reservation", "policy", "source")
-            tdmrep = {key: getattr(said, key) for key in keys}
+        keys = ("technique", "reservation", "policy", "source")
+        tdmrep = {key: getattr(said, key) for key in keys} if said is not None else None
         record = page_record(
             url=response.url,
             at=time.time(),
@@ -359,7 +342,6 @@ class EvidenceLog:
     def document_received(
         self,
         origin: str,
-        kind: str,
         entry: RobotsEntry,
         fetched: Fetched | None,
         user_agent: str | None,
@@ -367,31 +349,20 @@ class EvidenceLog:
     ) -> None:
         """The robots.txt ``entry`` of ``origin`` (or its ``document`` of another kind) became
         known: downloaded (``fetched``), or a copy from the store or the fleet."""
+        agent = None  # robots.txt's only
         if document is None or document.meta_key is None:
-            self._document("robots", robots_url_of(origin), origin, entry, fetched, user_agent)
+            token, url, agent = "robots", robots_url_of(origin), user_agent
         elif document.locate is not None:  # known by its URL (an RSL licence): ``origin``
-            self._document(document.token, origin, origin_of(origin), entry, fetched, None)
+            token, url, origin = document.token, origin, origin_of(origin)
         else:
-            url = origin + document.path
-            self._document(document.token, url, origin, entry, fetched, None)
-
-    def _document(
-        self,
-        kind: str,
-        url: str,
-        origin: str,
-        entry: RobotsEntry,
-        fetched: Fetched | None,
-        user_agent: str | None,
-    ) -> None:
-        key = (kind, origin, entry.sha256)
+            token, url = document.token, origin + document.path
+        key = (token, origin, entry.sha256)
         if key in self._written_files:
             self._written_files.move_to_end(key)
             return
         self._written_files[key] = None
         if len(self._written_files) > REMEMBERED_FILES:
             self._written_files.popitem(last=False)
-        downloaded = fetched is not None
         record = robots_record(
             origin=origin,
             url=url,
@@ -403,16 +374,16 @@ class EvidenceLog:
             # of the run, or the worker, that downloaded it.
             body=fetched.body if fetched is not None and entry.outcome.value == "parsed" else None,
             headers=_headers(fetched.response) if fetched is not None else None,
-            syntax=self.syntax if kind == "robots" else None,
-            agent=user_agent,
-            matched=_matched(entry, user_agent),
+            syntax=self.syntax if token == "robots" else None,
+            agent=agent,
+            matched=_matched(entry, agent),
             plugin_version=__version__,
-            source="download" if downloaded else self.copies_from,
+            source="download" if fetched is not None else self.copies_from,
             sha256=entry.sha256,
-            kind=kind,
+            kind=token,
         )
         if self._write(record):
-            self.stats.inc_value(f"robotstxt/evidence/{kind}")
+            self.stats.inc_value(f"robotstxt/evidence/{token}")
 
     def decision(
         self,
@@ -448,12 +419,10 @@ class EvidenceLog:
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
+        started = datetime.now(tz=timezone.utc).replace(microsecond=0)
         self._params = {
             "name": spider.name,
-            "time": datetime.now(tz=timezone.utc)
-            .replace(microsecond=0)
-            .isoformat()
-            .replace(":", "-"),
+            "time": started.isoformat().replace(":", "-"),
             "worker": f"{socket.gethostname()}-{os.getpid()}",
         }
         for output in self.outputs:
@@ -499,9 +468,6 @@ class EvidenceLog:
         )
         return EvidenceStopped()
 
-    def _store_failed(self, exc: BaseException, template: str) -> None:
-        self._fail(exc, f"cannot store {template}")
-
     def _fail(self, exc: BaseException, what: str) -> None:
         self.stats.inc_value("robotstxt/evidence/failed")
         if self._failed:
@@ -539,7 +505,7 @@ class EvidenceLog:
             except Exception as exc:  # noqa: BLE001
                 if not output.failed:  # else its write's failure again, counted once
                     self._fail(exc, f"cannot close {output.template}")
-            for stored in output.pending:  # their failures went to _store_failed
+            for stored in output.pending:  # their failures went to _fail
                 await maybe_deferred_to_future(stored)
         if self._stopped:
             logger.info(
@@ -622,11 +588,10 @@ def usage_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     decisions = meta.get("rerp_usage")
     if not decisions:
         return None
-    chosen = next(
+    purpose, decision = next(
         ((p, d) for p, d in decisions.items() if getattr(d, "preference", None) == "disallowed"),
         next(iter(decisions.items())),
     )
-    purpose, decision = chosen
     preference = getattr(decision, "preference", None)
     line = getattr(decision, "line", None)
     statement = getattr(decision, "statement", None) or ""
