@@ -225,49 +225,28 @@ end
     + _FLOOR_WRITE
 )
 
-# What the turn and the lock scripts share: the ms the key KEYS[1] has left, cut to ``most``
-# (and returned negative) when it has no TTL or a longer one.
-_TIMED_KEY = """
-local function bounded(most)
-  local left = redis.call('PTTL', KEYS[1])
-  if left == -2 then
-    return 1
-  end
-  if left == -1 or left > most then
-    redis.call('PEXPIRE', KEYS[1], most)
-    return -most
-  end
-  return math.max(1, left)
-end
-"""
-
-# KEYS[1]: the delay key. ARGV[1]: how long the turn may last at most, in ms; ARGV[2]: the
-# turn's id. 0 when the caller has the turn (nobody had it); else the ms until the current
-# turn ends, to wait and ask again. A key that would outlast any turn (no TTL: written by
-# hand or by something else; or a longer TTL than a turn may have) is cut to one turn's
-# length, so that it blocks its origin for one turn at most: then -ms.
-_TURN = (
-    _TIMED_KEY
-    + """
+# KEYS[1]: the delay key or the lock key. ARGV[1]: how long the turn or the lock may last at
+# most, in ms; ARGV[2]: the turn's id, or this worker's token. 0 when the caller has the turn
+# or now holds the lock (nobody had it); else the ms until the current one ends, to wait and
+# ask again. A key that would outlast any turn or lock (no TTL: written by hand or by
+# something else; or a longer TTL than one may have) is cut to that length, so that it blocks
+# its origin for one turn or one lock timeout at most (a lock without a TTL would stop every
+# worker for good): then -ms.
+_CLAIM = """
 if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
   return 0
 end
-return bounded(tonumber(ARGV[1]))
-"""
-)
-
-# KEYS[1]: the lock key. ARGV[1]: the lock's timeout in ms; ARGV[2]: this worker's token. 0
-# when this worker now holds the lock; else the ms until it expires, negative when it had to
-# be cut to the timeout (a lock without a TTL would stop every worker for good).
-_LOCK = (
-    _TIMED_KEY
-    + """
-if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
-  return 0
+local most = tonumber(ARGV[1])
+local left = redis.call('PTTL', KEYS[1])
+if left == -2 then
+  return 1
 end
-return bounded(tonumber(ARGV[1]))
+if left == -1 or left > most then
+  redis.call('PEXPIRE', KEYS[1], most)
+  return -most
+end
+return math.max(1, left)
 """
-)
 
 # KEYS[1]: the delay key. ARGV[1]: the delay in ms; ARGV[2]: the turn's id. The request of that
 # turn has been answered: the next turn starts the delay from now (if the turn is still its).
@@ -463,9 +442,8 @@ class RedisOriginCache:
         )
         self._load = self._client.register_script(_LOAD)
         self._store = self._client.register_script(_STORE)
-        self._turn = self._client.register_script(_TURN)
+        self._claim = self._client.register_script(_CLAIM)  # a turn, or the download lock
         self._turn_done = self._client.register_script(_TURN_DONE)
-        self._lock = self._client.register_script(_LOCK)
         self._slow_read = self._client.register_script(_SLOW_READ)
         self._slow_cool_down = self._client.register_script(_SLOW_COOL_DOWN)
         self._slow_raise = self._client.register_script(_SLOW_RAISE)
@@ -587,7 +565,7 @@ class RedisOriginCache:
         now holds it. A lock key that would outlast the lock timeout (no TTL, a longer one) is
         cut to it."""
         left = await self._call(
-            self._lock(
+            self._claim(
                 keys=[self.key(_lock_key(kind), origin)],
                 args=[max(1, int(self.lock_timeout * 1000)), self.token],
             )
@@ -607,7 +585,7 @@ class RedisOriginCache:
         turn = self.token + b"-%d" % self._turns
         left = int(
             await self._call(
-                self._turn(keys=[self.key("delay", origin)], args=[max(1, int(hold * 1000)), turn])
+                self._claim(keys=[self.key("delay", origin)], args=[max(1, int(hold * 1000)), turn])
             )
         )
         if left < 0:
@@ -652,22 +630,9 @@ class RedisOriginCache:
     ) -> tuple[float, int, bool]:
         """A slow-down answered a request of ``origin`` sent ``sent_ago`` seconds ago: the
         fleet's floor for it, its version, and whether this call raised it."""
-        floor, version, changed = await self._call(
-            self._slow_raise(
-                keys=[self.key("slow", origin)],
-                args=[
-                    _ms(sent_ago),
-                    _ms(start),
-                    _ms(maximum),
-                    _ms(own),
-                    _ms(SLOWDOWN_KEEP),
-                    self.channel,
-                    self.token,
-                    origin,
-                ],
-            )
+        return await self._change_floor(
+            self._slow_raise, origin, _ms(sent_ago), _ms(start), _ms(maximum), _ms(own)
         )
-        return int(floor) / 1000, int(version), bool(changed)
 
     async def good_answer(
         self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
@@ -675,19 +640,19 @@ class RedisOriginCache:
         """A request of ``origin`` sent ``sent_ago`` seconds ago was answered without a
         slow-down: the fleet's floor for it (0: none), its version, and whether this call
         halved or dropped it."""
+        return await self._change_floor(
+            self._slow_good, origin, _ms(sent_ago), decay_after, _ms(own), _ms(gone)
+        )
+
+    async def _change_floor(
+        self, script: Callable[..., Awaitable[list[int]]], origin: str, *args: int
+    ) -> tuple[float, int, bool]:
+        """Run a script that may change ``origin``'s floor, ``args`` first (then what
+        ``_FLOOR_WRITE`` reads): the floor, its version, and whether it changed."""
         floor, version, changed = await self._call(
-            self._slow_good(
+            script(
                 keys=[self.key("slow", origin)],
-                args=[
-                    _ms(sent_ago),
-                    decay_after,
-                    _ms(own),
-                    _ms(gone),
-                    _ms(SLOWDOWN_KEEP),
-                    self.channel,
-                    self.token,
-                    origin,
-                ],
+                args=[*args, _ms(SLOWDOWN_KEEP), self.channel, self.token, origin],
             )
         )
         return int(floor) / 1000, int(version), bool(changed)
