@@ -49,6 +49,7 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scrapy_rerp.core.body import MAX_SIZE
@@ -484,8 +485,6 @@ class RedisOriginCache:
         self.round_trips += 1
         try:
             return await asyncio.wait_for(awaitable, self.timeout)
-        except asyncio.CancelledError:
-            raise
         except self._command_error as exc:
             raise RedisCommandError(self._said(exc)) from exc
         except Exception as exc:  # redis.ConnectionError, OSError, TimeoutError
@@ -504,10 +503,8 @@ class RedisOriginCache:
         return text
 
     async def _drop_idle_connections(self) -> None:
-        try:
+        with suppress(Exception):  # closing broken connections: nothing left to do
             await self._client.connection_pool.disconnect(inuse_connections=False)
-        except Exception:  # closing broken connections: nothing left to do
-            pass
 
     # -- entries -------------------------------------------------------------------------------
     async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
@@ -677,24 +674,18 @@ class RedisOriginCache:
                 said = _slowdown_message(message.get("data"), self.token)
                 if said is not None:
                     heard(*said)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # redis.RedisError, OSError, TimeoutError
             raise RedisUnavailable(self._said(exc)) from exc
         finally:
-            try:
+            with suppress(Exception):  # closing a broken connection: nothing left to do
                 await pubsub.aclose()
-            except Exception:  # closing a broken connection: nothing left to do
-                pass
 
     async def ping(self) -> None:
         await self._call(self._client.ping())
 
     async def close(self) -> None:
-        try:
+        with suppress(Exception):  # closing a broken connection: nothing left to do
             await self._client.aclose()
-        except Exception:  # closing a broken connection: nothing left to do
-            pass
 
     def __repr__(self) -> str:
         return f"RedisOriginCache({redacted_url(self.url)!r}, prefix={self.prefix!r})"
