@@ -80,8 +80,6 @@ _T = TypeVar("_T")
 #: crawl's ``RERP_MAX_SIZE``): a URL, a validator and a time are far shorter.
 MAX_FIELD = 64 * 1024
 
-_DEFAULTS = RerpSettings()
-
 #: Seconds a raised floor is kept in Redis after its last change: a fleet that stopped and
 #: starts again later does not inherit it for ever.
 SLOWDOWN_KEEP = 3600.0
@@ -434,7 +432,7 @@ class RedisOriginCache:
         self.stale_window = stale_window
         self.max_body = max_body
         # The longest TTL of an origin's hash (a key without one, or a longer one, is cut to it).
-        self.keep = keep if keep is not None else HashBounds.of(_DEFAULTS).keep
+        self.keep = keep if keep is not None else HashBounds.of(RerpSettings()).keep
         # One token per process: a lock is released only by the worker that holds it.
         self.token = f"{os.getpid()}-{uuid.uuid4().hex}".encode()
         self._command_error: type[Exception] = ResponseError
@@ -457,8 +455,7 @@ class RedisOriginCache:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisOriginCache:
-        settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
-        return cls.from_settings(settings)
+        return cls.from_settings(RerpSettings.from_settings(crawler.settings, require_obey=False))
 
     @classmethod
     def from_settings(cls, settings: RerpSettings) -> RedisOriginCache:
@@ -491,7 +488,8 @@ class RedisOriginCache:
             # The pool's idle connections are as dead as this one: without this, each would
             # fail once more after Redis is back ("Connection closed by server"), and each
             # failure would be taken for a new outage.
-            await self._drop_idle_connections()
+            with suppress(Exception):  # closing broken connections: nothing left to do
+                await self._client.connection_pool.disconnect(inuse_connections=False)
             raise RedisUnavailable(self._said(exc)) from exc
 
     def _said(self, exc: BaseException) -> str:
@@ -501,10 +499,6 @@ class RedisOriginCache:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
-
-    async def _drop_idle_connections(self) -> None:
-        with suppress(Exception):  # closing broken connections: nothing left to do
-            await self._client.connection_pool.disconnect(inuse_connections=False)
 
     # -- entries -------------------------------------------------------------------------------
     async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
@@ -549,27 +543,16 @@ class RedisOriginCache:
                 times += [name, repr(float(value) - now)]
             else:
                 others += [name, value]
-        ttl_ms = max(1, int((ttl + self.stale_window) * 1000))
-        await self._call(
-            self._store(
-                keys=[self.key(kind, origin)], args=[ttl_ms, len(times) // 2, *times, *others]
-            )
-        )
+        args = [_px(ttl + self.stale_window), len(times) // 2, *times, *others]
+        await self._call(self._store(keys=[self.key(kind, origin)], args=args))
 
     # -- one download for the fleet ------------------------------------------------------------
     async def lock(self, origin: str, kind: str = "robots") -> bool:
         """Take the download lock of ``origin`` (of the document ``kind``): True if this worker
         now holds it. A lock key that would outlast the lock timeout (no TTL, a longer one) is
         cut to it."""
-        left = await self._call(
-            self._claim(
-                keys=[self.key(_lock_key(kind), origin)],
-                args=[max(1, int(self.lock_timeout * 1000)), self.token],
-            )
-        )
-        if int(left) < 0:
-            self.repaired += 1
-        return int(left) == 0
+        key = self.key(_lock_key(kind), origin)
+        return await self._take(key, self.lock_timeout, self.token) == 0
 
     async def unlock(self, origin: str, kind: str = "robots") -> None:
         await self._call(self._unlock(keys=[self.key(_lock_key(kind), origin)], args=[self.token]))
@@ -580,22 +563,20 @@ class RedisOriginCache:
         when taken, else ``(seconds until the current turn ends, id)``; see :meth:`turn_done`."""
         self._turns += 1
         turn = self.token + b"-%d" % self._turns
-        left = int(
-            await self._call(
-                self._claim(keys=[self.key("delay", origin)], args=[max(1, int(hold * 1000)), turn])
-            )
-        )
+        return abs(await self._take(self.key("delay", origin), hold, turn)) / 1000, turn
+
+    async def _take(self, key: str, most: float, token: bytes) -> int:
+        """Take the turn or the lock ``key`` for ``token``, for at most ``most`` seconds
+        (:data:`_CLAIM`): 0 when taken, else the ms until it ends (negative when cut to
+        ``most``, counted in :attr:`repaired`)."""
+        left = int(await self._call(self._claim(keys=[key], args=[_px(most), token])))
         if left < 0:
             self.repaired += 1
-        return abs(left) / 1000, turn
+        return left
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
-        await self._call(
-            self._turn_done(
-                keys=[self.key("delay", origin)], args=[max(1, int(delay * 1000)), turn]
-            )
-        )
+        await self._call(self._turn_done(keys=[self.key("delay", origin)], args=[_px(delay), turn]))
 
     # -- slow-downs for the fleet ---------------------------------------------------------------
     async def slowdown(
@@ -728,6 +709,11 @@ def _secrets(url: str) -> tuple[str, ...]:
 
 def _ms(seconds: float) -> int:
     return max(0, round(seconds * 1000))
+
+
+def _px(seconds: float) -> int:
+    """A key's lifetime in ms, as ``PX`` and ``PEXPIRE`` take it (1 at least)."""
+    return max(1, int(seconds * 1000))
 
 
 def _lock_key(kind: str) -> str:
