@@ -373,9 +373,8 @@ class FleetCoordination:
 
     # -- slow-downs shared ----------------------------------------------------------------------
     async def _read(self, origin: str) -> None:
-        settings = self.settings
         shared = await self.shared.read(
-            origin, settings.slowdown_max_wait, settings.slowdown_max_floor
+            origin, self.settings.slowdown_max_wait, self.settings.slowdown_max_floor
         )
         if shared is None:
             return  # Redis down: this worker's own knowledge
@@ -426,12 +425,11 @@ class FleetCoordination:
             self.local.cool_down(origin, self._capped(left, self.settings.slowdown_max_wait))
 
     async def _share_raise(self, origin: str, sent_ago: float) -> None:
-        settings = self.settings
         shared = await self.shared.raise_floor(
             origin,
             sent_ago,
-            settings.slowdown_start_floor,
-            settings.slowdown_max_floor,
+            self.settings.slowdown_start_floor,
+            self.settings.slowdown_max_floor,
             self.local.floors.own_floor(origin),
         )
         if shared is not None:
