@@ -221,7 +221,6 @@ class FleetStore:
         (by robots.txt's sharing: another kind's releases its locks only)."""
         await self.release_locks()
         self.stats.set_value(self.kind.stats.redis_round_trips, self.store.round_trips)
-        repaired = getattr(self.store, "repaired", 0)
-        if repaired:
+        if repaired := getattr(self.store, "repaired", 0):
             self.stats.set_value(self.kind.stats.redis_repaired, repaired)
         await self.store.close()
