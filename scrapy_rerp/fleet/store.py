@@ -276,10 +276,7 @@ end
 local names = {}
 for i = 4, #ARGV do
   local length = redis.call('HSTRLEN', KEYS[1], ARGV[i])
-  local most = tonumber(ARGV[3])
-  if ARGV[i] == 'body' then
-    most = tonumber(ARGV[2])
-  end
+  local most = ARGV[i] == 'body' and tonumber(ARGV[2]) or tonumber(ARGV[3])
   if length > most then
     return {{}, t[1], t[2], cut, ARGV[i], length}
   end
