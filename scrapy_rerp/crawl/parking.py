@@ -158,7 +158,7 @@ class ParkingLot:
         waiting.append(request)
         self._spots[request] = _Spot(key=key)
         self._listen()
-        self._watch_closing()
+        self.watch_closing()
         return None
 
     def handed_back(self, request: Request) -> None:
@@ -411,9 +411,6 @@ class ParkingLot:
     def watch_closing(self) -> None:
         """Notice when the engine starts to close from now on, though nothing is parked:
         requests wait in download slots behind a floor, to be taken back then."""
-        self._watch_closing()
-
-    def _watch_closing(self) -> None:
         # Started with the first parked request (or the first floor) and kept until the lot
         # closes: starting and stopping it as the lot empties and fills would make a task each
         # time.
