@@ -40,7 +40,7 @@ import datetime
 import logging
 import weakref
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -233,7 +233,7 @@ class PageDirectivesMiddleware:
         page = self._pages.get(response)
         if page is None:
             return result
-        return self._kept(response, page, result)
+        return (output for output in result if self._keeps(response, page, output))
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
@@ -241,11 +241,6 @@ class PageDirectivesMiddleware:
         page = self._pages.get(response)
         async for output in result:
             if page is None or self._keeps(response, page, output):
-                yield output
-
-    def _kept(self, response: Response, page: _Page, result: Iterable[Any]) -> Iterator[Any]:
-        for output in result:
-            if self._keeps(response, page, output):
                 yield output
 
     def _keeps(self, response: Response, page: _Page, output: Any) -> bool:
@@ -296,23 +291,11 @@ class PageDirectivesMiddleware:
         nothing that could drop or mark any of it."""
         headers = response.headers
         facts = _content_facts(header_value(headers, _CONTENT_TYPE))
-        named: list[tuple[bytes, bytes]] = []
-        if self.settings.page_header:
-            for name in _PAGE_HEADERS:  # mostly absent: no list built for them
-                values = header_values(headers, name)
-                if values:
-                    named.extend((name, value) for value in self._capped(response, name, values))
+        named = self._header_lines(response, _PAGE_HEADERS) if self.settings.page_header else []
         # The user agent robots.txt is matched against, chosen where
         # RobotsTxtMiddleware.user_agent_for chooses it.
         user_agent = crawler_user_agent(self.settings, user_agent_header(request))
-        tdmrep_named: list[tuple[bytes, bytes]] = []
-        if self.tdmrep_purposes:
-            for name in _TDMREP_HEADERS:
-                values = header_values(headers, name)
-                if values:
-                    tdmrep_named.extend(
-                        (name, value) for value in self._capped(response, name, values)
-                    )
+        tdmrep_named = self._header_lines(response, _TDMREP_HEADERS) if self.tdmrep_purposes else []
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
             names = _names_of(user_agent)
@@ -388,18 +371,17 @@ class PageDirectivesMiddleware:
         reservation: TdmReservation | None,
     ) -> None:
         """``page_read``: what the page said, and what that does to its output."""
-        refusals = []
-        for purpose, refusal in refused[True]:  # image items: every purpose refused for any
-            refusals.append(
-                {
-                    "purpose": purpose,
-                    "images_only": (purpose, refusal) not in refused[False],
-                    "rule": refusal.rule,
-                    "source": refusal.source,
-                    "statement": refusal.statement,
-                    "reason": refusal.reason,
-                }
-            )
+        refusals = [
+            {
+                "purpose": purpose,
+                "images_only": (purpose, refusal) not in refused[False],
+                "rule": refusal.rule,
+                "source": refusal.source,
+                "statement": refusal.statement,
+                "reason": refusal.reason,
+            }
+            for purpose, refusal in refused[True]  # image items: every purpose refused for any
+        ]
         send_refusable(
             self.crawler,
             rerp_signals.page_read,
@@ -430,11 +412,8 @@ class PageDirectivesMiddleware:
                 )
         response.meta[TDMREP_META] = decisions
         if reservation.statement is not None:
-            technique = reservation.statement.technique
-            if reservation.reserved:
-                self.stats.inc_value(f"robotstxt/tdmrep/reserved/{technique}")
-            else:
-                self.stats.inc_value(f"robotstxt/tdmrep/not_reserved/{technique}")
+            said = "reserved" if reservation.reserved else "not_reserved"
+            self.stats.inc_value(f"robotstxt/tdmrep/{said}/{reservation.statement.technique}")
         for warning in reservation.warnings:
             self.stats.inc_value(f"robotstxt/tdmrep/warnings/{warning.code}")
             logger.debug(
@@ -534,6 +513,17 @@ class PageDirectivesMiddleware:
         self.crawler.signals.send_catch_log(
             rerp_signals.request_refused, request=request, reason="page", message=why, decision=None
         )
+
+    def _header_lines(
+        self, response: Response, names: tuple[bytes, ...]
+    ) -> list[tuple[bytes, bytes]]:
+        """``(name, line)`` of each of the headers *names* the response has, capped."""
+        lines: list[tuple[bytes, bytes]] = []
+        for name in names:  # mostly absent: no list built for them
+            values = header_values(response.headers, name)
+            if values:
+                lines.extend((name, value) for value in self._capped(response, name, values))
+        return lines
 
     def _capped(self, response: Response, name: bytes, values: list[bytes]) -> list[bytes]:
         """The first ``MAX_HEADER_BYTES`` of header *name*'s lines; a cut counted, and logged
