@@ -254,15 +254,16 @@ class PageDirectivesMiddleware:
         if opts_out_of_robots_txt(request.meta):
             return True
         if page.nofollow is not None:
-            self._count("nofollow_dropped")
-            self._dropped(request, page, f"nofollow ({_said(page.nofollow)})")
+            why = f"nofollow ({page.nofollow.source}: {page.nofollow.text})"
+            self._dropped(request, page, "nofollow_dropped", why)
             return False
         if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
                 page.rel_nofollow_only = self._rel_nofollow_only(response)
             if _without_fragment(request.url) in page.rel_nofollow_only:
-                self._count("rel_nofollow_dropped")
-                self._dropped(request, page, 'linked with rel="nofollow" only')
+                self._dropped(
+                    request, page, "rel_nofollow_dropped", 'linked with rel="nofollow" only'
+                )
                 return False
         return True
 
@@ -504,7 +505,9 @@ class PageDirectivesMiddleware:
                     extra={"spider": self.crawler.spider},
                 )
 
-    def _dropped(self, request: Request, page: _Page, why: str) -> None:
+    def _dropped(self, request: Request, page: _Page, stat: str, why: str) -> None:
+        """A request the page's callback yielded, dropped: counted (``stat``), logged, sent."""
+        self._count(stat)
         logger.debug(
             "Dropped %(request)s: %(why)s on %(page)s",
             {"request": bounded(str(request)), "why": bounded(why), "page": bounded(page.url)},
@@ -566,10 +569,6 @@ def _page_refusal(decision: PageUsageDecision) -> _Refusal:
     statement = decision.statement
     assert statement is not None  # a forbidden purpose has its statement
     return _Refusal(statement.rule.name, statement.source, statement.text, decision.reason)
-
-
-def _said(statement: PageStatement) -> str:
-    return f"{statement.source}: {statement.text}"
 
 
 class _ContentFacts(NamedTuple):
