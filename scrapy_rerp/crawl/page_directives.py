@@ -305,7 +305,6 @@ class PageDirectivesMiddleware:
             # One reading of the head serves the robots meta tags and TDMRep's.
             meta = head_meta_tags(response.body, facts.encoding, names)
         reservation = None
-        tdmrep_refused: list[tuple[str, _Refusal]] = []
         # The origin's tdmrep.json, as the gate found it (the file technique comes first).
         attached = request.meta.get(FILE_META) if self.tdmrep_purposes else None
         file = attached.document if isinstance(attached, Attached) else None
@@ -324,8 +323,6 @@ class PageDirectivesMiddleware:
             reservation = tdm_reservation(response.url, file, tdmrep_named, meta)
             if not reservation.statements and not reservation.warnings:
                 reservation = None
-        if reservation is not None:
-            tdmrep_refused = self._tdmrep(response, reservation)
         if not named and not meta and reservation is None:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
@@ -349,6 +346,7 @@ class PageDirectivesMiddleware:
                     decisions[purpose] = decision
         if reservation is not None:
             # After the page's own directives: a page refused by both says so by its directive.
+            tdmrep_refused = self._tdmrep(response, reservation)
             for image in (False, True):
                 refused[image].extend(tdmrep_refused)
         response.meta[PAGE_META] = directives
