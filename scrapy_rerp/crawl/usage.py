@@ -129,8 +129,7 @@ class UsagePolicy:
             licence = _licence_decision(request.url, purpose, files)
             if licence is None:
                 continue
-            said = [before[purpose]] if purpose in before else []
-            said.append(licence)
+            said = [before[purpose], licence] if purpose in before else [licence]
             decisions[purpose] = combined(said) or licence
         self._decided(request, decisions)
 
