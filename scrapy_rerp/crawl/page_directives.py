@@ -80,7 +80,9 @@ from scrapy_rerp.engine import (
     PageDirectives,
     PageStatement,
     PageUsageDecision,
+    PageWarning,
     TdmRepDecision,
+    TdmRepWarning,
     TdmReservation,
     caller_tokens,
     page_directives,
@@ -415,15 +417,7 @@ class PageDirectivesMiddleware:
             self.stats.inc_value(f"robotstxt/tdmrep/{said}/{reservation.statement.technique}")
         for warning in reservation.warnings:
             self.stats.inc_value(f"robotstxt/tdmrep/warnings/{warning.code}")
-            logger.debug(
-                "TDMRep statement of %(page)s not used: %(source)s: %(message)s",
-                {
-                    "page": bounded(response.url),
-                    "source": bounded(warning.source),
-                    "message": bounded(warning.message),
-                },
-                extra={"spider": self.crawler.spider},
-            )
+            self._not_used("TDMRep statement", response, warning)
         return refused
 
     def _said_nothing(self, meta: dict[str, Any], image_response: bool) -> None:
@@ -493,15 +487,22 @@ class PageDirectivesMiddleware:
             self.stats.inc_value(f"robotstxt/page/warnings/{code}", count)
         if logger.isEnabledFor(logging.DEBUG):
             for warning in directives.warnings:
-                logger.debug(
-                    "Page directive of %(page)s not used: %(source)s: %(message)s",
-                    {
-                        "page": bounded(response.url),
-                        "source": bounded(warning.source),
-                        "message": bounded(warning.message),
-                    },
-                    extra={"spider": self.crawler.spider},
-                )
+                self._not_used("Page directive", response, warning)
+
+    def _not_used(
+        self, what: str, response: Response, warning: PageWarning | TdmRepWarning
+    ) -> None:
+        """A statement of the page that was not used, quoted at DEBUG (``what`` it was)."""
+        logger.debug(
+            "%(what)s of %(page)s not used: %(source)s: %(message)s",
+            {
+                "what": what,
+                "page": bounded(response.url),
+                "source": bounded(warning.source),
+                "message": bounded(warning.message),
+            },
+            extra={"spider": self.crawler.spider},
+        )
 
     def _dropped(self, request: Request, page: _Page, stat: str, why: str) -> None:
         """A request the page's callback yielded, dropped: counted (``stat``), logged, sent."""
