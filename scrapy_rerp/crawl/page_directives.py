@@ -256,16 +256,15 @@ class PageDirectivesMiddleware:
         if opts_out_of_robots_txt(request.meta):
             return True
         if page.nofollow is not None:
-            why = f"nofollow ({page.nofollow.source}: {page.nofollow.text})"
-            self._dropped(request, page, "nofollow_dropped", why)
+            self._count("nofollow_dropped")
+            self._dropped(request, page, f"nofollow ({page.nofollow.source}: {page.nofollow.text})")
             return False
         if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
                 page.rel_nofollow_only = self._rel_nofollow_only(response)
             if _without_fragment(request.url) in page.rel_nofollow_only:
-                self._dropped(
-                    request, page, "rel_nofollow_dropped", 'linked with rel="nofollow" only'
-                )
+                self._count("rel_nofollow_dropped")
+                self._dropped(request, page, 'linked with rel="nofollow" only')
                 return False
         return True
 
@@ -413,8 +412,11 @@ class PageDirectivesMiddleware:
                 )
         response.meta[TDMREP_META] = decisions
         if reservation.statement is not None:
-            said = "reserved" if reservation.reserved else "not_reserved"
-            self.stats.inc_value(f"robotstxt/tdmrep/{said}/{reservation.statement.technique}")
+            technique = reservation.statement.technique
+            if reservation.reserved:
+                self.stats.inc_value(f"robotstxt/tdmrep/reserved/{technique}")
+            else:
+                self.stats.inc_value(f"robotstxt/tdmrep/not_reserved/{technique}")
         for warning in reservation.warnings:
             self.stats.inc_value(f"robotstxt/tdmrep/warnings/{warning.code}")
             self._not_used("TDMRep statement", response, warning)
@@ -504,9 +506,7 @@ class PageDirectivesMiddleware:
             extra={"spider": self.crawler.spider},
         )
 
-    def _dropped(self, request: Request, page: _Page, stat: str, why: str) -> None:
-        """A request the page's callback yielded, dropped: counted (``stat``), logged, sent."""
-        self._count(stat)
+    def _dropped(self, request: Request, page: _Page, why: str) -> None:
         logger.debug(
             "Dropped %(request)s: %(why)s on %(page)s",
             {"request": bounded(str(request)), "why": bounded(why), "page": bounded(page.url)},
