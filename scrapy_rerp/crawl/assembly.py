@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from scrapy_rerp.core.cache import OriginCache
     from scrapy_rerp.core.crawl_store import CrawlStore
     from scrapy_rerp.core.documents import DocumentKind
+    from scrapy_rerp.core.origins import Cache, RulesListener
     from scrapy_rerp.core.settings import RerpSettings
     from scrapy_rerp.fleet.documents import FleetStore
     from scrapy_rerp.fleet.store import SharedOriginCache
@@ -213,6 +214,25 @@ def assemble(
         applied.forget_all()
         origins.forget_all()
 
+    def service(
+        kind: DocumentKind,
+        cache: Cache,
+        listener: RulesListener,
+        store: CrawlStore | FleetStore | None,
+    ) -> OriginService:
+        return OriginService(
+            settings,
+            cache,
+            RobotsTxtDownloader(crawler, settings, kind),
+            waiters=lot,
+            listener=listener,
+            runtime=runtime,
+            stats=stats,
+            store=store,
+            spider=spider,
+            kind=kind,
+        )
+
     failover = FailoverCache(
         cache,
         settings.cache_max_origins,
@@ -221,18 +241,7 @@ def assemble(
         on_failover=forget_all,
         spider=spider,
     )
-    origins = OriginService(
-        settings,
-        failover,
-        RobotsTxtDownloader(crawler, settings, kinds[0]),
-        waiters=lot,
-        listener=applied,
-        runtime=runtime,
-        stats=stats,
-        store=fleet if fleet is not None else stored,
-        spider=spider,
-        kind=kinds[0],
-    )
+    origins = service(kinds[0], failover, applied, fleet if fleet is not None else stored)
     services: list[OriginService] = []
     stores: list[CrawlStore | FleetStore] = []
     for kind in kinds[1:]:
@@ -243,23 +252,13 @@ def assemble(
             store = stored.for_kind(kind)
         if store is not None:
             stores.append(store)
+        listener = DocumentListener(
+            crawler, politeness, kind, max_origins=settings.cache_max_origins
+        )
+        # In memory, whatever RERP_CACHE says: the cache backends keep robots.txt, and a fleet
+        # shares the other kinds through Redis as it does robots.txt.
         services.append(
-            OriginService(
-                settings,
-                # In memory, whatever RERP_CACHE says: the cache backends keep robots.txt, and
-                # a fleet shares the other kinds through Redis as it does robots.txt.
-                MemoryOriginCache(settings.cache_max_origins),
-                RobotsTxtDownloader(crawler, settings, kind),
-                waiters=lot,
-                listener=DocumentListener(
-                    crawler, politeness, kind, max_origins=settings.cache_max_origins
-                ),
-                runtime=runtime,
-                stats=stats,
-                store=store,
-                spider=spider,
-                kind=kind,
-            )
+            service(kind, MemoryOriginCache(settings.cache_max_origins), listener, store)
         )
     parts = Parts(
         lot=lot,

@@ -80,6 +80,7 @@ __all__ = [
     "header_key",
     "header_value",
     "header_values",
+    "loaded",
     "new_slot_delay",
     "no_jitter",
     "open_spider",
@@ -335,16 +336,18 @@ def disable_component(settings: BaseSettings, name: str, cls: type) -> None:
         # Scrapy >= 2.15: a class and its import path are one key.
         settings.set_in_component_priority_dict(name, cls, None)
         return
-    from scrapy.utils.misc import load_object
-
     components = settings.getdict(name)
-    keys = [key for key in settings.getwithbase(name) if _loads(key, load_object) is cls]
+    keys = [key for key in settings.getwithbase(name) if loaded(key) is cls]
     for key in keys or [cls]:
         components[key] = None
     settings.set(name, components, settings.getpriority(name) or 0)
 
 
-def _loads(key: Any, load_object: Callable[[Any], Any]) -> Any:
+def loaded(key: Any) -> Any:
+    """What a component priority dictionary's key names (a class, or its import path), or None
+    when it names nothing that can be loaded."""
+    from scrapy.utils.misc import load_object
+
     try:
         return load_object(key)
     except (ImportError, NameError, TypeError, ValueError):
@@ -354,8 +357,9 @@ def _loads(key: Any, load_object: Callable[[Any], Any]) -> Any:
 # -- download slots ------------------------------------------------------------------------------
 
 _SLOT_HAS_JITTER = hasattr(Slot, "jitter")  # Scrapy >= 2.19
-# The clock of Slot.lastseen: the downloader module's ``monotonic`` (2.16+) or ``time``.
-_slot_clock: Callable[[], float] = getattr(_downloader_module, "monotonic", time.time)
+#: Now, on the clock of ``Slot.lastseen``: the downloader module's ``monotonic`` (2.16+) or
+#: ``time``.
+slot_clock: Callable[[], float] = getattr(_downloader_module, "monotonic", time.time)
 
 
 # -- header values ----------------------------------------------------------------------------
@@ -405,11 +409,6 @@ _USER_AGENT = header_key("User-Agent")
 def user_agent_header(request: Request) -> bytes | None:
     """The request's ``User-Agent`` header, as ``Headers.get`` gives it."""
     return header_value(request.headers, _USER_AGENT)
-
-
-def slot_clock() -> float:
-    """Now, on the clock of ``Slot.lastseen``."""
-    return _slot_clock()
 
 
 def slot_latercall(slot: Slot) -> bool:

@@ -29,6 +29,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.documents import BASE_DOCUMENTS, DocumentKind, problems_of, robots_txt
 from scrapy_rerp.core.settings import RerpSettingsError
+from scrapy_rerp.crawl.compat import stats_of
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -107,7 +108,7 @@ class DocumentListener:
         self.crawler = crawler
         self.politeness = politeness
         self.kind = kind
-        self.stats = crawler.stats
+        self.stats = stats_of(crawler)
         # Origins whose unused document was logged, the latest max_origins
         # (RERP_CACHE_MAX_ORIGINS, as many as the cache keeps): a broad crawl's memory stays
         # bounded.
@@ -133,7 +134,6 @@ class DocumentListener:
         why = kind.problem(entry.robots) if kind.problem is not None else None
         if why is None:
             return
-        assert self.stats is not None
         if kind.stats.file_invalid is not None:
             self.stats.inc_value(kind.stats.file_invalid)
         if origin in self._said:

@@ -112,13 +112,11 @@ class RobotsGate:
         except IgnoreRequest as refusal:
             self.tell_refused(request, refusal)
             raise
-        if result is None:
-            if self._admissions_heard:
-                self._admitted(request)
-            return None
-        if not inspect.isawaitable(result):
-            return result
-        return self._told(request, result)
+        if result is not None and inspect.isawaitable(result):
+            return self._told(request, result)
+        if result is None and self._admissions_heard:
+            self._admitted(request)
+        return result
 
     async def _told(self, request: Request, waiting: Awaitable[Any]) -> Any:
         try:
@@ -162,7 +160,7 @@ class RobotsGate:
             return self._for_spider.serve(origin, request)
         rules = self.origins.rules(origin, url, request)
         if rules is WAIT:
-            return self._park(origin, request, is_robots_url)
+            return self._park(origin, request, self.origins, is_robots_url)
         if isinstance(rules, Refused):
             self.lot.count_dropped_at_once(rules.reason, request)
             raise IgnoreRequest(rules.message)
@@ -192,7 +190,7 @@ class RobotsGate:
                 url = request.url if kind.locate is None else key
                 document = service.rules(key, url, request)
                 if document is WAIT:
-                    return self._park(key, request, False, service)
+                    return self._park(key, request, service)
                 if isinstance(document, Refused):
                     self.lot.count_dropped_at_once(document.reason, request)
                     raise IgnoreRequest(document.message)
@@ -267,10 +265,8 @@ class RobotsGate:
     ) -> None:
         """The hashes of the documents a request goes on with, into its decision (the
         evidence's ``documents``): one, or a list for a located kind."""
-        hashes = []
-        for key, _ in found:
-            entry = service.entry(key)
-            hashes.append(entry.sha256 if entry is not None else None)
+        entries = [service.entry(key) for key, _ in found]
+        hashes = [entry.sha256 if entry is not None else None for entry in entries]
         decided = request.meta[DECISION_META].setdefault("documents", {})
         decided[service.kind.token] = hashes[0] if service.kind.locate is None else hashes
 
@@ -335,16 +331,10 @@ class RobotsGate:
             )
 
     def _park(
-        self,
-        origin: str,
-        request: Request,
-        is_robots_url: bool,
-        service: OriginService | None = None,
+        self, origin: str, request: Request, service: OriginService, is_robots_url: bool = False
     ) -> Request:
         """Take a request with no usable rules out of the downloader until they come (or,
         with another origin ``service``, until its document comes)."""
-        if service is None:
-            service = self.origins
         key = ParkingKey(origin, service.kind.purpose)  # a located document's: its URL
         refused = self.lot.park(key, request)
         if refused is not None:

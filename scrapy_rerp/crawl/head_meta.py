@@ -86,16 +86,11 @@ def _lowered(names: tuple[str, ...]) -> tuple[str, ...]:
 def head_of(html: bytes | str, encoding: str | None = None) -> str | None:
     """The text of *html*'s head (up to its first ``<body``), or None when it holds no
     ``<meta``."""
-    head = _head_text(html, encoding)
+    head = head_text(html, encoding)
     return head if "<meta" in head.lower() else None
 
 
 def head_text(html: bytes | str, encoding: str | None = None) -> str:
-    """The text of *html*'s head (up to its first ``<body``)."""
-    return _head_text(html, encoding)
-
-
-def _head_text(html: bytes | str, encoding: str | None) -> str:
     """The text of *html*'s head (up to its first ``<body``)."""
     if isinstance(html, str):
         text = html[:MAX_HTML_BYTES].removeprefix("\ufeff")
@@ -122,7 +117,7 @@ def head_meta_tags(
     With *mentioning* (names, e.g. ``robots`` and the crawler's product tokens), a head in which
     none of them appears, in any case, is not parsed: its answer is ``[]``.
     """
-    head = _head_text(html, encoding)
+    head = head_text(html, encoding)
     # str.lower and "in" run in C: a case-insensitive regular expression of the names costs
     # about fifteen times as much on a head of a few KiB. One lower-cased copy serves "<meta"
     # too: its two regular-expression searches cost the small head of most pages about 5,000

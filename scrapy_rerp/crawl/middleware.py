@@ -92,17 +92,15 @@ class RobotsTxtMiddleware:
         self.settings = settings
         parts = assemble(crawler, settings, cache, shared, self.user_agent_for, kinds)
         self.gate = RobotsGate(crawler, parts, self.user_agent_for)
-        answered = heard(crawler, rerp_signals.request_answered)
-        failures = heard(crawler, rerp_signals.request_failed)
         self.lot = parts.lot
         self.origins = parts.origins
         self.politeness = parts.politeness
         self.fleet = parts.fleet
         self._usage = parts.usage
-        self._answers_heard = answered
-        if parts.usage is not None or answered:
+        self._answers_heard = heard(crawler, rerp_signals.request_answered)
+        if parts.usage is not None or self._answers_heard:
             self.process_response = self._answered
-        if failures:
+        if heard(crawler, rerp_signals.request_failed):
             self.process_exception = self._failed
         # Told by AnswersMiddleware, or by a signal without it: which one is known once the
         # engine has built the downloader middlewares.

@@ -40,7 +40,7 @@ import datetime
 import logging
 import weakref
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -80,7 +80,9 @@ from scrapy_rerp.engine import (
     PageDirectives,
     PageStatement,
     PageUsageDecision,
+    PageWarning,
     TdmRepDecision,
+    TdmRepWarning,
     TdmReservation,
     caller_tokens,
     page_directives,
@@ -233,7 +235,7 @@ class PageDirectivesMiddleware:
         page = self._pages.get(response)
         if page is None:
             return result
-        return self._kept(response, page, result)
+        return (output for output in result if self._keeps(response, page, output))
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
@@ -241,11 +243,6 @@ class PageDirectivesMiddleware:
         page = self._pages.get(response)
         async for output in result:
             if page is None or self._keeps(response, page, output):
-                yield output
-
-    def _kept(self, response: Response, page: _Page, result: Iterable[Any]) -> Iterator[Any]:
-        for output in result:
-            if self._keeps(response, page, output):
                 yield output
 
     def _keeps(self, response: Response, page: _Page, output: Any) -> bool:
@@ -260,7 +257,7 @@ class PageDirectivesMiddleware:
             return True
         if page.nofollow is not None:
             self._count("nofollow_dropped")
-            self._dropped(request, page, f"nofollow ({_said(page.nofollow)})")
+            self._dropped(request, page, f"nofollow ({page.nofollow.source}: {page.nofollow.text})")
             return False
         if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
@@ -296,23 +293,11 @@ class PageDirectivesMiddleware:
         nothing that could drop or mark any of it."""
         headers = response.headers
         facts = _content_facts(header_value(headers, _CONTENT_TYPE))
-        named: list[tuple[bytes, bytes]] = []
-        if self.settings.page_header:
-            for name in _PAGE_HEADERS:  # mostly absent: no list built for them
-                values = header_values(headers, name)
-                if values:
-                    named.extend((name, value) for value in self._capped(response, name, values))
+        named = self._header_lines(response, _PAGE_HEADERS) if self.settings.page_header else []
         # The user agent robots.txt is matched against, chosen where
         # RobotsTxtMiddleware.user_agent_for chooses it.
         user_agent = crawler_user_agent(self.settings, user_agent_header(request))
-        tdmrep_named: list[tuple[bytes, bytes]] = []
-        if self.tdmrep_purposes:
-            for name in _TDMREP_HEADERS:
-                values = header_values(headers, name)
-                if values:
-                    tdmrep_named.extend(
-                        (name, value) for value in self._capped(response, name, values)
-                    )
+        tdmrep_named = self._header_lines(response, _TDMREP_HEADERS) if self.tdmrep_purposes else []
         meta: list[tuple[str, str]] = []
         if self.settings.page_meta and isinstance(response, HtmlResponse):
             names = _names_of(user_agent)
@@ -321,7 +306,6 @@ class PageDirectivesMiddleware:
             # One reading of the head serves the robots meta tags and TDMRep's.
             meta = head_meta_tags(response.body, facts.encoding, names)
         reservation = None
-        tdmrep_refused: list[tuple[str, _Refusal]] = []
         # The origin's tdmrep.json, as the gate found it (the file technique comes first).
         attached = request.meta.get(FILE_META) if self.tdmrep_purposes else None
         file = attached.document if isinstance(attached, Attached) else None
@@ -340,8 +324,6 @@ class PageDirectivesMiddleware:
             reservation = tdm_reservation(response.url, file, tdmrep_named, meta)
             if not reservation.statements and not reservation.warnings:
                 reservation = None
-        if reservation is not None:
-            tdmrep_refused = self._tdmrep(response, reservation)
         if not named and not meta and reservation is None:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
@@ -365,6 +347,7 @@ class PageDirectivesMiddleware:
                     decisions[purpose] = decision
         if reservation is not None:
             # After the page's own directives: a page refused by both says so by its directive.
+            tdmrep_refused = self._tdmrep(response, reservation)
             for image in (False, True):
                 refused[image].extend(tdmrep_refused)
         response.meta[PAGE_META] = directives
@@ -388,18 +371,17 @@ class PageDirectivesMiddleware:
         reservation: TdmReservation | None,
     ) -> None:
         """``page_read``: what the page said, and what that does to its output."""
-        refusals = []
-        for purpose, refusal in refused[True]:  # image items: every purpose refused for any
-            refusals.append(
-                {
-                    "purpose": purpose,
-                    "images_only": (purpose, refusal) not in refused[False],
-                    "rule": refusal.rule,
-                    "source": refusal.source,
-                    "statement": refusal.statement,
-                    "reason": refusal.reason,
-                }
-            )
+        refusals = [
+            {
+                "purpose": purpose,
+                "images_only": (purpose, refusal) not in refused[False],
+                "rule": refusal.rule,
+                "source": refusal.source,
+                "statement": refusal.statement,
+                "reason": refusal.reason,
+            }
+            for purpose, refusal in refused[True]  # image items: every purpose refused for any
+        ]
         send_refusable(
             self.crawler,
             rerp_signals.page_read,
@@ -437,15 +419,7 @@ class PageDirectivesMiddleware:
                 self.stats.inc_value(f"robotstxt/tdmrep/not_reserved/{technique}")
         for warning in reservation.warnings:
             self.stats.inc_value(f"robotstxt/tdmrep/warnings/{warning.code}")
-            logger.debug(
-                "TDMRep statement of %(page)s not used: %(source)s: %(message)s",
-                {
-                    "page": bounded(response.url),
-                    "source": bounded(warning.source),
-                    "message": bounded(warning.message),
-                },
-                extra={"spider": self.crawler.spider},
-            )
+            self._not_used("TDMRep statement", response, warning)
         return refused
 
     def _said_nothing(self, meta: dict[str, Any], image_response: bool) -> None:
@@ -515,15 +489,22 @@ class PageDirectivesMiddleware:
             self.stats.inc_value(f"robotstxt/page/warnings/{code}", count)
         if logger.isEnabledFor(logging.DEBUG):
             for warning in directives.warnings:
-                logger.debug(
-                    "Page directive of %(page)s not used: %(source)s: %(message)s",
-                    {
-                        "page": bounded(response.url),
-                        "source": bounded(warning.source),
-                        "message": bounded(warning.message),
-                    },
-                    extra={"spider": self.crawler.spider},
-                )
+                self._not_used("Page directive", response, warning)
+
+    def _not_used(
+        self, what: str, response: Response, warning: PageWarning | TdmRepWarning
+    ) -> None:
+        """A statement of the page that was not used, quoted at DEBUG (``what`` it was)."""
+        logger.debug(
+            "%(what)s of %(page)s not used: %(source)s: %(message)s",
+            {
+                "what": what,
+                "page": bounded(response.url),
+                "source": bounded(warning.source),
+                "message": bounded(warning.message),
+            },
+            extra={"spider": self.crawler.spider},
+        )
 
     def _dropped(self, request: Request, page: _Page, why: str) -> None:
         logger.debug(
@@ -534,6 +515,17 @@ class PageDirectivesMiddleware:
         self.crawler.signals.send_catch_log(
             rerp_signals.request_refused, request=request, reason="page", message=why, decision=None
         )
+
+    def _header_lines(
+        self, response: Response, names: tuple[bytes, ...]
+    ) -> list[tuple[bytes, bytes]]:
+        """``(name, line)`` of each of the headers *names* the response has, capped."""
+        lines: list[tuple[bytes, bytes]] = []
+        for name in names:  # mostly absent: no list built for them
+            values = header_values(response.headers, name)
+            if values:
+                lines.extend((name, value) for value in self._capped(response, name, values))
+        return lines
 
     def _capped(self, response: Response, name: bytes, values: list[bytes]) -> list[bytes]:
         """The first ``MAX_HEADER_BYTES`` of header *name*'s lines; a cut counted, and logged
@@ -576,10 +568,6 @@ def _page_refusal(decision: PageUsageDecision) -> _Refusal:
     statement = decision.statement
     assert statement is not None  # a forbidden purpose has its statement
     return _Refusal(statement.rule.name, statement.source, statement.text, decision.reason)
-
-
-def _said(statement: PageStatement) -> str:
-    return f"{statement.source}: {statement.text}"
 
 
 class _ContentFacts(NamedTuple):

@@ -52,16 +52,13 @@ from twisted.internet.defer import Deferred
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.admission import DropReason, ParkingKey
 from scrapy_rerp.core.wording import counted
-from scrapy_rerp.crawl.compat import (
-    create_looping_call,
-    engine_closing,
-    engine_of,
-    stats_of,
-)
+from scrapy_rerp.crawl.compat import ScrapyRuntime, engine_closing, engine_of, stats_of
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+
+    from scrapy_rerp.core.runtime import Task
 
 __all__ = ["ParkingLot", "prepare_for_return"]
 
@@ -119,7 +116,7 @@ class ParkingLot:
         self._by_key: dict[ParkingKey, list[Request]] = {}
         self._closed = False
         self._kept: list[Request] = []  # parked when the crawl closed, for the resumed crawl
-        self._watch: Any = None
+        self._watch: Task | None = None  # the closing watch
         self._listening = False  # to request_scheduled (see _listen)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
 
@@ -158,7 +155,7 @@ class ParkingLot:
         waiting.append(request)
         self._spots[request] = _Spot(key=key)
         self._listen()
-        self._watch_closing()
+        self.watch_closing()
         return None
 
     def handed_back(self, request: Request) -> None:
@@ -295,7 +292,9 @@ class ParkingLot:
         if self._closed:
             return
         self._closed = True
-        self._stop_watch()
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         dropped: list[tuple[ParkingKey, Request]] = []
         for request, spot in list(self._spots.items()):
             if spot.pending is not None:
@@ -411,21 +410,11 @@ class ParkingLot:
     def watch_closing(self) -> None:
         """Notice when the engine starts to close from now on, though nothing is parked:
         requests wait in download slots behind a floor, to be taken back then."""
-        self._watch_closing()
-
-    def _watch_closing(self) -> None:
         # Started with the first parked request (or the first floor) and kept until the lot
         # closes: starting and stopping it as the lot empties and fills would make a task each
         # time.
         if self._watch is None and not self._closed:
-            self._watch = create_looping_call(self._check_closing)
-            self._watch.start(CLOSING_CHECK_INTERVAL, now=False)
-
-    def _stop_watch(self) -> None:
-        if self._watch is not None:
-            if self._watch.running:
-                self._watch.stop()
-            self._watch = None
+            self._watch = ScrapyRuntime().every(CLOSING_CHECK_INTERVAL, self._check_closing)
 
     def _check_closing(self) -> None:
         if engine_closing(self.crawler) and self._on_closing is not None:

@@ -146,11 +146,6 @@ def _end_time(value: object) -> float | None:
     return end if math.isfinite(end) and end > 0 else None
 
 
-def _exists(path: Path) -> bool:
-    # lexists: a dangling symbolic link is in the way too; and it never raises.
-    return os.path.lexists(path)
-
-
 def _write_whole(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` under a temporary name first: a crash while writing leaves no
     file cut short where the resumed job reads."""
@@ -311,9 +306,10 @@ class ResumeStore:
     def _spider_opened(self, spider: Any) -> None:
         """A resumed job: restore its cool-downs, schedule the requests its pause kept, then
         forget them."""
-        if self.cool_down_file is not None and _exists(self.cool_down_file):
+        # lexists: a dangling symbolic link is in the way too; and it never raises.
+        if self.cool_down_file is not None and os.path.lexists(self.cool_down_file):
             self._restore_cool_downs(self.cool_down_file, spider)
-        if self.job_file is not None and _exists(self.job_file):
+        if self.job_file is not None and os.path.lexists(self.job_file):
             self._resume_requests(self.job_file, spider)
 
     def _restore_cool_downs(self, file: Path, spider: Any) -> None:

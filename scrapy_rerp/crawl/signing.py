@@ -27,7 +27,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy_rerp.core import loggers
 from scrapy_rerp.core.identity import RequestSigner, SigningKey, SigningKeyError, load_key
 from scrapy_rerp.core.settings import CLOSE_REASON, RerpSettingsError, settings_for
-from scrapy_rerp.crawl.compat import close_when_opened, component_priorities
+from scrapy_rerp.crawl.compat import close_when_opened, component_priorities, loaded
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -72,16 +72,9 @@ def check_signing_enabled(crawler: Crawler, settings: RerpSettings) -> None:
     would send every request unsigned."""
     if settings.signature_key is None:
         return
-    from scrapy.utils.misc import load_object
-
     for key, priority in component_priorities(crawler.settings, "DOWNLOADER_MIDDLEWARES").items():
-        if priority is None:
-            continue
-        try:
-            if load_object(key) is SigningMiddleware:
-                return
-        except (ImportError, NameError, TypeError, ValueError):
-            continue
+        if priority is not None and loaded(key) is SigningMiddleware:
+            return
     raise RerpSettingsError(
         "RERP_SIGNATURE_KEY",
         settings.signature_key,

@@ -272,13 +272,10 @@ class SlotFloors:
             slot.delay = max(slot.delay, floor) if self.autothrottle else max(base, floor)
 
     def _clamp(self, slot: Slot, floor: float) -> bool:
-        changed = False
-        if slot.delay < floor:
-            slot.delay = floor
-            changed = True
-        if slot_jitter(slot):
-            set_slot_jitter(slot, 0.0)
-            changed = True
+        """Raise the slot's delay to *floor*, and take its jitter off; whether either changed."""
+        changed = slot.delay < floor or bool(slot_jitter(slot))
+        slot.delay = max(slot.delay, floor)
+        set_slot_jitter(slot, 0.0)
         return changed
 
     # -- signal handlers -----------------------------------------------------------------------

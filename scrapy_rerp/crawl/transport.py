@@ -98,8 +98,7 @@ class RobotsTxtDownloader:
                 step = course.refused(str(exc))
                 break
             request.meta.update({_KIND: self.kind.name, _COURSE: course})
-            for name, value in step.headers.items():
-                request.headers[name] = value
+            request.headers.update(step.headers)
             self.stats.inc_value(self.kind.stats.request_count)
             try:
                 response = await self._download(request)
@@ -152,14 +151,11 @@ class RobotsTxtDownloader:
         assert request is not None and response is not None
         status, url, reason = response.status, response.url, ended.reason
         if ended.not_modified:  # the stored copy stands, for the lifetime the 304 gives it
-            life = ladder.lifetime_from_headers(response.headers)
             return Fetched(
                 outcome=UNREACHABLE,
-                robots=None,
                 status=status,
                 url=url,
-                lifetime=life,
-                retry_after=None,
+                lifetime=ladder.lifetime_from_headers(response.headers),
                 response=response,
                 reason=reason,
                 not_modified=True,
@@ -167,23 +163,19 @@ class RobotsTxtDownloader:
         if ended.outcome == PARSED:
             return self._parse(response, request)
         if ended.outcome == UNREACHABLE:
-            wait = ladder.retry_after(response.headers)
             return Fetched(
                 outcome=UNREACHABLE,
-                robots=None,
                 status=status,
                 url=url,
-                lifetime=None,
-                retry_after=wait,
+                retry_after=ladder.retry_after(response.headers),
                 reason=reason,
             )
         if ended.outcome == DISALLOW_ALL:
             assert self.kind.refused is not None  # else not legacy: no DISALLOW_ALL
             self.stats.inc_value(self.kind.stats.disallow_all.format(status))
-            refused = self.kind.refused()
             return Fetched(
                 outcome=DISALLOW_ALL,
-                robots=refused,
+                robots=self.kind.refused(),
                 status=status,
                 url=url,
                 response=response,
@@ -267,23 +259,23 @@ class RobotsTxtDownloader:
         )
 
     async def _download(self, request: Request) -> Response:
+        hooks = (
+            (self._bytes_received, signals.bytes_received),
+            (self._response_downloaded, signals.response_downloaded),
+        )
         if self._hooked == 0:
             # Connected only while robots.txt downloads run: the handlers would otherwise be
             # called for every chunk and every response of the crawl.
-            self.crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
-            self.crawler.signals.connect(
-                self._response_downloaded, signal=signals.response_downloaded
-            )
+            for handler, signal in hooks:
+                self.crawler.signals.connect(handler, signal=signal)
         self._hooked += 1
         try:
             return await download(self.crawler, request)
         finally:
             self._hooked -= 1
             if self._hooked == 0:
-                self.crawler.signals.disconnect(self._bytes_received, signal=signals.bytes_received)
-                self.crawler.signals.disconnect(
-                    self._response_downloaded, signal=signals.response_downloaded
-                )
+                for handler, signal in hooks:
+                    self.crawler.signals.disconnect(handler, signal=signal)
 
     def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
         meta = request.meta

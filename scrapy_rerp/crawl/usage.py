@@ -110,10 +110,7 @@ class UsagePolicy:
         else:  # most files: what usage() would say of an allowed URL, without matching it
             request.meta[USAGE_META] = self._unstated.copy()
             return
-        request.meta[USAGE_META] = decisions
-        refused = _first(decisions, DISALLOWED)
-        if refused is not None and self.drop:
-            self._drop(request, *refused)
+        self._decided(request, decisions)
 
     def check_documents(self, request: Request) -> None:
         """What the licence files robots.txt names (RSL, attached by the gate) say of the
@@ -132,9 +129,12 @@ class UsagePolicy:
             licence = _licence_decision(request.url, purpose, files)
             if licence is None:
                 continue
-            said = [before[purpose]] if purpose in before else []
-            said.append(licence)
+            said = [before[purpose], licence] if purpose in before else [licence]
             decisions[purpose] = combined(said) or licence
+        self._decided(request, decisions)
+
+    def _decided(self, request: Request, decisions: dict[str, UsageDecision]) -> None:
+        """Keep *decisions* in the request's meta; drop it for the first purpose they refuse."""
         request.meta[USAGE_META] = decisions
         refused = _first(decisions, DISALLOWED)
         if refused is not None and self.drop:
@@ -179,7 +179,7 @@ class UsagePolicy:
         if refused is None:
             return
         if not self.drop:
-            self._count("robotstxt/usage/marked")
+            self.stats.inc_value("robotstxt/usage/marked")
             return
         self._drop(request, *refused)
 
@@ -193,7 +193,7 @@ class UsagePolicy:
             reason, where = "header", "the Content-Usage header"
         else:
             reason, where = "robots_txt", f"robots.txt line {decision.line}"
-        self._count(f"robotstxt/usage/dropped/{reason}")
+        self.stats.inc_value(f"robotstxt/usage/dropped/{reason}")
         if self.summary is not None:
             self.summary.usage_dropped(reason, request.url)
         said = bounded(decision.statement or decision.reason)
@@ -212,7 +212,7 @@ class UsagePolicy:
 
     def _cut(self, request: Request, unread: int) -> None:
         """Count, and log the first time, a Content-Usage header cut at the cap."""
-        self._count("robotstxt/usage/header_cut")
+        self.stats.inc_value("robotstxt/usage/header_cut")
         if self._cut_logged:
             return
         self._cut_logged = True
@@ -223,9 +223,6 @@ class UsagePolicy:
             {"request": bounded(str(request)), "cap": MAX_HEADER_BYTES, "unread": unread},
             extra={"spider": self.crawler.spider},
         )
-
-    def _count(self, key: str) -> None:
-        self.stats.inc_value(key)
 
     def _flush_counts(self) -> None:
         for key, count in self._counted.items():

@@ -48,7 +48,6 @@ def join(
     controller, coordinated with the fleet), on one store and one account of Redis's health."""
     guard = RedisGuard(store.url, stats, spider=spider)
     rules = FleetStore(store, guard, settings, stats=stats, sleep=runtime.sleep)
-    turns = SharedDelay(store, guard, stats=stats, sleep=runtime.sleep)
     politeness = Politeness(
         settings,
         download_delay,
@@ -61,7 +60,7 @@ def join(
     politeness.coordinate_with(
         FleetCoordination(
             politeness,
-            turns,
+            SharedDelay(store, guard, stats=stats, sleep=runtime.sleep),
             parking,
             runtime=runtime,
             settings=settings,

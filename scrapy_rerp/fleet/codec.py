@@ -85,20 +85,10 @@ FIELDS = (
 CLOCK_FIELDS = frozenset({b"fetched_at", b"expires_at", b"outage_since"})
 
 
-#: Rules kept through an outage: the fields of the copy's download stay, the outage's are
-#: written over them.
-_COPY_FIELDS = (
-    b"syntax",
-    b"outcome",
-    b"body",
-    b"charset",
-    b"status",
-    b"url",
-    b"fetched_at",
-    b"etag",
-    b"last_modified",
-)
+#: Rules kept through an outage: the fields of the copy's download stay (all but the version,
+#: which the store writes), the outage's are written over them.
 _OUTAGE_FIELDS = (b"expires_at", b"failures", b"outage_since")
+_COPY_FIELDS = tuple(name for name in FIELDS if name not in (b"v", *_OUTAGE_FIELDS))
 
 
 class Unreadable(ValueError):
@@ -143,12 +133,11 @@ def encode(
         "outage_since": None if entry.outage_since is None else repr(entry.outage_since),
         **_validator_fields(fetched),
     }
-    fields: dict[bytes, bytes] = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        fields[name.encode()] = value if isinstance(value, bytes) else str(value).encode()
-    return fields
+    return {
+        name.encode(): value if isinstance(value, bytes) else str(value).encode()
+        for name, value in values.items()
+        if value is not None
+    }
 
 
 def _kept(
@@ -167,10 +156,9 @@ def _kept(
         fetched,
         syntax_name,
     )
-    if not _holds_parsed_copy(stored, syntax_name):
+    copy = _parsed_copy(stored, syntax_name)
+    if copy is None:
         return outage  # no bytes of these rules in the fleet (flushed, another syntax...)
-    assert stored is not None
-    copy = {name: stored[name] for name in _COPY_FIELDS if name in stored}
     return {**copy, **{name: outage[name] for name in _OUTAGE_FIELDS if name in outage}}
 
 
@@ -180,27 +168,32 @@ def _renewed(
     syntax_name: str,
     stored: Mapping[bytes, bytes] | None,
 ) -> dict[bytes, bytes]:
-    if not _holds_parsed_copy(stored, syntax_name):
+    copy = _parsed_copy(stored, syntax_name)
+    if copy is None:
         return {}
-    assert stored is not None
-    copy = {name: stored[name] for name in _COPY_FIELDS if name in stored}
-    renewal = {
+    return {
+        **copy,
         b"fetched_at": repr(entry.fetched_at).encode(),
         b"expires_at": repr(entry.expires_at).encode(),
         b"failures": str(entry.failures).encode(),
         # RFC 9111 4.3.4: a 304's validators replace the stored ones; absent, the copy's stay.
         **{name.encode(): value for name, value in _validator_fields(fetched).items()},
     }
-    return {**copy, **renewal}
 
 
-def _holds_parsed_copy(stored: Mapping[bytes, bytes] | None, syntax_name: str) -> bool:
-    return (
-        stored is not None
-        and stored.get(b"syntax") == syntax_name.encode()
-        and stored.get(b"outcome") == Outcome.PARSED.value.encode()
-        and b"body" in stored
-    )
+def _parsed_copy(
+    stored: Mapping[bytes, bytes] | None, syntax_name: str
+) -> dict[bytes, bytes] | None:
+    """The fields of the download of the copy ``stored`` holds, when it holds one parsed in
+    this syntax; else None."""
+    if (
+        stored is None
+        or stored.get(b"syntax") != syntax_name.encode()
+        or stored.get(b"outcome") != Outcome.PARSED.value.encode()
+        or b"body" not in stored
+    ):
+        return None
+    return {name: stored[name] for name in _COPY_FIELDS if name in stored}
 
 
 def _validator_fields(fetched: Fetched | None) -> dict[str, bytes]:

@@ -77,7 +77,7 @@ from scrapy_rerp.core.wording import duration
 from scrapy_rerp.fleet.store import RedisFailure
 
 if TYPE_CHECKING:
-    from scrapy_rerp.core.admission import Parking, Throttle
+    from scrapy_rerp.core.admission import Parking
     from scrapy_rerp.core.politeness import Politeness
     from scrapy_rerp.core.runtime import Runtime, Stats, Task
     from scrapy_rerp.core.settings import RerpSettings
@@ -272,10 +272,6 @@ class FleetCoordination:
         self._listener: Task | None = None
         self._ending = 0  # turns whose end is being told to Redis
 
-    @property
-    def throttle(self) -> Throttle | None:
-        return self.local.throttle
-
     @staticmethod
     def key(origin: str) -> ParkingKey:
         """The parking key of requests waiting for ``origin``'s turn."""
@@ -357,7 +353,7 @@ class FleetCoordination:
             self.parking.release_one(self.key(origin))
 
     def _ready_in(self, origin: str) -> float:
-        throttle = self.throttle
+        throttle = self.local.throttle
         return 0.0 if throttle is None else throttle.ready_in(origin)
 
     async def _until_ready(self, origin: str) -> None:
@@ -369,7 +365,7 @@ class FleetCoordination:
         # From now on each request of the origin takes the fleet's turn. Those this worker
         # admitted without one, waiting in its download slots, would go at its own pace: they
         # are taken back and sent through the scheduler again, to take their turns.
-        throttle = self.throttle
+        throttle = self.local.throttle
         assert throttle is not None
         key = ParkingKey(origin, Purpose.TURNS_BEGIN)
         if throttle.take_back(origin, lambda request: self.parking.park(key, request) is None):
@@ -377,9 +373,8 @@ class FleetCoordination:
 
     # -- slow-downs shared ----------------------------------------------------------------------
     async def _read(self, origin: str) -> None:
-        settings = self.settings
         shared = await self.shared.read(
-            origin, settings.slowdown_max_wait, settings.slowdown_max_floor
+            origin, self.settings.slowdown_max_wait, self.settings.slowdown_max_floor
         )
         if shared is None:
             return  # Redis down: this worker's own knowledge
@@ -430,12 +425,11 @@ class FleetCoordination:
             self.local.cool_down(origin, self._capped(left, self.settings.slowdown_max_wait))
 
     async def _share_raise(self, origin: str, sent_ago: float) -> None:
-        settings = self.settings
         shared = await self.shared.raise_floor(
             origin,
             sent_ago,
-            settings.slowdown_start_floor,
-            settings.slowdown_max_floor,
+            self.settings.slowdown_start_floor,
+            self.settings.slowdown_max_floor,
             self.local.floors.own_floor(origin),
         )
         if shared is not None:

@@ -87,12 +87,6 @@ class FleetStore:
 
     async def claim(self, origin: str, known: RobotsEntry | None = None) -> Claim:
         """Take the fleet's entry for ``origin``, or the right to download it."""
-        claim = await self._claim(origin)
-        if claim.locked:
-            self._locked.add(origin)
-        return claim
-
-    async def _claim(self, origin: str) -> Claim:
         poll = POLL_FIRST
         waited = False
         # Bounded by the lock's key, which expires within the lock timeout (a key found
@@ -103,6 +97,8 @@ class FleetStore:
                 return Claim(download=True)
             assert found is not None
             if found.entry is not None or found.download:
+                if found.locked:
+                    self._locked.add(origin)
                 return found
             if not waited:
                 waited = True
@@ -184,23 +180,21 @@ class FleetStore:
         """Store this worker's result for the fleet, and release the download lock ``claim``
         took; ``entry``, to cache. Rules kept through a failed download keep the bytes of the
         fleet's copy (:func:`~scrapy_rerp.fleet.codec.encode`)."""
-        syntax_name = self.settings.syntax_name
-        locked = claim.locked
 
         async def store() -> None:
             kept = keeps_earlier_rules(entry, fetched)
             copy = await self._fields(origin) if kept else None
-            fields = encode(entry, fetched, syntax_name, copy)
+            fields = encode(entry, fetched, self.settings.syntax_name, copy)
             if fields:  # empty: a 304 for a copy the fleet no longer holds
                 await self.store.store(origin, fields, self._kept_for(entry), self._key)
                 if fetched is not None and fetched.not_modified:
                     self.stats.inc_value(self.kind.stats.redis_revalidated)
-            if locked:
+            if claim.locked:
                 await self.store.unlock(origin, self._key)
 
         await self.guard.call(store)
         self._rejections.pop(origin, None)
-        if locked:
+        if claim.locked:
             self._locked.discard(origin)
         return entry
 
@@ -227,7 +221,6 @@ class FleetStore:
         (by robots.txt's sharing: another kind's releases its locks only)."""
         await self.release_locks()
         self.stats.set_value(self.kind.stats.redis_round_trips, self.store.round_trips)
-        repaired = getattr(self.store, "repaired", 0)
-        if repaired:
+        if repaired := getattr(self.store, "repaired", 0):
             self.stats.set_value(self.kind.stats.redis_repaired, repaired)
         await self.store.close()

@@ -57,15 +57,12 @@ class RedisGuard:
     ) -> None:
         self.url = redacted_url(url)  # as every line shows it: never its password
         self.stats = stats
-        self._spider = spider
+        #: The crawl's spider, for the ``extra`` of a log line (None before it opens).
+        self.spider = spider
         self._clock = clock
         self.down = False
         self._next_probe = 0.0
         self._command_errors_said: set[str] = set()
-
-    def spider(self) -> Any:
-        """The crawl's spider, for the ``extra`` of a log line (None before it opens)."""
-        return self._spider()
 
     async def call(
         self, call: Callable[[], Awaitable[_T]], even_when_down: bool = False
@@ -87,8 +84,7 @@ class RedisGuard:
         except RedisCommandError as exc:
             self._refused(exc)
             return False, None
-        if self.down:
-            self.back()
+        self.back()
         return True, result
 
     def back(self) -> None:
@@ -99,7 +95,7 @@ class RedisGuard:
         logger.warning(
             "Redis at %(url)s answers again: robots.txt and Crawl-delay are shared again",
             {"url": self.url},
-            extra={"spider": self._spider()},
+            extra={"spider": self.spider()},
         )
 
     def _failed(self, exc: RedisUnavailable) -> None:
@@ -112,7 +108,7 @@ class RedisGuard:
                 "Redis at %(url)s is unavailable (%(exc)s): this worker goes on alone with its "
                 "own robots.txt downloads, cache and Crawl-delay until Redis answers again",
                 {"url": self.url, "exc": exc},
-                extra={"spider": self._spider()},
+                extra={"spider": self.spider()},
             )
 
     def _refused(self, exc: RedisCommandError) -> None:
@@ -125,7 +121,7 @@ class RedisGuard:
                 "Redis at %(url)s refused a command (%(exc)s): that decision is taken alone; "
                 "Redis is still used for the rest (said once per kind of error)",
                 {"url": self.url, "exc": exc},
-                extra={"spider": self._spider()},
+                extra={"spider": self.spider()},
             )
 
 

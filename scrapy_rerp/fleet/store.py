@@ -49,6 +49,7 @@ import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scrapy_rerp.core.body import MAX_SIZE
@@ -78,8 +79,6 @@ _T = TypeVar("_T")
 #: The most bytes a field of an origin's hash other than its body may hold (the body: the
 #: crawl's ``RERP_MAX_SIZE``): a URL, a validator and a time are far shorter.
 MAX_FIELD = 64 * 1024
-
-_DEFAULTS = RerpSettings()
 
 #: Seconds a raised floor is kept in Redis after its last change: a fleet that stopped and
 #: starts again later does not inherit it for ever.
@@ -225,49 +224,28 @@ end
     + _FLOOR_WRITE
 )
 
-# What the turn and the lock scripts share: the ms the key KEYS[1] has left, cut to ``most``
-# (and returned negative) when it has no TTL or a longer one.
-_TIMED_KEY = """
-local function bounded(most)
-  local left = redis.call('PTTL', KEYS[1])
-  if left == -2 then
-    return 1
-  end
-  if left == -1 or left > most then
-    redis.call('PEXPIRE', KEYS[1], most)
-    return -most
-  end
-  return math.max(1, left)
-end
-"""
-
-# KEYS[1]: the delay key. ARGV[1]: how long the turn may last at most, in ms; ARGV[2]: the
-# turn's id. 0 when the caller has the turn (nobody had it); else the ms until the current
-# turn ends, to wait and ask again. A key that would outlast any turn (no TTL: written by
-# hand or by something else; or a longer TTL than a turn may have) is cut to one turn's
-# length, so that it blocks its origin for one turn at most: then -ms.
-_TURN = (
-    _TIMED_KEY
-    + """
+# KEYS[1]: the delay key or the lock key. ARGV[1]: how long the turn or the lock may last at
+# most, in ms; ARGV[2]: the turn's id, or this worker's token. 0 when the caller has the turn
+# or now holds the lock (nobody had it); else the ms until the current one ends, to wait and
+# ask again. A key that would outlast any turn or lock (no TTL: written by hand or by
+# something else; or a longer TTL than one may have) is cut to that length, so that it blocks
+# its origin for one turn or one lock timeout at most (a lock without a TTL would stop every
+# worker for good): then -ms.
+_CLAIM = """
 if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
   return 0
 end
-return bounded(tonumber(ARGV[1]))
-"""
-)
-
-# KEYS[1]: the lock key. ARGV[1]: the lock's timeout in ms; ARGV[2]: this worker's token. 0
-# when this worker now holds the lock; else the ms until it expires, negative when it had to
-# be cut to the timeout (a lock without a TTL would stop every worker for good).
-_LOCK = (
-    _TIMED_KEY
-    + """
-if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
-  return 0
+local most = tonumber(ARGV[1])
+local left = redis.call('PTTL', KEYS[1])
+if left == -2 then
+  return 1
 end
-return bounded(tonumber(ARGV[1]))
+if left == -1 or left > most then
+  redis.call('PEXPIRE', KEYS[1], most)
+  return -most
+end
+return math.max(1, left)
 """
-)
 
 # KEYS[1]: the delay key. ARGV[1]: the delay in ms; ARGV[2]: the turn's id. The request of that
 # turn has been answered: the next turn starts the delay from now (if the turn is still its).
@@ -298,10 +276,7 @@ end
 local names = {}
 for i = 4, #ARGV do
   local length = redis.call('HSTRLEN', KEYS[1], ARGV[i])
-  local most = tonumber(ARGV[3])
-  if ARGV[i] == 'body' then
-    most = tonumber(ARGV[2])
-  end
+  local most = ARGV[i] == 'body' and tonumber(ARGV[2]) or tonumber(ARGV[3])
   if length > most then
     return {{}, t[1], t[2], cut, ARGV[i], length}
   end
@@ -454,7 +429,7 @@ class RedisOriginCache:
         self.stale_window = stale_window
         self.max_body = max_body
         # The longest TTL of an origin's hash (a key without one, or a longer one, is cut to it).
-        self.keep = keep if keep is not None else HashBounds.of(_DEFAULTS).keep
+        self.keep = keep if keep is not None else HashBounds.of(RerpSettings()).keep
         # One token per process: a lock is released only by the worker that holds it.
         self.token = f"{os.getpid()}-{uuid.uuid4().hex}".encode()
         self._command_error: type[Exception] = ResponseError
@@ -463,9 +438,8 @@ class RedisOriginCache:
         )
         self._load = self._client.register_script(_LOAD)
         self._store = self._client.register_script(_STORE)
-        self._turn = self._client.register_script(_TURN)
+        self._claim = self._client.register_script(_CLAIM)  # a turn, or the download lock
         self._turn_done = self._client.register_script(_TURN_DONE)
-        self._lock = self._client.register_script(_LOCK)
         self._slow_read = self._client.register_script(_SLOW_READ)
         self._slow_cool_down = self._client.register_script(_SLOW_COOL_DOWN)
         self._slow_raise = self._client.register_script(_SLOW_RAISE)
@@ -478,8 +452,7 @@ class RedisOriginCache:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisOriginCache:
-        settings = RerpSettings.from_settings(crawler.settings, require_obey=False)
-        return cls.from_settings(settings)
+        return cls.from_settings(RerpSettings.from_settings(crawler.settings, require_obey=False))
 
     @classmethod
     def from_settings(cls, settings: RerpSettings) -> RedisOriginCache:
@@ -506,15 +479,14 @@ class RedisOriginCache:
         self.round_trips += 1
         try:
             return await asyncio.wait_for(awaitable, self.timeout)
-        except asyncio.CancelledError:
-            raise
         except self._command_error as exc:
             raise RedisCommandError(self._said(exc)) from exc
         except Exception as exc:  # redis.ConnectionError, OSError, TimeoutError
             # The pool's idle connections are as dead as this one: without this, each would
             # fail once more after Redis is back ("Connection closed by server"), and each
             # failure would be taken for a new outage.
-            await self._drop_idle_connections()
+            with suppress(Exception):  # closing broken connections: nothing left to do
+                await self._client.connection_pool.disconnect(inuse_connections=False)
             raise RedisUnavailable(self._said(exc)) from exc
 
     def _said(self, exc: BaseException) -> str:
@@ -524,12 +496,6 @@ class RedisOriginCache:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
-
-    async def _drop_idle_connections(self) -> None:
-        try:
-            await self._client.connection_pool.disconnect(inuse_connections=False)
-        except Exception:  # closing broken connections: nothing left to do
-            pass
 
     # -- entries -------------------------------------------------------------------------------
     async def load(self, origin: str, kind: str = "robots") -> dict[bytes, bytes] | None:
@@ -574,27 +540,16 @@ class RedisOriginCache:
                 times += [name, repr(float(value) - now)]
             else:
                 others += [name, value]
-        ttl_ms = max(1, int((ttl + self.stale_window) * 1000))
-        await self._call(
-            self._store(
-                keys=[self.key(kind, origin)], args=[ttl_ms, len(times) // 2, *times, *others]
-            )
-        )
+        args = [_px(ttl + self.stale_window), len(times) // 2, *times, *others]
+        await self._call(self._store(keys=[self.key(kind, origin)], args=args))
 
     # -- one download for the fleet ------------------------------------------------------------
     async def lock(self, origin: str, kind: str = "robots") -> bool:
         """Take the download lock of ``origin`` (of the document ``kind``): True if this worker
         now holds it. A lock key that would outlast the lock timeout (no TTL, a longer one) is
         cut to it."""
-        left = await self._call(
-            self._lock(
-                keys=[self.key(_lock_key(kind), origin)],
-                args=[max(1, int(self.lock_timeout * 1000)), self.token],
-            )
-        )
-        if int(left) < 0:
-            self.repaired += 1
-        return int(left) == 0
+        key = self.key(_lock_key(kind), origin)
+        return await self._take(key, self.lock_timeout, self.token) == 0
 
     async def unlock(self, origin: str, kind: str = "robots") -> None:
         await self._call(self._unlock(keys=[self.key(_lock_key(kind), origin)], args=[self.token]))
@@ -605,22 +560,20 @@ class RedisOriginCache:
         when taken, else ``(seconds until the current turn ends, id)``; see :meth:`turn_done`."""
         self._turns += 1
         turn = self.token + b"-%d" % self._turns
-        left = int(
-            await self._call(
-                self._turn(keys=[self.key("delay", origin)], args=[max(1, int(hold * 1000)), turn])
-            )
-        )
+        return abs(await self._take(self.key("delay", origin), hold, turn)) / 1000, turn
+
+    async def _take(self, key: str, most: float, token: bytes) -> int:
+        """Take the turn or the lock ``key`` for ``token``, for at most ``most`` seconds
+        (:data:`_CLAIM`): 0 when taken, else the ms until it ends (negative when cut to
+        ``most``, counted in :attr:`repaired`)."""
+        left = int(await self._call(self._claim(keys=[key], args=[_px(most), token])))
         if left < 0:
             self.repaired += 1
-        return abs(left) / 1000, turn
+        return left
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
-        await self._call(
-            self._turn_done(
-                keys=[self.key("delay", origin)], args=[max(1, int(delay * 1000)), turn]
-            )
-        )
+        await self._call(self._turn_done(keys=[self.key("delay", origin)], args=[_px(delay), turn]))
 
     # -- slow-downs for the fleet ---------------------------------------------------------------
     async def slowdown(
@@ -652,22 +605,9 @@ class RedisOriginCache:
     ) -> tuple[float, int, bool]:
         """A slow-down answered a request of ``origin`` sent ``sent_ago`` seconds ago: the
         fleet's floor for it, its version, and whether this call raised it."""
-        floor, version, changed = await self._call(
-            self._slow_raise(
-                keys=[self.key("slow", origin)],
-                args=[
-                    _ms(sent_ago),
-                    _ms(start),
-                    _ms(maximum),
-                    _ms(own),
-                    _ms(SLOWDOWN_KEEP),
-                    self.channel,
-                    self.token,
-                    origin,
-                ],
-            )
+        return await self._change_floor(
+            self._slow_raise, origin, _ms(sent_ago), _ms(start), _ms(maximum), _ms(own)
         )
-        return int(floor) / 1000, int(version), bool(changed)
 
     async def good_answer(
         self, origin: str, sent_ago: float, decay_after: int, own: float, gone: float
@@ -675,19 +615,19 @@ class RedisOriginCache:
         """A request of ``origin`` sent ``sent_ago`` seconds ago was answered without a
         slow-down: the fleet's floor for it (0: none), its version, and whether this call
         halved or dropped it."""
+        return await self._change_floor(
+            self._slow_good, origin, _ms(sent_ago), decay_after, _ms(own), _ms(gone)
+        )
+
+    async def _change_floor(
+        self, script: Callable[..., Awaitable[list[int]]], origin: str, *args: int
+    ) -> tuple[float, int, bool]:
+        """Run a script that may change ``origin``'s floor, ``args`` first (then what
+        ``_FLOOR_WRITE`` reads): the floor, its version, and whether it changed."""
         floor, version, changed = await self._call(
-            self._slow_good(
+            script(
                 keys=[self.key("slow", origin)],
-                args=[
-                    _ms(sent_ago),
-                    decay_after,
-                    _ms(own),
-                    _ms(gone),
-                    _ms(SLOWDOWN_KEEP),
-                    self.channel,
-                    self.token,
-                    origin,
-                ],
+                args=[*args, _ms(SLOWDOWN_KEEP), self.channel, self.token, origin],
             )
         )
         return int(floor) / 1000, int(version), bool(changed)
@@ -712,24 +652,18 @@ class RedisOriginCache:
                 said = _slowdown_message(message.get("data"), self.token)
                 if said is not None:
                     heard(*said)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # redis.RedisError, OSError, TimeoutError
             raise RedisUnavailable(self._said(exc)) from exc
         finally:
-            try:
+            with suppress(Exception):  # closing a broken connection: nothing left to do
                 await pubsub.aclose()
-            except Exception:  # closing a broken connection: nothing left to do
-                pass
 
     async def ping(self) -> None:
         await self._call(self._client.ping())
 
     async def close(self) -> None:
-        try:
+        with suppress(Exception):  # closing a broken connection: nothing left to do
             await self._client.aclose()
-        except Exception:  # closing a broken connection: nothing left to do
-            pass
 
     def __repr__(self) -> str:
         return f"RedisOriginCache({redacted_url(self.url)!r}, prefix={self.prefix!r})"
@@ -772,6 +706,11 @@ def _secrets(url: str) -> tuple[str, ...]:
 
 def _ms(seconds: float) -> int:
     return max(0, round(seconds * 1000))
+
+
+def _px(seconds: float) -> int:
+    """A key's lifetime in ms, as ``PX`` and ``PEXPIRE`` take it (1 at least)."""
+    return max(1, int(seconds * 1000))
 
 
 def _lock_key(kind: str) -> str:
