@@ -21,6 +21,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import resource
 import statistics
@@ -54,19 +55,22 @@ def _time_evidence_calls(totals: list[float]) -> None:
     from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 
     def timed(method: Any) -> Any:
+        # A signal's handler is called with the arguments its signature names, and this
+        # wrapper's names all of them (and the signal and its sender): it passes on the method's.
+        names = set(inspect.signature(method).parameters)
+
         def call(*args: Any, **kwargs: Any) -> Any:
             started = time.thread_time()
             try:
-                return method(*args, **kwargs)
+                return method(*args, **{k: v for k, v in kwargs.items() if k in names})
             finally:
                 totals[0] += time.thread_time() - started
 
         return call
 
-    # The log's signal handlers are timed through their senders (a handler is called with the
-    # arguments its signature names: a wrapper would be handed every one).
+    # The gate's and the middleware's senders, and the log's own document handler.
     for cls, name in (
-        (EvidenceLog, "_document"),
+        (EvidenceLog, "document_received"),
         (RobotsGate, "_decided"),
         (RobotsGate, "_admitted"),
         (RobotsGate, "tell_refused"),

@@ -24,7 +24,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as Scrapy
 from scrapy.utils.misc import load_object
 
 from scrapy_rerp.core.settings import RerpSettings
-from scrapy_rerp.crawl.compat import component_priorities, disable_component
+from scrapy_rerp.crawl.compat import component_priorities, disable_component, loaded
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -111,17 +111,10 @@ def _setdefault(settings: BaseSettings, name: str, path: str, priority: int) -> 
     unless the project lists it already, under any import path or as a class."""
     cls = load_object(path)
     components = settings.getdict(name)
-    if any(_loads(key) is cls for key in components):
+    if any(loaded(key) is cls for key in components):
         return
     components[path] = priority
     settings.set(name, components, settings.getpriority(name) or 0)
-
-
-def _loads(key: object) -> object:
-    try:
-        return load_object(key)
-    except (ImportError, NameError, TypeError, ValueError):
-        return None
 
 
 def _scrapy_key(settings: BaseSettings) -> object:
@@ -129,6 +122,6 @@ def _scrapy_key(settings: BaseSettings) -> object:
     last one, the project's, where a Scrapy older than 2.15 keeps the ``_BASE`` one beside."""
     found: object = ScrapyRobotsTxtMiddleware
     for key in component_priorities(settings, _SETTING):
-        if _loads(key) is ScrapyRobotsTxtMiddleware:
+        if loaded(key) is ScrapyRobotsTxtMiddleware:
             found = key
     return found

@@ -24,7 +24,6 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import IgnoreRequest, UsageError
 from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
-from scrapy.utils.misc import load_object
 
 from scrapy_rerp.addon import Addon
 from scrapy_rerp.core.data import Outcome
@@ -39,6 +38,7 @@ from scrapy_rerp.core.urls import (
     sitemap_url,
 )
 from scrapy_rerp.core.wording import duration
+from scrapy_rerp.crawl.compat import loaded
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class RobotsCommand(ScrapyCommand):
         # The command reports an unreachable robots.txt at once instead of waiting for it.
         force("RERP_UNREACHABLE_MAX_WAIT", 0)
         addons = settings.getdict("ADDONS")
-        if not any(_loads(key) is Addon for key in addons):
+        if not any(loaded(key) is Addon for key in addons):
             settings.set("ADDONS", {**addons, "scrapy_rerp.Addon": 100}, priority="cmdline")
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", _Answer, 10**6)
 
@@ -201,13 +201,6 @@ class RobotsCommand(ScrapyCommand):
             sys.stdout.write("\n")
         else:
             _print(results)
-
-
-def _loads(key: Any) -> Any:
-    try:
-        return load_object(key)
-    except (ImportError, NameError, TypeError, ValueError):
-        return None
 
 
 def _result(
