@@ -290,8 +290,8 @@ class CrawlStore:
             if replaced:
                 self.stats.inc_value("robotstxt/store/replaced", replaced)
         if renewed:
-            # A copy fetched later by another process stays (put_many keeps the later one).
-            self.store.put_many(renewed.items())
+            # A copy fetched later by another process stays (put_each keeps the later one).
+            self.store.put_each(renewed.items())
         self._check()
 
     def close(self) -> None:

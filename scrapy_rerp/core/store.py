@@ -527,16 +527,11 @@ class RobotsStore:
         """Store ``copy`` as ``origin``'s, evicting the least recently used origins over the
         bound. False when it was not stored: refused (a body over :data:`MAX_BODY`, a bad value;
         logged, counted), a copy fetched later is stored already, or the store is unavailable."""
-        return self.put_many([(origin, copy)]) == 1
-
-    def put_many(self, copies: Iterable[tuple[str, StoredCopy]]) -> int:
-        """:meth:`put` for several origins in one write (one transaction: one commit for all);
-        how many were stored."""
-        return len(self.put_each(copies))
+        return bool(self.put_each([(origin, copy)]))
 
     def put_each(self, copies: Iterable[tuple[str, StoredCopy]]) -> list[str]:
-        """:meth:`put_many`, answering the origins whose copies were stored (a write that
-        failed stores none)."""
+        """:meth:`put` for several origins in one write (one transaction: one commit for all),
+        answering the origins whose copies were stored (a write that failed stores none)."""
         items = list(copies)
 
         def op(conn: sqlite3.Connection) -> list[str]:
