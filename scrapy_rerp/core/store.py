@@ -319,20 +319,7 @@ class _BadRow(ValueError):
 # -- the file's layout ---------------------------------------------------------------------------
 
 #: A copy's columns, in the order of ``_values``; a row is its origin, its tick, and these.
-_COPY_COLUMNS = (
-    "url",
-    "status",
-    "outcome",
-    "fetched_at",
-    "expires_at",
-    "date",
-    "cache_control",
-    "expires",
-    "etag",
-    "last_modified",
-    "sha256",
-    "body",
-)
+_COPY_COLUMNS = ("url", "status", "outcome", "fetched_at", "expires_at", *HEADERS, "sha256", "body")
 _COLUMNS = ("origin", "used_at", *_COPY_COLUMNS)
 _SCHEMA = (
     # The body last: the columns before it are read without its overflow pages.
@@ -542,13 +529,7 @@ class RobotsStore:
         def op(conn: sqlite3.Connection) -> list[str]:
             if self.read_only:
                 return []
-            valid = []
-            for origin, copy in items:
-                problem = _key_problem(origin) or _copy_problem(copy)
-                if problem is not None:
-                    self._refuse(origin, problem)
-                else:
-                    valid.append((origin, copy))
+            valid = [(origin, copy) for origin, copy in items if not self._refused(origin, copy)]
             if not valid:
                 return []
             stored: list[str] = []
@@ -587,9 +568,7 @@ class RobotsStore:
                 if copy is None:
                     return None
                 renewed = renewed_copy(copy, fetched_at, expires_at, headers)
-                problem = _copy_problem(renewed)
-                if problem is not None:
-                    self._refuse(origin, problem)
+                if self._refused(origin, renewed):
                     return None
                 if copy.fetched_at > renewed.fetched_at:
                     return copy  # fetched after this 304, by another process
@@ -815,9 +794,13 @@ class RobotsStore:
             self.rejections.append((quoted(origin), bad.reason, str(bad)))
         self._say("bad row", "robots.txt store %s: dropped the row of %s: %s", origin, str(bad))
 
-    def _refuse(self, origin: object, problem: str) -> None:
-        self.counts.refused += 1
-        self._say("refused", "robots.txt store %s: not storing %s: %s", origin, problem)
+    def _refused(self, origin: object, copy: StoredCopy) -> bool:
+        """Whether ``copy`` cannot be stored as ``origin``'s (then logged, counted)."""
+        found = _key_reason(origin) or _copy_reason(copy, time.time())
+        if found is not None:
+            self.counts.refused += 1
+            self._say("refused", "robots.txt store %s: not storing %s: %s", origin, found[1])
+        return found is not None
 
     def _say(self, kind: str, message: str, origin: object, problem: str) -> None:
         """The first of a kind at WARNING (saying later ones are at DEBUG), the rest at DEBUG."""
@@ -1199,22 +1182,17 @@ def _is_utf8(value: str) -> bool:
 
 
 def _key_ok(origin: object) -> bool:
-    return _key_problem(origin) is None
-
-
-def _key_problem(origin: object) -> str | None:
-    if not isinstance(origin, str) or not origin or not _is_utf8(origin):
-        return "the origin is not a string"
-    if len(origin) > MAX_ORIGIN:
-        return f"the origin is over {MAX_ORIGIN} characters"
-    return None
+    return _key_reason(origin) is None
 
 
 def _key_reason(origin: object) -> tuple[str, str] | None:
-    problem = _key_problem(origin)
-    if problem is None:
-        return None
-    return ("too_large" if isinstance(origin, str) and _is_utf8(origin) else "value"), problem
+    if not isinstance(origin, str) or not _is_utf8(origin):
+        return "value", "the origin is not a string"
+    if not origin:
+        return "too_large", "the origin is not a string"
+    if len(origin) > MAX_ORIGIN:
+        return "too_large", f"the origin is over {MAX_ORIGIN} characters"
+    return None
 
 
 def quoted(origin: object) -> str:
@@ -1277,12 +1255,6 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     return None
 
 
-def _copy_problem(copy: StoredCopy) -> str | None:
-    """What is wrong with ``copy`` to store, if anything."""
-    found = _copy_reason(copy, time.time())
-    return None if found is None else found[1]
-
-
 def _values(copy: StoredCopy) -> tuple[object, ...]:
     """The values of :data:`_COPY_COLUMNS` for ``copy``."""
     return (
@@ -1301,28 +1273,20 @@ def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
     """A row's copy, every value checked, the body against its hash. Raises :class:`_BadRow`."""
     # SQLite's values, of any type until checked: the checks below (and StoredCopy's) say why
     # one is refused.
-    values: tuple[Any, ...] = row
-    url, status, outcome, fetched_at, expires_at, *rest = values
-    headers, (sha256, body) = rest[: len(_HEADER_NAMES)], rest[len(_HEADER_NAMES) :]
+    values: dict[str, Any] = dict(zip(_COPY_COLUMNS, row, strict=True))
+    sha256, body = values.pop("sha256"), values["body"]
     if not isinstance(body, bytes):
         raise _BadRow("value", f"the body is {type(body).__name__}, not bytes")
     if len(body) > MAX_BODY:
         raise _BadRow("too_large", f"the body is {len(body)} bytes, over {MAX_BODY}")
     if not _is_sha256(sha256):
         raise _BadRow("value", "the stored sha256 is not a sha256")
-    found = _times_reason(fetched_at, expires_at, now)
+    found = _times_reason(values["fetched_at"], values["expires_at"], now)
     if found is not None:
         raise _BadRow(*found)
+    values["outcome"] = _outcome(values["outcome"])
     try:
-        copy = StoredCopy(
-            url=url,
-            status=status,
-            outcome=_outcome(outcome),
-            fetched_at=fetched_at,
-            expires_at=expires_at,
-            body=body,
-            **dict(zip(_HEADER_NAMES, headers, strict=True)),
-        )
+        copy = StoredCopy(**values)
     except TypeError as exc:
         raise _BadRow("value", str(exc)) from exc
     found = _copy_reason(copy, now)
