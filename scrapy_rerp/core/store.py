@@ -129,7 +129,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -421,9 +421,6 @@ class _Deadline:
             return f"it ran past the store's deadline ({self.seconds:g}s) and was interrupted"
         return f"{type(exc).__name__}: {exc}"
 
-    def attach(self, conn: sqlite3.Connection) -> None:
-        conn.set_progress_handler(self, self.EVERY)
-
 
 class RobotsStore:
     """Each origin's last good robots.txt in an SQLite file, shared by the processes that open
@@ -481,13 +478,11 @@ class RobotsStore:
             if not self.reason:
                 self.reason = "closed"
             if conn is not None and self._pid == os.getpid():
-                try:
+                with suppress(sqlite3.Error):
                     if self._used and not self.read_only:
                         with _transaction(conn):
                             self._record_uses(conn)
                     conn.close()
-                except sqlite3.Error:
-                    pass
 
     # -- the calls -------------------------------------------------------------------------------
 
@@ -736,10 +731,8 @@ class RobotsStore:
     def _fail(self, reason: str) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with suppress(sqlite3.Error):
                 conn.close()
-            except sqlite3.Error:
-                pass
         self.counts.errors += 1
         self.reason = reason
         logger.warning(
@@ -831,14 +824,7 @@ def _open(path: Path, timeout: float, read_only: bool, deadline: _Deadline) -> s
             return _open_read_only(path, timeout, deadline)
     with _opening(path, timeout):
         for _ in range(2):  # once more after setting a store of another version aside
-            truncated = _truncated(path)
-            if truncated:
-                raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
-            conn = sqlite3.connect(
-                path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-            with _closed_on_failure(conn):
-                _guarded(conn, deadline)
+            with _connection(path, timeout, deadline) as conn:
                 if _made(conn):
                     return conn
                 _set_aside(conn, path)
@@ -858,16 +844,40 @@ def _check_kind(path: Path) -> None:
         raise _Unusable("it is not a regular file (a device, a FIFO or a socket): never opened")
 
 
-def _guarded(conn: sqlite3.Connection, deadline: _Deadline) -> None:
-    """What every connection of a store runs under: text that is not UTF-8 (a tampered row) read,
-    then refused by the checks, rather than failing the whole call; no value over
-    :data:`MAX_VALUE` read (Python 3.11 and later); no function with side effects run from the
-    file's schema; each call under the deadline."""
-    conn.text_factory = _text
-    if hasattr(conn, "setlimit"):  # Python 3.11
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
-    conn.execute("PRAGMA trusted_schema = OFF")
-    deadline.attach(conn)
+@contextmanager
+def _connection(
+    path: Path, timeout: float, deadline: _Deadline, uri: str | None = None
+) -> Iterator[sqlite3.Connection]:
+    """A connection to the store at ``path`` (opened through ``uri`` when given), once the file
+    is seen not to be truncated. What every connection of a store runs under: text that is not
+    UTF-8 (a tampered row) read, then refused by the checks, rather than failing the whole call;
+    no value over :data:`MAX_VALUE` read (Python 3.11 and later); no function with side effects
+    run from the file's schema; each call under the deadline. Closed if what runs inside fails;
+    a file SQLite cannot read is damaged (:class:`_Unusable`), a locked or unreachable one stays
+    an ``OperationalError``."""
+    _check_truncated(path)
+    conn = sqlite3.connect(
+        uri or path,
+        timeout=timeout,
+        isolation_level=None,
+        check_same_thread=False,
+        uri=uri is not None,
+    )
+    try:
+        conn.text_factory = _text
+        if hasattr(conn, "setlimit"):  # Python 3.11
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.set_progress_handler(deadline, deadline.EVERY)
+        yield conn
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise
+        raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
+    except BaseException:
+        conn.close()
+        raise
 
 
 @lru_cache(maxsize=1)
@@ -885,10 +895,18 @@ def _our_schema() -> frozenset[tuple[object, ...]]:
 _SCHEMA_OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master"
 
 
-def _schema_problem(conn: sqlite3.Connection) -> str | None:
-    """What in the file's schema is not a store's, if anything: a trigger, a view, an index or a
-    table added, or one of ours changed, would run (or change what runs) with our statements.
-    The statistics tables of an ``ANALYZE`` are SQLite's own."""
+def _check_application(application_id: int) -> None:
+    """Refuse another application's SQLite file."""
+    if application_id != APPLICATION_ID:
+        raise _Unusable(
+            f"it is not a robots.txt store (an SQLite file with application_id {application_id})"
+        )
+
+
+def _check_schema(conn: sqlite3.Connection) -> None:
+    """Refuse a schema holding what is not a store's: a trigger, a view, an index or a table
+    added, or one of ours changed, would run (or change what runs) with our statements. The
+    statistics tables of an ``ANALYZE`` are SQLite's own."""
     found = set(conn.execute(_SCHEMA_OBJECTS).fetchall())
     foreign = sorted(
         (str(kind), str(name))
@@ -899,10 +917,13 @@ def _schema_problem(conn: sqlite3.Connection) -> str | None:
     if foreign:
         named = ", ".join(f"{kind} {quoted(name)}" for kind, name in foreign[:5])
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
-        return f"its schema holds objects that are not a store's ({named}{more}); move or delete it"
+        raise _Unusable(
+            f"its schema holds objects that are not a store's ({named}{more}); move or delete it"
+        )
     if missing:
-        return f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
-    return None
+        raise _Unusable(
+            f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
+        )
 
 
 def _read_only_mode(path: Path) -> str:
@@ -921,46 +942,17 @@ def _read_only_mode(path: Path) -> str:
 
 def _open_read_only(path: Path, timeout: float, deadline: _Deadline) -> sqlite3.Connection:
     """A connection that reads the store at ``path`` and can write nothing; never makes it."""
-    truncated = _truncated(path)
-    if truncated:
-        raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
     uri = f"{path.absolute().as_uri()}?{_read_only_mode(path)}"
-    conn = sqlite3.connect(
-        uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
-    )
-    with _closed_on_failure(conn):
-        _guarded(conn, deadline)
+    with _connection(path, timeout, deadline, uri) as conn:
         conn.execute("PRAGMA query_only = ON")
         application_id, version, objects = _identify(conn)
         if (application_id, version, objects) == (0, 0, 0):
             raise _Unusable("it is empty, not a robots.txt store")
-        if application_id != APPLICATION_ID:
-            raise _Unusable(
-                "it is not a robots.txt store (an SQLite file with application_id"
-                f" {application_id})"
-            )
+        _check_application(application_id)
         if version != SCHEMA_VERSION:
             raise _Unusable(f"it is a store of version {version}, not {SCHEMA_VERSION}")
-        problem = _schema_problem(conn)
-        if problem is not None:
-            raise _Unusable(problem)
+        _check_schema(conn)
     return conn
-
-
-@contextmanager
-def _closed_on_failure(conn: sqlite3.Connection) -> Iterator[None]:
-    """Close ``conn`` if what runs inside fails; a file SQLite cannot read is damaged
-    (:class:`_Unusable`), a locked or unreachable one stays an ``OperationalError``."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if isinstance(exc, sqlite3.OperationalError):
-            raise
-        raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
-    except BaseException:
-        conn.close()
-        raise
 
 
 def _made(conn: sqlite3.Connection) -> bool:
@@ -978,15 +970,10 @@ def _made(conn: sqlite3.Connection) -> bool:
                 conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 application_id, version = APPLICATION_ID, SCHEMA_VERSION
-    if application_id != APPLICATION_ID:
-        raise _Unusable(
-            f"it is not a robots.txt store (an SQLite file with application_id {application_id})"
-        )
+    _check_application(application_id)
     if version != SCHEMA_VERSION:
         return False
-    problem = _schema_problem(conn)  # before any statement could run what is not ours
-    if problem is not None:
-        raise _Unusable(problem)
+    _check_schema(conn)  # before any statement could run what is not ours
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     # The tally is counted again once per run (a count of the index: milliseconds for the
@@ -1050,10 +1037,7 @@ def _opening(path: Path, timeout: float, make: bool = True) -> Iterator[None]:
     write-ahead log of the new file made at its path. Waits at most ``timeout``. Without
     ``make`` (read only), no lock when the lock file is absent."""
     try:
-        if make:
-            fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        else:
-            fd = os.open(f"{path}.lock", os.O_RDONLY)
+        fd = os.open(f"{path}.lock", (os.O_RDWR | os.O_CREAT) if make else os.O_RDONLY, 0o644)
     except FileNotFoundError:
         if make:
             raise
@@ -1101,8 +1085,8 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _truncated(path: Path) -> str | None:
-    """Why the file's header says it is longer than it is, if it does: a truncated file, seen
+def _check_truncated(path: Path) -> None:
+    """Refuse the file when its header says it is longer than it is: a truncated file, seen
     before SQLite reads past its end. Not when a write-ahead log holds pages yet to be copied."""
     try:
         with open(path, "rb") as file:
@@ -1110,18 +1094,20 @@ def _truncated(path: Path) -> str | None:
             size = os.fstat(file.fileno()).st_size
         wal = Path(f"{path}-wal")
         if wal.exists() and wal.stat().st_size > 0:
-            return None
+            return
     except (FileNotFoundError, IsADirectoryError):
-        return None
+        return
     if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
-        return None  # empty (a new store), or not SQLite: SQLite says
+        return  # empty (a new store), or not SQLite: SQLite says
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     valid = header[24:28] == header[92:96]  # the page count is valid (SQLite's rule)
     if valid and pages and size < pages * page_size:
-        return f"truncated: {size} bytes where its header says {pages * page_size}"
-    return None
+        raise _Unusable(
+            f"the file is damaged (truncated: {size} bytes where its header says"
+            f" {pages * page_size}); move or delete it"
+        )
 
 
 def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | None:
@@ -1157,10 +1143,8 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     except BaseException:
         if conn.in_transaction:
-            try:
+            with suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
         raise
     conn.execute("COMMIT")
 
