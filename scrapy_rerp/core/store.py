@@ -797,16 +797,11 @@ class RobotsStore:
 
     def _say(self, kind: str, message: str, origin: object, problem: str) -> None:
         """The first of a kind at WARNING (saying later ones are at DEBUG), the rest at DEBUG."""
-        if kind in self._said:
-            logger.debug(message, self.path, quoted(origin), problem)
-            return
-        self._said.add(kind)
-        logger.warning(
-            message + " (others like it are logged at DEBUG, and counted)",
-            self.path,
-            quoted(origin),
-            problem,
-        )
+        level = logging.DEBUG if kind in self._said else logging.WARNING
+        if level == logging.WARNING:
+            self._said.add(kind)
+            message += " (others like it are logged at DEBUG, and counted)"
+        logger.log(level, message, self.path, quoted(origin), problem)
 
 
 # -- opening -------------------------------------------------------------------------------------
