@@ -348,7 +348,6 @@ _SCHEMA = (
         BEGIN UPDATE tally SET origins = origins - 1; END""",
 )
 _COPY = ", ".join(_COPY_COLUMNS)
-_SELECT_COPY = f"SELECT {_COPY} FROM robots WHERE origin = ?"
 #: A listing's columns: the body's type and length, not the body (SQLite reads neither from
 #: the body's pages).
 _LISTING = (
@@ -362,7 +361,6 @@ _NEXT_TICK = "(SELECT coalesce(max(used_at), 0) + 1 FROM robots)"
 #: crawl: 79 µs per lookup with a write each, about 20 µs for the read alone (in a crawl, the
 #: store's share of a fresh restart fell from 5.1 % to 3.8 %: docs/benchmarks.rst).
 USES_AT_ONCE = 64
-_HEADER_NAMES = tuple(HEADERS)
 
 
 def _too_large() -> _BadRow:
@@ -522,28 +520,19 @@ class RobotsStore:
         items = list(copies)
 
         def op(conn: sqlite3.Connection) -> list[str]:
-            if self.read_only:
-                return []
             valid = [(origin, copy) for origin, copy in items if not self._refused(origin, copy)]
             if not valid:
                 return []
-            stored: list[str] = []
-            evicted = 0
             with _transaction(conn):
                 self._record_uses(conn)  # before any eviction, which goes by them
-                added = False
-                for origin, copy in valid:
-                    written = _write(conn, origin, copy)
-                    if written is not None:
-                        stored.append(origin)
-                    added = added or bool(written)
-                if added:
-                    evicted = self._evict(conn)
+                written = [(origin, _write(conn, origin, copy)) for origin, copy in valid]
+                evicted = self._evict(conn) if any(added for _, added in written) else 0
+            stored = [origin for origin, added in written if added is not None]
             self.counts.stored += len(stored)
             self.counts.evicted += evicted
             return stored
 
-        return self._call("put", op, [])
+        return [] if self.read_only else self._call("put", op, [])
 
     def renew(
         self, origin: str, fetched_at: float, expires_at: float, headers: HeadersLike
@@ -555,8 +544,6 @@ class RobotsStore:
         copy is refused, or the store is unavailable."""
 
         def op(conn: sqlite3.Connection) -> StoredCopy | None:
-            if self.read_only:
-                return None
             with _transaction(conn):
                 self._record_uses(conn)  # earlier uses first: the ticks keep their order
                 copy = self._read(conn, origin)
@@ -569,19 +556,19 @@ class RobotsStore:
                     return copy  # fetched after this 304, by another process
                 conn.execute(
                     "UPDATE robots SET fetched_at = ?, expires_at = ?,"
-                    f" {', '.join(f'{name} = ?' for name in _HEADER_NAMES)},"
+                    f" {', '.join(f'{name} = ?' for name in HEADERS)},"
                     f" used_at = {_NEXT_TICK} WHERE origin = ?",
                     (
                         float(fetched_at),
                         float(expires_at),
-                        *(getattr(renewed, name) for name in _HEADER_NAMES),
+                        *(getattr(renewed, name) for name in HEADERS),
                         origin,
                     ),
                 )
             self.counts.renewed += 1
             return renewed
 
-        if not _key_ok(origin):
+        if self.read_only or not _key_ok(origin):
             return None
         return self._call("renew", op, None)
 
@@ -589,12 +576,10 @@ class RobotsStore:
         """Delete ``origin``'s copy; whether there was one."""
 
         def op(conn: sqlite3.Connection) -> bool:
-            if self.read_only:
-                return False
             with _transaction(conn):
                 return conn.execute("DELETE FROM robots WHERE origin = ?", (origin,)).rowcount > 0
 
-        if not _key_ok(origin):
+        if self.read_only or not _key_ok(origin):
             return False
         return self._call("forget", op, False)
 
@@ -744,7 +729,7 @@ class RobotsStore:
         """The checked copy of ``origin`` (in the caller's transaction); a row that fails its
         checks is deleted."""
         try:
-            row = conn.execute(_SELECT_COPY, (origin,)).fetchone()
+            row = conn.execute(f"SELECT {_COPY} FROM robots WHERE origin = ?", (origin,)).fetchone()
             if row is None:
                 return None
             return _copy(row, time.time())
@@ -1219,7 +1204,7 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     found = _times_reason(copy.fetched_at, copy.expires_at, now)
     if found is not None:
         return found
-    for name in _HEADER_NAMES:
+    for name in HEADERS:
         value = getattr(copy, name)
         if value is not None and not isinstance(value, bytes):
             return "value", f"{name} is not bytes"
@@ -1242,7 +1227,7 @@ def _values(copy: StoredCopy) -> tuple[object, ...]:
         copy.outcome.value,
         float(copy.fetched_at),
         float(copy.expires_at),
-        *(getattr(copy, name) for name in _HEADER_NAMES),
+        *(getattr(copy, name) for name in HEADERS),
         copy.sha256,
         copy.body,
     )
