@@ -374,15 +374,12 @@ def _scan(
     row with a value over :data:`MAX_VALUE` (SQLite refuses to read it) is (rowid, ()): once
     one is met, the rest are read one by one."""
     seen: set[int] = set()
-    try:
+    with suppress(sqlite3.DataError):
         for rowid, *row in conn.execute(f"SELECT rowid, {columns} FROM robots {tail}", params):
             seen.add(rowid)
             yield rowid, tuple(row)
         return
-    except sqlite3.DataError:
-        pass
-    rowids = conn.execute(f"SELECT rowid FROM robots {tail}", params).fetchall()
-    for (rowid,) in rowids:
+    for (rowid,) in conn.execute(f"SELECT rowid FROM robots {tail}", params).fetchall():
         if rowid in seen:
             continue
         try:
@@ -390,8 +387,7 @@ def _scan(
                 f"SELECT {columns} FROM robots WHERE rowid = ?", (rowid,)
             ).fetchone()
         except sqlite3.DataError:
-            yield rowid, ()
-            continue
+            found = ()  # a value over MAX_VALUE: the row is not read
         if found is not None:
             yield rowid, tuple(found)
 
