@@ -320,7 +320,6 @@ class _BadRow(ValueError):
 
 #: A copy's columns, in the order of ``_values``; a row is its origin, its tick, and these.
 _COPY_COLUMNS = ("url", "status", "outcome", "fetched_at", "expires_at", *HEADERS, "sha256", "body")
-_COLUMNS = ("origin", "used_at", *_COPY_COLUMNS)
 _SCHEMA = (
     # The body last: the columns before it are read without its overflow pages.
     """CREATE TABLE robots (
@@ -1103,7 +1102,7 @@ def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | No
     if conn.execute("SELECT 1 FROM robots WHERE origin = ?", (origin,)).fetchone():
         return None
     conn.execute(
-        f"INSERT INTO robots ({', '.join(_COLUMNS)}) VALUES"
+        f"INSERT INTO robots (origin, used_at, {_COPY}) VALUES"
         f" (?, {_NEXT_TICK}, {', '.join('?' * len(_COPY_COLUMNS))})",
         (origin, *values),
     )
