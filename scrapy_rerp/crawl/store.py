@@ -49,9 +49,8 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> CrawlStore | None:
         )
     with suppress(OSError):  # the store says why it cannot open the file
         path.parent.mkdir(parents=True, exist_ok=True)
-    store = RobotsStore(path, settings.store_max_origins)
     return CrawlStore(
-        store,
+        RobotsStore(path, settings.store_max_origins),
         settings.syntax,
         settings.max_size,
         stats=stats_of(crawler),
