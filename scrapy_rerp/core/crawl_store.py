@@ -192,10 +192,8 @@ class CrawlStore:
 
     def _entry(self, copy: StoredCopy, robots: Any = None) -> RobotsEntry:
         """``copy`` as an entry, its rules ``robots`` when they are at hand, else parsed."""
-        if robots is None:
-            robots = self._rules(copy)
         return RobotsEntry(
-            robots=robots,
+            robots=robots if robots is not None else self._rules(copy),
             fetched_at=copy.fetched_at,
             expires_at=copy.expires_at,
             status=copy.status,
@@ -226,16 +224,16 @@ class CrawlStore:
         and written with the next batch; past :data:`REVALIDATING` copies, the store renews it
         at once, and answers with a later copy if another process stored one meanwhile."""
         recalled = self._revalidating.pop(origin, None)
-        headers = getattr(fetched.response, "headers", None)
+        headers = getattr(fetched.response, "headers", None) or {}
         if recalled is not None and previous.robots is not None:
-            renewed = renewed_copy(recalled, fetched_at, expires_at, headers or {})
+            renewed = renewed_copy(recalled, fetched_at, expires_at, headers)
             self._renewed[origin] = renewed
             self.stats.inc_value("robotstxt/store/revalidated")
             self._write_when_due()
             return self._entry(renewed, previous.robots)
         if origin in self._unwritten:
             self._write()  # the copy renewed is the one stored
-        copy = self.store.renew(origin, fetched_at, expires_at, headers or {})
+        copy = self.store.renew(origin, fetched_at, expires_at, headers)
         self._check()
         if copy is None:
             return None
@@ -249,9 +247,6 @@ class CrawlStore:
         batch of writes (:data:`WRITES_AT_ONCE`, or at :meth:`close`); whether it will be."""
         if fetched.outcome not in STORED_OUTCOMES or entry.robots is None:
             return False
-        response = fetched.response
-        headers = getattr(response, "headers", None)
-        fields = header_fields(headers) if headers is not None else {}
         copy = StoredCopy(
             url=fetched.url or entry.url or origin,
             status=fetched.status if fetched.status is not None else 0,
@@ -259,7 +254,7 @@ class CrawlStore:
             fetched_at=entry.fetched_at,
             expires_at=entry.expires_at,
             body=fetched.body or b"",
-            **fields,
+            **header_fields(getattr(fetched.response, "headers", None) or {}),
         )
         self._unwritten[origin] = copy
         self._renewed.pop(origin, None)

@@ -129,7 +129,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -319,21 +319,7 @@ class _BadRow(ValueError):
 # -- the file's layout ---------------------------------------------------------------------------
 
 #: A copy's columns, in the order of ``_values``; a row is its origin, its tick, and these.
-_COPY_COLUMNS = (
-    "url",
-    "status",
-    "outcome",
-    "fetched_at",
-    "expires_at",
-    "date",
-    "cache_control",
-    "expires",
-    "etag",
-    "last_modified",
-    "sha256",
-    "body",
-)
-_COLUMNS = ("origin", "used_at", *_COPY_COLUMNS)
+_COPY_COLUMNS = ("url", "status", "outcome", "fetched_at", "expires_at", *HEADERS, "sha256", "body")
 _SCHEMA = (
     # The body last: the columns before it are read without its overflow pages.
     """CREATE TABLE robots (
@@ -361,7 +347,6 @@ _SCHEMA = (
         BEGIN UPDATE tally SET origins = origins - 1; END""",
 )
 _COPY = ", ".join(_COPY_COLUMNS)
-_SELECT_COPY = f"SELECT {_COPY} FROM robots WHERE origin = ?"
 #: A listing's columns: the body's type and length, not the body (SQLite reads neither from
 #: the body's pages).
 _LISTING = (
@@ -375,7 +360,6 @@ _NEXT_TICK = "(SELECT coalesce(max(used_at), 0) + 1 FROM robots)"
 #: crawl: 79 µs per lookup with a write each, about 20 µs for the read alone (in a crawl, the
 #: store's share of a fresh restart fell from 5.1 % to 3.8 %: docs/benchmarks.rst).
 USES_AT_ONCE = 64
-_HEADER_NAMES = tuple(HEADERS)
 
 
 def _too_large() -> _BadRow:
@@ -389,15 +373,12 @@ def _scan(
     row with a value over :data:`MAX_VALUE` (SQLite refuses to read it) is (rowid, ()): once
     one is met, the rest are read one by one."""
     seen: set[int] = set()
-    try:
+    with suppress(sqlite3.DataError):
         for rowid, *row in conn.execute(f"SELECT rowid, {columns} FROM robots {tail}", params):
             seen.add(rowid)
             yield rowid, tuple(row)
         return
-    except sqlite3.DataError:
-        pass
-    rowids = conn.execute(f"SELECT rowid FROM robots {tail}", params).fetchall()
-    for (rowid,) in rowids:
+    for (rowid,) in conn.execute(f"SELECT rowid FROM robots {tail}", params).fetchall():
         if rowid in seen:
             continue
         try:
@@ -405,8 +386,7 @@ def _scan(
                 f"SELECT {columns} FROM robots WHERE rowid = ?", (rowid,)
             ).fetchone()
         except sqlite3.DataError:
-            yield rowid, ()
-            continue
+            found = ()  # a value over MAX_VALUE: the row is not read
         if found is not None:
             yield rowid, tuple(found)
 
@@ -433,9 +413,6 @@ class _Deadline:
         if isinstance(exc, sqlite3.OperationalError) and time.monotonic() > self.ends:
             return f"it ran past the store's deadline ({self.seconds:g}s) and was interrupted"
         return f"{type(exc).__name__}: {exc}"
-
-    def attach(self, conn: sqlite3.Connection) -> None:
-        conn.set_progress_handler(self, self.EVERY)
 
 
 class RobotsStore:
@@ -494,13 +471,11 @@ class RobotsStore:
             if not self.reason:
                 self.reason = "closed"
             if conn is not None and self._pid == os.getpid():
-                try:
+                with suppress(sqlite3.Error):
                     if self._used and not self.read_only:
                         with _transaction(conn):
                             self._record_uses(conn)
                     conn.close()
-                except sqlite3.Error:
-                    pass
 
     # -- the calls -------------------------------------------------------------------------------
 
@@ -535,34 +510,19 @@ class RobotsStore:
         items = list(copies)
 
         def op(conn: sqlite3.Connection) -> list[str]:
-            if self.read_only:
-                return []
-            valid = []
-            for origin, copy in items:
-                problem = _key_problem(origin) or _copy_problem(copy)
-                if problem is not None:
-                    self._refuse(origin, problem)
-                else:
-                    valid.append((origin, copy))
+            valid = [(origin, copy) for origin, copy in items if not self._refused(origin, copy)]
             if not valid:
                 return []
-            stored: list[str] = []
-            evicted = 0
             with _transaction(conn):
                 self._record_uses(conn)  # before any eviction, which goes by them
-                added = False
-                for origin, copy in valid:
-                    written = _write(conn, origin, copy)
-                    if written is not None:
-                        stored.append(origin)
-                    added = added or bool(written)
-                if added:
-                    evicted = self._evict(conn)
+                written = [(origin, _write(conn, origin, copy)) for origin, copy in valid]
+                evicted = self._evict(conn) if any(added for _, added in written) else 0
+            stored = [origin for origin, added in written if added is not None]
             self.counts.stored += len(stored)
             self.counts.evicted += evicted
             return stored
 
-        return self._call("put", op, [])
+        return [] if self.read_only else self._call("put", op, [])
 
     def renew(
         self, origin: str, fetched_at: float, expires_at: float, headers: HeadersLike
@@ -574,35 +534,31 @@ class RobotsStore:
         copy is refused, or the store is unavailable."""
 
         def op(conn: sqlite3.Connection) -> StoredCopy | None:
-            if self.read_only:
-                return None
             with _transaction(conn):
                 self._record_uses(conn)  # earlier uses first: the ticks keep their order
                 copy = self._read(conn, origin)
                 if copy is None:
                     return None
                 renewed = renewed_copy(copy, fetched_at, expires_at, headers)
-                problem = _copy_problem(renewed)
-                if problem is not None:
-                    self._refuse(origin, problem)
+                if self._refused(origin, renewed):
                     return None
                 if copy.fetched_at > renewed.fetched_at:
                     return copy  # fetched after this 304, by another process
                 conn.execute(
                     "UPDATE robots SET fetched_at = ?, expires_at = ?,"
-                    f" {', '.join(f'{name} = ?' for name in _HEADER_NAMES)},"
+                    f" {', '.join(f'{name} = ?' for name in HEADERS)},"
                     f" used_at = {_NEXT_TICK} WHERE origin = ?",
                     (
                         float(fetched_at),
                         float(expires_at),
-                        *(getattr(renewed, name) for name in _HEADER_NAMES),
+                        *(getattr(renewed, name) for name in HEADERS),
                         origin,
                     ),
                 )
             self.counts.renewed += 1
             return renewed
 
-        if not _key_ok(origin):
+        if self.read_only or not _key_ok(origin):
             return None
         return self._call("renew", op, None)
 
@@ -610,12 +566,10 @@ class RobotsStore:
         """Delete ``origin``'s copy; whether there was one."""
 
         def op(conn: sqlite3.Connection) -> bool:
-            if self.read_only:
-                return False
             with _transaction(conn):
                 return conn.execute("DELETE FROM robots WHERE origin = ?", (origin,)).rowcount > 0
 
-        if not _key_ok(origin):
+        if self.read_only or not _key_ok(origin):
             return False
         return self._call("forget", op, False)
 
@@ -752,10 +706,8 @@ class RobotsStore:
     def _fail(self, reason: str) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with suppress(sqlite3.Error):
                 conn.close()
-            except sqlite3.Error:
-                pass
         self.counts.errors += 1
         self.reason = reason
         logger.warning(
@@ -767,7 +719,7 @@ class RobotsStore:
         """The checked copy of ``origin`` (in the caller's transaction); a row that fails its
         checks is deleted."""
         try:
-            row = conn.execute(_SELECT_COPY, (origin,)).fetchone()
+            row = conn.execute(f"SELECT {_COPY} FROM robots WHERE origin = ?", (origin,)).fetchone()
             if row is None:
                 return None
             return _copy(row, time.time())
@@ -810,22 +762,21 @@ class RobotsStore:
             self.rejections.append((quoted(origin), bad.reason, str(bad)))
         self._say("bad row", "robots.txt store %s: dropped the row of %s: %s", origin, str(bad))
 
-    def _refuse(self, origin: object, problem: str) -> None:
-        self.counts.refused += 1
-        self._say("refused", "robots.txt store %s: not storing %s: %s", origin, problem)
+    def _refused(self, origin: object, copy: StoredCopy) -> bool:
+        """Whether ``copy`` cannot be stored as ``origin``'s (then logged, counted)."""
+        found = _key_reason(origin) or _copy_reason(copy, time.time())
+        if found is not None:
+            self.counts.refused += 1
+            self._say("refused", "robots.txt store %s: not storing %s: %s", origin, found[1])
+        return found is not None
 
     def _say(self, kind: str, message: str, origin: object, problem: str) -> None:
         """The first of a kind at WARNING (saying later ones are at DEBUG), the rest at DEBUG."""
-        if kind in self._said:
-            logger.debug(message, self.path, quoted(origin), problem)
-            return
-        self._said.add(kind)
-        logger.warning(
-            message + " (others like it are logged at DEBUG, and counted)",
-            self.path,
-            quoted(origin),
-            problem,
-        )
+        level = logging.DEBUG if kind in self._said else logging.WARNING
+        if level == logging.WARNING:
+            self._said.add(kind)
+            message += " (others like it are logged at DEBUG, and counted)"
+        logger.log(level, message, self.path, quoted(origin), problem)
 
 
 # -- opening -------------------------------------------------------------------------------------
@@ -843,14 +794,7 @@ def _open(path: Path, timeout: float, read_only: bool, deadline: _Deadline) -> s
             return _open_read_only(path, timeout, deadline)
     with _opening(path, timeout):
         for _ in range(2):  # once more after setting a store of another version aside
-            truncated = _truncated(path)
-            if truncated:
-                raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
-            conn = sqlite3.connect(
-                path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-            with _closed_on_failure(conn):
-                _guarded(conn, deadline)
+            with _connection(path, timeout, deadline) as conn:
                 if _made(conn):
                     return conn
                 _set_aside(conn, path)
@@ -870,16 +814,40 @@ def _check_kind(path: Path) -> None:
         raise _Unusable("it is not a regular file (a device, a FIFO or a socket): never opened")
 
 
-def _guarded(conn: sqlite3.Connection, deadline: _Deadline) -> None:
-    """What every connection of a store runs under: text that is not UTF-8 (a tampered row) read,
-    then refused by the checks, rather than failing the whole call; no value over
-    :data:`MAX_VALUE` read (Python 3.11 and later); no function with side effects run from the
-    file's schema; each call under the deadline."""
-    conn.text_factory = _text
-    if hasattr(conn, "setlimit"):  # Python 3.11
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
-    conn.execute("PRAGMA trusted_schema = OFF")
-    deadline.attach(conn)
+@contextmanager
+def _connection(
+    path: Path, timeout: float, deadline: _Deadline, uri: str | None = None
+) -> Iterator[sqlite3.Connection]:
+    """A connection to the store at ``path`` (opened through ``uri`` when given), once the file
+    is seen not to be truncated. What every connection of a store runs under: text that is not
+    UTF-8 (a tampered row) read, then refused by the checks, rather than failing the whole call;
+    no value over :data:`MAX_VALUE` read (Python 3.11 and later); no function with side effects
+    run from the file's schema; each call under the deadline. Closed if what runs inside fails;
+    a file SQLite cannot read is damaged (:class:`_Unusable`), a locked or unreachable one stays
+    an ``OperationalError``."""
+    _check_truncated(path)
+    conn = sqlite3.connect(
+        uri or path,
+        timeout=timeout,
+        isolation_level=None,
+        check_same_thread=False,
+        uri=uri is not None,
+    )
+    try:
+        conn.text_factory = _text
+        if hasattr(conn, "setlimit"):  # Python 3.11
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.set_progress_handler(deadline, deadline.EVERY)
+        yield conn
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise
+        raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
+    except BaseException:
+        conn.close()
+        raise
 
 
 @lru_cache(maxsize=1)
@@ -897,10 +865,18 @@ def _our_schema() -> frozenset[tuple[object, ...]]:
 _SCHEMA_OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master"
 
 
-def _schema_problem(conn: sqlite3.Connection) -> str | None:
-    """What in the file's schema is not a store's, if anything: a trigger, a view, an index or a
-    table added, or one of ours changed, would run (or change what runs) with our statements.
-    The statistics tables of an ``ANALYZE`` are SQLite's own."""
+def _check_application(application_id: int) -> None:
+    """Refuse another application's SQLite file."""
+    if application_id != APPLICATION_ID:
+        raise _Unusable(
+            f"it is not a robots.txt store (an SQLite file with application_id {application_id})"
+        )
+
+
+def _check_schema(conn: sqlite3.Connection) -> None:
+    """Refuse a schema holding what is not a store's: a trigger, a view, an index or a table
+    added, or one of ours changed, would run (or change what runs) with our statements. The
+    statistics tables of an ``ANALYZE`` are SQLite's own."""
     found = set(conn.execute(_SCHEMA_OBJECTS).fetchall())
     foreign = sorted(
         (str(kind), str(name))
@@ -911,10 +887,13 @@ def _schema_problem(conn: sqlite3.Connection) -> str | None:
     if foreign:
         named = ", ".join(f"{kind} {quoted(name)}" for kind, name in foreign[:5])
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
-        return f"its schema holds objects that are not a store's ({named}{more}); move or delete it"
+        raise _Unusable(
+            f"its schema holds objects that are not a store's ({named}{more}); move or delete it"
+        )
     if missing:
-        return f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
-    return None
+        raise _Unusable(
+            f"its tables are not those of version {SCHEMA_VERSION}: damaged; move or delete it"
+        )
 
 
 def _read_only_mode(path: Path) -> str:
@@ -933,46 +912,17 @@ def _read_only_mode(path: Path) -> str:
 
 def _open_read_only(path: Path, timeout: float, deadline: _Deadline) -> sqlite3.Connection:
     """A connection that reads the store at ``path`` and can write nothing; never makes it."""
-    truncated = _truncated(path)
-    if truncated:
-        raise _Unusable(f"the file is damaged ({truncated}); move or delete it")
     uri = f"{path.absolute().as_uri()}?{_read_only_mode(path)}"
-    conn = sqlite3.connect(
-        uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
-    )
-    with _closed_on_failure(conn):
-        _guarded(conn, deadline)
+    with _connection(path, timeout, deadline, uri) as conn:
         conn.execute("PRAGMA query_only = ON")
         application_id, version, objects = _identify(conn)
         if (application_id, version, objects) == (0, 0, 0):
             raise _Unusable("it is empty, not a robots.txt store")
-        if application_id != APPLICATION_ID:
-            raise _Unusable(
-                "it is not a robots.txt store (an SQLite file with application_id"
-                f" {application_id})"
-            )
+        _check_application(application_id)
         if version != SCHEMA_VERSION:
             raise _Unusable(f"it is a store of version {version}, not {SCHEMA_VERSION}")
-        problem = _schema_problem(conn)
-        if problem is not None:
-            raise _Unusable(problem)
+        _check_schema(conn)
     return conn
-
-
-@contextmanager
-def _closed_on_failure(conn: sqlite3.Connection) -> Iterator[None]:
-    """Close ``conn`` if what runs inside fails; a file SQLite cannot read is damaged
-    (:class:`_Unusable`), a locked or unreachable one stays an ``OperationalError``."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if isinstance(exc, sqlite3.OperationalError):
-            raise
-        raise _Unusable(f"the file is damaged ({exc}); move or delete it") from exc
-    except BaseException:
-        conn.close()
-        raise
 
 
 def _made(conn: sqlite3.Connection) -> bool:
@@ -990,15 +940,10 @@ def _made(conn: sqlite3.Connection) -> bool:
                 conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 application_id, version = APPLICATION_ID, SCHEMA_VERSION
-    if application_id != APPLICATION_ID:
-        raise _Unusable(
-            f"it is not a robots.txt store (an SQLite file with application_id {application_id})"
-        )
+    _check_application(application_id)
     if version != SCHEMA_VERSION:
         return False
-    problem = _schema_problem(conn)  # before any statement could run what is not ours
-    if problem is not None:
-        raise _Unusable(problem)
+    _check_schema(conn)  # before any statement could run what is not ours
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     # The tally is counted again once per run (a count of the index: milliseconds for the
@@ -1062,10 +1007,7 @@ def _opening(path: Path, timeout: float, make: bool = True) -> Iterator[None]:
     write-ahead log of the new file made at its path. Waits at most ``timeout``. Without
     ``make`` (read only), no lock when the lock file is absent."""
     try:
-        if make:
-            fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        else:
-            fd = os.open(f"{path}.lock", os.O_RDONLY)
+        fd = os.open(f"{path}.lock", (os.O_RDWR | os.O_CREAT) if make else os.O_RDONLY, 0o644)
     except FileNotFoundError:
         if make:
             raise
@@ -1113,8 +1055,8 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _truncated(path: Path) -> str | None:
-    """Why the file's header says it is longer than it is, if it does: a truncated file, seen
+def _check_truncated(path: Path) -> None:
+    """Refuse the file when its header says it is longer than it is: a truncated file, seen
     before SQLite reads past its end. Not when a write-ahead log holds pages yet to be copied."""
     try:
         with open(path, "rb") as file:
@@ -1122,18 +1064,20 @@ def _truncated(path: Path) -> str | None:
             size = os.fstat(file.fileno()).st_size
         wal = Path(f"{path}-wal")
         if wal.exists() and wal.stat().st_size > 0:
-            return None
+            return
     except (FileNotFoundError, IsADirectoryError):
-        return None
+        return
     if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
-        return None  # empty (a new store), or not SQLite: SQLite says
+        return  # empty (a new store), or not SQLite: SQLite says
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     valid = header[24:28] == header[92:96]  # the page count is valid (SQLite's rule)
     if valid and pages and size < pages * page_size:
-        return f"truncated: {size} bytes where its header says {pages * page_size}"
-    return None
+        raise _Unusable(
+            f"the file is damaged (truncated: {size} bytes where its header says"
+            f" {pages * page_size}); move or delete it"
+        )
 
 
 def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | None:
@@ -1153,7 +1097,7 @@ def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | No
     if conn.execute("SELECT 1 FROM robots WHERE origin = ?", (origin,)).fetchone():
         return None
     conn.execute(
-        f"INSERT INTO robots ({', '.join(_COLUMNS)}) VALUES"
+        f"INSERT INTO robots (origin, used_at, {_COPY}) VALUES"
         f" (?, {_NEXT_TICK}, {', '.join('?' * len(_COPY_COLUMNS))})",
         (origin, *values),
     )
@@ -1169,10 +1113,8 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     except BaseException:
         if conn.in_transaction:
-            try:
+            with suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
         raise
     conn.execute("COMMIT")
 
@@ -1194,22 +1136,17 @@ def _is_utf8(value: str) -> bool:
 
 
 def _key_ok(origin: object) -> bool:
-    return _key_problem(origin) is None
-
-
-def _key_problem(origin: object) -> str | None:
-    if not isinstance(origin, str) or not origin or not _is_utf8(origin):
-        return "the origin is not a string"
-    if len(origin) > MAX_ORIGIN:
-        return f"the origin is over {MAX_ORIGIN} characters"
-    return None
+    return _key_reason(origin) is None
 
 
 def _key_reason(origin: object) -> tuple[str, str] | None:
-    problem = _key_problem(origin)
-    if problem is None:
-        return None
-    return ("too_large" if isinstance(origin, str) and _is_utf8(origin) else "value"), problem
+    if not isinstance(origin, str) or not _is_utf8(origin):
+        return "value", "the origin is not a string"
+    if not origin:
+        return "too_large", "the origin is not a string"
+    if len(origin) > MAX_ORIGIN:
+        return "too_large", f"the origin is over {MAX_ORIGIN} characters"
+    return None
 
 
 def quoted(origin: object) -> str:
@@ -1257,7 +1194,7 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     found = _times_reason(copy.fetched_at, copy.expires_at, now)
     if found is not None:
         return found
-    for name in _HEADER_NAMES:
+    for name in HEADERS:
         value = getattr(copy, name)
         if value is not None and not isinstance(value, bytes):
             return "value", f"{name} is not bytes"
@@ -1272,12 +1209,6 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     return None
 
 
-def _copy_problem(copy: StoredCopy) -> str | None:
-    """What is wrong with ``copy`` to store, if anything."""
-    found = _copy_reason(copy, time.time())
-    return None if found is None else found[1]
-
-
 def _values(copy: StoredCopy) -> tuple[object, ...]:
     """The values of :data:`_COPY_COLUMNS` for ``copy``."""
     return (
@@ -1286,7 +1217,7 @@ def _values(copy: StoredCopy) -> tuple[object, ...]:
         copy.outcome.value,
         float(copy.fetched_at),
         float(copy.expires_at),
-        *(getattr(copy, name) for name in _HEADER_NAMES),
+        *(getattr(copy, name) for name in HEADERS),
         copy.sha256,
         copy.body,
     )
@@ -1296,28 +1227,20 @@ def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
     """A row's copy, every value checked, the body against its hash. Raises :class:`_BadRow`."""
     # SQLite's values, of any type until checked: the checks below (and StoredCopy's) say why
     # one is refused.
-    values: tuple[Any, ...] = row
-    url, status, outcome, fetched_at, expires_at, *rest = values
-    headers, (sha256, body) = rest[: len(_HEADER_NAMES)], rest[len(_HEADER_NAMES) :]
+    values: dict[str, Any] = dict(zip(_COPY_COLUMNS, row, strict=True))
+    sha256, body = values.pop("sha256"), values["body"]
     if not isinstance(body, bytes):
         raise _BadRow("value", f"the body is {type(body).__name__}, not bytes")
     if len(body) > MAX_BODY:
         raise _BadRow("too_large", f"the body is {len(body)} bytes, over {MAX_BODY}")
     if not _is_sha256(sha256):
         raise _BadRow("value", "the stored sha256 is not a sha256")
-    found = _times_reason(fetched_at, expires_at, now)
+    found = _times_reason(values["fetched_at"], values["expires_at"], now)
     if found is not None:
         raise _BadRow(*found)
+    values["outcome"] = _outcome(values["outcome"])
     try:
-        copy = StoredCopy(
-            url=url,
-            status=status,
-            outcome=_outcome(outcome),
-            fetched_at=fetched_at,
-            expires_at=expires_at,
-            body=body,
-            **dict(zip(_HEADER_NAMES, headers, strict=True)),
-        )
+        copy = StoredCopy(**values)
     except TypeError as exc:
         raise _BadRow("value", str(exc)) from exc
     found = _copy_reason(copy, now)

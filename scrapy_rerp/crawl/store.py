@@ -5,6 +5,7 @@ Built by :mod:`scrapy_rerp.crawl.assembly`, closed when the spider closes."""
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,13 +47,10 @@ def open_store(crawler: Crawler, settings: RerpSettings) -> CrawlStore | None:
             {"given": settings.store, "path": str(path), "earlier": str(earlier)},
             extra={"crawler": crawler},
         )
-    try:
+    with suppress(OSError):  # the store says why it cannot open the file
         path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass  # the store says why it cannot open the file
-    store = RobotsStore(path, settings.store_max_origins)
     return CrawlStore(
-        store,
+        RobotsStore(path, settings.store_max_origins),
         settings.syntax,
         settings.max_size,
         stats=stats_of(crawler),
