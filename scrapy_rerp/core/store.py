@@ -1140,10 +1140,8 @@ def _key_ok(origin: object) -> bool:
 
 
 def _key_reason(origin: object) -> tuple[str, str] | None:
-    if not isinstance(origin, str) or not _is_utf8(origin):
+    if not isinstance(origin, str) or not origin or not _is_utf8(origin):
         return "value", "the origin is not a string"
-    if not origin:
-        return "too_large", "the origin is not a string"
     if len(origin) > MAX_ORIGIN:
         return "too_large", f"the origin is over {MAX_ORIGIN} characters"
     return None

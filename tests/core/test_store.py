@@ -963,6 +963,23 @@ def test_a_rejected_row_is_counted_by_its_reason(
     assert len(warnings(caplog)) == 1
 
 
+@pytest.mark.parametrize("read", ["origins", "recent"])
+def test_a_row_with_an_empty_origin_is_a_bad_value(path: Path, read: str) -> None:
+    now = time.time()
+    with RobotsStore(path) as store:
+        store.put(ORIGIN, robots(fetched_at=now, expires_at=now + 60))
+    conn = raw(path)
+    conn.execute("UPDATE robots SET origin = ''")
+    conn.close()
+    with RobotsStore(path) as store:
+        if read == "origins":
+            assert store.origins() == []
+        else:
+            assert store.recent(10, 10 * MAX_BODY) == {}
+        assert store.counts.rejected == {"value": 1} and store.counts.dropped_bad_rows == 1
+        assert len(store) == 0  # deleted
+
+
 def test_a_later_copy_past_the_clock_skew_does_not_block_a_put(path: Path) -> None:
     now = time.time()
     with RobotsStore(path) as store:
