@@ -162,9 +162,10 @@ class FleetStore:
 
     def _rejected(self, origin: str, problem: str, stat: str) -> None:
         """A hash not used: counted at each read, said once until this worker publishes the
-        origin's result (the look after the lock reads it again)."""
+        origin's result (the look after the lock reads it again, and a reason that names a time,
+        "retried in N s", reads differently a second later)."""
         self.stats.inc_value(stat)
-        if self._rejections.get(origin) == problem:
+        if origin in self._rejections:
             return
         self._rejections[origin] = problem
         logger.warning(

@@ -760,3 +760,35 @@ async def test_a_fleet_s_copy_past_the_stale_max_age_is_not_used(
     assert stat(second, "robotstxt/store/stale_used") is None
     stored = redis_server.client().hgetall(f"rerp:robots:{server.origin}")
     assert stored[b"outcome"] == b"unreachable" and b"body" not in stored  # replaced
+
+
+class _Ticking:
+    """``time`` for fleet/documents.py whose clock moves two seconds at each look: the bounds'
+    reason of one planted hash ("an outage retried in N s") then differs from read to read, as
+    it does on a loaded worker whose look and look again straddle a second."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def time(self) -> float:
+        self.looks += 1
+        return time.time() + 2 * self.looks
+
+
+@scenario
+async def test_a_hash_beyond_the_bounds_is_said_once_however_its_reason_reads(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, two = Worker(redis_server.url), Worker(redis_server.url)
+    await one.claim()
+    await one.publish(*outage(retry_in=10 * 365 * 86400.0))  # retried in ten years
+    monkeypatch.setattr("scrapy_rerp.fleet.documents.time", _Ticking())
+    with caplog.at_level(logging.INFO):
+        claim = await two.claim()
+    assert claim.download and claim.locked and claim.entry is None
+    # Counted at each read (the look, and the look again once the lock is taken), said once.
+    assert two.stat("rejected") == 2
+    warnings = [r.getMessage() for r in own(caplog.records) if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "an outage retried in" in warnings[0], warnings
+    for worker in (one, two):
+        await worker.rules.close()
