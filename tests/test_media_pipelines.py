@@ -165,7 +165,11 @@ async def test_media_pipelines_wait_for_robots_txt_and_the_crawl_closes(
         "never": [],
     }
     for kind in ("ok", "late"):
-        assert sorted(cdns[kind].paths()) == ["/media/a.png", "/media/b.png", "/robots.txt"]
+        # robots.txt once, and once more after each time it did not answer within
+        # DOWNLOAD_TIMEOUT: the late origin's 1.5 s passes 2.5 s on a starved machine, and the
+        # status ladder retries it (test_a_media_request_waits_in_place_through_a_robots_txt_retry).
+        asked = ["/robots.txt"] * (1 + timed_out(caplog.records, cdns[kind]))
+        assert sorted(cdns[kind].paths()) == ["/media/a.png", "/media/b.png", *asked]
     for kind in ("503", "never"):
         assert set(cdns[kind].paths()) == {"/robots.txt"}
     assert len(list(tmp_path.rglob("*.*"))) == 4  # the four allowed files, on disk
@@ -186,6 +190,48 @@ async def test_media_pipelines_wait_for_robots_txt_and_the_crawl_closes(
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not [r for r in errors if not r.name.startswith("scrapy.pipelines")], errors
     assert len(errors) in (0, len(FAILED)), [r.getMessage() for r in errors]
+
+
+def timed_out(records: list[logging.LogRecord], server: Server) -> int:
+    """How many times the crawl's log says the server's robots.txt timed out."""
+    said = f"robots.txt of {server.url('')} unreachable (timed out)"
+    return sum(r.getMessage().startswith(said) for r in records)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_media_request_waits_in_place_through_a_robots_txt_retry(
+    cdns: dict[str, Server], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    program(cdns)
+    late = cdns["late"]
+    rules = "User-agent: *\nDisallow: /private\n"
+    # The first robots.txt answers after DOWNLOAD_TIMEOUT, the retry at once.
+    late.route("/robots.txt", [Reply(body=rules, delay=2.0), Reply(body=rules)])
+    urls = [late.url(p) for p in ("/media/a.png", "/media/b.png", "/private/c.png")]
+    Items.items = []
+    FAILED.clear()
+    settings = rerp(
+        ITEM_PIPELINES={f"{__name__}.RecordingFiles": 1, f"{__name__}.Items": 900},
+        FILES_STORE=str(tmp_path),
+        DOWNLOAD_TIMEOUT=1.0,
+        RERP_RETRY_BACKOFF_BASE=0.2,
+        RERP_RETRY_BACKOFF_MAX=0.4,
+        RERP_UNREACHABLE_MAX_WAIT=20,
+        CLOSESPIDER_TIMEOUT=60,
+    )
+    caplog.set_level(logging.INFO)
+    crawler = await crawl(
+        MediaSpider, settings, page=cdns["page"].url("/"), cdn_urls={"late": urls}
+    )
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert timed_out(caplog.records, late) == 1
+    assert sorted(late.paths()) == ["/media/a.png", "/media/b.png", "/robots.txt", "/robots.txt"]
+    [item] = Items.items
+    assert sorted(f["url"] for f in item["files"]) == urls[:2]
+    assert len(FAILED) == 1 and "Forbidden by robots.txt" in FAILED[0], FAILED
+    assert crawler.stats.get_value("robotstxt/waited_in_place") >= 3
+    ledger(crawler)
 
 
 @pytest.mark.needs_asyncio  # the fleet's store: redis.asyncio
