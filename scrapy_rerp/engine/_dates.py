@@ -118,17 +118,8 @@ def _at(
     if offset is None:
         return None
     microsecond = int((fraction or "0")[:6].ljust(6, "0"))
-    moment = datetime.datetime(
-        date.year,
-        date.month,
-        date.day,
-        int(hour or 0),
-        int(minute or 0),
-        int(second or 0),
-        microsecond,
-        tzinfo=offset,
-    )
-    return moment.astimezone(_UTC)
+    clock = datetime.time(int(hour or 0), int(minute or 0), int(second or 0), microsecond)
+    return datetime.datetime.combine(date, clock, offset).astimezone(_UTC)
 
 
 def _read_iso(text: str) -> datetime.datetime | None:
