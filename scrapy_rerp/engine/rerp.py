@@ -38,6 +38,7 @@ from urllib.robotparser import RequestRate
 
 # The private modules, not the package: the package imports this module while initialising.
 from ._constants import GYM2008, MAX_FILESIZE, SEVEN_DAYS, check_syntax
+from ._dates import _MONTHS
 from ._robots import RobotsTxt, parse
 from ._text_codecs import body_codec
 
@@ -54,12 +55,6 @@ _DISALLOW_ALL = "User-agent: *\nDisallow: /\n"
 _RFC850_RE = re.compile(
     r"^\s*[A-Za-z]+,\s*(\d{1,2})-([A-Za-z]{3})-(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\s*GMT\s*$"
 )
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
-    )
-}
 
 
 def _text_arg(value: object, name: str) -> str:
