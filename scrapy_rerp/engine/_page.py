@@ -504,24 +504,20 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
             message = f"more than {MAX_STATEMENTS} rules; the rest are ignored"
             warner(statement.source)("too-many", statement.text, message)
 
-    x_robots_lines = 0
-    robots_tag_lines: list[str] = []
+    lines: dict[str, list[str]] = {_X_ROBOTS_TAG: [], _ROBOTS_TAG: []}
     for name, value in _header_lines(headers):
-        if name == _X_ROBOTS_TAG:
-            x_robots_lines += 1
-            source = f"X-Robots-Tag header {x_robots_lines}"
-            if x_robots_lines > MAX_SOURCES:
-                if x_robots_lines == MAX_SOURCES + 1:
-                    warner(source)(
-                        "too-many",
-                        "",
-                        f"more than {MAX_SOURCES} X-Robots-Tag lines; the rest are ignored",
-                    )
-                continue
-            warn = warner(source)
-            _read_rules(_bounded(value, ",", warn), source, None, True, emit, warn)
-        elif name == _ROBOTS_TAG:
-            robots_tag_lines.append(value)
+        if name in lines:
+            lines[name].append(value)
+    for number, value in enumerate(lines[_X_ROBOTS_TAG], 1):
+        source = f"X-Robots-Tag header {number}"
+        warn = warner(source)
+        if number > MAX_SOURCES:
+            warn(
+                "too-many", "", f"more than {MAX_SOURCES} X-Robots-Tag lines; the rest are ignored"
+            )
+            break
+        _read_rules(_bounded(value, ",", warn), source, None, True, emit, warn)
+    robots_tag_lines = lines[_ROBOTS_TAG]
     if robots_tag_lines:
         source = "Robots-Tag header"
         warn = warner(source)
@@ -536,21 +532,17 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     statements = [statement for named_agent, statement in found if named_agent in (None, agent)]
 
     found.clear()
-    read = 0
-    for index, name, content in tags:
-        if name != "robots" and (agent is None or name != agent) or content is None:
-            continue
-        read += 1
+    read = [
+        (index, name, content)
+        for index, name, content in tags
+        if name in ("robots", agent) and content is not None
+    ]
+    for number, (index, name, content) in enumerate(read, 1):
         source = f"meta tag {index} ({name})"
         warn = warner(source)
-        if read > MAX_SOURCES:
-            if read == MAX_SOURCES + 1:
-                warn(
-                    "too-many",
-                    "",
-                    f"more than {MAX_SOURCES} robots meta tags; the rest are ignored",
-                )
-            continue
+        if number > MAX_SOURCES:
+            warn("too-many", "", f"more than {MAX_SOURCES} robots meta tags; the rest are ignored")
+            break
         for_agent = None if name == "robots" else agent
         _read_rules(_bounded(content, ",", warn), source, for_agent, False, emit, warn)
     statements += [statement for _, statement in found]
