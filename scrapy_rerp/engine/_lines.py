@@ -117,9 +117,7 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
     MK1996/GYM2008 read ISO-8859-1, as rerp does.
     """
     if isinstance(content, str):
-        text = content
-        if text.startswith(_BOM):
-            text = text[1:]
+        text = content.removeprefix(_BOM)
     elif isinstance(content, (bytes, bytearray, memoryview)):
         raw = bytes(content)
         if syntax == RFC9309:
@@ -130,9 +128,7 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
                     break
             text = raw.decode("utf-8", "surrogateescape")
         else:
-            if raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            text = raw.decode("iso-8859-1")
+            text = raw.removeprefix(b"\xef\xbb\xbf").decode("iso-8859-1")
     else:
         raise TypeError(f"robots.txt content must be str or bytes, not {type(content).__name__}")
     if syntax != RFC9309 and text[:1] > "\x7f":
