@@ -280,12 +280,8 @@ class RobotExclusionRulesParser:
 def _strip_line_ending(line: _Text) -> _Text:
     """*line* without its own line ending (``\\r\\n``, ``\\n`` or ``\\r``), if any."""
     if isinstance(line, bytes):
-        if line.endswith(b"\r\n"):
-            return line[:-2]
-        return line[:-1] if line.endswith((b"\n", b"\r")) else line
-    if line.endswith("\r\n"):
-        return line[:-2]
-    return line[:-1] if line.endswith(("\n", "\r")) else line
+        return line.removesuffix(b"\n").removesuffix(b"\r")
+    return line.removesuffix("\n").removesuffix("\r")
 
 
 class RobotFileParserLookalike(RobotExclusionRulesParser):
