@@ -266,10 +266,7 @@ def _warn_outside_groups(
     ):
         index = coarse.find(letter, 0, before)
         while index != -1:
-            if message is None:
-                text_of = f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
-            else:
-                text_of = message
+            text_of = message or f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
             value = _value_of(read, bare_values, index)
             warnings.append(ParseWarning(index + 1, value, text_of, code))
             index = coarse.find(letter, index + 1, before)
