@@ -553,11 +553,8 @@ def build_legacy(
             previous_was_agent = False
         if directive.scope == RULE:
             if current is None:
-                warnings.append(
-                    ParseWarning(
-                        line, value, "rule outside a record, ignored", "rule-outside-group"
-                    )
-                )
+                message = "rule outside a record, ignored"
+                warnings.append(ParseWarning(line, value, message, "rule-outside-group"))
                 continue
             current.patterns.append(unquote_path(value))
             current.lines.append(line)
@@ -565,14 +562,9 @@ def build_legacy(
         elif directive.scope == FILE:
             file_wide.add(kind, value, line, warnings)
         elif current is None:  # GROUP, outside a record
-            warnings.append(
-                ParseWarning(
-                    line,
-                    f"{directive.name}: {value}",
-                    f"{directive.name} outside a record, ignored",
-                    "outside-group",
-                )
-            )
+            text = f"{directive.name}: {value}"
+            message = f"{directive.name} outside a record, ignored"
+            warnings.append(ParseWarning(line, text, message, "outside-group"))
         else:  # GROUP
             parsed = _extension(kind, value, line, warnings, values_read)
             if parsed is not None:
