@@ -422,22 +422,20 @@ def _one_value(
 
 
 def _statement(
-    technique: str,
-    reservations: list[tuple[str, str]],
-    policies: list[tuple[str, str]],
-    warn: Warn,
+    technique: str, found: dict[str, list[tuple[str, str]]], warn: Warn
 ) -> TdmRepStatement | None:
-    """What the header lines (or meta tags) of one response say, or None if they say nothing."""
-    if not reservations and not policies:
+    """What the header lines (or meta tags) of one response say, or None if they say nothing:
+    *found* holds ``(source, value)`` per line (or tag), by name."""
+    if not found[_RESERVATION] and not found[_POLICY]:
         return None
-    text, reservation_source = _one_value(reservations, _RESERVATION, warn)
+    text, reservation_source = _one_value(found[_RESERVATION], _RESERVATION, warn)
     reservation = None
     if text is not None:
         reservation = _RESERVATION_TEXT.get(text)
         if reservation is None:
             message = "tdm-reservation is not 1 or 0: unset (a protocol error)"
             warn("bad-reservation", reservation_source or "", _shown(text[:80]), message)
-    policy_text, policy_source = _one_value(policies, _POLICY, warn)
+    policy_text, policy_source = _one_value(found[_POLICY], _POLICY, warn)
     policy = None if policy_text is None else _policy(policy_text, policy_source or "", warn)
     source = reservation_source or policy_source or ""
     return TdmRepStatement(
@@ -455,7 +453,7 @@ def _header_statement(headers: object, warn: Warn) -> TdmRepStatement | None:
         source = f"{key} header"
         for line in value if isinstance(value, (list, tuple)) else (value,):
             lines.append((source, _header_text(line, "a header value")))
-    return _statement("header", found[_RESERVATION], found[_POLICY], warn)
+    return _statement("header", found, warn)
 
 
 def _meta_statement(meta: object, warn: Warn) -> TdmRepStatement | None:
@@ -464,7 +462,7 @@ def _meta_statement(meta: object, warn: Warn) -> TdmRepStatement | None:
         tags = found.get(name)
         if tags is not None and content is not None:
             tags.append((f"meta tag {index} ({name})", content))
-    return _statement("meta", found[_RESERVATION], found[_POLICY], warn)
+    return _statement("meta", found, warn)
 
 
 # -- the combination --------------------------------------------------------------------------
