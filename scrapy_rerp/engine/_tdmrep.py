@@ -395,8 +395,7 @@ def parse_tdmrep(body: bytes | bytearray | memoryview | str) -> TdmRepFile:
         entry = _read_entry(item, position, warn)
         if entry is not None:
             entries.append(entry)
-    globs = tuple(_compiled(entry.location) for entry in entries)
-    return TdmRepFile(entries=tuple(entries), warnings=tuple(warnings), valid=True, _globs=globs)
+    return TdmRepFile(entries=tuple(entries), warnings=tuple(warnings), valid=True)
 
 
 # -- headers and meta tags --------------------------------------------------------------------
