@@ -470,7 +470,6 @@ class _Reader:
             "server": server,
             "licenses": [],
             "match": compiled,
-            "line": self.parser.CurrentLineNumber,
         }
         return "content"
 
