@@ -34,6 +34,7 @@ from ._page_rules import (
     IMAGE_PREVIEW_SIZES,
     NUMBER,
     PAGE_RULE_USAGE,
+    RESTRICTIONS,
     SPELLINGS,
     PageRule,
 )
@@ -113,6 +114,8 @@ class PageUsageDecision(NamedTuple):
 
 
 _NOINDEX = frozenset({"noindex"})
+# The boolean fields of PageDirectives: one per restriction, and indexifembedded.
+_FLAGS = RESTRICTIONS | {"indexifembedded"}
 _NOSNIPPET = frozenset({"nosnippet"})
 
 
@@ -191,17 +194,11 @@ class PageDirectives:
             elif statement.rule.name == "indexifembedded":
                 flags.add("indexifembedded")
         max_snippet = _smallest_limit(values.get("max-snippet", []))
+        if max_snippet == 0:
+            flags.add("nosnippet")
         sizes = values.get("max-image-preview", [])
         return cls(
-            noindex="noindex" in flags,
-            nofollow="nofollow" in flags,
-            noarchive="noarchive" in flags,
-            nosnippet="nosnippet" in flags or max_snippet == 0,
-            noimageindex="noimageindex" in flags,
-            notranslate="notranslate" in flags,
-            indexifembedded="indexifembedded" in flags,
-            noai="noai" in flags,
-            noimageai="noimageai" in flags,
+            **{flag: flag in flags for flag in _FLAGS},
             unavailable_after=min(values.get("unavailable_after", []), default=None),
             max_snippet=max_snippet,
             max_image_preview=min(sizes, key=IMAGE_PREVIEW_SIZES.index) if sizes else None,
