@@ -309,6 +309,20 @@ Emit = Callable[[str | None, PageStatement], None]
 Warn = Callable[[str, str, str], None]
 
 
+def _warner(warnings: list[Any], kind: Callable[..., Any]) -> Callable[[str, str, str, str], None]:
+    """``warn(code, source, text, message)``, which adds a *kind* warning (PageWarning,
+    TdmRepWarning) to *warnings* up to MAX_WARNINGS, then one ``too-many`` that says so."""
+
+    def warn(code: str, source: str, text: str, message: str) -> None:
+        if len(warnings) < MAX_WARNINGS:
+            warnings.append(kind(code, source, text, message))
+        elif len(warnings) == MAX_WARNINGS:
+            message = f"more than {MAX_WARNINGS} warnings; the rest are not listed"
+            warnings.append(kind("too-many", source, "", message))
+
+    return warn
+
+
 def _bounded(value: str, separator: str, warn: Warn) -> str:
     """*value* cut to MAX_FIELD_CHARS, without the member the cut fell in (repext-03)."""
     if len(value) <= MAX_FIELD_CHARS:
@@ -481,16 +495,10 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     found: list[tuple[str | None, PageStatement]] = []
 
     kept = 0
+    add_warning = _warner(warnings, PageWarning)
 
     def warner(source: str) -> Warn:
-        def warn(code: str, text: str, message: str) -> None:
-            if len(warnings) < MAX_WARNINGS:
-                warnings.append(PageWarning(code, source, text, message))
-            elif len(warnings) == MAX_WARNINGS:
-                message = f"more than {MAX_WARNINGS} warnings; the rest are not listed"
-                warnings.append(PageWarning("too-many", source, "", message))
-
-        return warn
+        return lambda code, text, message: add_warning(code, source, text, message)
 
     def emit(agent: str | None, statement: PageStatement) -> None:
         nonlocal kept

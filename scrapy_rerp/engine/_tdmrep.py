@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ._page import _header_text, _meta_tags, _pairs
+from ._page import _header_text, _meta_tags, _pairs, _warner
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
@@ -67,7 +67,6 @@ TDMREP_TECHNIQUES = ("tdmrep.json", "header", "meta")
 #: what does it mean in practice?": search engines "don't apply TDM techniques").
 TDMREP_PURPOSES = frozenset({"train-ai", "ai-input"})
 
-_MAX_WARNINGS = 256
 _MAX_LINES = 64  # header lines or meta tags of one name read, as for page directives
 _RESERVATION, _POLICY, _LOCATION = "tdm-reservation", "tdm-policy", "location"
 _PROPERTIES = (_LOCATION, _RESERVATION, _POLICY)
@@ -278,17 +277,6 @@ def _shown(value: object) -> str:
 Warn = Callable[[str, str, str, str], None]
 
 
-def _warner(warnings: list[TdmRepWarning]) -> Warn:
-    def warn(code: str, source: str, text: str, message: str) -> None:
-        if len(warnings) < _MAX_WARNINGS:
-            warnings.append(TdmRepWarning(code, source, text, message))
-        elif len(warnings) == _MAX_WARNINGS:
-            message = f"more than {_MAX_WARNINGS} warnings; the rest are not listed"
-            warnings.append(TdmRepWarning("too-many", source, "", message))
-
-    return warn
-
-
 def _policy(value: object, source: str, warn: Warn) -> str | None:
     """A ``tdm-policy`` value as kept, or None (with a warning) for one that is no URL."""
     if not isinstance(value, str):
@@ -356,7 +344,7 @@ def parse_tdmrep(body: bytes | bytearray | memoryview | str) -> TdmRepFile:
     ``MAX_TDMREP_BYTES``) is a file with no entries, not ``valid``, and a warning; entries that
     cannot be used are skipped with a warning. TypeError for a body of another type."""
     warnings: list[TdmRepWarning] = []
-    warn = _warner(warnings)
+    warn = _warner(warnings, TdmRepWarning)
     source = "tdmrep.json"
 
     def unread(code: str, text: str, message: str) -> TdmRepFile:
@@ -534,7 +522,7 @@ def tdm_reservation(
     if file is not None and not isinstance(file, TdmRepFile):
         raise TypeError(f"file must be a TdmRepFile or None, not {type(file).__name__}")
     warnings: list[TdmRepWarning] = []
-    warn = _warner(warnings)
+    warn = _warner(warnings, TdmRepWarning)
     said = (
         file.reservation(url) if file is not None else None,
         _header_statement(headers, warn),
