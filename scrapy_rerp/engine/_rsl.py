@@ -290,14 +290,11 @@ def license_links(values: Iterable[str | bytes], base: str) -> list[str]:
             if match is None:
                 break
             position = match.end()
-            rels = types = ""
+            params: dict[str, str] = {}  # the first non-empty value of each, as written
             for name, quoted, token in _LINK_PARAM.findall(match.group(2)):
-                name = name.lower()
-                if name == "rel" and not rels:
-                    rels = quoted or token
-                elif name == "type" and not types:
-                    types = quoted or token
-            if _is_rsl_link(rels, types):
+                if not params.get(name.lower()):
+                    params[name.lower()] = quoted or token
+            if _is_rsl_link(params.get("rel", ""), params.get("type", "")):
                 _add_link(found, match.group(1), base)
             comma = value.find(",", position)
             if comma < 0:
