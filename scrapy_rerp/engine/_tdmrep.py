@@ -538,10 +538,9 @@ def tdm_reservation(
     reserved = None if reserved_by is None else reserved_by.reservation == 1
     if not reserved:
         policy_by = None
-    policy = policy_by.policy if policy_by is not None else None
     return TdmReservation(
         reserved=reserved,
-        policy=policy,
+        policy=policy_by.policy if policy_by is not None else None,
         statement=reserved_by,
         policy_statement=policy_by,
         statements=statements,
