@@ -455,11 +455,8 @@ def _parameter_value(rule: PageRule, parameter: object) -> Any:
     if isinstance(parameter, bool):
         return None
     if rule.value == NUMBER:
-        return (
-            parameter
-            if isinstance(parameter, int) and not isinstance(parameter, Date) and parameter >= -1
-            else None
-        )
+        is_integer = isinstance(parameter, int) and not isinstance(parameter, Date)
+        return parameter if is_integer and parameter >= -1 else None
     if rule.value == IMAGE_PREVIEW:
         return _read_size(parameter) if isinstance(parameter, str) else None
     if isinstance(parameter, Date):
