@@ -144,9 +144,7 @@ def _encoding_of(html: bytes, encoding: str | None) -> str:
     a page can be written in (``body_codec``), else such a ``<meta charset>`` near the top,
     else UTF-8."""
     if html.startswith(_BOM_PREFIXES):  # one test for the many pages without a BOM
-        for bom, name in _BOMS:
-            if html.startswith(bom):
-                return name
+        return next(name for bom, name in _BOMS if html.startswith(bom))
     return body_codec(encoding) or body_codec(_declared_charset(html)) or "utf-8"
 
 
