@@ -398,6 +398,7 @@ class _Reader:
         self.roles: list[str | None] = []  # the open elements, as RSL reads them
         self.elements = 0
         self.plain_names = False  # <rsl> without namespace: unqualified names are RSL's
+        # The <content> and <license> being read: the fields of their RslContent and RslLicense.
         self.content: dict[str, Any] | None = None
         self.licence: dict[str, Any] | None = None
         self.term: tuple[str, str, int] | None = None  # (permits|prohibits, type, line)
@@ -462,12 +463,7 @@ class _Reader:
             self.problem("bad-content", f"<content> with {shown}: skipped")
             return None
         server = attributes.get("server", "").strip() or None
-        self.content = {
-            "url": url,
-            "server": server,
-            "licenses": [],
-            "match": compiled,
-        }
+        self.content = {"url": url, "server": server, "licenses": [], "_match": compiled}
         return "content"
 
     def data(self, text: str) -> None:
@@ -484,28 +480,15 @@ class _Reader:
             self._end_term()
         elif role == "license" and self.licence is not None and self.content is not None:
             licenses = self.content["licenses"]
-            licenses.append(
-                RslLicense(
-                    position=len(licenses) + 1,
-                    permits=dict(self.licence["permits"]),
-                    prohibits=dict(self.licence["prohibits"]),
-                    payments=tuple(self.licence["payments"]),
-                )
-            )
+            self.licence["payments"] = tuple(self.licence["payments"])
+            licenses.append(RslLicense(position=len(licenses) + 1, **self.licence))
             self.licence = None
         elif role == "content" and self.content is not None:
             content = self.content
             if not content["licenses"]:
                 self.problem("no-license", f"content {content['url'][:80]!r} has no licence")
-            self.contents.append(
-                RslContent(
-                    position=len(self.contents) + 1,
-                    url=content["url"],
-                    server=content["server"],
-                    licenses=tuple(content["licenses"]),
-                    _match=content["match"],
-                )
-            )
+            content["licenses"] = tuple(content["licenses"])
+            self.contents.append(RslContent(position=len(self.contents) + 1, **content))
             self.content = None
 
     def _end_term(self) -> None:
