@@ -655,8 +655,7 @@ class RobotsStore:
         """The origins stored, without their copies (one read; empty when unavailable)."""
 
         def op(conn: sqlite3.Connection) -> set[str]:
-            rows = _scan(conn, "origin")
-            return {found[0] for _, found in rows if found and _key_ok(found[0])}
+            return {found[0] for _, found in _scan(conn, "origin") if found and _key_ok(found[0])}
 
         return self._call("origin_keys", op, set())
 
