@@ -703,11 +703,10 @@ def settings_for(
     checked = _CHECKED.get(crawler)
     if checked is None:
         for name, close in unknown_settings(crawler.settings):
-            hint = f"; did you mean {close}?" if close else ""
             logger.warning(
                 "Unknown setting %s: scrapy_rerp has no such setting, it is ignored%s",
                 name,
-                hint,
+                f"; did you mean {close}?" if close else "",
                 extra={"crawler": crawler},
             )
         try:
