@@ -305,21 +305,17 @@ class PageDirectivesMiddleware:
                 names = (*names, *TDMREP_META_NAMES)
             # One reading of the head serves the robots meta tags and TDMRep's.
             meta = head_meta_tags(response.body, facts.encoding, names)
-        reservation = None
         # The origin's tdmrep.json, as the gate found it (the file technique comes first).
         attached = request.meta.get(FILE_META) if self.tdmrep_purposes else None
         file = attached.document if isinstance(attached, Attached) else None
-        if file is None or not file.entries:
-            file = None  # says nothing
-        if (
-            file is not None
-            and not tdmrep_named
-            and not meta
-            and file.reservation(response.url) is None
-        ):
+        if file is not None and (
+            not file.entries  # says nothing
             # Most pages: only the file could speak, and no entry of it matches the page (the
             # whole combination was a tenth of a crawl's purpose CPU: docs/benchmarks.rst).
+            or (not tdmrep_named and not meta and file.reservation(response.url) is None)
+        ):
             file = None
+        reservation = None
         if tdmrep_named or (meta and self.tdmrep_purposes) or file is not None:
             reservation = tdm_reservation(response.url, file, tdmrep_named, meta)
             if not reservation.statements and not reservation.warnings:
