@@ -110,10 +110,12 @@ except ImportError:  # Scrapy 2.13: a reactor is always installed
         return reactor.callLater(delay, call, *args)
 
 
+# create_looping_call(call): a looping call (``start(interval, now=...)``, ``stop()``,
+# ``running``) that works under the crawl's reactor, or without one.
 try:  # Scrapy >= 2.14
-    from scrapy.utils.asyncio import create_looping_call as _create_looping_call
+    from scrapy.utils.asyncio import create_looping_call
 except ImportError:  # Scrapy 2.13: a reactor is always installed
-    from twisted.internet.task import LoopingCall as _create_looping_call
+    from twisted.internet.task import LoopingCall as create_looping_call
 
 try:  # Scrapy >= 2.18
     from scrapy.utils.asyncio import sleep as _scrapy_sleep
@@ -141,12 +143,6 @@ def crawler_process(settings: dict[str, Any]) -> Any:
 
         return CrawlerProcess(settings)
     return AsyncCrawlerProcess(settings)
-
-
-def create_looping_call(call: Callable[[], None]) -> Any:
-    """A looping call (``start(interval, now=...)``, ``stop()``, ``running``) that works
-    under the crawl's reactor, or without one."""
-    return _create_looping_call(call)
 
 
 async def sleep(seconds: float) -> None:
