@@ -102,12 +102,7 @@ class ParkingLot:
     """Requests parked per key (their origin, and what they wait for: a
     :class:`~scrapy_rerp.core.admission.ParkingKey`), with a ledger in the crawl's stats."""
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        max_per_key: int,
-        on_closing: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, crawler: Crawler, max_per_key: int, on_closing: Callable[[], None]) -> None:
         self.crawler = crawler
         self.max_per_key = max_per_key  # RERP_MAX_PARKED_PER_ORIGIN
         self.stats = stats_of(crawler)
@@ -413,5 +408,5 @@ class ParkingLot:
             self._watch = ScrapyRuntime().every(CLOSING_CHECK_INTERVAL, self._check_closing)
 
     def _check_closing(self) -> None:
-        if engine_closing(self.crawler) and self._on_closing is not None:
+        if engine_closing(self.crawler):
             self._on_closing()
