@@ -262,7 +262,7 @@ class PageDirectivesMiddleware:
         if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
                 page.rel_nofollow_only = self._rel_nofollow_only(response)
-            if _without_fragment(request.url) in page.rel_nofollow_only:
+            if urldefrag(request.url).url in page.rel_nofollow_only:
                 self._count("rel_nofollow_dropped")
                 self._dropped(request, page, 'linked with rel="nofollow" only')
                 return False
@@ -446,7 +446,7 @@ class PageDirectivesMiddleware:
                 href = anchor.attrib["href"].strip()
                 url = safe_url_string(response.urljoin(href), response.encoding)
                 rel = anchor.attrib.get("rel", "").lower().split()
-                (nofollow if "nofollow" in rel else followed).add(_without_fragment(url))
+                (nofollow if "nofollow" in rel else followed).add(urldefrag(url).url)
         except (ValueError, etree.LxmlError) as error:
             logger.debug(
                 "No links read from %(page)s for rel=nofollow: %(error)s",
@@ -590,10 +590,6 @@ def _names_of(user_agent: str) -> tuple[str, ...]:
     """The meta tag names that can speak to *user_agent*: ``robots`` and its product tokens
     (the only ones ``page_directives`` reads)."""
     return ("robots", *caller_tokens(user_agent))
-
-
-def _without_fragment(url: str) -> str:
-    return urldefrag(url)[0]
 
 
 def _mark(item: Any, refused: list[tuple[str, _Refusal]]) -> None:
