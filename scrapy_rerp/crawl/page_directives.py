@@ -291,8 +291,7 @@ class PageDirectivesMiddleware:
     def _read(self, response: Response, request: Request) -> _Page | None:
         """What the page's directives mean for its callback's output: None when the page says
         nothing that could drop or mark any of it."""
-        headers = response.headers
-        facts = _content_facts(header_value(headers, _CONTENT_TYPE))
+        facts = _content_facts(header_value(response.headers, _CONTENT_TYPE))
         named = self._header_lines(response, _PAGE_HEADERS) if self.settings.page_header else []
         # The user agent robots.txt is matched against, chosen where
         # RobotsTxtMiddleware.user_agent_for chooses it.
