@@ -122,16 +122,12 @@ try:  # Scrapy >= 2.18
 except ImportError:
     _scrapy_sleep = None
 
+# asyncio_available(): True under Scrapy's asyncio reactor, and in its reactorless mode (an
+# asyncio loop and no reactor); False under any other reactor, where asyncio code cannot run.
 try:  # Scrapy >= 2.14: the asyncio reactor, or no reactor and a running asyncio loop
-    from scrapy.utils.asyncio import is_asyncio_available as _asyncio_available
+    from scrapy.utils.asyncio import is_asyncio_available as asyncio_available
 except ImportError:  # Scrapy 2.13: only the asyncio reactor
-    from scrapy.utils.reactor import is_asyncio_reactor_installed as _asyncio_available
-
-
-def asyncio_available() -> bool:
-    """True under Scrapy's asyncio reactor, and in its reactorless mode (an asyncio loop and no
-    reactor); False under any other reactor, where asyncio code cannot run."""
-    return bool(_asyncio_available())
+    from scrapy.utils.reactor import is_asyncio_reactor_installed as asyncio_available
 
 
 def crawler_process(settings: dict[str, Any]) -> Any:
@@ -149,7 +145,7 @@ async def sleep(seconds: float) -> None:
     """Sleep under the crawl's reactor, or without one."""
     if _scrapy_sleep is not None:
         await _scrapy_sleep(seconds)
-    elif _asyncio_available():
+    elif asyncio_available():
         await asyncio.sleep(seconds)
     else:  # another reactor: the coroutine runs as a Deferred
         from twisted.internet import reactor
