@@ -41,7 +41,7 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urldefrag
@@ -150,12 +150,12 @@ class _Page:
 
     url: str
     #: The statement that says nofollow, when the page's requests are dropped.
-    nofollow: PageStatement | None
+    nofollow: PageStatement | None = None
     #: image item? -> the purposes the page forbids for it, each with why.
     refused: Mapping[bool, list[tuple[str, _Refusal]]]
     image_response: bool
     #: URLs the page links to only with rel="nofollow" (strict mode), read on first use.
-    rel_nofollow_only: frozenset[str] | None = field(default=None)
+    rel_nofollow_only: frozenset[str] | None = None
 
 
 class PageDirectivesMiddleware:
@@ -323,12 +323,7 @@ class PageDirectivesMiddleware:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
                 return None
-            return _Page(
-                url=response.url,
-                nofollow=None,
-                refused=_NOTHING_REFUSED,
-                image_response=facts.image,
-            )
+            return _Page(url=response.url, refused=_NOTHING_REFUSED, image_response=facts.image)
         directives = page_directives(named, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
         refused: dict[bool, list[tuple[str, _Refusal]]] = {False: [], True: []}
