@@ -284,11 +284,9 @@ class EvidenceLog:
     def request_refused(
         self, request: Request, reason: str, message: str, decision: Mapping[str, Any] | None
     ) -> None:
-        if reason == "page":  # a request a page's nofollow dropped: in the page's record
-            return
         if reason == "robots.txt":
             self.decision(request, "refused", decision, reason)
-        else:
+        elif reason != "page":  # a request a page's nofollow dropped is in the page's record
             self.decision(request, "dropped", decision, message)
 
     def request_answered(
