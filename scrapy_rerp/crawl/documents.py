@@ -51,20 +51,11 @@ def registered_kinds(settings: RerpSettings) -> list[DocumentKind]:
         try:
             kind = load_object(path)(settings)
         except Exception as error:
-            raise RerpSettingsError(
-                "RERP_DOCUMENTS",
-                named,
-                f"factories of document kinds: {path} failed ({type(error).__name__}: {error})",
-            ) from error
+            raise _bad_factory(named, f"{path} failed ({type(error).__name__}: {error})") from error
         if kind is None:
             continue
         if not isinstance(kind, DocumentKind):
-            raise RerpSettingsError(
-                "RERP_DOCUMENTS",
-                named,
-                f"factories of document kinds: {path} returned {type(kind).__name__}, "
-                "not a DocumentKind",
-            )
+            raise _bad_factory(named, f"{path} returned {type(kind).__name__}, not a DocumentKind")
         kinds.append(kind)
     problems = problems_of(kinds)
     if problems:
@@ -72,6 +63,10 @@ def registered_kinds(settings: RerpSettings) -> list[DocumentKind]:
             "RERP_DOCUMENTS", named, f"kinds that can be served together: {'; '.join(problems)}"
         )
     return kinds
+
+
+def _bad_factory(named: list[str], problem: str) -> RerpSettingsError:
+    return RerpSettingsError("RERP_DOCUMENTS", named, f"factories of document kinds: {problem}")
 
 
 class Attached:
