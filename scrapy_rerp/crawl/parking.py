@@ -377,8 +377,6 @@ class ParkingLot:
             )
 
     def _request_scheduled(self, request: Request, spider: Any = None) -> None:
-        if not self._spots:
-            return
         spot = self._spots.get(request)
         if spot is None:
             return
