@@ -45,9 +45,10 @@ from pydispatch.dispatcher import getAllReceivers, liveReceivers
 from pydispatch.robustapply import robustApply
 from scrapy import signals
 from scrapy.core.downloader import Slot
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CloseSpider, IgnoreRequest
 from scrapy.http import Headers
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.misc import load_object
 from scrapy.utils.signal import logger as _signal_logger
 from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
@@ -169,7 +170,6 @@ def close_when_opened(crawler: Crawler, reason: str) -> None:
     why), as a crawl that could not start: ``scrapy crawl`` and ``scrapy runspider`` then exit
     with status 1, as they do for a bad Scrapy setting. Until the engine closes, the caller
     must keep requests from being downloaded."""
-    from scrapy.exceptions import CloseSpider
 
     def close_at_open(**kwargs: Any) -> None:
         _not_started(crawler)
@@ -338,8 +338,6 @@ def disable_component(settings: BaseSettings, name: str, cls: type) -> None:
 def loaded(key: Any) -> Any:
     """What a component priority dictionary's key names (a class, or its import path), or None
     when it names nothing that can be loaded."""
-    from scrapy.utils.misc import load_object
-
     try:
         return load_object(key)
     except (ImportError, NameError, TypeError, ValueError):
