@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -305,23 +306,16 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class servers:  # noqa: N801 - used like a function: ``with servers(3) as (a, b, c):``
-    """Start ``n`` servers (``n`` origins) for the duration of a ``with`` block."""
-
-    def __init__(self, n: int) -> None:
-        self._servers = [Server() for _ in range(n)]
-
-    def __enter__(self) -> list[Server]:
-        for s in self._servers:
-            s.start()
-        return self._servers
-
-    def __exit__(self, *exc: object) -> None:
-        for s in self._servers:
+@contextmanager
+def servers(n: int) -> Iterator[list[Server]]:
+    """Start ``n`` servers (``n`` origins) for the duration of a ``with`` block:
+    ``with servers(3) as (a, b, c):``."""
+    started = [Server().start() for _ in range(n)]
+    try:
+        yield started
+    finally:
+        for s in started:
             s.stop()
-
-    def __iter__(self) -> Iterator[Server]:
-        return iter(self._servers)
 
 
 def gaps(hits: Iterable[Hit]) -> list[float]:
