@@ -47,7 +47,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -254,35 +254,29 @@ def run_crawl(sites: tuple[Site, ...], log_level: str) -> Outcome:
     )
 
 
-def check(outcome: Outcome, ok: bool, message: str) -> None:
-    outcome.checks.append((ok, message))
-
-
-def verify(outcome: Outcome) -> None:
-    """Check what the servers received against what scrapy_rerp promises."""
+def verify(outcome: Outcome) -> Iterator[tuple[bool, str]]:
+    """Check what the servers received against what scrapy_rerp promises: (held, the claim)."""
     received_urls = set()
     for site in outcome.sites:
         hits = site.hits()
         received_urls.update(site.url(hit.path) for hit in hits)
         robots_hits = [hit for hit in hits if hit.path == "/robots.txt"]
+        pages = [hit for hit in hits if hit.path != "/robots.txt"]
         statuses = ", ".join(str(hit.status) for hit in robots_hits)
         answered = [hit for hit in robots_hits if hit.status is not None and hit.status < 500]
         last_robots = max((hit.time for hit in robots_hits), default=float("inf"))
-        first_page = min((hit.time for hit in hits if hit.path != "/robots.txt"), default=None)
-        check(
-            outcome,
+        first_page = min((hit.time for hit in pages), default=None)
+        yield (
             len(answered) == 1 and (first_page is None or first_page > last_robots),
             f"{site.name}: robots.txt downloaded once ({len(robots_hits)} request(s): "
             f"{statuses}), before any page",
         )
         rules = outcome.rules.get(site.origin)
-        pages = [hit for hit in hits if hit.path != "/robots.txt"]
         if rules is None:
-            check(outcome, False, f"{site.name}: no rules known to the middleware")
+            yield False, f"{site.name}: no rules known to the middleware"
             continue
         disallowed = [h.path for h in pages if not rules.allowed(site.url(h.path), USER_AGENT)]
-        check(
-            outcome,
+        yield (
             not disallowed,
             f"{site.name}: all {len(pages)} pages received are allowed by its robots.txt"
             + (f" (received anyway: {disallowed})" if disallowed else ""),
@@ -291,22 +285,19 @@ def verify(outcome: Outcome) -> None:
         if floor:
             series = gaps(hits)
             smallest = min(series, default=floor)
-            check(
-                outcome,
+            yield (
                 smallest >= floor - TOLERANCE,
                 f"{site.name}: {len(series)} gaps, all >= Crawl-delay {floor:g} s "
                 f"(smallest {smallest:.3f} s)",
             )
     leaked = [b.url for b in outcome.blocked if b.url in received_urls]
-    check(
-        outcome,
+    yield (
         bool(outcome.blocked) and not leaked,
         f"{len(outcome.blocked)} blocked URL(s), none received by a server"
         + (f" (received: {leaked})" if leaked else ""),
     )
     forbidden = outcome.stats.get("robotstxt/forbidden", 0)
-    check(
-        outcome,
+    yield (
         forbidden == len(outcome.blocked),
         f"robotstxt/forbidden = {forbidden} = blocked requests seen by the spider",
     )
@@ -392,7 +383,7 @@ def run(pages: int = 3, blog_robots: str = "flaky", verbose: bool = False) -> Ou
     finally:
         for site in sites:
             site.stop()
-    verify(outcome)
+    outcome.checks.extend(verify(outcome))
     return outcome
 
 
