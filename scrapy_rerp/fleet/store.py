@@ -418,6 +418,7 @@ class RedisOriginCache:
         self.url = url
         self._secrets = _secrets(url)
         self.prefix = prefix
+        self.channel = f"{prefix}:slowdown"  # on which slow-downs are published
         self.timeout = timeout
         self.lock_timeout = lock_timeout
         self.stale_window = stale_window
@@ -624,11 +625,6 @@ class RedisOriginCache:
             )
         )
         return int(floor) / 1000, int(version), bool(changed)
-
-    @property
-    def channel(self) -> str:
-        """The channel on which slow-downs are published."""
-        return f"{self.prefix}:slowdown"
 
     async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
         """Call ``heard(kind, origin, seconds, version)`` for each slow-down another worker
