@@ -50,7 +50,6 @@ import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
@@ -58,6 +57,7 @@ from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
+from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import crawler_process
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
@@ -156,11 +156,6 @@ def build_sites(pages: int, blog_robots: str) -> tuple[Site, Site]:
 class Blocked:
     url: str
     reason: str
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 class PoliteSpider(SitemapSpider):
