@@ -339,33 +339,6 @@ def report(outcome: Outcome) -> None:
         print(f"   {'ok    ' if ok else 'FAILED'} {message}")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--pages",
-        type=int,
-        default=3,
-        metavar="N",
-        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
-    )
-    parser.add_argument(
-        "--blog-robots",
-        choices=["flaky", "missing"],
-        default="flaky",
-        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
-        "'missing' (404: allow all)",
-    )
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
-    )
-
-
-DESCRIPTION = (
-    "A Scrapy crawl of two local sites with ADDONS = {'scrapy_rerp.Addon': 100}: "
-    "robots.txt once per origin, disallowed URLs dropped, Crawl-delay kept, "
-    "503 robots.txt retried, sitemaps followed. Offline; takes a few seconds."
-)
-
-
 def run(pages: int = 3, blog_robots: str = "flaky", verbose: bool = False) -> Outcome:
     """Start the two sites, crawl them, stop them, and check the outcome."""
     if not 1 <= pages <= 40:
@@ -415,8 +388,28 @@ def as_dict(outcome: Outcome) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
+    parser = argparse.ArgumentParser(
+        description="A Scrapy crawl of two local sites with ADDONS = {'scrapy_rerp.Addon': 100}: "
+        "robots.txt once per origin, disallowed URLs dropped, Crawl-delay kept, "
+        "503 robots.txt retried, sitemaps followed. Offline; takes a few seconds."
+    )
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=3,
+        metavar="N",
+        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
+    )
+    parser.add_argument(
+        "--blog-robots",
+        choices=["flaky", "missing"],
+        default="flaky",
+        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
+        "'missing' (404: allow all)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.pages <= 40:
         parser.error("--pages must be between 1 and 40")
