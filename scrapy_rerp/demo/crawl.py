@@ -305,36 +305,28 @@ def report(outcome: Outcome) -> None:
     )
     print(f"User-Agent: {USER_AGENT}")
     for site in outcome.sites:
-        print()
-        print(f"== {site.name} {site.origin}")
+        print(f"\n== {site.name} {site.origin}")
         print(f"   {site.description}")
         hits = site.hits()
         print(f"   received {len(hits)} request(s) (seconds since the crawl started; gap):")
-        previous: float | None = None
-        for hit in hits:
-            at = hit.time - outcome.started
-            gap = "-" if previous is None else f"{hit.time - previous:.3f}"
-            previous = hit.time
-            print(f"   {at:7.3f} {gap:>7} {hit.status:4d}  {hit.path}")
+        gap_texts = [f"{gap:.3f}" for gap in gaps(hits)]
+        for hit, gap in zip(hits, ["-", *gap_texts], strict=False):
+            print(f"   {hit.time - outcome.started:7.3f} {gap:>7} {hit.status:4d}  {hit.path}")
         rules = outcome.rules.get(site.origin)
         delay = rules.crawl_delay(USER_AGENT) if rules is not None else None
         if delay:
-            series = " ".join(f"{g:.3f}" for g in gaps(hits))
-            print(f"   Crawl-delay {delay:g} s: gaps {series}")
+            print(f"   Crawl-delay {delay:g} s: gaps {' '.join(gap_texts)}")
         else:
             print("   Crawl-delay: none")
         if rules is not None and rules.sitemaps:
             print(f"   Sitemaps: {' '.join(rules.sitemaps)}")
-    print()
-    print(f"== blocked by robots.txt: {len(outcome.blocked)} (dropped before download)")
+    print(f"\n== blocked by robots.txt: {len(outcome.blocked)} (dropped before download)")
     for blocked in sorted(outcome.blocked, key=lambda b: b.url):
         print(f"   {blocked.url}  {blocked.reason}")
-    print()
-    print("== robotstxt/* stats")
+    print("\n== robotstxt/* stats")
     for key in sorted(k for k in outcome.stats if k.startswith("robotstxt/")):
         print(f"   {key} = {outcome.stats[key]}")
-    print()
-    print("== checks")
+    print("\n== checks")
     for ok, message in outcome.checks:
         print(f"   {'ok    ' if ok else 'FAILED'} {message}")
 
