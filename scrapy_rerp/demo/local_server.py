@@ -299,9 +299,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
                 self.close_connection = True
 
-        do_GET = _serve
-        do_HEAD = _serve
-        do_POST = _serve
+        do_GET = do_HEAD = do_POST = _serve
 
     return Handler
 
