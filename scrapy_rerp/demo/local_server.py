@@ -94,10 +94,8 @@ class Hit:
     completed: bool = False  # the whole body was written
 
     def header(self, name: str) -> str | None:
-        for key, value in self.headers.items():
-            if key.lower() == name.lower():
-                return value
-        return None
+        """The value of the header ``name``, whatever its case, or None."""
+        return next((v for k, v in self.headers.items() if k.lower() == name.lower()), None)
 
 
 #: A route answers with a fixed Reply, a sequence of Replies used in turn (the last one
