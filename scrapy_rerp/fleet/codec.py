@@ -116,9 +116,10 @@ def encode(
     to store.
     """
     if keeps_earlier_rules(entry, fetched):
+        copy = _parsed_copy(stored, syntax_name)
         if fetched is not None and fetched.not_modified:
-            return _renewed(entry, fetched, syntax_name, stored)
-        return _kept(entry, fetched, syntax_name, stored)
+            return _renewed(entry, fetched, copy) if copy is not None else {}
+        return _kept(entry, fetched, syntax_name, copy)
     body = fetched.body if fetched is not None and entry.outcome == Outcome.PARSED else None
     values: dict[str, object] = {
         "syntax": syntax_name,
@@ -144,7 +145,7 @@ def _kept(
     entry: RobotsEntry,
     fetched: Fetched | None,
     syntax_name: str,
-    stored: Mapping[bytes, bytes] | None,
+    copy: dict[bytes, bytes] | None,
 ) -> dict[bytes, bytes]:
     outage = encode(
         entry.with_(
@@ -156,21 +157,12 @@ def _kept(
         fetched,
         syntax_name,
     )
-    copy = _parsed_copy(stored, syntax_name)
     if copy is None:
         return outage  # no bytes of these rules in the fleet (flushed, another syntax...)
     return {**copy, **{name: outage[name] for name in _OUTAGE_FIELDS if name in outage}}
 
 
-def _renewed(
-    entry: RobotsEntry,
-    fetched: Fetched,
-    syntax_name: str,
-    stored: Mapping[bytes, bytes] | None,
-) -> dict[bytes, bytes]:
-    copy = _parsed_copy(stored, syntax_name)
-    if copy is None:
-        return {}
+def _renewed(entry: RobotsEntry, fetched: Fetched, copy: dict[bytes, bytes]) -> dict[bytes, bytes]:
     return {
         **copy,
         b"fetched_at": repr(entry.fetched_at).encode(),
