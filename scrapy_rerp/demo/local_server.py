@@ -138,9 +138,8 @@ class Server:
     def stop(self) -> None:
         if self._thread is not None:  # shutdown() waits for serve_forever(), started or not
             self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
             self._thread.join(5)
+        self._httpd.server_close()
 
     def __enter__(self) -> Server:
         return self.start()
