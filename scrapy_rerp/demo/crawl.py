@@ -335,14 +335,9 @@ def run(pages: int = 3, blog_robots: str = "flaky", verbose: bool = False) -> Ou
     """Start the two sites, crawl them, stop them, and check the outcome."""
     if not 1 <= pages <= 40:
         raise ValueError("--pages must be between 1 and 40")
-    sites = build_sites(pages, blog_robots)
-    for site in sites:
-        site.start()
-    try:
-        outcome = run_crawl(sites, "DEBUG" if verbose else "WARNING")
-    finally:
-        for site in sites:
-            site.stop()
+    shop, blog = build_sites(pages, blog_robots)
+    with shop, blog:
+        outcome = run_crawl((shop, blog), "DEBUG" if verbose else "WARNING")
     outcome.checks.extend(verify(outcome))
     return outcome
 
