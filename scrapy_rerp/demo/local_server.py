@@ -259,8 +259,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 headers=dict(self.headers.items()),
             )
             # Drain a request body so the connection stays usable.
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
+            if length := int(self.headers.get("Content-Length") or 0):
                 self.rfile.read(length)
             reply = server._record(hit)
             if reply.delay:
