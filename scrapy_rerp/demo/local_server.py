@@ -277,10 +277,9 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     self.send_header("Content-Type", reply.content_type)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
-                if reply.content_length is None:
-                    self.send_header("Content-Length", str(len(body)))
-                else:
-                    self.send_header("Content-Length", str(reply.content_length))
+                declared = len(body) if reply.content_length is None else reply.content_length
+                self.send_header("Content-Length", str(declared))
+                if reply.content_length is not None:  # a lie: the connection then closes
                     self.close_connection = True
                 self.end_headers()
                 step = reply.chunk_size or len(body) or 1
