@@ -247,7 +247,7 @@ class CrawlStore:
         batch of writes (:data:`WRITES_AT_ONCE`, or at :meth:`close`); whether it will be."""
         if fetched.outcome not in STORED_OUTCOMES or entry.robots is None:
             return False
-        copy = StoredCopy(
+        self._unwritten[origin] = StoredCopy(
             url=fetched.url or entry.url or origin,
             status=fetched.status if fetched.status is not None else 0,
             outcome=fetched.outcome,
@@ -256,7 +256,6 @@ class CrawlStore:
             body=fetched.body or b"",
             **header_fields(getattr(fetched.response, "headers", None) or {}),
         )
-        self._unwritten[origin] = copy
         self._renewed.pop(origin, None)
         self._revalidating.pop(origin, None)
         self._known.add(origin)

@@ -180,11 +180,6 @@ class Floors:
             self.throttle.clear_floor(origin)
 
     # -- raised ----------------------------------------------------------------------------------
-    @property
-    def raised_any(self) -> bool:
-        """Whether some origin has a raised floor (good answers then count)."""
-        return bool(self.backoff)
-
     def is_raised(self, origin: str) -> bool:
         return origin in self.backoff
 

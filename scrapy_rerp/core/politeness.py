@@ -189,7 +189,7 @@ class Politeness:
     @property
     def slowed(self) -> bool:
         """Whether some origin has a raised floor (good answers then count)."""
-        return self.floors.raised_any
+        return bool(self.floors.backoff)
 
     def cooling(self, origin: str) -> float | None:
         """Seconds left in ``origin``'s cool-down, if it has one."""

@@ -566,15 +566,10 @@ class _Reader:
         )
         if not isinstance(names, (list, tuple)):
             raise RerpSettingsError(name, value, expected)
-        found: list[str] = []
-        for item in names:
-            try:
-                category = usage_category(item)
-            except (TypeError, ValueError):
-                raise RerpSettingsError(name, value, expected) from None
-            if category not in found:
-                found.append(category)
-        return tuple(found)
+        try:  # each category once, in the order given
+            return tuple(dict.fromkeys(usage_category(item) for item in names))
+        except (TypeError, ValueError):
+            raise RerpSettingsError(name, value, expected) from None
 
     def request_meta(self, name: str, reserved: frozenset[str]) -> Mapping[str, Any]:
         """A dict of ``Request.meta`` keys (or its JSON text, from the command line) that sets
@@ -708,11 +703,10 @@ def settings_for(
     checked = _CHECKED.get(crawler)
     if checked is None:
         for name, close in unknown_settings(crawler.settings):
-            hint = f"; did you mean {close}?" if close else ""
             logger.warning(
                 "Unknown setting %s: scrapy_rerp has no such setting, it is ignored%s",
                 name,
-                hint,
+                f"; did you mean {close}?" if close else "",
                 extra={"crawler": crawler},
             )
         try:

@@ -655,8 +655,7 @@ class RobotsStore:
         """The origins stored, without their copies (one read; empty when unavailable)."""
 
         def op(conn: sqlite3.Connection) -> set[str]:
-            rows = _scan(conn, "origin")
-            return {found[0] for _, found in rows if found and _key_ok(found[0])}
+            return {found[0] for _, found in _scan(conn, "origin") if found and _key_ok(found[0])}
 
         return self._call("origin_keys", op, set())
 
@@ -1140,10 +1139,16 @@ def _key_ok(origin: object) -> bool:
 
 
 def _key_reason(origin: object) -> tuple[str, str] | None:
-    if not isinstance(origin, str) or not origin or not _is_utf8(origin):
-        return "value", "the origin is not a string"
-    if len(origin) > MAX_ORIGIN:
-        return "too_large", f"the origin is over {MAX_ORIGIN} characters"
+    return _text_reason("origin", origin, MAX_ORIGIN)
+
+
+def _text_reason(what: str, value: object, cap: int) -> tuple[str, str] | None:
+    """What keeps ``value`` (the origin, the URL) from being ``what`` as stored: text of at most
+    ``cap`` characters."""
+    if not isinstance(value, str) or not value or not _is_utf8(value):
+        return "value", f"the {what} is not a string"
+    if len(value) > cap:
+        return "too_large", f"the {what} is over {cap} characters"
     return None
 
 
@@ -1153,14 +1158,6 @@ def quoted(origin: object) -> str:
     if isinstance(origin, (str, bytes)) and len(origin) > LOGGED_ORIGIN:
         return f"{origin[:LOGGED_ORIGIN]!r}... ({len(origin):,} long)"
     return repr(origin)
-
-
-def _url_reason(url: object) -> tuple[str, str] | None:
-    if not isinstance(url, str) or not url or not _is_utf8(url):
-        return "value", "the URL is not a string"
-    if len(url) > MAX_URL:
-        return "too_large", f"the URL is over {MAX_URL} characters"
-    return None
 
 
 def _status_reason(status: object) -> tuple[str, str] | None:
@@ -1184,7 +1181,7 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     and its reason (:data:`REJECTED_REASONS`)."""
     if not isinstance(copy, StoredCopy):
         return "value", f"not a StoredCopy: {type(copy).__name__}"
-    found = _url_reason(copy.url) or _status_reason(copy.status)
+    found = _text_reason("URL", copy.url, MAX_URL) or _status_reason(copy.status)
     if found is not None:
         return found
     if copy.outcome not in STORED_OUTCOMES or not isinstance(copy.outcome, Outcome):
@@ -1264,7 +1261,7 @@ def _listed(row: tuple[object, ...], now: float) -> StoredOrigin:
             else ("too_large", f"the body is over {MAX_BODY} bytes")
         )
         or (None if _is_sha256(sha256) else ("value", "the stored sha256 is not a sha256"))
-        or _url_reason(url)
+        or _text_reason("URL", url, MAX_URL)
         or _status_reason(status)
         or _times_reason(fetched_at, expires_at, now)
     )

@@ -45,9 +45,10 @@ from pydispatch.dispatcher import getAllReceivers, liveReceivers
 from pydispatch.robustapply import robustApply
 from scrapy import signals
 from scrapy.core.downloader import Slot
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CloseSpider, IgnoreRequest
 from scrapy.http import Headers
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.misc import load_object
 from scrapy.utils.signal import logger as _signal_logger
 from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
@@ -110,26 +111,24 @@ except ImportError:  # Scrapy 2.13: a reactor is always installed
         return reactor.callLater(delay, call, *args)
 
 
+# create_looping_call(call): a looping call (``start(interval, now=...)``, ``stop()``,
+# ``running``) that works under the crawl's reactor, or without one.
 try:  # Scrapy >= 2.14
-    from scrapy.utils.asyncio import create_looping_call as _create_looping_call
+    from scrapy.utils.asyncio import create_looping_call
 except ImportError:  # Scrapy 2.13: a reactor is always installed
-    from twisted.internet.task import LoopingCall as _create_looping_call
+    from twisted.internet.task import LoopingCall as create_looping_call
 
 try:  # Scrapy >= 2.18
     from scrapy.utils.asyncio import sleep as _scrapy_sleep
 except ImportError:
     _scrapy_sleep = None
 
+# asyncio_available(): True under Scrapy's asyncio reactor, and in its reactorless mode (an
+# asyncio loop and no reactor); False under any other reactor, where asyncio code cannot run.
 try:  # Scrapy >= 2.14: the asyncio reactor, or no reactor and a running asyncio loop
-    from scrapy.utils.asyncio import is_asyncio_available as _asyncio_available
+    from scrapy.utils.asyncio import is_asyncio_available as asyncio_available
 except ImportError:  # Scrapy 2.13: only the asyncio reactor
-    from scrapy.utils.reactor import is_asyncio_reactor_installed as _asyncio_available
-
-
-def asyncio_available() -> bool:
-    """True under Scrapy's asyncio reactor, and in its reactorless mode (an asyncio loop and no
-    reactor); False under any other reactor, where asyncio code cannot run."""
-    return bool(_asyncio_available())
+    from scrapy.utils.reactor import is_asyncio_reactor_installed as asyncio_available
 
 
 def crawler_process(settings: dict[str, Any]) -> Any:
@@ -143,17 +142,11 @@ def crawler_process(settings: dict[str, Any]) -> Any:
     return AsyncCrawlerProcess(settings)
 
 
-def create_looping_call(call: Callable[[], None]) -> Any:
-    """A looping call (``start(interval, now=...)``, ``stop()``, ``running``) that works
-    under the crawl's reactor, or without one."""
-    return _create_looping_call(call)
-
-
 async def sleep(seconds: float) -> None:
     """Sleep under the crawl's reactor, or without one."""
     if _scrapy_sleep is not None:
         await _scrapy_sleep(seconds)
-    elif _asyncio_available():
+    elif asyncio_available():
         await asyncio.sleep(seconds)
     else:  # another reactor: the coroutine runs as a Deferred
         from twisted.internet import reactor
@@ -177,7 +170,6 @@ def close_when_opened(crawler: Crawler, reason: str) -> None:
     why), as a crawl that could not start: ``scrapy crawl`` and ``scrapy runspider`` then exit
     with status 1, as they do for a bad Scrapy setting. Until the engine closes, the caller
     must keep requests from being downloaded."""
-    from scrapy.exceptions import CloseSpider
 
     def close_at_open(**kwargs: Any) -> None:
         _not_started(crawler)
@@ -346,8 +338,6 @@ def disable_component(settings: BaseSettings, name: str, cls: type) -> None:
 def loaded(key: Any) -> Any:
     """What a component priority dictionary's key names (a class, or its import path), or None
     when it names nothing that can be loaded."""
-    from scrapy.utils.misc import load_object
-
     try:
         return load_object(key)
     except (ImportError, NameError, TypeError, ValueError):

@@ -21,7 +21,6 @@ when the kind is ``stored``, retried through an outage like robots.txt.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
@@ -29,6 +28,7 @@ from scrapy.utils.misc import load_object
 from scrapy_rerp.core import loggers, signals
 from scrapy_rerp.core.documents import BASE_DOCUMENTS, DocumentKind, problems_of, robots_txt
 from scrapy_rerp.core.settings import RerpSettingsError
+from scrapy_rerp.core.wording import FirstTimes
 from scrapy_rerp.crawl.compat import stats_of
 
 if TYPE_CHECKING:
@@ -51,20 +51,11 @@ def registered_kinds(settings: RerpSettings) -> list[DocumentKind]:
         try:
             kind = load_object(path)(settings)
         except Exception as error:
-            raise RerpSettingsError(
-                "RERP_DOCUMENTS",
-                named,
-                f"factories of document kinds: {path} failed ({type(error).__name__}: {error})",
-            ) from error
+            raise _bad_factory(named, f"{path} failed ({type(error).__name__}: {error})") from error
         if kind is None:
             continue
         if not isinstance(kind, DocumentKind):
-            raise RerpSettingsError(
-                "RERP_DOCUMENTS",
-                named,
-                f"factories of document kinds: {path} returned {type(kind).__name__}, "
-                "not a DocumentKind",
-            )
+            raise _bad_factory(named, f"{path} returned {type(kind).__name__}, not a DocumentKind")
         kinds.append(kind)
     problems = problems_of(kinds)
     if problems:
@@ -72,6 +63,10 @@ def registered_kinds(settings: RerpSettings) -> list[DocumentKind]:
             "RERP_DOCUMENTS", named, f"kinds that can be served together: {'; '.join(problems)}"
         )
     return kinds
+
+
+def _bad_factory(named: list[str], problem: str) -> RerpSettingsError:
+    return RerpSettingsError("RERP_DOCUMENTS", named, f"factories of document kinds: {problem}")
 
 
 class Attached:
@@ -112,8 +107,7 @@ class DocumentListener:
         # Origins whose unused document was logged, the latest max_origins
         # (RERP_CACHE_MAX_ORIGINS, as many as the cache keeps): a broad crawl's memory stays
         # bounded.
-        self._said: OrderedDict[str, None] = OrderedDict()
-        self._max_origins = max_origins
+        self._said = FirstTimes(max_origins)
 
     async def before_sharing(self, origin: str, document: Any, trigger: Any) -> None:
         """Nothing to apply before the fleet gets it."""
@@ -136,11 +130,8 @@ class DocumentListener:
             return
         if kind.stats.file_invalid is not None:
             self.stats.inc_value(kind.stats.file_invalid)
-        if origin in self._said:
+        if not self._said.first(origin):
             return
-        self._said[origin] = None
-        if len(self._said) > self._max_origins:
-            self._said.popitem(last=False)
         logger.warning(
             "%(kind)s of %(origin)s (%(url)s) not used: %(why)s",
             {"kind": kind.name, "origin": origin, "url": entry.url, "why": why},

@@ -50,7 +50,9 @@ from urllib.parse import urlparse
 
 from itemadapter import ItemAdapter
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Request
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
@@ -64,7 +66,7 @@ from scrapy_rerp.core.evidence import (
     page_record,
     robots_record,
 )
-from scrapy_rerp.core.settings import RerpSettingsError
+from scrapy_rerp.core.settings import RerpSettingsError, settings_for
 from scrapy_rerp.core.urls import origin_of, robots_url_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import engine_of, fail_crawl, header_key, header_values, stats_of
@@ -72,7 +74,7 @@ from scrapy_rerp.crawl.signing import signed_with
 from scrapy_rerp.engine import RobotsTxt
 
 if TYPE_CHECKING:
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -284,11 +286,9 @@ class EvidenceLog:
     def request_refused(
         self, request: Request, reason: str, message: str, decision: Mapping[str, Any] | None
     ) -> None:
-        if reason == "page":  # a request a page's nofollow dropped: in the page's record
-            return
         if reason == "robots.txt":
             self.decision(request, "refused", decision, reason)
-        else:
+        elif reason != "page":  # a request a page's nofollow dropped is in the page's record
             self.decision(request, "dropped", decision, message)
 
     def request_answered(
@@ -497,8 +497,6 @@ class EvidenceLog:
         if self._closed:
             return
         self._closed = True
-        from scrapy.utils.defer import maybe_deferred_to_future
-
         for output in self.outputs:
             try:
                 output.finish()
@@ -533,9 +531,6 @@ class EvidenceItemsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> EvidenceItemsMiddleware:
-        from scrapy.exceptions import NotConfigured
-
-        from scrapy_rerp.core.settings import settings_for
         from scrapy_rerp.crawl.compat import close_when_opened
 
         settings = settings_for(crawler, close_when_opened)
@@ -556,8 +551,6 @@ class EvidenceItemsMiddleware:
             yield self._marked(response, output)
 
     def _marked(self, response: Response, output: Any) -> Any:
-        from scrapy.http import Request
-
         if isinstance(output, Request) or not ItemAdapter.is_item(output):
             return output
         decided = response.meta.get(DECISION_META) or {}

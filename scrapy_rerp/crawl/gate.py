@@ -231,11 +231,7 @@ class RobotsGate:
     ) -> None:
         while waiting is not None:
             service, key = waiting
-            parking = ParkingKey(key, service.kind.purpose)
-            refused = self.lot.park(parking, request)
-            if refused is not None:
-                self.lot.drop_refused(parking, request, refused)
-            service.wanted(key, key, request)
+            self._park(key, request, service)  # a located kind's: parked for its URL
             await self.lot.wait_in_place(request)  # IgnoreRequest if dropped meanwhile
             waiting = self._page_named(request, response)
 

@@ -41,7 +41,7 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urldefrag
@@ -150,12 +150,12 @@ class _Page:
 
     url: str
     #: The statement that says nofollow, when the page's requests are dropped.
-    nofollow: PageStatement | None
+    nofollow: PageStatement | None = None
     #: image item? -> the purposes the page forbids for it, each with why.
     refused: Mapping[bool, list[tuple[str, _Refusal]]]
     image_response: bool
     #: URLs the page links to only with rel="nofollow" (strict mode), read on first use.
-    rel_nofollow_only: frozenset[str] | None = field(default=None)
+    rel_nofollow_only: frozenset[str] | None = None
 
 
 class PageDirectivesMiddleware:
@@ -262,7 +262,7 @@ class PageDirectivesMiddleware:
         if self.settings.page_strict_nofollow:
             if page.rel_nofollow_only is None:
                 page.rel_nofollow_only = self._rel_nofollow_only(response)
-            if _without_fragment(request.url) in page.rel_nofollow_only:
+            if urldefrag(request.url).url in page.rel_nofollow_only:
                 self._count("rel_nofollow_dropped")
                 self._dropped(request, page, 'linked with rel="nofollow" only')
                 return False
@@ -291,8 +291,7 @@ class PageDirectivesMiddleware:
     def _read(self, response: Response, request: Request) -> _Page | None:
         """What the page's directives mean for its callback's output: None when the page says
         nothing that could drop or mark any of it."""
-        headers = response.headers
-        facts = _content_facts(header_value(headers, _CONTENT_TYPE))
+        facts = _content_facts(header_value(response.headers, _CONTENT_TYPE))
         named = self._header_lines(response, _PAGE_HEADERS) if self.settings.page_header else []
         # The user agent robots.txt is matched against, chosen where
         # RobotsTxtMiddleware.user_agent_for chooses it.
@@ -305,21 +304,17 @@ class PageDirectivesMiddleware:
                 names = (*names, *TDMREP_META_NAMES)
             # One reading of the head serves the robots meta tags and TDMRep's.
             meta = head_meta_tags(response.body, facts.encoding, names)
-        reservation = None
         # The origin's tdmrep.json, as the gate found it (the file technique comes first).
         attached = request.meta.get(FILE_META) if self.tdmrep_purposes else None
         file = attached.document if isinstance(attached, Attached) else None
-        if file is None or not file.entries:
-            file = None  # says nothing
-        if (
-            file is not None
-            and not tdmrep_named
-            and not meta
-            and file.reservation(response.url) is None
-        ):
+        if file is not None and (
+            not file.entries  # says nothing
             # Most pages: only the file could speak, and no entry of it matches the page (the
             # whole combination was a tenth of a crawl's purpose CPU: docs/benchmarks.rst).
+            or (not tdmrep_named and not meta and file.reservation(response.url) is None)
+        ):
             file = None
+        reservation = None
         if tdmrep_named or (meta and self.tdmrep_purposes) or file is not None:
             reservation = tdm_reservation(response.url, file, tdmrep_named, meta)
             if not reservation.statements and not reservation.warnings:
@@ -328,12 +323,7 @@ class PageDirectivesMiddleware:
             self._said_nothing(request.meta, facts.image)
             if not self.settings.page_strict_nofollow:
                 return None
-            return _Page(
-                url=response.url,
-                nofollow=None,
-                refused=_NOTHING_REFUSED,
-                image_response=facts.image,
-            )
+            return _Page(url=response.url, refused=_NOTHING_REFUSED, image_response=facts.image)
         directives = page_directives(named, meta, user_agent)
         now = datetime.datetime.now(datetime.timezone.utc)
         refused: dict[bool, list[tuple[str, _Refusal]]] = {False: [], True: []}
@@ -450,7 +440,7 @@ class PageDirectivesMiddleware:
                 href = anchor.attrib["href"].strip()
                 url = safe_url_string(response.urljoin(href), response.encoding)
                 rel = anchor.attrib.get("rel", "").lower().split()
-                (nofollow if "nofollow" in rel else followed).add(_without_fragment(url))
+                (nofollow if "nofollow" in rel else followed).add(urldefrag(url).url)
         except (ValueError, etree.LxmlError) as error:
             logger.debug(
                 "No links read from %(page)s for rel=nofollow: %(error)s",
@@ -594,10 +584,6 @@ def _names_of(user_agent: str) -> tuple[str, ...]:
     """The meta tag names that can speak to *user_agent*: ``robots`` and its product tokens
     (the only ones ``page_directives`` reads)."""
     return ("robots", *caller_tokens(user_agent))
-
-
-def _without_fragment(url: str) -> str:
-    return urldefrag(url)[0]
 
 
 def _mark(item: Any, refused: list[tuple[str, _Refusal]]) -> None:

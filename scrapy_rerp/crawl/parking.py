@@ -102,19 +102,14 @@ class ParkingLot:
     """Requests parked per key (their origin, and what they wait for: a
     :class:`~scrapy_rerp.core.admission.ParkingKey`), with a ledger in the crawl's stats."""
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        max_per_key: int,
-        on_closing: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, crawler: Crawler, max_per_key: int, on_closing: Callable[[], None]) -> None:
         self.crawler = crawler
         self.max_per_key = max_per_key  # RERP_MAX_PARKED_PER_ORIGIN
         self.stats = stats_of(crawler)
         self._on_closing = on_closing
         self._spots: dict[Request, _Spot] = {}
         self._by_key: dict[ParkingKey, list[Request]] = {}
-        self._closed = False
+        self.closed = False  # set once, by close()
         self._kept: list[Request] = []  # parked when the crawl closed, for the resumed crawl
         self._watch: Task | None = None  # the closing watch
         self._listening = False  # to request_scheduled (see _listen)
@@ -131,10 +126,6 @@ class ParkingLot:
         """Keys with parked requests, and how many each."""
         return {key: len(requests) for key, requests in self._by_key.items()}
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     # -- parking -------------------------------------------------------------------------------
     def park(self, key: ParkingKey, request: Request) -> DropReason | None:
         """Park ``request`` under ``key``; the caller returns it from ``process_request``.
@@ -145,7 +136,7 @@ class ParkingLot:
         refused, in ``robotstxt/dropped/<reason>``.
         """
         self._count_parking(request)
-        if self._closed:
+        if self.closed:
             self.stats.inc_value(DropReason.CRAWL_CLOSING.stat)
             return DropReason.CRAWL_CLOSING
         waiting = self._by_key.setdefault(key, [])
@@ -289,9 +280,9 @@ class ParkingLot:
         dropped now, each signalled with ``request_dropped`` and named in the log at DEBUG,
         their number per origin at WARNING.
         """
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
@@ -386,8 +377,6 @@ class ParkingLot:
             )
 
     def _request_scheduled(self, request: Request, spider: Any = None) -> None:
-        if not self._spots:
-            return
         spot = self._spots.get(request)
         if spot is None:
             return
@@ -413,9 +402,9 @@ class ParkingLot:
         # Started with the first parked request (or the first floor) and kept until the lot
         # closes: starting and stopping it as the lot empties and fills would make a task each
         # time.
-        if self._watch is None and not self._closed:
+        if self._watch is None and not self.closed:
             self._watch = ScrapyRuntime().every(CLOSING_CHECK_INTERVAL, self._check_closing)
 
     def _check_closing(self) -> None:
-        if engine_closing(self.crawler) and self._on_closing is not None:
+        if engine_closing(self.crawler):
             self._on_closing()

@@ -182,9 +182,7 @@ def _clear(path: Path, damaged: bool) -> str:
 class ResumeStore:
     """Keeps requests parked at a pause for the resumed crawl, and gives them back to it."""
 
-    def __init__(
-        self, crawler: Crawler, cool_down: Callable[[str, float], object] | None = None
-    ) -> None:
+    def __init__(self, crawler: Crawler, cool_down: Callable[[str, float], object]) -> None:
         self.crawler = crawler
         self.stats = stats_of(crawler)
         self._cool_down = cool_down  # restores a cool-down: (origin, seconds left)
@@ -319,7 +317,7 @@ class ResumeStore:
         latest = now + self.max_wait  # the cap of this crawl, whatever the job wrote
         restored = 0
         for origin, until in ends.items():
-            if until <= now or self._cool_down is None:
+            if until <= now:
                 continue  # over during the pause
             left = min(until, latest) - now
             self._cool_down(origin, left)

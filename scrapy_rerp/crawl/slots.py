@@ -234,8 +234,7 @@ class SlotFloors:
         """Write the current floor of *key* (or its absence) to per_slot_settings and the slot."""
         downloader = self._downloader()
         per_slot = downloader.per_slot_settings
-        origins = self._key_origins.get(key)
-        floor = max((self._origin_floor[o] for o in origins), default=0.0) if origins else 0.0
+        floor = max((self._origin_floor[o] for o in self._key_origins.get(key, ())), default=0.0)
         if key not in self._saved_slot_settings:
             saved = per_slot.get(key)
             self._saved_slot_settings[key] = dict(saved) if saved is not None else None

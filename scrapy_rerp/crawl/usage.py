@@ -75,9 +75,7 @@ class UsageRefused(IgnoreRequest):
 class UsagePolicy:
     """Applies ``RERP_USAGE`` to requests (robots.txt) and responses (the header)."""
 
-    def __init__(
-        self, crawler: Crawler, settings: RerpSettings, summary: CrawlSummary | None = None
-    ) -> None:
+    def __init__(self, crawler: Crawler, settings: RerpSettings, summary: CrawlSummary) -> None:
         self.crawler = crawler
         self.summary = summary  # names the drops as the crawl closes (one INFO line)
         self.stats = stats_of(crawler)
@@ -194,8 +192,7 @@ class UsagePolicy:
         else:
             reason, where = "robots_txt", f"robots.txt line {decision.line}"
         self.stats.inc_value(f"robotstxt/usage/dropped/{reason}")
-        if self.summary is not None:
-            self.summary.usage_dropped(reason, request.url)
+        self.summary.usage_dropped(reason, request.url)
         said = bounded(decision.statement or decision.reason)
         logger.debug(
             "Dropped %(request)s: %(purpose)s %(preference)s by %(where)s (%(said)s)",

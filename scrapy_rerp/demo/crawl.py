@@ -47,10 +47,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
@@ -58,6 +57,7 @@ from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
+from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import crawler_process
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
@@ -158,11 +158,6 @@ class Blocked:
     reason: str
 
 
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 class PoliteSpider(SitemapSpider):
     """Follows every link from its start pages, and the sitemaps robots.txt files list."""
 
@@ -254,35 +249,29 @@ def run_crawl(sites: tuple[Site, ...], log_level: str) -> Outcome:
     )
 
 
-def check(outcome: Outcome, ok: bool, message: str) -> None:
-    outcome.checks.append((ok, message))
-
-
-def verify(outcome: Outcome) -> None:
-    """Check what the servers received against what scrapy_rerp promises."""
+def verify(outcome: Outcome) -> Iterator[tuple[bool, str]]:
+    """Check what the servers received against what scrapy_rerp promises: (held, the claim)."""
     received_urls = set()
     for site in outcome.sites:
         hits = site.hits()
         received_urls.update(site.url(hit.path) for hit in hits)
         robots_hits = [hit for hit in hits if hit.path == "/robots.txt"]
+        pages = [hit for hit in hits if hit.path != "/robots.txt"]
         statuses = ", ".join(str(hit.status) for hit in robots_hits)
         answered = [hit for hit in robots_hits if hit.status is not None and hit.status < 500]
         last_robots = max((hit.time for hit in robots_hits), default=float("inf"))
-        first_page = min((hit.time for hit in hits if hit.path != "/robots.txt"), default=None)
-        check(
-            outcome,
+        first_page = min((hit.time for hit in pages), default=None)
+        yield (
             len(answered) == 1 and (first_page is None or first_page > last_robots),
             f"{site.name}: robots.txt downloaded once ({len(robots_hits)} request(s): "
             f"{statuses}), before any page",
         )
         rules = outcome.rules.get(site.origin)
-        pages = [hit for hit in hits if hit.path != "/robots.txt"]
         if rules is None:
-            check(outcome, False, f"{site.name}: no rules known to the middleware")
+            yield False, f"{site.name}: no rules known to the middleware"
             continue
         disallowed = [h.path for h in pages if not rules.allowed(site.url(h.path), USER_AGENT)]
-        check(
-            outcome,
+        yield (
             not disallowed,
             f"{site.name}: all {len(pages)} pages received are allowed by its robots.txt"
             + (f" (received anyway: {disallowed})" if disallowed else ""),
@@ -291,22 +280,19 @@ def verify(outcome: Outcome) -> None:
         if floor:
             series = gaps(hits)
             smallest = min(series, default=floor)
-            check(
-                outcome,
+            yield (
                 smallest >= floor - TOLERANCE,
                 f"{site.name}: {len(series)} gaps, all >= Crawl-delay {floor:g} s "
                 f"(smallest {smallest:.3f} s)",
             )
     leaked = [b.url for b in outcome.blocked if b.url in received_urls]
-    check(
-        outcome,
+    yield (
         bool(outcome.blocked) and not leaked,
         f"{len(outcome.blocked)} blocked URL(s), none received by a server"
         + (f" (received: {leaked})" if leaked else ""),
     )
     forbidden = outcome.stats.get("robotstxt/forbidden", 0)
-    check(
-        outcome,
+    yield (
         forbidden == len(outcome.blocked),
         f"robotstxt/forbidden = {forbidden} = blocked requests seen by the spider",
     )
@@ -319,80 +305,40 @@ def report(outcome: Outcome) -> None:
     )
     print(f"User-Agent: {USER_AGENT}")
     for site in outcome.sites:
-        print()
-        print(f"== {site.name} {site.origin}")
+        print(f"\n== {site.name} {site.origin}")
         print(f"   {site.description}")
         hits = site.hits()
         print(f"   received {len(hits)} request(s) (seconds since the crawl started; gap):")
-        previous: float | None = None
-        for hit in hits:
-            at = hit.time - outcome.started
-            gap = "-" if previous is None else f"{hit.time - previous:.3f}"
-            previous = hit.time
-            print(f"   {at:7.3f} {gap:>7} {hit.status:4d}  {hit.path}")
+        gap_texts = [f"{gap:.3f}" for gap in gaps(hits)]
+        for hit, gap in zip(hits, ["-", *gap_texts], strict=False):
+            print(f"   {hit.time - outcome.started:7.3f} {gap:>7} {hit.status:4d}  {hit.path}")
         rules = outcome.rules.get(site.origin)
         delay = rules.crawl_delay(USER_AGENT) if rules is not None else None
         if delay:
-            series = " ".join(f"{g:.3f}" for g in gaps(hits))
-            print(f"   Crawl-delay {delay:g} s: gaps {series}")
+            print(f"   Crawl-delay {delay:g} s: gaps {' '.join(gap_texts)}")
         else:
             print("   Crawl-delay: none")
         if rules is not None and rules.sitemaps:
             print(f"   Sitemaps: {' '.join(rules.sitemaps)}")
-    print()
-    print(f"== blocked by robots.txt: {len(outcome.blocked)} (dropped before download)")
+    print(f"\n== blocked by robots.txt: {len(outcome.blocked)} (dropped before download)")
     for blocked in sorted(outcome.blocked, key=lambda b: b.url):
         print(f"   {blocked.url}  {blocked.reason}")
-    print()
-    print("== robotstxt/* stats")
+    print("\n== robotstxt/* stats")
     for key in sorted(k for k in outcome.stats if k.startswith("robotstxt/")):
         print(f"   {key} = {outcome.stats[key]}")
-    print()
-    print("== checks")
+    print("\n== checks")
     for ok, message in outcome.checks:
         print(f"   {'ok    ' if ok else 'FAILED'} {message}")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--pages",
-        type=int,
-        default=3,
-        metavar="N",
-        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
-    )
-    parser.add_argument(
-        "--blog-robots",
-        choices=["flaky", "missing"],
-        default="flaky",
-        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
-        "'missing' (404: allow all)",
-    )
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
-    )
-
-
-DESCRIPTION = (
-    "A Scrapy crawl of two local sites with ADDONS = {'scrapy_rerp.Addon': 100}: "
-    "robots.txt once per origin, disallowed URLs dropped, Crawl-delay kept, "
-    "503 robots.txt retried, sitemaps followed. Offline; takes a few seconds."
-)
 
 
 def run(pages: int = 3, blog_robots: str = "flaky", verbose: bool = False) -> Outcome:
     """Start the two sites, crawl them, stop them, and check the outcome."""
     if not 1 <= pages <= 40:
         raise ValueError("--pages must be between 1 and 40")
-    sites = build_sites(pages, blog_robots)
-    for site in sites:
-        site.start()
-    try:
-        outcome = run_crawl(sites, "DEBUG" if verbose else "WARNING")
-    finally:
-        for site in sites:
-            site.stop()
-    verify(outcome)
+    shop, blog = build_sites(pages, blog_robots)
+    with shop, blog:
+        outcome = run_crawl((shop, blog), "DEBUG" if verbose else "WARNING")
+    outcome.checks.extend(verify(outcome))
     return outcome
 
 
@@ -429,8 +375,28 @@ def as_dict(outcome: Outcome) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
+    parser = argparse.ArgumentParser(
+        description="A Scrapy crawl of two local sites with ADDONS = {'scrapy_rerp.Addon': 100}: "
+        "robots.txt once per origin, disallowed URLs dropped, Crawl-delay kept, "
+        "503 robots.txt retried, sitemaps followed. Offline; takes a few seconds."
+    )
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=3,
+        metavar="N",
+        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
+    )
+    parser.add_argument(
+        "--blog-robots",
+        choices=["flaky", "missing"],
+        default="flaky",
+        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
+        "'missing' (404: allow all)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.pages <= 40:
         parser.error("--pages must be between 1 and 40")

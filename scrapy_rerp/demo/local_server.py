@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -93,10 +94,8 @@ class Hit:
     completed: bool = False  # the whole body was written
 
     def header(self, name: str) -> str | None:
-        for key, value in self.headers.items():
-            if key.lower() == name.lower():
-                return value
-        return None
+        """The value of the header ``name``, whatever its case, or None."""
+        return next((v for k, v in self.headers.items() if k.lower() == name.lower()), None)
 
 
 #: A route answers with a fixed Reply, a sequence of Replies used in turn (the last one
@@ -139,9 +138,8 @@ class Server:
     def stop(self) -> None:
         if self._thread is not None:  # shutdown() waits for serve_forever(), started or not
             self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
             self._thread.join(5)
+        self._httpd.server_close()
 
     def __enter__(self) -> Server:
         return self.start()
@@ -261,8 +259,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 headers=dict(self.headers.items()),
             )
             # Drain a request body so the connection stays usable.
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
+            if length := int(self.headers.get("Content-Length") or 0):
                 self.rfile.read(length)
             reply = server._record(hit)
             if reply.delay:
@@ -280,10 +277,9 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     self.send_header("Content-Type", reply.content_type)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
-                if reply.content_length is None:
-                    self.send_header("Content-Length", str(len(body)))
-                else:
-                    self.send_header("Content-Length", str(reply.content_length))
+                declared = len(body) if reply.content_length is None else reply.content_length
+                self.send_header("Content-Length", str(declared))
+                if reply.content_length is not None:  # a lie: the connection then closes
                     self.close_connection = True
                 self.end_headers()
                 step = reply.chunk_size or len(body) or 1
@@ -298,30 +294,21 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
                 self.close_connection = True
 
-        do_GET = _serve
-        do_HEAD = _serve
-        do_POST = _serve
+        do_GET = do_HEAD = do_POST = _serve
 
     return Handler
 
 
-class servers:  # noqa: N801 - used like a function: ``with servers(3) as (a, b, c):``
-    """Start ``n`` servers (``n`` origins) for the duration of a ``with`` block."""
-
-    def __init__(self, n: int) -> None:
-        self._servers = [Server() for _ in range(n)]
-
-    def __enter__(self) -> list[Server]:
-        for s in self._servers:
-            s.start()
-        return self._servers
-
-    def __exit__(self, *exc: object) -> None:
-        for s in self._servers:
+@contextmanager
+def servers(n: int) -> Iterator[list[Server]]:
+    """Start ``n`` servers (``n`` origins) for the duration of a ``with`` block:
+    ``with servers(3) as (a, b, c):``."""
+    started = [Server().start() for _ in range(n)]
+    try:
+        yield started
+    finally:
+        for s in started:
             s.stop()
-
-    def __iter__(self) -> Iterator[Server]:
-        return iter(self._servers)
 
 
 def gaps(hits: Iterable[Hit]) -> list[float]:

@@ -62,14 +62,16 @@ _ZONES = {
 }
 
 _WEEKDAY = r"(?:[a-z]{3,9},?\s+)?"
-_TIME = r"(\d{1,2}):(\d{2})(?::(\d{2}))?"
-_ZONE = r"(?:\s*([a-z]{1,3}|[+-]\d{2}(?::?\d{2})?))?"
+_TIME = r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?"
+_ZONE = r"(?:\s*(?P<zone>[a-z]{1,3}|[+-]\d{2}(?::?\d{2})?))?"
+_DAY = r"(?P<day>\d{1,2})"
+_MONTH = r"(?P<month>[a-z]{3})"
 # RFC 822/1123/2822 and RFC 850: day, month name and year, joined by spaces or hyphens.
 _RFC = re.compile(
-    rf"{_WEEKDAY}(\d{{1,2}})[\s-]+([a-z]{{3}})[a-z]*[\s-]+(\d{{2}}|\d{{4}})(?:\s+{_TIME}{_ZONE})?"
+    rf"{_WEEKDAY}{_DAY}[\s-]+{_MONTH}[a-z]*[\s-]+(?P<year>\d{{2}}|\d{{4}})(?:\s+{_TIME}{_ZONE})?"
 )
 # asctime: ``Wed Dec 31 23:59:59 2025``.
-_ASCTIME = re.compile(rf"[a-z]{{3}}\s+([a-z]{{3}})\s+(\d{{1,2}})\s+{_TIME}\s+(\d{{4}}){_ZONE}")
+_ASCTIME = re.compile(rf"[a-z]{{3}}\s+{_MONTH}\s+{_DAY}\s+{_TIME}\s+(?P<year>\d{{4}}){_ZONE}")
 # ISO 8601: the date (calendar, ordinal or week; extended or basic), then an optional time.
 _ISO = re.compile(
     r"(\d{4})(?:-(\d{2})-(\d{2})|(\d{2})(\d{2})|-(\d{3})|-?w(\d{2})-?(\d))"
@@ -84,7 +86,7 @@ def read_date(text: str) -> datetime.datetime | None:
     if not text or len(text) > MAX_DATE_CHARS:
         return None
     try:
-        return _read_iso(text) or _read_rfc(text) or _read_asctime(text)
+        return _read_iso(text) or _read_named(_RFC, text) or _read_named(_ASCTIME, text)
     except (ValueError, OverflowError):  # a day 31 of February, an hour 25, year 0...
         return None
 
@@ -118,17 +120,8 @@ def _at(
     if offset is None:
         return None
     microsecond = int((fraction or "0")[:6].ljust(6, "0"))
-    moment = datetime.datetime(
-        date.year,
-        date.month,
-        date.day,
-        int(hour or 0),
-        int(minute or 0),
-        int(second or 0),
-        microsecond,
-        tzinfo=offset,
-    )
-    return moment.astimezone(_UTC)
+    clock = datetime.time(int(hour or 0), int(minute or 0), int(second or 0), microsecond)
+    return datetime.datetime.combine(date, clock, offset).astimezone(_UTC)
 
 
 def _read_iso(text: str) -> datetime.datetime | None:
@@ -158,19 +151,10 @@ def _year(text: str) -> int:
     return year
 
 
-def _read_rfc(text: str) -> datetime.datetime | None:
-    match = _RFC.fullmatch(text)
-    if match is None or match.group(2) not in _MONTHS:
+def _read_named(pattern: re.Pattern[str], text: str) -> datetime.datetime | None:
+    """A date in a form with a month name (``_RFC``, ``_ASCTIME``), read by its named groups."""
+    match = pattern.fullmatch(text)
+    if match is None or match["month"] not in _MONTHS:
         return None
-    day, month, year, hour, minute, second, zone = match.groups()
-    date = datetime.date(_year(year), _MONTHS[month], int(day))
-    return _at(date, hour, minute, second, zone)
-
-
-def _read_asctime(text: str) -> datetime.datetime | None:
-    match = _ASCTIME.fullmatch(text)
-    if match is None or match.group(1) not in _MONTHS:
-        return None
-    month, day, hour, minute, second, year, zone = match.groups()
-    date = datetime.date(int(year), _MONTHS[month], int(day))
-    return _at(date, hour, minute, second, zone)
+    date = datetime.date(_year(match["year"]), _MONTHS[match["month"]], int(match["day"]))
+    return _at(date, *match.group("hour", "minute", "second", "zone"))

@@ -179,10 +179,6 @@ def _render_visit_time(visit: VisitTime) -> str:
     return f"{visit.start_time:%H%M}-{visit.end_time:%H%M}"
 
 
-def _render_number(value: float) -> str:
-    return f"{value:g}"
-
-
 # Where a directive's value belongs. The letters are what the RFC 9309 group reader searches
 # the lines' kinds for (``bytes.find``), so that it finds group boundaries in C.
 AGENT = "U"  # a User-agent line: names the crawlers of a group
@@ -246,7 +242,7 @@ DIRECTIVES: tuple[Directive, ...] = (
         keys=("crawl-delay",),
         rerp_reads=True,
         read_value=_without_notes(parse_crawl_delay),
-        render_value=_render_number,
+        render_value="{:g}".format,
     ),
     Directive(
         "Request-rate",

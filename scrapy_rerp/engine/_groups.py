@@ -266,10 +266,7 @@ def _warn_outside_groups(
     ):
         index = coarse.find(letter, 0, before)
         while index != -1:
-            if message is None:
-                text_of = f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
-            else:
-                text_of = message
+            text_of = message or f"{L.KIND_NAMES[kinds[index]]} outside a group, ignored"
             value = _value_of(read, bare_values, index)
             warnings.append(ParseWarning(index + 1, value, text_of, code))
             index = coarse.find(letter, index + 1, before)
@@ -556,11 +553,8 @@ def build_legacy(
             previous_was_agent = False
         if directive.scope == RULE:
             if current is None:
-                warnings.append(
-                    ParseWarning(
-                        line, value, "rule outside a record, ignored", "rule-outside-group"
-                    )
-                )
+                message = "rule outside a record, ignored"
+                warnings.append(ParseWarning(line, value, message, "rule-outside-group"))
                 continue
             current.patterns.append(unquote_path(value))
             current.lines.append(line)
@@ -568,14 +562,9 @@ def build_legacy(
         elif directive.scope == FILE:
             file_wide.add(kind, value, line, warnings)
         elif current is None:  # GROUP, outside a record
-            warnings.append(
-                ParseWarning(
-                    line,
-                    f"{directive.name}: {value}",
-                    f"{directive.name} outside a record, ignored",
-                    "outside-group",
-                )
-            )
+            text = f"{directive.name}: {value}"
+            message = f"{directive.name} outside a record, ignored"
+            warnings.append(ParseWarning(line, text, message, "outside-group"))
         else:  # GROUP
             parsed = _extension(kind, value, line, warnings, values_read)
             if parsed is not None:

@@ -97,15 +97,9 @@ class _HeadMeta(HTMLParser):
             self._text_element = tag
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        # ``<meta ... />``: no content follows, so no text element is entered.
-        if self.ended:
-            return
-        if tag == "meta" and not self._template_depth:
-            self._meta(attrs)
-        elif tag in ("link", "base") and not self._template_depth:
-            self._link(tag, attrs)
-        elif tag not in _HEAD_ELEMENTS and not self._template_depth:
-            self.ended = True
+        # ``<meta ... />``: no content follows, so no text element or template is entered.
+        if tag != "template" and tag not in _TEXT_ELEMENTS:
+            self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "template" and self._template_depth:
@@ -150,9 +144,7 @@ def _encoding_of(html: bytes, encoding: str | None) -> str:
     a page can be written in (``body_codec``), else such a ``<meta charset>`` near the top,
     else UTF-8."""
     if html.startswith(_BOM_PREFIXES):  # one test for the many pages without a BOM
-        for bom, name in _BOMS:
-            if html.startswith(bom):
-                return name
+        return next(name for bom, name in _BOMS if html.startswith(bom))
     return body_codec(encoding) or body_codec(_declared_charset(html)) or "utf-8"
 
 

@@ -117,9 +117,7 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
     MK1996/GYM2008 read ISO-8859-1, as rerp does.
     """
     if isinstance(content, str):
-        text = content
-        if text.startswith(_BOM):
-            text = text[1:]
+        text = content.removeprefix(_BOM)
     elif isinstance(content, (bytes, bytearray, memoryview)):
         raw = bytes(content)
         if syntax == RFC9309:
@@ -130,9 +128,7 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
                     break
             text = raw.decode("utf-8", "surrogateescape")
         else:
-            if raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            text = raw.decode("iso-8859-1")
+            text = raw.removeprefix(b"\xef\xbb\xbf").decode("iso-8859-1")
     else:
         raise TypeError(f"robots.txt content must be str or bytes, not {type(content).__name__}")
     if syntax != RFC9309 and text[:1] > "\x7f":
@@ -145,32 +141,23 @@ def decode(content: str | bytes | bytearray | memoryview, syntax: int) -> str:
     return text
 
 
-def _truncate_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list[str]:
-    """Cut lines to google's limit of MAX_LINE_BYTES bytes (UTF-8), warning for each."""
+LegacyRow = tuple[str, str, str]
+
+
+def _cut_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list[str]:
+    """Cut lines to google's limit of MAX_LINE_BYTES bytes (UTF-8), warning for each: a copy
+    of *lines*, or *lines* itself when none is that long."""
+    # A line can only exceed MAX_LINE_BYTES bytes if it has more than a quarter as many chars.
+    if max(map(len, lines)) <= MAX_LINE_BYTES // 4:
+        return lines
     lines = list(lines)
     for index, line in enumerate(lines):
         if len(line) > MAX_LINE_BYTES // 4:
             raw = to_utf8(line)
             if len(raw) > MAX_LINE_BYTES:
                 lines[index] = raw[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
-                warnings.append(
-                    ParseWarning(
-                        index + 1,
-                        line[:80],
-                        f"line longer than {MAX_LINE_BYTES} bytes",
-                        "line-too-long",
-                    )
-                )
-    return lines
-
-
-LegacyRow = tuple[str, str, str]
-
-
-def _cut_long_lines(lines: list[str], warnings: list[ParseWarning]) -> list[str]:
-    # A line can only exceed MAX_LINE_BYTES bytes if it has more than a quarter as many chars.
-    if max(map(len, lines)) > MAX_LINE_BYTES // 4:
-        return _truncate_long_lines(lines, warnings)
+                message = f"line longer than {MAX_LINE_BYTES} bytes"
+                warnings.append(ParseWarning(index + 1, line[:80], message, "line-too-long"))
     return lines
 
 

@@ -34,6 +34,7 @@ from ._page_rules import (
     IMAGE_PREVIEW_SIZES,
     NUMBER,
     PAGE_RULE_USAGE,
+    RESTRICTIONS,
     SPELLINGS,
     PageRule,
 )
@@ -113,6 +114,8 @@ class PageUsageDecision(NamedTuple):
 
 
 _NOINDEX = frozenset({"noindex"})
+# The boolean fields of PageDirectives: one per restriction, and indexifembedded.
+_FLAGS = RESTRICTIONS | {"indexifembedded"}
 _NOSNIPPET = frozenset({"nosnippet"})
 
 
@@ -191,17 +194,11 @@ class PageDirectives:
             elif statement.rule.name == "indexifembedded":
                 flags.add("indexifembedded")
         max_snippet = _smallest_limit(values.get("max-snippet", []))
+        if max_snippet == 0:
+            flags.add("nosnippet")
         sizes = values.get("max-image-preview", [])
         return cls(
-            noindex="noindex" in flags,
-            nofollow="nofollow" in flags,
-            noarchive="noarchive" in flags,
-            nosnippet="nosnippet" in flags or max_snippet == 0,
-            noimageindex="noimageindex" in flags,
-            notranslate="notranslate" in flags,
-            indexifembedded="indexifembedded" in flags,
-            noai="noai" in flags,
-            noimageai="noimageai" in flags,
+            **{flag: flag in flags for flag in _FLAGS},
             unavailable_after=min(values.get("unavailable_after", []), default=None),
             max_snippet=max_snippet,
             max_image_preview=min(sizes, key=IMAGE_PREVIEW_SIZES.index) if sizes else None,
@@ -310,6 +307,20 @@ def _meta_tags(meta: object) -> Iterator[tuple[int, str, str | None]]:
 
 Emit = Callable[[str | None, PageStatement], None]
 Warn = Callable[[str, str, str], None]
+
+
+def _warner(warnings: list[Any], kind: Callable[..., Any]) -> Callable[[str, str, str, str], None]:
+    """``warn(code, source, text, message)``, which adds a *kind* warning (PageWarning,
+    TdmRepWarning) to *warnings* up to MAX_WARNINGS, then one ``too-many`` that says so."""
+
+    def warn(code: str, source: str, text: str, message: str) -> None:
+        if len(warnings) < MAX_WARNINGS:
+            warnings.append(kind(code, source, text, message))
+        elif len(warnings) == MAX_WARNINGS:
+            message = f"more than {MAX_WARNINGS} warnings; the rest are not listed"
+            warnings.append(kind("too-many", source, "", message))
+
+    return warn
 
 
 def _bounded(value: str, separator: str, warn: Warn) -> str:
@@ -444,11 +455,8 @@ def _parameter_value(rule: PageRule, parameter: object) -> Any:
     if isinstance(parameter, bool):
         return None
     if rule.value == NUMBER:
-        return (
-            parameter
-            if isinstance(parameter, int) and not isinstance(parameter, Date) and parameter >= -1
-            else None
-        )
+        is_integer = isinstance(parameter, int) and not isinstance(parameter, Date)
+        return parameter if is_integer and parameter >= -1 else None
     if rule.value == IMAGE_PREVIEW:
         return _read_size(parameter) if isinstance(parameter, str) else None
     if isinstance(parameter, Date):
@@ -484,16 +492,10 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     found: list[tuple[str | None, PageStatement]] = []
 
     kept = 0
+    add_warning = _warner(warnings, PageWarning)
 
     def warner(source: str) -> Warn:
-        def warn(code: str, text: str, message: str) -> None:
-            if len(warnings) < MAX_WARNINGS:
-                warnings.append(PageWarning(code, source, text, message))
-            elif len(warnings) == MAX_WARNINGS:
-                message = f"more than {MAX_WARNINGS} warnings; the rest are not listed"
-                warnings.append(PageWarning("too-many", source, "", message))
-
-        return warn
+        return lambda code, text, message: add_warning(code, source, text, message)
 
     def emit(agent: str | None, statement: PageStatement) -> None:
         nonlocal kept
@@ -504,24 +506,20 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
             message = f"more than {MAX_STATEMENTS} rules; the rest are ignored"
             warner(statement.source)("too-many", statement.text, message)
 
-    x_robots_lines = 0
-    robots_tag_lines: list[str] = []
+    lines: dict[str, list[str]] = {_X_ROBOTS_TAG: [], _ROBOTS_TAG: []}
     for name, value in _header_lines(headers):
-        if name == _X_ROBOTS_TAG:
-            x_robots_lines += 1
-            source = f"X-Robots-Tag header {x_robots_lines}"
-            if x_robots_lines > MAX_SOURCES:
-                if x_robots_lines == MAX_SOURCES + 1:
-                    warner(source)(
-                        "too-many",
-                        "",
-                        f"more than {MAX_SOURCES} X-Robots-Tag lines; the rest are ignored",
-                    )
-                continue
-            warn = warner(source)
-            _read_rules(_bounded(value, ",", warn), source, None, True, emit, warn)
-        elif name == _ROBOTS_TAG:
-            robots_tag_lines.append(value)
+        if name in lines:
+            lines[name].append(value)
+    for number, value in enumerate(lines[_X_ROBOTS_TAG], 1):
+        source = f"X-Robots-Tag header {number}"
+        warn = warner(source)
+        if number > MAX_SOURCES:
+            warn(
+                "too-many", "", f"more than {MAX_SOURCES} X-Robots-Tag lines; the rest are ignored"
+            )
+            break
+        _read_rules(_bounded(value, ",", warn), source, None, True, emit, warn)
+    robots_tag_lines = lines[_ROBOTS_TAG]
     if robots_tag_lines:
         source = "Robots-Tag header"
         warn = warner(source)
@@ -536,21 +534,17 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     statements = [statement for named_agent, statement in found if named_agent in (None, agent)]
 
     found.clear()
-    read = 0
-    for index, name, content in tags:
-        if name != "robots" and (agent is None or name != agent) or content is None:
-            continue
-        read += 1
+    read = [
+        (index, name, content)
+        for index, name, content in tags
+        if name in ("robots", agent) and content is not None
+    ]
+    for number, (index, name, content) in enumerate(read, 1):
         source = f"meta tag {index} ({name})"
         warn = warner(source)
-        if read > MAX_SOURCES:
-            if read == MAX_SOURCES + 1:
-                warn(
-                    "too-many",
-                    "",
-                    f"more than {MAX_SOURCES} robots meta tags; the rest are ignored",
-                )
-            continue
+        if number > MAX_SOURCES:
+            warn("too-many", "", f"more than {MAX_SOURCES} robots meta tags; the rest are ignored")
+            break
         for_agent = None if name == "robots" else agent
         _read_rules(_bounded(content, ",", warn), source, for_agent, False, emit, warn)
     statements += [statement for _, statement in found]

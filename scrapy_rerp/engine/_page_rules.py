@@ -71,7 +71,6 @@ def _flag(name: str, documented_by: str, *spellings: str) -> PageRule:
     """A restrictive rule without a value, which restricts what its name says."""
     return PageRule(
         name=name,
-        value=None,
         restricts=frozenset({name}),
         spellings=(name, *spellings),
         documented_by=documented_by,
@@ -80,9 +79,7 @@ def _flag(name: str, documented_by: str, *spellings: str) -> PageRule:
 
 def _permissive(name: str, documented_by: str) -> PageRule:
     """A rule that restricts nothing: the default made explicit, or a retired opt-out."""
-    return PageRule(
-        name=name, value=None, restricts=frozenset(), spellings=(name,), documented_by=documented_by
-    )
+    return PageRule(name=name, spellings=(name,), documented_by=documented_by)
 
 
 def _valued(name: str, value: str) -> PageRule:
@@ -96,7 +93,6 @@ PAGE_RULES: tuple[PageRule, ...] = (
     _flag("nofollow", GOOGLE),
     PageRule(
         name="none",
-        value=None,
         restricts=frozenset({"noindex", "nofollow"}),
         spellings=("none",),
         documented_by=GOOGLE,

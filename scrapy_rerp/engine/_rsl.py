@@ -290,14 +290,11 @@ def license_links(values: Iterable[str | bytes], base: str) -> list[str]:
             if match is None:
                 break
             position = match.end()
-            rels = types = ""
+            params: dict[str, str] = {}  # the first non-empty value of each, as written
             for name, quoted, token in _LINK_PARAM.findall(match.group(2)):
-                name = name.lower()
-                if name == "rel" and not rels:
-                    rels = quoted or token
-                elif name == "type" and not types:
-                    types = quoted or token
-            if _is_rsl_link(rels, types):
+                if not params.get(name.lower()):
+                    params[name.lower()] = quoted or token
+            if _is_rsl_link(params.get("rel", ""), params.get("type", "")):
                 _add_link(found, match.group(1), base)
             comma = value.find(",", position)
             if comma < 0:
@@ -401,6 +398,7 @@ class _Reader:
         self.roles: list[str | None] = []  # the open elements, as RSL reads them
         self.elements = 0
         self.plain_names = False  # <rsl> without namespace: unqualified names are RSL's
+        # The <content> and <license> being read: the fields of their RslContent and RslLicense.
         self.content: dict[str, Any] | None = None
         self.licence: dict[str, Any] | None = None
         self.term: tuple[str, str, int] | None = None  # (permits|prohibits, type, line)
@@ -465,13 +463,7 @@ class _Reader:
             self.problem("bad-content", f"<content> with {shown}: skipped")
             return None
         server = attributes.get("server", "").strip() or None
-        self.content = {
-            "url": url,
-            "server": server,
-            "licenses": [],
-            "match": compiled,
-            "line": self.parser.CurrentLineNumber,
-        }
+        self.content = {"url": url, "server": server, "licenses": [], "_match": compiled}
         return "content"
 
     def data(self, text: str) -> None:
@@ -488,28 +480,15 @@ class _Reader:
             self._end_term()
         elif role == "license" and self.licence is not None and self.content is not None:
             licenses = self.content["licenses"]
-            licenses.append(
-                RslLicense(
-                    position=len(licenses) + 1,
-                    permits=dict(self.licence["permits"]),
-                    prohibits=dict(self.licence["prohibits"]),
-                    payments=tuple(self.licence["payments"]),
-                )
-            )
+            self.licence["payments"] = tuple(self.licence["payments"])
+            licenses.append(RslLicense(position=len(licenses) + 1, **self.licence))
             self.licence = None
         elif role == "content" and self.content is not None:
             content = self.content
             if not content["licenses"]:
                 self.problem("no-license", f"content {content['url'][:80]!r} has no licence")
-            self.contents.append(
-                RslContent(
-                    position=len(self.contents) + 1,
-                    url=content["url"],
-                    server=content["server"],
-                    licenses=tuple(content["licenses"]),
-                    _match=content["match"],
-                )
-            )
+            content["licenses"] = tuple(content["licenses"])
+            self.contents.append(RslContent(position=len(self.contents) + 1, **content))
             self.content = None
 
     def _end_term(self) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ._page import _header_text, _meta_tags, _pairs
+from ._page import _header_text, _meta_tags, _pairs, _warner
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
@@ -67,7 +67,6 @@ TDMREP_TECHNIQUES = ("tdmrep.json", "header", "meta")
 #: what does it mean in practice?": search engines "don't apply TDM techniques").
 TDMREP_PURPOSES = frozenset({"train-ai", "ai-input"})
 
-_MAX_WARNINGS = 256
 _MAX_LINES = 64  # header lines or meta tags of one name read, as for page directives
 _RESERVATION, _POLICY, _LOCATION = "tdm-reservation", "tdm-policy", "location"
 _PROPERTIES = (_LOCATION, _RESERVATION, _POLICY)
@@ -278,17 +277,6 @@ def _shown(value: object) -> str:
 Warn = Callable[[str, str, str, str], None]
 
 
-def _warner(warnings: list[TdmRepWarning]) -> Warn:
-    def warn(code: str, source: str, text: str, message: str) -> None:
-        if len(warnings) < _MAX_WARNINGS:
-            warnings.append(TdmRepWarning(code, source, text, message))
-        elif len(warnings) == _MAX_WARNINGS:
-            message = f"more than {_MAX_WARNINGS} warnings; the rest are not listed"
-            warnings.append(TdmRepWarning("too-many", source, "", message))
-
-    return warn
-
-
 def _policy(value: object, source: str, warn: Warn) -> str | None:
     """A ``tdm-policy`` value as kept, or None (with a warning) for one that is no URL."""
     if not isinstance(value, str):
@@ -356,7 +344,7 @@ def parse_tdmrep(body: bytes | bytearray | memoryview | str) -> TdmRepFile:
     ``MAX_TDMREP_BYTES``) is a file with no entries, not ``valid``, and a warning; entries that
     cannot be used are skipped with a warning. TypeError for a body of another type."""
     warnings: list[TdmRepWarning] = []
-    warn = _warner(warnings)
+    warn = _warner(warnings, TdmRepWarning)
     source = "tdmrep.json"
 
     def unread(code: str, text: str, message: str) -> TdmRepFile:
@@ -395,8 +383,7 @@ def parse_tdmrep(body: bytes | bytearray | memoryview | str) -> TdmRepFile:
         entry = _read_entry(item, position, warn)
         if entry is not None:
             entries.append(entry)
-    globs = tuple(_compiled(entry.location) for entry in entries)
-    return TdmRepFile(entries=tuple(entries), warnings=tuple(warnings), valid=True, _globs=globs)
+    return TdmRepFile(entries=tuple(entries), warnings=tuple(warnings), valid=True)
 
 
 # -- headers and meta tags --------------------------------------------------------------------
@@ -422,22 +409,20 @@ def _one_value(
 
 
 def _statement(
-    technique: str,
-    reservations: list[tuple[str, str]],
-    policies: list[tuple[str, str]],
-    warn: Warn,
+    technique: str, found: dict[str, list[tuple[str, str]]], warn: Warn
 ) -> TdmRepStatement | None:
-    """What the header lines (or meta tags) of one response say, or None if they say nothing."""
-    if not reservations and not policies:
+    """What the header lines (or meta tags) of one response say, or None if they say nothing:
+    *found* holds ``(source, value)`` per line (or tag), by name."""
+    if not found[_RESERVATION] and not found[_POLICY]:
         return None
-    text, reservation_source = _one_value(reservations, _RESERVATION, warn)
+    text, reservation_source = _one_value(found[_RESERVATION], _RESERVATION, warn)
     reservation = None
     if text is not None:
         reservation = _RESERVATION_TEXT.get(text)
         if reservation is None:
             message = "tdm-reservation is not 1 or 0: unset (a protocol error)"
             warn("bad-reservation", reservation_source or "", _shown(text[:80]), message)
-    policy_text, policy_source = _one_value(policies, _POLICY, warn)
+    policy_text, policy_source = _one_value(found[_POLICY], _POLICY, warn)
     policy = None if policy_text is None else _policy(policy_text, policy_source or "", warn)
     source = reservation_source or policy_source or ""
     return TdmRepStatement(
@@ -455,7 +440,7 @@ def _header_statement(headers: object, warn: Warn) -> TdmRepStatement | None:
         source = f"{key} header"
         for line in value if isinstance(value, (list, tuple)) else (value,):
             lines.append((source, _header_text(line, "a header value")))
-    return _statement("header", found[_RESERVATION], found[_POLICY], warn)
+    return _statement("header", found, warn)
 
 
 def _meta_statement(meta: object, warn: Warn) -> TdmRepStatement | None:
@@ -464,7 +449,7 @@ def _meta_statement(meta: object, warn: Warn) -> TdmRepStatement | None:
         tags = found.get(name)
         if tags is not None and content is not None:
             tags.append((f"meta tag {index} ({name})", content))
-    return _statement("meta", found[_RESERVATION], found[_POLICY], warn)
+    return _statement("meta", found, warn)
 
 
 # -- the combination --------------------------------------------------------------------------
@@ -537,7 +522,7 @@ def tdm_reservation(
     if file is not None and not isinstance(file, TdmRepFile):
         raise TypeError(f"file must be a TdmRepFile or None, not {type(file).__name__}")
     warnings: list[TdmRepWarning] = []
-    warn = _warner(warnings)
+    warn = _warner(warnings, TdmRepWarning)
     said = (
         file.reservation(url) if file is not None else None,
         _header_statement(headers, warn),
@@ -553,10 +538,9 @@ def tdm_reservation(
     reserved = None if reserved_by is None else reserved_by.reservation == 1
     if not reserved:
         policy_by = None
-    policy = policy_by.policy if policy_by is not None else None
     return TdmReservation(
         reserved=reserved,
-        policy=policy,
+        policy=policy_by.policy if policy_by is not None else None,
         statement=reserved_by,
         policy_statement=policy_by,
         statements=statements,

@@ -38,6 +38,7 @@ from urllib.robotparser import RequestRate
 
 # The private modules, not the package: the package imports this module while initialising.
 from ._constants import GYM2008, MAX_FILESIZE, SEVEN_DAYS, check_syntax
+from ._dates import _MONTHS
 from ._robots import RobotsTxt, parse
 from ._text_codecs import body_codec
 
@@ -54,12 +55,6 @@ _DISALLOW_ALL = "User-agent: *\nDisallow: /\n"
 _RFC850_RE = re.compile(
     r"^\s*[A-Za-z]+,\s*(\d{1,2})-([A-Za-z]{3})-(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\s*GMT\s*$"
 )
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
-    )
-}
 
 
 def _text_arg(value: object, name: str) -> str:
@@ -285,12 +280,8 @@ class RobotExclusionRulesParser:
 def _strip_line_ending(line: _Text) -> _Text:
     """*line* without its own line ending (``\\r\\n``, ``\\n`` or ``\\r``), if any."""
     if isinstance(line, bytes):
-        if line.endswith(b"\r\n"):
-            return line[:-2]
-        return line[:-1] if line.endswith((b"\n", b"\r")) else line
-    if line.endswith("\r\n"):
-        return line[:-2]
-    return line[:-1] if line.endswith(("\n", "\r")) else line
+        return line.removesuffix(b"\n").removesuffix(b"\r")
+    return line.removesuffix("\n").removesuffix("\r")
 
 
 class RobotFileParserLookalike(RobotExclusionRulesParser):

@@ -116,9 +116,10 @@ def encode(
     to store.
     """
     if keeps_earlier_rules(entry, fetched):
+        copy = _parsed_copy(stored, syntax_name)
         if fetched is not None and fetched.not_modified:
-            return _renewed(entry, fetched, syntax_name, stored)
-        return _kept(entry, fetched, syntax_name, stored)
+            return _renewed(entry, fetched, copy) if copy is not None else {}
+        return _kept(entry, fetched, syntax_name, copy)
     body = fetched.body if fetched is not None and entry.outcome == Outcome.PARSED else None
     values: dict[str, object] = {
         "syntax": syntax_name,
@@ -144,7 +145,7 @@ def _kept(
     entry: RobotsEntry,
     fetched: Fetched | None,
     syntax_name: str,
-    stored: Mapping[bytes, bytes] | None,
+    copy: dict[bytes, bytes] | None,
 ) -> dict[bytes, bytes]:
     outage = encode(
         entry.with_(
@@ -156,21 +157,12 @@ def _kept(
         fetched,
         syntax_name,
     )
-    copy = _parsed_copy(stored, syntax_name)
     if copy is None:
         return outage  # no bytes of these rules in the fleet (flushed, another syntax...)
     return {**copy, **{name: outage[name] for name in _OUTAGE_FIELDS if name in outage}}
 
 
-def _renewed(
-    entry: RobotsEntry,
-    fetched: Fetched,
-    syntax_name: str,
-    stored: Mapping[bytes, bytes] | None,
-) -> dict[bytes, bytes]:
-    copy = _parsed_copy(stored, syntax_name)
-    if copy is None:
-        return {}
+def _renewed(entry: RobotsEntry, fetched: Fetched, copy: dict[bytes, bytes]) -> dict[bytes, bytes]:
     return {
         **copy,
         b"fetched_at": repr(entry.fetched_at).encode(),
@@ -201,13 +193,7 @@ def _validator_fields(fetched: Fetched | None) -> dict[str, bytes]:
     headers = getattr(fetched.response, "headers", None) if fetched is not None else None
     if headers is None:
         return {}
-    fields = {}
-    etag, last_modified = headers.get(b"ETag"), headers.get(b"Last-Modified")
-    if isinstance(etag, bytes) and _sendable_etag(etag):
-        fields["etag"] = etag
-    if isinstance(last_modified, bytes) and _sendable_date(last_modified):
-        fields["last_modified"] = last_modified
-    return fields
+    return _sendable(headers.get(b"ETag"), headers.get(b"Last-Modified"))
 
 
 #: An entity tag as RFC 9110 8.8.3 writes it, weak or not, of visible ASCII (``etagc`` without
@@ -217,21 +203,23 @@ _ETAG = re.compile(rb'(?:W/)?"[\x21\x23-\x7e]*"|[\x21\x23-\x7e]+')
 _HTTP_DATE = re.compile(rb"[A-Za-z0-9 ,:-]+")
 
 
-def _sendable_etag(value: bytes) -> bool:
-    """Whether an ``ETag`` can go back as ``If-None-Match``: an entity tag of visible ASCII, no
-    longer than the store keeps (no control byte, no space: a hash is read like a site's
-    bytes, and what it holds goes out in a request header)."""
-    return len(value) <= MAX_HEADER and _ETAG.fullmatch(value) is not None
-
-
-def _sendable_date(value: bytes) -> bool:
-    """Whether a ``Last-Modified`` can go back as ``If-Modified-Since``: an HTTP date (any of
-    its three formats), of its own characters only."""
-    return (
-        len(value) <= MAX_HEADER
-        and _HTTP_DATE.fullmatch(value) is not None
-        and rfc1123_to_epoch(value) is not None
-    )
+def _sendable(etag: object, last_modified: object) -> dict[str, bytes]:
+    """The validators that can go back, each no longer than the store keeps: an ``ETag`` as
+    ``If-None-Match`` when it is an entity tag of visible ASCII (no control byte, no space: a
+    hash is read like a site's bytes, and what it holds goes out in a request header), a
+    ``Last-Modified`` as ``If-Modified-Since`` when it is an HTTP date (any of its three
+    formats), of its own characters only."""
+    fields = {}
+    if isinstance(etag, bytes) and len(etag) <= MAX_HEADER and _ETAG.fullmatch(etag):
+        fields["etag"] = etag
+    if (
+        isinstance(last_modified, bytes)
+        and len(last_modified) <= MAX_HEADER
+        and _HTTP_DATE.fullmatch(last_modified)
+        and rfc1123_to_epoch(last_modified) is not None
+    ):
+        fields["last_modified"] = last_modified
+    return fields
 
 
 def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
@@ -240,12 +228,9 @@ def validators(fields: Mapping[bytes, bytes]) -> Validators | None:
     url = fields.get(b"url")
     if not url or fields.get(b"outcome") == Outcome.UNREACHABLE.value.encode():
         return None
-    etag = fields.get(b"etag")
-    last_modified = fields.get(b"last_modified")
+    sendable = _sendable(fields.get(b"etag"), fields.get(b"last_modified"))
     return Validators.of(
-        url.decode("utf-8", "replace"),
-        etag if etag is not None and _sendable_etag(etag) else None,
-        last_modified if last_modified is not None and _sendable_date(last_modified) else None,
+        url.decode("utf-8", "replace"), sendable.get("etag"), sendable.get("last_modified")
     )
 
 

@@ -98,8 +98,6 @@ __all__ = [
 
 logger = logging.getLogger(loggers.FLEET)
 
-STAT_FLEET_COOLDOWNS = "robotstxt/slowdown/fleet_cooldowns"
-
 #: Seconds before listening again for the fleet's slow-downs after the connection failed.
 LISTEN_RETRY = 1.0
 
@@ -127,9 +125,6 @@ FINISH_WITHIN = 3.0
 
 #: ``request.meta`` key of a request that holds its origin's turn: (origin, floor, turn id).
 TURN_META = "_rerp_turn"
-
-STAT_GIVEN_BACK = "robotstxt/redis/turns_given_back"
-STAT_CAPPED = "robotstxt/redis/capped"
 
 
 class SharedDelay:
@@ -346,7 +341,7 @@ class FleetCoordination:
                     return GO
                 # The slot got busy while the turn was awaited (another origin of its host, a
                 # delay raised): the turn would end before the request left. Given back unused.
-                self.stats.inc_value(STAT_GIVEN_BACK)
+                self.stats.inc_value("robotstxt/redis/turns_given_back")
                 await self.shared.give_back(origin, turn)
         finally:
             self._busy.discard(origin)
@@ -389,7 +384,7 @@ class FleetCoordination:
             seconds = self._capped(seconds, self.settings.slowdown_max_wait)
             running = self.local.cooling(origin)
             if self.local.cool_down(origin, seconds) and running is None:
-                self.stats.inc_value(STAT_FLEET_COOLDOWNS)
+                self.stats.inc_value("robotstxt/slowdown/fleet_cooldowns")
                 logger.debug(
                     "Slow down: the fleet keeps %(origin)s in a cool-down for %(left)s",
                     {"origin": origin, "left": duration(seconds)},
@@ -405,7 +400,7 @@ class FleetCoordination:
     def _capped(self, seconds: float, cap: float) -> float:
         """A duration read from Redis, within this worker's own cap (counted when beyond)."""
         if not seconds <= cap:  # NaN too
-            self.stats.inc_value(STAT_CAPPED)
+            self.stats.inc_value("robotstxt/redis/capped")
             return cap
         return max(0.0, seconds)
 

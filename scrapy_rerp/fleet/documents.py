@@ -96,6 +96,8 @@ class FleetStore:
             if not ok:
                 return Claim(download=True)
             assert found is not None
+            if found.entry is not None:
+                self.stats.inc_value(self.kind.stats.redis_shared)
             if found.entry is not None or found.download:
                 if found.locked:
                     self._locked.add(origin)
@@ -109,14 +111,12 @@ class FleetStore:
     async def _look(self, origin: str) -> Claim:
         stored, _ = await self._load(origin)
         if stored is not None and not stored.expired():
-            self.stats.inc_value(self.kind.stats.redis_shared)
             return Claim(entry=stored)
         if await self.store.lock(origin, self._key):
             # Another worker may have stored its result between the two calls.
             again, fields = await self._load(origin)
             if again is not None and not again.expired():
                 await self.store.unlock(origin, self._key)
-                self.stats.inc_value(self.kind.stats.redis_shared)
                 return Claim(entry=again)
             revalidate = validators(fields) if again is not None and fields is not None else None
             return Claim(download=True, locked=True, previous=again, validators=revalidate)
@@ -128,7 +128,6 @@ class FleetStore:
             # Expired lately, and another worker refreshes it: its rules serve meanwhile. An
             # older copy (kept for outages, up to RERP_STALE_MAX_AGE) waits for the refresh,
             # as a crawl alone waits for its stored copy's.
-            self.stats.inc_value(self.kind.stats.redis_shared)
             return Claim(entry=stored.with_(expires_at=time.time() + STALE_RECHECK))
         return Claim()  # wait for the worker that holds the lock
 

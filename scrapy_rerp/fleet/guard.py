@@ -80,12 +80,13 @@ class RedisGuard:
             result = await call()
         except RedisUnavailable as exc:
             self._failed(exc)
-            return False, None
         except RedisCommandError as exc:
             self._refused(exc)
-            return False, None
-        self.back()
-        return True, result
+        else:
+            self.back()
+            return True, result
+        self.stats.inc_value("robotstxt/redis/fallback")
+        return False, None
 
     def back(self) -> None:
         """Redis answered again (a call, or the slow-down listener's subscription)."""
@@ -100,7 +101,6 @@ class RedisGuard:
 
     def _failed(self, exc: RedisUnavailable) -> None:
         self.stats.inc_value("robotstxt/redis/errors")
-        self.stats.inc_value("robotstxt/redis/fallback")
         self._next_probe = self._clock() + PROBE_INTERVAL
         if not self.down:
             self.down = True
@@ -113,7 +113,6 @@ class RedisGuard:
 
     def _refused(self, exc: RedisCommandError) -> None:
         self.stats.inc_value("robotstxt/redis/command_errors")
-        self.stats.inc_value("robotstxt/redis/fallback")
         kind = _error_kind(exc)
         if kind not in self._command_errors_said:
             self._command_errors_said.add(kind)

@@ -247,9 +247,11 @@ end
 return math.max(1, left)
 """
 
-# KEYS[1]: the delay key. ARGV[1]: the delay in ms; ARGV[2]: the turn's id. The request of that
-# turn has been answered: the next turn starts the delay from now (if the turn is still its).
-_TURN_DONE = """
+# KEYS[1]: the delay key or the lock key. ARGV[1]: ms from now; ARGV[2]: the turn's id, or the
+# token of the worker releasing the lock. If the key is still theirs, it ends ARGV[1] ms from
+# now: the request of that turn has been answered, and the next turn starts the delay from now;
+# or, at 0 ms, the lock is released (PEXPIRE deletes a key given no time left).
+_END = """
 if redis.call('TYPE', KEYS[1]).ok == 'string' and redis.call('GET', KEYS[1]) == ARGV[2] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[1])
 end
@@ -305,14 +307,6 @@ redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], unpack(values))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
-"""
-
-# KEYS[1]: the lock key. ARGV[1]: the token of the worker releasing it.
-_UNLOCK = """
-if redis.call('TYPE', KEYS[1]).ok == 'string' and redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
 """
 
 
@@ -424,6 +418,7 @@ class RedisOriginCache:
         self.url = url
         self._secrets = _secrets(url)
         self.prefix = prefix
+        self.channel = f"{prefix}:slowdown"  # on which slow-downs are published
         self.timeout = timeout
         self.lock_timeout = lock_timeout
         self.stale_window = stale_window
@@ -439,7 +434,7 @@ class RedisOriginCache:
         self._load = self._client.register_script(_LOAD)
         self._store = self._client.register_script(_STORE)
         self._claim = self._client.register_script(_CLAIM)  # a turn, or the download lock
-        self._turn_done = self._client.register_script(_TURN_DONE)
+        self._end = self._client.register_script(_END)  # a turn's end, or the lock's release
         self._slow_read = self._client.register_script(_SLOW_READ)
         self._slow_cool_down = self._client.register_script(_SLOW_COOL_DOWN)
         self._slow_raise = self._client.register_script(_SLOW_RAISE)
@@ -448,7 +443,6 @@ class RedisOriginCache:
         self.round_trips = 0  # calls sent to Redis (a pipeline is one)
         # turn, lock and hash keys found without a TTL, or a longer one, and cut; slow-downs cut
         self.repaired = 0
-        self._unlock = self._client.register_script(_UNLOCK)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisOriginCache:
@@ -552,7 +546,7 @@ class RedisOriginCache:
         return await self._take(key, self.lock_timeout, self.token) == 0
 
     async def unlock(self, origin: str, kind: str = "robots") -> None:
-        await self._call(self._unlock(keys=[self.key(_lock_key(kind), origin)], args=[self.token]))
+        await self._call(self._end(keys=[self.key(_lock_key(kind), origin)], args=[0, self.token]))
 
     # -- Crawl-delay for the fleet -------------------------------------------------------------
     async def take_turn(self, origin: str, delay: float, hold: float) -> tuple[float, bytes]:
@@ -573,7 +567,7 @@ class RedisOriginCache:
 
     async def turn_done(self, origin: str, delay: float, turn: bytes) -> None:
         """The request of ``turn`` was answered: the next turn comes ``delay`` from now."""
-        await self._call(self._turn_done(keys=[self.key("delay", origin)], args=[_px(delay), turn]))
+        await self._call(self._end(keys=[self.key("delay", origin)], args=[_px(delay), turn]))
 
     # -- slow-downs for the fleet ---------------------------------------------------------------
     async def slowdown(
@@ -631,11 +625,6 @@ class RedisOriginCache:
             )
         )
         return int(floor) / 1000, int(version), bool(changed)
-
-    @property
-    def channel(self) -> str:
-        """The channel on which slow-downs are published."""
-        return f"{self.prefix}:slowdown"
 
     async def listen(self, heard: Callable[[str, str, float, int], None]) -> None:
         """Call ``heard(kind, origin, seconds, version)`` for each slow-down another worker
