@@ -341,14 +341,16 @@ BASE_DOCUMENTS: tuple[str, ...] = (
 
 def problems_of(kinds: list[DocumentKind]) -> list[str]:
     """What keeps ``kinds`` (robots.txt first) from being served together: a short name that
-    is no lowercase word, a path that is not absolute, or two kinds with one name, token, path
-    or meta key."""
+    is no lowercase word, a path that is not absolute, a page's documents of a kind that is not
+    located, or two kinds with one name, token, path or meta key."""
     problems: list[str] = []
     for kind in kinds:
         if not _TOKEN.match(kind.token):
             problems.append(f"{kind.name}: token {kind.token!r} is not a lowercase word")
         if kind.locate is None and not kind.path.startswith("/"):
             problems.append(f"{kind.name}: path {kind.path!r} does not start with /")
+        if kind.locate_page is not None and kind.locate is None:
+            problems.append(f"{kind.name}: locate_page without locate (a page names located ones)")
         if kind is not kinds[0] and kind.meta_key is None:
             problems.append(f"{kind.name}: no meta_key (only robots.txt decides without one)")
     for attribute in ("name", "token", "path", "meta_key"):

@@ -124,8 +124,9 @@ async def test_a_stored_kind_is_kept_by_the_store_for_the_next_run(
         (["tests.support.humans.failing"], "ValueError: no humans here"),
         ([HUMANS, HUMANS.replace("humans_txt", "humans_txt")], None),  # named twice: once
         (["tests.support.humans.tdmrep_again"], "two document kinds have the name"),
+        (["tests.support.humans.named_by_pages"], "humans.txt: locate_page without locate"),
     ],
-    ids=["missing", "not-a-kind", "failing", "twice", "tdmrep-again"],
+    ids=["missing", "not-a-kind", "failing", "twice", "tdmrep-again", "named-by-pages"],
 )
 @pytest_twisted.ensureDeferred
 async def test_a_registration_that_cannot_be_served_stops_the_crawl_at_start_up(

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from scrapy_rerp.core.documents import DocumentKind, DocumentStats
@@ -57,3 +58,8 @@ def tdmrep_again(settings: RerpSettings) -> DocumentKind:
     from scrapy_rerp.core.documents import tdmrep_json
 
     return tdmrep_json()
+
+
+def named_by_pages(settings: RerpSettings) -> DocumentKind:
+    """humans.txt, named by pages too, but not located: it cannot be served."""
+    return dataclasses.replace(humans_txt(settings), locate_page=lambda url, links, head: ())
