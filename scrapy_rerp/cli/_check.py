@@ -95,12 +95,7 @@ class Usage:
 
     @classmethod
     def of(cls, decision: UsageDecision) -> Usage:
-        return cls(
-            preference=decision.preference,
-            line=decision.line,
-            statement=decision.statement,
-            reason=decision.reason,
-        )
+        return cls(**decision._asdict())
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
