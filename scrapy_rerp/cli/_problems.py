@@ -17,7 +17,7 @@ import difflib
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scrapy_rerp.core.body import MAX_SIZE, Body
@@ -77,22 +77,16 @@ _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
 
 @dataclass(frozen=True, kw_only=True)
 class Problem:
+    # In the order of the report's keys (as_dict).
+    line: int | None = None
     severity: str  # ERROR: the file is not what it seems; WARNING: readers differ or ignore
     code: str
     message: str
-    line: int | None = None
     text: str | None = None  # the line as written
     example: dict[str, Any] | None = None  # a URL that shows the problem, with each verdict
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "line": self.line,
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-            "text": self.text,
-            "example": self.example,
-        }
+        return asdict(self)
 
 
 @dataclass(kw_only=True)
