@@ -325,14 +325,7 @@ def _last(records: list[dict[str, Any]], key: str, at: str | None) -> dict[str, 
 def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records in time order, each once: the same decision read from two files (a batch and
     its copy, the JSON lines and the WARC of a crawl) is one."""
-    seen: set[str] = set()
-    kept: list[dict[str, Any]] = []
-    for record in records:
-        key = json.dumps(record, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            kept.append(record)
-    return kept
+    return list({json.dumps(record, sort_keys=True): record for record in records}.values())
 
 
 def _page_refusal(page: dict[str, Any] | None, purpose: str | None) -> dict[str, Any] | None:
