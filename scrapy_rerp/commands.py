@@ -44,7 +44,6 @@ from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
 
-    from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
 __all__ = ["RobotsCommand"]
@@ -91,10 +90,6 @@ class _RobotsSpider(Spider):
                 meta={_META: True, "rerp_url": url},
             )
 
-    def _middleware(self) -> RobotsTxtMiddleware | None:
-        crawler: Crawler = self.crawler
-        return crawler.get_downloader_middleware(RobotsTxtMiddleware)
-
     def passed(self, response: Response) -> None:
         self._note(response.request, "allowed", "")
 
@@ -113,7 +108,7 @@ class _RobotsSpider(Spider):
             return
         url = request.url
         self.outcomes[request.meta.get("rerp_url", url)] = (verdict, message)
-        middleware = self._middleware()
+        middleware = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if middleware is not None:
             self.user_agents[url] = middleware.user_agent_for(request)
 
@@ -227,8 +222,7 @@ def _result(
     entry = middleware.entry_for(crawl_url) if middleware is not None else None
     if entry is None:
         return result
-    result["status"] = entry.status
-    result["outcome"] = entry.outcome
+    result.update(status=entry.status, outcome=entry.outcome)
     robots = entry.robots
     if verdict == "dropped" and robots is None and entry.outcome == Outcome.UNREACHABLE:
         # The crawl's message says how long it waited (the command does not wait): say why.
