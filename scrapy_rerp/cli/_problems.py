@@ -70,6 +70,8 @@ ABSOLUTE_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
 # The control characters text does not hold: all but tab, line feed, vertical tab, form feed
 # and carriage return.
 _CONTROLS = bytes(range(0x20)).translate(None, b"\t\n\v\f\r") + b"\x7f"
+#: The bytes the checks of the file as a whole look at.
+_HEAD_BYTES = 2048
 
 _USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
 _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
@@ -180,11 +182,6 @@ class NotRobotsTxt:
         return {"code": self.code, "message": self.message}
 
 
-def _head(raw: bytes) -> bytes:
-    """The bytes the checks of the file as a whole look at."""
-    return raw[:2048]
-
-
 def _utf16(head: bytes) -> bool:
     """A byte order mark, or text in UTF-16: a NUL in most bytes of one parity (an ASCII
     character's high byte) and in few of the other. NULs everywhere are binary data."""
@@ -213,7 +210,7 @@ def not_robots_txt(raw: bytes, body: Body) -> NotRobotsTxt | None:
     Bytes that hold rules are a robots.txt, whatever else they hold (NUL padding after the
     rules); a UTF-16 robots.txt is one too, in an encoding crawlers read only when its
     Content-Type says so (lint's ``utf-16``)."""
-    head = _head(raw)
+    head = raw[:_HEAD_BYTES]
     if _utf16(head):
         return None
     if _HTML.search(head):
