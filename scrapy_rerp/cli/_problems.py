@@ -123,12 +123,8 @@ def _weighed(robots: RobotsTxt, agent: str) -> int:
     itself): each rule the engine weighs against the path (the groups RFC 9309 merges for the
     agent, or rerp's one record), counted once per ``*``-separated part (a wildcard rule is
     matched part by part)."""
-    groups = robots._applying_groups(agent)
-    return max(1, sum(_parts(group.patterns) for group in groups))
-
-
-def _parts(patterns: tuple[str, ...]) -> int:
-    return len(patterns) + sum(pattern.count("*") for pattern in patterns)
+    patterns = [pattern for group in robots._applying_groups(agent) for pattern in group.patterns]
+    return max(1, len(patterns) + sum(pattern.count("*") for pattern in patterns))
 
 
 def _readers(applied: dict[int, bool]) -> str:
@@ -237,7 +233,7 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
                 f"{SIZE_LIMIT // 1024} KiB (RFC 9309 section 2.5) and ignore the rest",
             )
         )
-    head = _head(raw)
+    head = raw[:_HEAD_BYTES]
     if _utf16(head):
         bom = "with" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "without"
         problems.append(
