@@ -202,10 +202,10 @@ class Evidence:
     @classmethod
     def read(cls, patterns: Sequence[str], wanted: Wanted) -> Evidence:
         evidence = cls()
-        robots: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        tdmrep: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # The records kept, by kind: the documents by origin, the decisions and pages by URL.
+        kept: dict[str, dict[str, list[dict[str, Any]]]] = {
+            kind: defaultdict(list) for kind in ("robots", "tdmrep", "decision", "page")
+        }
         downloaded: dict[str, int] = defaultdict(int)
         skipped = 0
         evidence.files = expand(patterns, evidence.notes)
@@ -229,22 +229,19 @@ class Evidence:
                 kind = record["kind"]
                 if kind in DOCUMENTS:  # another kind's documents decide nothing audit reads
                     if record["origin"] in wanted.origins:
-                        documents = robots if kind == "robots" else tdmrep
-                        documents[record["origin"]].append(record)
+                        kept[kind][record["origin"]].append(record)
                         if record["body"] is not None:
                             evidence.bodies.setdefault(record["sha256"], record["body"])
-                elif kind == "decision":
+                elif kind in kept:  # a decision or a page
                     if record["url"] in wanted.urls:
-                        decisions[record["url"]].append(record)
+                        kept[kind][record["url"]].append(record)
                     if (
-                        wanted.downloads_of is not None
+                        kind == "decision"
+                        and wanted.downloads_of is not None
                         and record["verdict"] == "downloaded"
                         and _safe_origin(record["url"]) == wanted.downloads_of
                     ):
                         downloaded[record["robots_sha256"] or ""] += 1
-                elif kind == "page":
-                    if record["url"] in wanted.urls:
-                        pages[record["url"]].append(record)
                 else:
                     skipped += 1
             evidence._said(path, unit, damage, unknown)
@@ -254,10 +251,10 @@ class Evidence:
             )
             evidence.problems["skipped_records"] = skipped
         fetched, at = itemgetter("fetched_at"), itemgetter("at")
-        evidence.robots = {o: sorted(r, key=fetched) for o, r in robots.items()}
-        evidence.decisions = {u: _distinct(sorted(d, key=at)) for u, d in decisions.items()}
-        evidence.pages = {u: sorted(p, key=at) for u, p in pages.items()}
-        evidence.tdmrep = {o: sorted(r, key=fetched) for o, r in tdmrep.items()}
+        evidence.robots = {o: sorted(r, key=fetched) for o, r in kept["robots"].items()}
+        evidence.decisions = {u: _distinct(sorted(d, key=at)) for u, d in kept["decision"].items()}
+        evidence.pages = {u: sorted(p, key=at) for u, p in kept["page"].items()}
+        evidence.tdmrep = {o: sorted(r, key=fetched) for o, r in kept["tdmrep"].items()}
         evidence.downloaded = dict(downloaded)
         return evidence
 
