@@ -116,7 +116,7 @@ class StoreUse:
 
 
 def stored_download(
-    url: str, path: str, settings: RerpSettings, now: float | None = None
+    url: str, path: str, settings: RerpSettings
 ) -> tuple[Download | None, StoreUse]:
     """For the robots.txt ``url``, the store's fresh copy as a crawl would use it (no download),
     or None (expired, absent, or ``url`` is not the site's robots.txt), and why."""
@@ -127,7 +127,6 @@ def stored_download(
 
     if url != robots_url_of(url):
         return unused("not the site's robots.txt: not looked up")
-    now = time.time() if now is None else now
     with open_store(path) as store:
         copy = store.get(origin)
         rejections = list(store.rejections)
@@ -137,7 +136,7 @@ def stored_download(
     if copy is None:
         return unused("no stored copy: downloaded")
     expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
-    if expires_at <= now:
+    if expires_at <= time.time():
         return unused(f"the stored copy expired at {iso(expires_at)}: downloaded")
     why = (
         f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(expires_at)}"
