@@ -260,7 +260,7 @@ def _render_explanation(found: Explanation, out: Callable[[str], None]) -> None:
         out(f"    line {group.line}: User-agent: {agents} ({len(group.rules)} rule{plural})")
     if any(value is not None for value in found.values.values()):
         out("  values for this crawler:")
-        render_values(found.values, out, "    ")
+        render_values(found.values, out)
     if found.matched:
         out("  rules that match:")
         for rule in found.matched:
