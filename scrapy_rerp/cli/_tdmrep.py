@@ -63,13 +63,10 @@ class TdmRepFileReport:
     def build(cls, source: str, agent: str, timeout: float, lint: bool) -> TdmRepFileReport:
         if source.startswith(("http://", "https://")):
             page = fetch_page(source, agent, timeout, document=True)
-            if not 200 <= page.status < 300:
-                if lint:
-                    raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")
-                return cls(source=source, http_status=page.status, file=None, lint=lint)
-            return cls(
-                source=source, http_status=page.status, file=parse_tdmrep(page.body), lint=lint
-            )
+            file = parse_tdmrep(page.body) if 200 <= page.status < 300 else None
+            if file is None and lint:
+                raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")
+            return cls(source=source, http_status=page.status, file=file, lint=lint)
         try:
             with open(source, "rb") as file:
                 body = file.read(MAX_TDMREP_BYTES + 1)
