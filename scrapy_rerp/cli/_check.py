@@ -142,14 +142,7 @@ class Verdict:
             category: Usage.of(robots.usage(rules_url(url), agent, category))
             for category in categories
         }
-        return cls(
-            url=url,
-            allowed=decision.allowed,
-            line=decision.line,
-            rule=decision.rule,
-            reason=decision.reason,
-            usage=usage,
-        )
+        return cls(url=url, **decision._asdict(), usage=usage)
 
     @property
     def disallows_a_usage(self) -> bool:

@@ -153,10 +153,7 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
     }
     return Explanation(
         syntax=syntax,
-        allowed=decision.allowed,
-        line=decision.line,
-        rule=decision.rule,
-        reason=decision.reason,
+        **decision._asdict(),
         groups=groups,
         why=why,
         matched=matched,
