@@ -292,10 +292,8 @@ class Evidence:
         return _last(self.robots.get(_origin(url), []), "fetched_at", at)
 
     def by_sha256(self, url: str, sha256: str) -> dict[str, Any] | None:
-        for record in reversed(self.robots.get(_origin(url), [])):
-            if record["sha256"] == sha256:
-                return record
-        return None
+        records = reversed(self.robots.get(_origin(url), []))
+        return next((record for record in records if record["sha256"] == sha256), None)
 
     def rules(self, record: dict[str, Any]) -> RobotsTxt | None:
         """The rules of a robots.txt record as this engine reads them; None without a body in
@@ -307,9 +305,7 @@ class Evidence:
         if outcome == "disallow-all":
             return RobotsTxt.disallow_all(syntax)
         body = self.bodies.get(record["sha256"])
-        if body is None:
-            return None
-        return parse(body, syntax)
+        return None if body is None else parse(body, syntax)
 
 
 def _last(records: list[dict[str, Any]], key: str, at: str | None) -> dict[str, Any] | None:
