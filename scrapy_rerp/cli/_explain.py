@@ -99,9 +99,7 @@ def rule_matches(allow: bool, pattern: str, url: str, syntax: int) -> bool:
 
 def _rfc_groups(robots: RobotsTxt, user_agent: str) -> tuple[list[Group], str]:
     groups = robots.groups
-    values: list[str] = []
-    for group in groups:
-        values += [v for v in group.agents if v not in values]
+    values = list(dict.fromkeys(v for group in groups for v in group.agents))
     # A value names every crawler (the * group) when it names even one without any name.
     universal = {v for v in values if _names([v], "", RFC9309)}
     naming = [v for v in values if v not in universal and _names([v], user_agent, RFC9309)]
