@@ -130,13 +130,10 @@ def _in_directory(directory: str, notes: list[str]) -> list[str]:
         )
     left = len(found["other"]) + (len(found["warc"]) if found["jsonl"] else 0)
     if left:
+        both = found["jsonl"] and found["warc"]
+        why = " (its WARC files hold the records of its JSON lines)" if both else ""
         notes.append(
-            f"{directory}: {len(files)} evidence file(s) read, {left} other file(s) not"
-            + (
-                " (its WARC files hold the records of its JSON lines)"
-                if found["jsonl"] and found["warc"]
-                else ""
-            )
+            f"{directory}: {len(files)} evidence file(s) read, {left} other file(s) not{why}"
         )
     return files
 
