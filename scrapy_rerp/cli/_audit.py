@@ -482,13 +482,11 @@ class AuditReport:
             )
         page = self.page
         if page is not None:
-            said = "; ".join(f"{d['source']}: {d['text']}" for d in page.get("directives") or [])
+            said = [f"{d['source']}: {d['text']}" for d in page.get("directives") or []]
             tdmrep = page.get("tdmrep")
             if tdmrep:
-                said = "; ".join(
-                    filter(None, [said, f"TDMRep ({tdmrep['technique']}): {tdmrep['source']}"])
-                )
-            out(f"  the page said ({page['at']}): {said or 'nothing'}")
+                said.append(f"TDMRep ({tdmrep['technique']}): {tdmrep['source']}")
+            out(f"  the page said ({page['at']}): {'; '.join(said) or 'nothing'}")
             for refusal in page["refused"]:
                 which = " (its images)" if refusal.get("images_only") else ""
                 out(
