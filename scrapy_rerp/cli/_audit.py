@@ -697,13 +697,12 @@ class VerifyReport:
 
     def render_text(self, out: Lines) -> None:
         for entry in self.listed:
-            where = (
-                f" (line {entry['line']} of robots.txt: {entry['rule']})"
-                if entry.get("rule")
-                else ""
-            )
             if entry.get("statement"):  # refused by the page
                 where = f" ({entry['source']}: {entry['statement']}, read {entry['page_at']})"
+            elif entry.get("rule"):
+                where = f" (line {entry['line']} of robots.txt: {entry['rule']})"
+            else:
+                where = ""
             subject = entry.get("url") or f"item at line {entry['line']}"
             reason = f": {entry['reason']}" if entry["problem"] == "unverifiable" else ""
             out(f"{subject}: {entry['problem']}{where}{reason}")
