@@ -40,15 +40,13 @@ def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile |
         found = fetch_page(file_url, agent, timeout, document=True)
     except CliError as error:
         return f"{file_url}: unreachable ({error})", None
+    answered = f"{file_url}: HTTP {found.status}"
     if not 200 <= found.status < 300:
-        return f"{file_url}: HTTP {found.status}, no file", None
+        return f"{answered}, no file", None
     file = parse_tdmrep(found.body)
-    read = (
-        counted(len(file.entries), "entry", "entries")
-        if file.valid
-        else "no JSON array: no reservation"
-    )
-    return f"{file_url}: HTTP {found.status}, {read}", file
+    if not file.valid:
+        return f"{answered}, no JSON array: no reservation", file
+    return f"{answered}, {counted(len(file.entries), 'entry', 'entries')}", file
 
 
 @dataclass(kw_only=True)
