@@ -210,12 +210,8 @@ def _result(
         "message": message,
         "user_agent": user_agent,
         "robots_txt": robots_url_of(crawl_url),
-        "status": None,
-        "outcome": None,
-        "line": None,
-        "rule": None,
-        "reason": None,
-        "crawl_delay": None,
+        # From the robots.txt's entry, when the crawl has one.
+        **dict.fromkeys(("status", "outcome", "line", "rule", "reason", "crawl_delay")),
         "sitemaps": [],
         "invalid_sitemaps": [],
     }
