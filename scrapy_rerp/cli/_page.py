@@ -320,11 +320,9 @@ class _RedirectHops:
 
     def may_follow(self, target: str) -> bool:
         robots_url = robots_url_of(target)
-        source = self._sources.get(robots_url)
-        if source is None:
-            source = self._sources[robots_url] = load(
-                robots_url, RFC9309, self.agent, self.timeout, None
-            )
+        if robots_url not in self._sources:
+            self._sources[robots_url] = load(robots_url, RFC9309, self.agent, self.timeout, None)
+        source = self._sources[robots_url]
         verdict = Verdict.of(source.rules(RFC9309), source, target, self.agent, ())
         if verdict.allowed:
             return True
