@@ -324,22 +324,16 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                     "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
                     "against the robots.txt URL, or ignore it",
                 )
+    # The engine's warnings but on the lines flagged above, and those of the rules respelled.
+    warnings = [warning for warning in robots.warnings if warning.line not in flagged]
     if respelled:
         right = [respelled.get(number, line) for number, line in enumerate(lines, 1)]
-        for warning in parse("\n".join(right), syntax).warnings:
-            if warning.line in respelled and warning.code == "rule-outside-group":
-                problems.append(
-                    Problem(
-                        severity=ERROR,
-                        code=warning.code,
-                        message=warning.message,
-                        line=warning.line,
-                        text=lines[warning.line - 1].strip(),
-                    )
-                )
-    for warning in robots.warnings:
-        if warning.line in flagged:
-            continue
+        warnings += [
+            warning
+            for warning in parse("\n".join(right), syntax).warnings
+            if warning.line in respelled and warning.code == "rule-outside-group"
+        ]
+    for warning in warnings:
         code = _warning_code(warning)
         message = warning.message + _usage_hint(code, warning.message)
         written = lines[warning.line - 1].strip() if 0 < warning.line <= len(lines) else None
