@@ -145,17 +145,16 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
                 text = _rule_text(allow, pattern)
                 decides = line == decision.line and text == decision.rule
                 matched.append(MatchedRule(line=line, rule=text, allow=allow, decides=decides))
-    usage = {
-        category: Usage.of(robots.usage(target, user_agent, category))
-        for category in USAGE_CATEGORIES
-    }
     return Explanation(
         syntax=syntax,
         **decision._asdict(),
         groups=groups,
         why=why,
         matched=matched,
-        usage=usage,
+        usage={
+            category: Usage.of(robots.usage(target, user_agent, category))
+            for category in USAGE_CATEGORIES
+        },
         values=group_values(robots, user_agent),
     )
 

@@ -119,9 +119,8 @@ class Summary:
                 sitemaps.append(sitemap_url(robots_url, value))
             except ValueError as error:
                 invalid.append({"sitemap": value, "reason": str(error)})
-        groups = [GroupSummary.of(robots, group) for group in robots.groups]
         return cls(
-            groups=groups,
+            groups=[GroupSummary.of(robots, group) for group in robots.groups],
             file_values=file_values(robots),
             sitemaps=sitemaps,
             invalid_sitemaps=invalid,
