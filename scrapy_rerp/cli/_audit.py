@@ -499,12 +499,11 @@ def _rule_lines(rules: RobotsTxt | None) -> set[str]:
     """A file's rules as comparable lines: ``agent, agent: Disallow: /x``."""
     if rules is None:
         return set()
-    lines = set()
-    for group in rules.groups:
-        agents = ", ".join(group.agents)
-        for is_allow, pattern, _ in group.rules:
-            lines.add(f"{agents}: {'Allow' if is_allow else 'Disallow'}: {pattern}")
-    return lines
+    return {
+        f"{', '.join(group.agents)}: {'Allow' if is_allow else 'Disallow'}: {pattern}"
+        for group in rules.groups
+        for is_allow, pattern, _ in group.rules
+    }
 
 
 @dataclass
