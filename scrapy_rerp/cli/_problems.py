@@ -502,16 +502,16 @@ def _syntax_problems(
             if not lines or deciding in reported:
                 continue
             reported.add(deciding)
-            each = {syntax_name(s): _verdict_text(decisions[s]) for s in _SYNTAXES}
+            each = "; ".join(
+                f"{syntax_name(s).upper()}: {_verdict_text(decisions[s])}" for s in _SYNTAXES
+            )
             who = "" if agent == "*" else f" for {agent}"
             problems.append(
                 Problem(
                     severity=WARNING,
                     code="syntax-difference",
-                    message=f"{path}{who} is "
-                    + "; ".join(f"{name.upper()}: {text}" for name, text in each.items()),
+                    message=f"{path}{who} is {each}",
                     line=lines[0],
-                    text=None,
                     example={
                         "url": path,
                         "agent": agent,
