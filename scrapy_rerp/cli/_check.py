@@ -342,8 +342,7 @@ class CheckReport:
             for line in usage_lines(result.usage, width):
                 out(f"  {line}")
             for category, d in (result.tdmrep or {}).items():
-                label = f"TDMRep {category}"
-                out(f"  {label:<{width}}  {d.preference.upper():<10}  ({d.reason})")
+                out(f"  {'TDMRep ' + category:<{width}}  {d.preference.upper():<10}  ({d.reason})")
             for line in rsl_lines(result.rsl or {}, width):
                 out(f"  {line}")
         if self.tdmrep_found is not None:
