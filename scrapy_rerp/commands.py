@@ -26,6 +26,7 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rerp.addon import Addon
+from scrapy_rerp.cli._summary import Summary
 from scrapy_rerp.core.data import Outcome
 from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META
 from scrapy_rerp.core.status import download_failure
@@ -35,7 +36,6 @@ from scrapy_rerp.core.urls import (
     request_url,
     robots_url_of,
     rules_url,
-    sitemap_url,
 )
 from scrapy_rerp.core.wording import duration
 from scrapy_rerp.crawl.compat import loaded
@@ -232,13 +232,10 @@ def _result(
         decision = crawl_decision(robots, crawl_url, user_agent)
         result.update(line=decision.line, rule=decision.rule, reason=decision.reason)
         result["crawl_delay"] = robots.crawl_delay(user_agent)
-        # As the crawl's sitemap discovery reads them: resolved against the robots.txt URL,
-        # and a bad line skipped on its own.
-        for value in robots.sitemaps:
-            try:
-                result["sitemaps"].append(sitemap_url(entry.url or result["robots_txt"], value))
-            except ValueError as error:
-                result["invalid_sitemaps"].append({"sitemap": value, "reason": str(error)})
+        # As the crawl's sitemap discovery reads them (and fetch shows them): resolved against
+        # the robots.txt URL, and a bad line skipped on its own.
+        summary = Summary.of(robots, entry.url or result["robots_txt"])
+        result.update(sitemaps=summary.sitemaps, invalid_sitemaps=summary.invalid_sitemaps)
     return result
 
 
