@@ -519,7 +519,6 @@ class OriginReport:
         key = _origin(origin)
         evidence = Evidence.read(files, Wanted(frozenset({key}), downloads_of=key))
         report = cls(key, evidence)
-        downloaded = evidence.downloaded
         previous: set[str] = set()
         for record in evidence.robots.get(key, []):
             if report.versions and report.versions[-1]["sha256"] == record["sha256"]:
@@ -534,7 +533,7 @@ class OriginReport:
                     "body_known": record["sha256"] in evidence.bodies,
                     "added": sorted(rules - previous),
                     "removed": sorted(previous - rules),
-                    "pages_downloaded": downloaded.get(record["sha256"], 0),
+                    "pages_downloaded": evidence.downloaded.get(record["sha256"], 0),
                 }
             )
             previous = rules
