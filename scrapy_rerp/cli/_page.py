@@ -297,12 +297,11 @@ class RobotsTxtVerdict:
         fetched = self.source.fetched
         assert fetched is not None
         found = self.source.not_robots_txt
-        verdict = self.verdict.as_dict()
         return {
             "url": fetched.url,
             "fetch": fetched.as_dict(),
             "not_robots_txt": found and found.as_dict(),
-            **{key: verdict[key] for key in ("allowed", "line", "rule", "reason")},
+            **{key: getattr(self.verdict, key) for key in ("allowed", "line", "rule", "reason")},
         }
 
 
