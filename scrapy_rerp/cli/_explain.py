@@ -232,11 +232,8 @@ class ExplainReport:
             out("")
             selected = " (selected)" if each == self.syntax else ""
             verdict = "ALLOWED" if found.allowed else "DISALLOWED"
-            name = syntax_name(each).upper()
-            if found.line is not None:
-                out(f"{name}{selected}: {verdict} by line {found.line}: {found.rule}")
-            else:
-                out(f"{name}{selected}: {verdict}")
+            by = f" by line {found.line}: {found.rule}" if found.line is not None else ""
+            out(f"{syntax_name(each).upper()}{selected}: {verdict}{by}")
             out(f"  {found.reason}")
             if isinstance(found, Explanation):
                 _render_explanation(found, out)
