@@ -56,10 +56,9 @@ def open_store(path: str) -> Iterator[RobotsStore]:
 def _missing(path: str) -> str:
     """No store at ``path``: where a crawl with ``RERP_STORE = path`` keeps it, and the store
     an earlier version's crawl kept under the project's data directory, when there is one."""
-    where = setting_path(path)
     message = (
         f"{path}: no such file (no robots.txt store there; none is made): a crawl with"
-        f" RERP_STORE = {path!r} keeps it at {where} when started in this directory"
+        f" RERP_STORE = {path!r} keeps it at {setting_path(path)} when started in this directory"
     )
     if not os.path.isabs(path):
         from scrapy.utils.project import data_path
