@@ -133,10 +133,8 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
     """Explain the verdict for ``url`` (as a crawl writes it) and ``user_agent``."""
     decision = crawl_decision(robots, url, user_agent)
     syntax = robots.syntax
-    if syntax == RFC9309:
-        groups, why = _rfc_groups(robots, user_agent)
-    else:
-        groups, why = _legacy_group(robots, user_agent)
+    chosen = _rfc_groups if syntax == RFC9309 else _legacy_group
+    groups, why = chosen(robots, user_agent)
     target = rules_url(url)
     matched = []
     for group in groups:
