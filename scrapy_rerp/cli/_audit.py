@@ -630,9 +630,8 @@ class VerifyReport:
             listed("unverifiable", url=url, reason="its robots.txt's body is in none of the files")
             return
         if _denied(decided):
-            refused = not decided["allowed"]
             listed(
-                "refused by robots.txt" if refused else f"{self.purpose} disallowed",
+                "refused by robots.txt" if not decided["allowed"] else f"{self.purpose} disallowed",
                 url=url,
                 robots_sha256=record["sha256"],
                 robots_fetched_at=record["fetched_at"],
