@@ -81,8 +81,9 @@ from scrapy_rerp.engine import (
 )
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-# The page's yes-or-no directives, as the engine's PageDirectives names them.
+# The page's yes-or-no directives, as the engine's PageDirectives names them, then its values.
 _FLAGS = tuple(field.name for field in fields(PageDirectives) if field.type == "bool")
+_VALUES = ("unavailable_after", "max_snippet", "max_image_preview", "max_video_preview")
 
 
 @dataclass(kw_only=True)
@@ -484,9 +485,7 @@ class PageReport:
 
     def to_dict(self) -> dict[str, Any]:
         page, directives = self.page, self.directives
-        found: dict[str, Any] = {flag: getattr(directives, flag) for flag in _FLAGS}
-        for name in ("unavailable_after", "max_snippet", "max_image_preview", "max_video_preview"):
-            found[name] = _value(getattr(directives, name))
+        found = {name: _value(getattr(directives, name)) for name in (*_FLAGS, *_VALUES)}
         return {
             "url": self.url,
             "downloaded": page is not None,
