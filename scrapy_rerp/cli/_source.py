@@ -121,13 +121,12 @@ class Source:
         return notes
 
     def as_dict(self) -> dict[str, Any]:
-        found = self.not_robots_txt
         return {
             "source": self.name,
             "bytes": len(self.body.data),
             "truncated": self.body.truncated,
             "fetch": None if self.fetched is None else self.fetched.as_dict(),
-            "not_robots_txt": found and found.as_dict(),
+            "not_robots_txt": self.not_robots_txt and self.not_robots_txt.as_dict(),
             "robots_txt_overridden": self.overridden is not None,
         }
 
