@@ -156,10 +156,7 @@ class Verdict:
     def as_dict(self) -> dict[str, Any]:
         return {
             "url": self.url,
-            "allowed": self.allowed,
-            "line": self.line,
-            "rule": self.rule,
-            "reason": self.reason,
+            **{key: getattr(self, key) for key in ("allowed", "line", "rule", "reason")},
             "usage": {category: found.as_dict() for category, found in self.usage.items()},
             **({} if self.tdmrep is None else {"tdmrep": _tdmrep_dict(self.tdmrep)}),
             **({} if self.rsl is None else {"rsl": decisions_dict(self.rsl)}),

@@ -65,10 +65,7 @@ class Explanation:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "allowed": self.allowed,
-            "line": self.line,
-            "rule": self.rule,
-            "reason": self.reason,
+            **{key: getattr(self, key) for key in ("allowed", "line", "rule", "reason")},
             "groups": [
                 {"line": g.line, "agents": list(g.agents), "rules": len(g.rules)}
                 for g in self.groups
