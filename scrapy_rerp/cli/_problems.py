@@ -139,24 +139,6 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-class _RuleLines:
-    """Whether each syntax reads a line as a rule of a group, in the file as it is: a rule
-    before any User-agent is applied by no reader, however it is spelled. Found on first use
-    (most files have no line to ask about)."""
-
-    def __init__(self, parsed: dict[int, RobotsTxt]) -> None:
-        self._parsed = parsed
-        self._lines: dict[int, set[int]] | None = None
-
-    def applied(self, number: int) -> dict[int, bool]:
-        if self._lines is None:
-            self._lines = {
-                syntax: {line for group in robots.groups for *_, line in group.rules}
-                for syntax, robots in self._parsed.items()
-            }
-        return {syntax: number in self._lines[syntax] for syntax in _SYNTAXES}
-
-
 @dataclass(frozen=True)
 class NotRobotsTxt:
     """Bytes that are no robots.txt at all, and what they are instead."""
@@ -263,12 +245,18 @@ def _close_directive(key: str) -> list[str]:
 
 def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list[Problem]:
     robots = parsed[syntax]
-    rule_lines = _RuleLines(parsed)
     problems: list[Problem] = []
     flagged: set[int] = set()
     # Rules spelled wrong (or without a colon), spelled right: where the file puts them is a
     # problem of its own, the one the right spelling would get.
     respelled: dict[int, str] = {}
+
+    @functools.cache
+    def rules_of(each: int) -> set[int]:
+        """The lines syntax *each* reads as rules of a group, in the file as it is: a rule
+        before any User-agent is applied by no reader, however it is spelled. Found on first
+        use (most files have no line to ask about)."""
+        return {line for group in parsed[each].groups for *_, line in group.rules}
 
     def warn(code: str, message: str) -> None:
         """A warning about the line the loop below is reading."""
@@ -291,7 +279,7 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
         if close or (key in _DIRECTIVES and not colon and value):
             # A misspelled directive, or one without its colon: what each reader does with it.
             meant = close[0] if close else key
-            applied = rule_lines.applied(number) if meant in _RULE_KEYS else None
+            applied = {s: number in rules_of(s) for s in _SYNTAXES} if meant in _RULE_KEYS else None
             how = _readers(applied) if applied else "ignored by every reader"
             if applied is not None:
                 respelled[number] = f"{meant.title()}: {value}"
