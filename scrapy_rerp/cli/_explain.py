@@ -111,8 +111,7 @@ def _rfc_groups(robots: RobotsTxt, user_agent: str) -> tuple[list[Group], str]:
             v for i, v in enumerate(naming) if not probe.allowed(f"/{i}/", user_agent)
         } or set(naming)
         found = [g for g in groups if chosen.intersection(g.agents)]
-        names = ", ".join(sorted(chosen))
-        return found, f"User-agent: {names} names this crawler"
+        return found, f"User-agent: {', '.join(sorted(chosen))} names this crawler"
     found = [g for g in groups if universal.intersection(g.agents)]
     if found:
         return found, "no group names this crawler: the * group applies"
