@@ -88,9 +88,8 @@ class Source:
         found = self.not_robots_txt
         assert found is not None
         text = f"{self.label}: {found.message}"
-        asked = self.fetched.url if self.fetched is not None else None
-        if asked is not None and urlsplit(asked).path != "/robots.txt":
-            text += f"; the site's robots.txt is {robots_url_of(asked)}"
+        if self.fetched is not None and urlsplit(self.fetched.url).path != "/robots.txt":
+            text += f"; the site's robots.txt is {robots_url_of(self.fetched.url)}"
         return text
 
     @property
