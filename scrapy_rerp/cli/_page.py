@@ -453,10 +453,8 @@ class PageReport:
     @property
     def status(self) -> int:
         refused = any(not answer.allowed for both in self.usage.values() for answer in both)
-        if self.tdmrep is not None and self.tdmrep.reservation.reserved:
-            refused = True
-        if self.licences is not None and self.licences.refused:
-            refused = True
+        refused |= self.tdmrep is not None and bool(self.tdmrep.reservation.reserved)
+        refused |= self.licences is not None and self.licences.refused
         return EXIT_FLAGGED if refused else EXIT_OK
 
     @property
