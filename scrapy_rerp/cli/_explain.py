@@ -175,13 +175,12 @@ class ExplainReport:
         except ValueError as error:
             raise CliError(f"{url!r}: {not_a_request(error)}") from error
         read_from = refuse_unless_read_anyway(source, read_anyway)
-        syntaxes: dict[int, Explanation | Verdict] = {}
-        for each in ALL_SYNTAXES:
-            robots = source.rules(each)
-            if source.parsed:
-                syntaxes[each] = explain(robots, url, agent)
-            else:
-                syntaxes[each] = Verdict.of(robots, source, url, agent, USAGE_CATEGORIES)
+        syntaxes: dict[int, Explanation | Verdict] = {
+            each: explain(source.rules(each), url, agent)
+            if source.parsed
+            else Verdict.of(source.rules(each), source, url, agent, USAGE_CATEGORIES)
+            for each in ALL_SYNTAXES
+        }
         return cls(
             source=source,
             url=url,
