@@ -26,6 +26,7 @@ from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from scrapy_rerp.addon import Addon
+from scrapy_rerp.cli._summary import Summary
 from scrapy_rerp.core.data import Outcome
 from scrapy_rerp.core.settings import ROBOTS_ORIGIN_META
 from scrapy_rerp.core.status import download_failure
@@ -35,7 +36,6 @@ from scrapy_rerp.core.urls import (
     request_url,
     robots_url_of,
     rules_url,
-    sitemap_url,
 )
 from scrapy_rerp.core.wording import duration
 from scrapy_rerp.crawl.compat import loaded
@@ -44,7 +44,6 @@ from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
 
-    from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
 __all__ = ["RobotsCommand"]
@@ -91,10 +90,6 @@ class _RobotsSpider(Spider):
                 meta={_META: True, "rerp_url": url},
             )
 
-    def _middleware(self) -> RobotsTxtMiddleware | None:
-        crawler: Crawler = self.crawler
-        return crawler.get_downloader_middleware(RobotsTxtMiddleware)
-
     def passed(self, response: Response) -> None:
         self._note(response.request, "allowed", "")
 
@@ -113,7 +108,7 @@ class _RobotsSpider(Spider):
             return
         url = request.url
         self.outcomes[request.meta.get("rerp_url", url)] = (verdict, message)
-        middleware = self._middleware()
+        middleware = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if middleware is not None:
             self.user_agents[url] = middleware.user_agent_for(request)
 
@@ -215,20 +210,15 @@ def _result(
         "message": message,
         "user_agent": user_agent,
         "robots_txt": robots_url_of(crawl_url),
-        "status": None,
-        "outcome": None,
-        "line": None,
-        "rule": None,
-        "reason": None,
-        "crawl_delay": None,
+        # From the robots.txt's entry, when the crawl has one.
+        **dict.fromkeys(("status", "outcome", "line", "rule", "reason", "crawl_delay")),
         "sitemaps": [],
         "invalid_sitemaps": [],
     }
     entry = middleware.entry_for(crawl_url) if middleware is not None else None
     if entry is None:
         return result
-    result["status"] = entry.status
-    result["outcome"] = entry.outcome
+    result.update(status=entry.status, outcome=entry.outcome)
     robots = entry.robots
     if verdict == "dropped" and robots is None and entry.outcome == Outcome.UNREACHABLE:
         # The crawl's message says how long it waited (the command does not wait): say why.
@@ -242,13 +232,10 @@ def _result(
         decision = crawl_decision(robots, crawl_url, user_agent)
         result.update(line=decision.line, rule=decision.rule, reason=decision.reason)
         result["crawl_delay"] = robots.crawl_delay(user_agent)
-        # As the crawl's sitemap discovery reads them: resolved against the robots.txt URL,
-        # and a bad line skipped on its own.
-        for value in robots.sitemaps:
-            try:
-                result["sitemaps"].append(sitemap_url(entry.url or result["robots_txt"], value))
-            except ValueError as error:
-                result["invalid_sitemaps"].append({"sitemap": value, "reason": str(error)})
+        # As the crawl's sitemap discovery reads them (and fetch shows them): resolved against
+        # the robots.txt URL, and a bad line skipped on its own.
+        summary = Summary.of(robots, entry.url or result["robots_txt"])
+        result.update(sitemaps=summary.sitemaps, invalid_sitemaps=summary.invalid_sitemaps)
     return result
 
 

@@ -130,13 +130,10 @@ def _in_directory(directory: str, notes: list[str]) -> list[str]:
         )
     left = len(found["other"]) + (len(found["warc"]) if found["jsonl"] else 0)
     if left:
+        both = found["jsonl"] and found["warc"]
+        why = " (its WARC files hold the records of its JSON lines)" if both else ""
         notes.append(
-            f"{directory}: {len(files)} evidence file(s) read, {left} other file(s) not"
-            + (
-                " (its WARC files hold the records of its JSON lines)"
-                if found["jsonl"] and found["warc"]
-                else ""
-            )
+            f"{directory}: {len(files)} evidence file(s) read, {left} other file(s) not{why}"
         )
     return files
 
@@ -202,10 +199,10 @@ class Evidence:
     @classmethod
     def read(cls, patterns: Sequence[str], wanted: Wanted) -> Evidence:
         evidence = cls()
-        robots: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        decisions: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        tdmrep: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # The records kept, by kind: the documents by origin, the decisions and pages by URL.
+        kept: dict[str, dict[str, list[dict[str, Any]]]] = {
+            kind: defaultdict(list) for kind in ("robots", "tdmrep", "decision", "page")
+        }
         downloaded: dict[str, int] = defaultdict(int)
         skipped = 0
         evidence.files = expand(patterns, evidence.notes)
@@ -229,22 +226,19 @@ class Evidence:
                 kind = record["kind"]
                 if kind in DOCUMENTS:  # another kind's documents decide nothing audit reads
                     if record["origin"] in wanted.origins:
-                        documents = robots if kind == "robots" else tdmrep
-                        documents[record["origin"]].append(record)
+                        kept[kind][record["origin"]].append(record)
                         if record["body"] is not None:
                             evidence.bodies.setdefault(record["sha256"], record["body"])
-                elif kind == "decision":
+                elif kind in kept:  # a decision or a page
                     if record["url"] in wanted.urls:
-                        decisions[record["url"]].append(record)
+                        kept[kind][record["url"]].append(record)
                     if (
-                        wanted.downloads_of is not None
+                        kind == "decision"
+                        and wanted.downloads_of is not None
                         and record["verdict"] == "downloaded"
                         and _safe_origin(record["url"]) == wanted.downloads_of
                     ):
                         downloaded[record["robots_sha256"] or ""] += 1
-                elif kind == "page":
-                    if record["url"] in wanted.urls:
-                        pages[record["url"]].append(record)
                 else:
                     skipped += 1
             evidence._said(path, unit, damage, unknown)
@@ -254,10 +248,10 @@ class Evidence:
             )
             evidence.problems["skipped_records"] = skipped
         fetched, at = itemgetter("fetched_at"), itemgetter("at")
-        evidence.robots = {o: sorted(r, key=fetched) for o, r in robots.items()}
-        evidence.decisions = {u: _distinct(sorted(d, key=at)) for u, d in decisions.items()}
-        evidence.pages = {u: sorted(p, key=at) for u, p in pages.items()}
-        evidence.tdmrep = {o: sorted(r, key=fetched) for o, r in tdmrep.items()}
+        evidence.robots = {o: sorted(r, key=fetched) for o, r in kept["robots"].items()}
+        evidence.decisions = {u: _distinct(sorted(d, key=at)) for u, d in kept["decision"].items()}
+        evidence.pages = {u: sorted(p, key=at) for u, p in kept["page"].items()}
+        evidence.tdmrep = {o: sorted(r, key=fetched) for o, r in kept["tdmrep"].items()}
         evidence.downloaded = dict(downloaded)
         return evidence
 
@@ -295,10 +289,8 @@ class Evidence:
         return _last(self.robots.get(_origin(url), []), "fetched_at", at)
 
     def by_sha256(self, url: str, sha256: str) -> dict[str, Any] | None:
-        for record in reversed(self.robots.get(_origin(url), [])):
-            if record["sha256"] == sha256:
-                return record
-        return None
+        records = reversed(self.robots.get(_origin(url), []))
+        return next((record for record in records if record["sha256"] == sha256), None)
 
     def rules(self, record: dict[str, Any]) -> RobotsTxt | None:
         """The rules of a robots.txt record as this engine reads them; None without a body in
@@ -310,9 +302,7 @@ class Evidence:
         if outcome == "disallow-all":
             return RobotsTxt.disallow_all(syntax)
         body = self.bodies.get(record["sha256"])
-        if body is None:
-            return None
-        return parse(body, syntax)
+        return None if body is None else parse(body, syntax)
 
 
 def _last(records: list[dict[str, Any]], key: str, at: str | None) -> dict[str, Any] | None:
@@ -325,14 +315,7 @@ def _last(records: list[dict[str, Any]], key: str, at: str | None) -> dict[str, 
 def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records in time order, each once: the same decision read from two files (a batch and
     its copy, the JSON lines and the WARC of a crawl) is one."""
-    seen: set[str] = set()
-    kept: list[dict[str, Any]] = []
-    for record in records:
-        key = json.dumps(record, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            kept.append(record)
-    return kept
+    return list({json.dumps(record, sort_keys=True): record for record in records}.values())
 
 
 def _page_refusal(page: dict[str, Any] | None, purpose: str | None) -> dict[str, Any] | None:
@@ -499,13 +482,11 @@ class AuditReport:
             )
         page = self.page
         if page is not None:
-            said = "; ".join(f"{d['source']}: {d['text']}" for d in page.get("directives") or [])
+            said = [f"{d['source']}: {d['text']}" for d in page.get("directives") or []]
             tdmrep = page.get("tdmrep")
             if tdmrep:
-                said = "; ".join(
-                    filter(None, [said, f"TDMRep ({tdmrep['technique']}): {tdmrep['source']}"])
-                )
-            out(f"  the page said ({page['at']}): {said or 'nothing'}")
+                said.append(f"TDMRep ({tdmrep['technique']}): {tdmrep['source']}")
+            out(f"  the page said ({page['at']}): {'; '.join(said) or 'nothing'}")
             for refusal in page["refused"]:
                 which = " (its images)" if refusal.get("images_only") else ""
                 out(
@@ -518,12 +499,11 @@ def _rule_lines(rules: RobotsTxt | None) -> set[str]:
     """A file's rules as comparable lines: ``agent, agent: Disallow: /x``."""
     if rules is None:
         return set()
-    lines = set()
-    for group in rules.groups:
-        agents = ", ".join(group.agents)
-        for is_allow, pattern, _ in group.rules:
-            lines.add(f"{agents}: {'Allow' if is_allow else 'Disallow'}: {pattern}")
-    return lines
+    return {
+        f"{', '.join(group.agents)}: {'Allow' if is_allow else 'Disallow'}: {pattern}"
+        for group in rules.groups
+        for is_allow, pattern, _ in group.rules
+    }
 
 
 @dataclass
@@ -539,7 +519,6 @@ class OriginReport:
         key = _origin(origin)
         evidence = Evidence.read(files, Wanted(frozenset({key}), downloads_of=key))
         report = cls(key, evidence)
-        downloaded = evidence.downloaded
         previous: set[str] = set()
         for record in evidence.robots.get(key, []):
             if report.versions and report.versions[-1]["sha256"] == record["sha256"]:
@@ -554,7 +533,7 @@ class OriginReport:
                     "body_known": record["sha256"] in evidence.bodies,
                     "added": sorted(rules - previous),
                     "removed": sorted(previous - rules),
-                    "pages_downloaded": downloaded.get(record["sha256"], 0),
+                    "pages_downloaded": evidence.downloaded.get(record["sha256"], 0),
                 }
             )
             previous = rules
@@ -651,9 +630,8 @@ class VerifyReport:
             listed("unverifiable", url=url, reason="its robots.txt's body is in none of the files")
             return
         if _denied(decided):
-            refused = not decided["allowed"]
             listed(
-                "refused by robots.txt" if refused else f"{self.purpose} disallowed",
+                "refused by robots.txt" if not decided["allowed"] else f"{self.purpose} disallowed",
                 url=url,
                 robots_sha256=record["sha256"],
                 robots_fetched_at=record["fetched_at"],
@@ -716,13 +694,12 @@ class VerifyReport:
 
     def render_text(self, out: Lines) -> None:
         for entry in self.listed:
-            where = (
-                f" (line {entry['line']} of robots.txt: {entry['rule']})"
-                if entry.get("rule")
-                else ""
-            )
             if entry.get("statement"):  # refused by the page
                 where = f" ({entry['source']}: {entry['statement']}, read {entry['page_at']})"
+            elif entry.get("rule"):
+                where = f" (line {entry['line']} of robots.txt: {entry['rule']})"
+            else:
+                where = ""
             subject = entry.get("url") or f"item at line {entry['line']}"
             reason = f": {entry['reason']}" if entry["problem"] == "unverifiable" else ""
             out(f"{subject}: {entry['problem']}{where}{reason}")

@@ -95,12 +95,7 @@ class Usage:
 
     @classmethod
     def of(cls, decision: UsageDecision) -> Usage:
-        return cls(
-            preference=decision.preference,
-            line=decision.line,
-            statement=decision.statement,
-            reason=decision.reason,
-        )
+        return cls(**decision._asdict())
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,14 +142,7 @@ class Verdict:
             category: Usage.of(robots.usage(rules_url(url), agent, category))
             for category in categories
         }
-        return cls(
-            url=url,
-            allowed=decision.allowed,
-            line=decision.line,
-            rule=decision.rule,
-            reason=decision.reason,
-            usage=usage,
-        )
+        return cls(url=url, **decision._asdict(), usage=usage)
 
     @property
     def disallows_a_usage(self) -> bool:
@@ -168,10 +156,7 @@ class Verdict:
     def as_dict(self) -> dict[str, Any]:
         return {
             "url": self.url,
-            "allowed": self.allowed,
-            "line": self.line,
-            "rule": self.rule,
-            "reason": self.reason,
+            **{key: getattr(self, key) for key in ("allowed", "line", "rule", "reason")},
             "usage": {category: found.as_dict() for category, found in self.usage.items()},
             **({} if self.tdmrep is None else {"tdmrep": _tdmrep_dict(self.tdmrep)}),
             **({} if self.rsl is None else {"rsl": decisions_dict(self.rsl)}),
@@ -354,8 +339,7 @@ class CheckReport:
             for line in usage_lines(result.usage, width):
                 out(f"  {line}")
             for category, d in (result.tdmrep or {}).items():
-                label = f"TDMRep {category}"
-                out(f"  {label:<{width}}  {d.preference.upper():<10}  ({d.reason})")
+                out(f"  {'TDMRep ' + category:<{width}}  {d.preference.upper():<10}  ({d.reason})")
             for line in rsl_lines(result.rsl or {}, width):
                 out(f"  {line}")
         if self.tdmrep_found is not None:

@@ -65,10 +65,7 @@ class Explanation:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "allowed": self.allowed,
-            "line": self.line,
-            "rule": self.rule,
-            "reason": self.reason,
+            **{key: getattr(self, key) for key in ("allowed", "line", "rule", "reason")},
             "groups": [
                 {"line": g.line, "agents": list(g.agents), "rules": len(g.rules)}
                 for g in self.groups
@@ -99,9 +96,7 @@ def rule_matches(allow: bool, pattern: str, url: str, syntax: int) -> bool:
 
 def _rfc_groups(robots: RobotsTxt, user_agent: str) -> tuple[list[Group], str]:
     groups = robots.groups
-    values: list[str] = []
-    for group in groups:
-        values += [v for v in group.agents if v not in values]
+    values = list(dict.fromkeys(v for group in groups for v in group.agents))
     # A value names every crawler (the * group) when it names even one without any name.
     universal = {v for v in values if _names([v], "", RFC9309)}
     naming = [v for v in values if v not in universal and _names([v], user_agent, RFC9309)]
@@ -116,8 +111,7 @@ def _rfc_groups(robots: RobotsTxt, user_agent: str) -> tuple[list[Group], str]:
             v for i, v in enumerate(naming) if not probe.allowed(f"/{i}/", user_agent)
         } or set(naming)
         found = [g for g in groups if chosen.intersection(g.agents)]
-        names = ", ".join(sorted(chosen))
-        return found, f"User-agent: {names} names this crawler"
+        return found, f"User-agent: {', '.join(sorted(chosen))} names this crawler"
     found = [g for g in groups if universal.intersection(g.agents)]
     if found:
         return found, "no group names this crawler: the * group applies"
@@ -135,10 +129,8 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
     """Explain the verdict for ``url`` (as a crawl writes it) and ``user_agent``."""
     decision = crawl_decision(robots, url, user_agent)
     syntax = robots.syntax
-    if syntax == RFC9309:
-        groups, why = _rfc_groups(robots, user_agent)
-    else:
-        groups, why = _legacy_group(robots, user_agent)
+    chosen = _rfc_groups if syntax == RFC9309 else _legacy_group
+    groups, why = chosen(robots, user_agent)
     target = rules_url(url)
     matched = []
     for group in groups:
@@ -147,20 +139,16 @@ def explain(robots: RobotsTxt, url: str, user_agent: str) -> Explanation:
                 text = _rule_text(allow, pattern)
                 decides = line == decision.line and text == decision.rule
                 matched.append(MatchedRule(line=line, rule=text, allow=allow, decides=decides))
-    usage = {
-        category: Usage.of(robots.usage(target, user_agent, category))
-        for category in USAGE_CATEGORIES
-    }
     return Explanation(
         syntax=syntax,
-        allowed=decision.allowed,
-        line=decision.line,
-        rule=decision.rule,
-        reason=decision.reason,
+        **decision._asdict(),
         groups=groups,
         why=why,
         matched=matched,
-        usage=usage,
+        usage={
+            category: Usage.of(robots.usage(target, user_agent, category))
+            for category in USAGE_CATEGORIES
+        },
         values=group_values(robots, user_agent),
     )
 
@@ -187,13 +175,12 @@ class ExplainReport:
         except ValueError as error:
             raise CliError(f"{url!r}: {not_a_request(error)}") from error
         read_from = refuse_unless_read_anyway(source, read_anyway)
-        syntaxes: dict[int, Explanation | Verdict] = {}
-        for each in ALL_SYNTAXES:
-            robots = source.rules(each)
-            if source.parsed:
-                syntaxes[each] = explain(robots, url, agent)
-            else:
-                syntaxes[each] = Verdict.of(robots, source, url, agent, USAGE_CATEGORIES)
+        syntaxes: dict[int, Explanation | Verdict] = {
+            each: explain(source.rules(each), url, agent)
+            if source.parsed
+            else Verdict.of(source.rules(each), source, url, agent, USAGE_CATEGORIES)
+            for each in ALL_SYNTAXES
+        }
         return cls(
             source=source,
             url=url,
@@ -238,11 +225,8 @@ class ExplainReport:
             out("")
             selected = " (selected)" if each == self.syntax else ""
             verdict = "ALLOWED" if found.allowed else "DISALLOWED"
-            name = syntax_name(each).upper()
-            if found.line is not None:
-                out(f"{name}{selected}: {verdict} by line {found.line}: {found.rule}")
-            else:
-                out(f"{name}{selected}: {verdict}")
+            by = f" by line {found.line}: {found.rule}" if found.line is not None else ""
+            out(f"{syntax_name(each).upper()}{selected}: {verdict}{by}")
             out(f"  {found.reason}")
             if isinstance(found, Explanation):
                 _render_explanation(found, out)
@@ -260,7 +244,7 @@ def _render_explanation(found: Explanation, out: Callable[[str], None]) -> None:
         out(f"    line {group.line}: User-agent: {agents} ({len(group.rules)} rule{plural})")
     if any(value is not None for value in found.values.values()):
         out("  values for this crawler:")
-        render_values(found.values, out, "    ")
+        render_values(found.values, out)
     if found.matched:
         out("  rules that match:")
         for rule in found.matched:

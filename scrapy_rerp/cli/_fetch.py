@@ -49,7 +49,6 @@ class FetchReport:
         else:
             robots, crawl_delay = RobotsTxt.allow_all(syntax), None
         found = source.not_robots_txt
-        notes = [f"error: {source.what_it_is()}"] if found is not None else []
         return cls(
             fetched=fetched,
             syntax=syntax,
@@ -57,7 +56,7 @@ class FetchReport:
             crawl_delay=crawl_delay,
             summary=Summary.of(robots, source.robots_url),
             not_robots_txt=found,
-            notes=notes,
+            notes=[f"error: {source.what_it_is()}"] if found is not None else [],
             store=source.store,
             overridden=source.overridden is not None,
         )

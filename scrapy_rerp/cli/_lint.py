@@ -30,11 +30,10 @@ class LintReport:
             assert source.fetched is not None
             reason = outcome_reason(source.fetched)
             raise CliError(f"{source.fetched.url}: {reason}; nothing to lint")
-        found = lint(source.raw, source.body, syntax)
         return cls(
             source=source,
             syntax=syntax,
-            found=found,
+            found=lint(source.raw, source.body, syntax),
             summary=Summary.of(source.rules(syntax), source.robots_url),
         )
 

@@ -81,8 +81,9 @@ from scrapy_rerp.engine import (
 )
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-# The page's yes-or-no directives, as the engine's PageDirectives names them.
+# The page's yes-or-no directives, as the engine's PageDirectives names them, then its values.
 _FLAGS = tuple(field.name for field in fields(PageDirectives) if field.type == "bool")
+_VALUES = ("unavailable_after", "max_snippet", "max_image_preview", "max_video_preview")
 
 
 @dataclass(kw_only=True)
@@ -297,12 +298,11 @@ class RobotsTxtVerdict:
         fetched = self.source.fetched
         assert fetched is not None
         found = self.source.not_robots_txt
-        verdict = self.verdict.as_dict()
         return {
             "url": fetched.url,
             "fetch": fetched.as_dict(),
             "not_robots_txt": found and found.as_dict(),
-            **{key: verdict[key] for key in ("allowed", "line", "rule", "reason")},
+            **{key: getattr(self.verdict, key) for key in ("allowed", "line", "rule", "reason")},
         }
 
 
@@ -320,11 +320,9 @@ class _RedirectHops:
 
     def may_follow(self, target: str) -> bool:
         robots_url = robots_url_of(target)
-        source = self._sources.get(robots_url)
-        if source is None:
-            source = self._sources[robots_url] = load(
-                robots_url, RFC9309, self.agent, self.timeout, None
-            )
+        if robots_url not in self._sources:
+            self._sources[robots_url] = load(robots_url, RFC9309, self.agent, self.timeout, None)
+        source = self._sources[robots_url]
         verdict = Verdict.of(source.rules(RFC9309), source, target, self.agent, ())
         if verdict.allowed:
             return True
@@ -455,10 +453,8 @@ class PageReport:
     @property
     def status(self) -> int:
         refused = any(not answer.allowed for both in self.usage.values() for answer in both)
-        if self.tdmrep is not None and self.tdmrep.reservation.reserved:
-            refused = True
-        if self.licences is not None and self.licences.refused:
-            refused = True
+        refused |= self.tdmrep is not None and bool(self.tdmrep.reservation.reserved)
+        refused |= self.licences is not None and self.licences.refused
         return EXIT_FLAGGED if refused else EXIT_OK
 
     @property
@@ -487,9 +483,7 @@ class PageReport:
 
     def to_dict(self) -> dict[str, Any]:
         page, directives = self.page, self.directives
-        found: dict[str, Any] = {flag: getattr(directives, flag) for flag in _FLAGS}
-        for name in ("unavailable_after", "max_snippet", "max_image_preview", "max_video_preview"):
-            found[name] = _value(getattr(directives, name))
+        found = {name: _value(getattr(directives, name)) for name in (*_FLAGS, *_VALUES)}
         return {
             "url": self.url,
             "downloaded": page is not None,

@@ -17,7 +17,7 @@ import difflib
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scrapy_rerp.core.body import MAX_SIZE, Body
@@ -70,6 +70,8 @@ ABSOLUTE_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
 # The control characters text does not hold: all but tab, line feed, vertical tab, form feed
 # and carriage return.
 _CONTROLS = bytes(range(0x20)).translate(None, b"\t\n\v\f\r") + b"\x7f"
+#: The bytes the checks of the file as a whole look at.
+_HEAD_BYTES = 2048
 
 _USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
 _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
@@ -77,22 +79,16 @@ _UNKNOWN_LABEL = re.compile(r"unknown usage category '(.*)'")
 
 @dataclass(frozen=True, kw_only=True)
 class Problem:
+    # In the order of the report's keys (as_dict).
+    line: int | None = None
     severity: str  # ERROR: the file is not what it seems; WARNING: readers differ or ignore
     code: str
     message: str
-    line: int | None = None
     text: str | None = None  # the line as written
     example: dict[str, Any] | None = None  # a URL that shows the problem, with each verdict
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "line": self.line,
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-            "text": self.text,
-            "example": self.example,
-        }
+        return asdict(self)
 
 
 @dataclass(kw_only=True)
@@ -127,12 +123,8 @@ def _weighed(robots: RobotsTxt, agent: str) -> int:
     itself): each rule the engine weighs against the path (the groups RFC 9309 merges for the
     agent, or rerp's one record), counted once per ``*``-separated part (a wildcard rule is
     matched part by part)."""
-    groups = robots._applying_groups(agent)
-    return max(1, sum(_parts(group.patterns) for group in groups))
-
-
-def _parts(patterns: tuple[str, ...]) -> int:
-    return len(patterns) + sum(pattern.count("*") for pattern in patterns)
+    patterns = [pattern for group in robots._applying_groups(agent) for pattern in group.patterns]
+    return max(1, len(patterns) + sum(pattern.count("*") for pattern in patterns))
 
 
 def _readers(applied: dict[int, bool]) -> str:
@@ -145,24 +137,6 @@ def _readers(applied: dict[int, bool]) -> str:
 
 def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-class _RuleLines:
-    """Whether each syntax reads a line as a rule of a group, in the file as it is: a rule
-    before any User-agent is applied by no reader, however it is spelled. Found on first use
-    (most files have no line to ask about)."""
-
-    def __init__(self, parsed: dict[int, RobotsTxt]) -> None:
-        self._parsed = parsed
-        self._lines: dict[int, set[int]] | None = None
-
-    def applied(self, number: int) -> dict[int, bool]:
-        if self._lines is None:
-            self._lines = {
-                syntax: {line for group in robots.groups for *_, line in group.rules}
-                for syntax, robots in self._parsed.items()
-            }
-        return {syntax: number in self._lines[syntax] for syntax in _SYNTAXES}
 
 
 @dataclass(frozen=True)
@@ -184,11 +158,6 @@ class NotRobotsTxt:
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}
-
-
-def _head(raw: bytes) -> bytes:
-    """The bytes the checks of the file as a whole look at."""
-    return raw[:2048]
 
 
 def _utf16(head: bytes) -> bool:
@@ -219,7 +188,7 @@ def not_robots_txt(raw: bytes, body: Body) -> NotRobotsTxt | None:
     Bytes that hold rules are a robots.txt, whatever else they hold (NUL padding after the
     rules); a UTF-16 robots.txt is one too, in an encoding crawlers read only when its
     Content-Type says so (lint's ``utf-16``)."""
-    head = _head(raw)
+    head = raw[:_HEAD_BYTES]
     if _utf16(head):
         return None
     if _HTML.search(head):
@@ -246,7 +215,7 @@ def _file_problems(raw: bytes, body: Body) -> list[Problem]:
                 f"{SIZE_LIMIT // 1024} KiB (RFC 9309 section 2.5) and ignore the rest",
             )
         )
-    head = _head(raw)
+    head = raw[:_HEAD_BYTES]
     if _utf16(head):
         bom = "with" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "without"
         problems.append(
@@ -276,12 +245,18 @@ def _close_directive(key: str) -> list[str]:
 
 def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list[Problem]:
     robots = parsed[syntax]
-    rule_lines = _RuleLines(parsed)
     problems: list[Problem] = []
     flagged: set[int] = set()
     # Rules spelled wrong (or without a colon), spelled right: where the file puts them is a
     # problem of its own, the one the right spelling would get.
     respelled: dict[int, str] = {}
+
+    @functools.cache
+    def rules_of(each: int) -> set[int]:
+        """The lines syntax *each* reads as rules of a group, in the file as it is: a rule
+        before any User-agent is applied by no reader, however it is spelled. Found on first
+        use (most files have no line to ask about)."""
+        return {line for group in parsed[each].groups for *_, line in group.rules}
 
     def warn(code: str, message: str) -> None:
         """A warning about the line the loop below is reading."""
@@ -304,7 +279,7 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
         if close or (key in _DIRECTIVES and not colon and value):
             # A misspelled directive, or one without its colon: what each reader does with it.
             meant = close[0] if close else key
-            applied = rule_lines.applied(number) if meant in _RULE_KEYS else None
+            applied = {s: number in rules_of(s) for s in _SYNTAXES} if meant in _RULE_KEYS else None
             how = _readers(applied) if applied else "ignored by every reader"
             if applied is not None:
                 respelled[number] = f"{meant.title()}: {value}"
@@ -337,22 +312,16 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                     "a Sitemap must be an absolute URL (sitemaps.org); crawlers may resolve it "
                     "against the robots.txt URL, or ignore it",
                 )
+    # The engine's warnings but on the lines flagged above, and those of the rules respelled.
+    warnings = [warning for warning in robots.warnings if warning.line not in flagged]
     if respelled:
         right = [respelled.get(number, line) for number, line in enumerate(lines, 1)]
-        for warning in parse("\n".join(right), syntax).warnings:
-            if warning.line in respelled and warning.code == "rule-outside-group":
-                problems.append(
-                    Problem(
-                        severity=ERROR,
-                        code=warning.code,
-                        message=warning.message,
-                        line=warning.line,
-                        text=lines[warning.line - 1].strip(),
-                    )
-                )
-    for warning in robots.warnings:
-        if warning.line in flagged:
-            continue
+        warnings += [
+            warning
+            for warning in parse("\n".join(right), syntax).warnings
+            if warning.line in respelled and warning.code == "rule-outside-group"
+        ]
+    for warning in warnings:
         code = _warning_code(warning)
         message = warning.message + _usage_hint(code, warning.message)
         written = lines[warning.line - 1].strip() if 0 < warning.line <= len(lines) else None
@@ -521,16 +490,16 @@ def _syntax_problems(
             if not lines or deciding in reported:
                 continue
             reported.add(deciding)
-            each = {syntax_name(s): _verdict_text(decisions[s]) for s in _SYNTAXES}
+            each = "; ".join(
+                f"{syntax_name(s).upper()}: {_verdict_text(decisions[s])}" for s in _SYNTAXES
+            )
             who = "" if agent == "*" else f" for {agent}"
             problems.append(
                 Problem(
                     severity=WARNING,
                     code="syntax-difference",
-                    message=f"{path}{who} is "
-                    + "; ".join(f"{name.upper()}: {text}" for name, text in each.items()),
+                    message=f"{path}{who} is {each}",
                     line=lines[0],
-                    text=None,
                     example={
                         "url": path,
                         "agent": agent,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from scrapy_rerp.cli._output import EXIT_FLAGGED, EXIT_OK, CliError
@@ -189,28 +189,25 @@ class PageLicences:
             out(f"  {line}")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RslFileReport:
     """``fetch`` or ``lint`` of an RSL file."""
 
     source: Source
     file: RslFile
     lint: bool  # lint's report (its exit status counts problems), else fetch's
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, source: Source, lint: bool) -> RslFileReport:
         url = source.robots_url or source.name  # after redirects
-        return cls(source, parse_rsl(source.raw, url), lint)
+        return cls(source=source, file=parse_rsl(source.raw, url), lint=lint)
 
     @property
     def status(self) -> int:
         if self.lint:
             return EXIT_FLAGGED if self.file.problems else EXIT_OK
         return EXIT_OK if self.file.valid else EXIT_FLAGGED
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     @property
     def found(self) -> str:

@@ -88,9 +88,8 @@ class Source:
         found = self.not_robots_txt
         assert found is not None
         text = f"{self.label}: {found.message}"
-        asked = self.fetched.url if self.fetched is not None else None
-        if asked is not None and urlsplit(asked).path != "/robots.txt":
-            text += f"; the site's robots.txt is {robots_url_of(asked)}"
+        if self.fetched is not None and urlsplit(self.fetched.url).path != "/robots.txt":
+            text += f"; the site's robots.txt is {robots_url_of(self.fetched.url)}"
         return text
 
     @property
@@ -121,13 +120,12 @@ class Source:
         return notes
 
     def as_dict(self) -> dict[str, Any]:
-        found = self.not_robots_txt
         return {
             "source": self.name,
             "bytes": len(self.body.data),
             "truncated": self.body.truncated,
             "fetch": None if self.fetched is None else self.fetched.as_dict(),
-            "not_robots_txt": found and found.as_dict(),
+            "not_robots_txt": self.not_robots_txt and self.not_robots_txt.as_dict(),
             "robots_txt_overridden": self.overridden is not None,
         }
 

@@ -57,7 +57,6 @@ class StoreReport:
     #: the first of them: the origin as quoted, the reason, what was wrong
     rejections: list[tuple[str, str, str]] = field(default_factory=list)
     now: float = field(default_factory=time.time)
-    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, path: str, origin: str | None) -> StoreReport:
@@ -73,10 +72,10 @@ class StoreReport:
                 )
             report.dropped = store.counts.dropped_bad_rows
             report.rejections = list(store.rejections)
-        report.notes = report._notes()
         return report
 
-    def _notes(self) -> list[str]:
+    @property
+    def notes(self) -> list[str]:
         notes = []
         if self.dropped:
             notes.append(

@@ -56,10 +56,9 @@ def open_store(path: str) -> Iterator[RobotsStore]:
 def _missing(path: str) -> str:
     """No store at ``path``: where a crawl with ``RERP_STORE = path`` keeps it, and the store
     an earlier version's crawl kept under the project's data directory, when there is one."""
-    where = setting_path(path)
     message = (
         f"{path}: no such file (no robots.txt store there; none is made): a crawl with"
-        f" RERP_STORE = {path!r} keeps it at {where} when started in this directory"
+        f" RERP_STORE = {path!r} keeps it at {setting_path(path)} when started in this directory"
     )
     if not os.path.isabs(path):
         from scrapy.utils.project import data_path
@@ -116,7 +115,7 @@ class StoreUse:
 
 
 def stored_download(
-    url: str, path: str, settings: RerpSettings, now: float | None = None
+    url: str, path: str, settings: RerpSettings
 ) -> tuple[Download | None, StoreUse]:
     """For the robots.txt ``url``, the store's fresh copy as a crawl would use it (no download),
     or None (expired, absent, or ``url`` is not the site's robots.txt), and why."""
@@ -127,7 +126,6 @@ def stored_download(
 
     if url != robots_url_of(url):
         return unused("not the site's robots.txt: not looked up")
-    now = time.time() if now is None else now
     with open_store(path) as store:
         copy = store.get(origin)
         rejections = list(store.rejections)
@@ -137,7 +135,7 @@ def stored_download(
     if copy is None:
         return unused("no stored copy: downloaded")
     expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
-    if expires_at <= now:
+    if expires_at <= time.time():
         return unused(f"the stored copy expired at {iso(expires_at)}: downloaded")
     why = (
         f"from the store, fetched {iso(copy.fetched_at)}, fresh until {iso(expires_at)}"

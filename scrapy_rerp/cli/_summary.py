@@ -57,14 +57,14 @@ def file_values(robots: RobotsTxt) -> dict[str, Any]:
     return values
 
 
-def render_values(values: dict[str, Any], out: Callable[[str], None], indent: str) -> None:
-    """The per-group values of a report, one line each: ``Crawl-delay: 2``."""
+def render_values(values: dict[str, Any], out: Callable[[str], None]) -> None:
+    """The per-group values of a report, one line each, under their group: ``Crawl-delay: 2``."""
     for kind in VALUE_KINDS:
         name = DIRECTIVES[kind].name
         value = values.get(json_key(name))
         if value is not None:
             shown = f"{value:g}" if isinstance(value, float) else value
-            out(f"{indent}{name}: {shown}")
+            out(f"    {name}: {shown}")
 
 
 @dataclass(kw_only=True)
@@ -119,9 +119,8 @@ class Summary:
                 sitemaps.append(sitemap_url(robots_url, value))
             except ValueError as error:
                 invalid.append({"sitemap": value, "reason": str(error)})
-        groups = [GroupSummary.of(robots, group) for group in robots.groups]
         return cls(
-            groups=groups,
+            groups=[GroupSummary.of(robots, group) for group in robots.groups],
             file_values=file_values(robots),
             sitemaps=sitemaps,
             invalid_sitemaps=invalid,
@@ -141,7 +140,7 @@ class Summary:
             agents = ", ".join(group.agents) or "(empty)"
             plural = "" if len(group.rules) == 1 else "s"
             out(f"  line {group.line}: User-agent: {agents} ({len(group.rules)} rule{plural})")
-            render_values(group.values, out, "    ")
+            render_values(group.values, out)
         out(f"sitemaps: {len(self.sitemaps)}")
         for sitemap in self.sitemaps:
             out(f"  {sitemap}")

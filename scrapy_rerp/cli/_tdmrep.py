@@ -40,15 +40,13 @@ def origin_file(url: str, agent: str, timeout: float) -> tuple[str, TdmRepFile |
         found = fetch_page(file_url, agent, timeout, document=True)
     except CliError as error:
         return f"{file_url}: unreachable ({error})", None
+    answered = f"{file_url}: HTTP {found.status}"
     if not 200 <= found.status < 300:
-        return f"{file_url}: HTTP {found.status}, no file", None
+        return f"{answered}, no file", None
     file = parse_tdmrep(found.body)
-    read = (
-        counted(len(file.entries), "entry", "entries")
-        if file.valid
-        else "no JSON array: no reservation"
-    )
-    return f"{file_url}: HTTP {found.status}, {read}", file
+    if not file.valid:
+        return f"{answered}, no JSON array: no reservation", file
+    return f"{answered}, {counted(len(file.entries), 'entry', 'entries')}", file
 
 
 @dataclass(kw_only=True)
@@ -63,13 +61,10 @@ class TdmRepFileReport:
     def build(cls, source: str, agent: str, timeout: float, lint: bool) -> TdmRepFileReport:
         if source.startswith(("http://", "https://")):
             page = fetch_page(source, agent, timeout, document=True)
-            if not 200 <= page.status < 300:
-                if lint:
-                    raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")
-                return cls(source=source, http_status=page.status, file=None, lint=lint)
-            return cls(
-                source=source, http_status=page.status, file=parse_tdmrep(page.body), lint=lint
-            )
+            file = parse_tdmrep(page.body) if 200 <= page.status < 300 else None
+            if file is None and lint:
+                raise CliError(f"{source}: HTTP {page.status}, no file; nothing to lint")
+            return cls(source=source, http_status=page.status, file=file, lint=lint)
         try:
             with open(source, "rb") as file:
                 body = file.read(MAX_TDMREP_BYTES + 1)
