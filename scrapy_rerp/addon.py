@@ -71,39 +71,29 @@ class Addon:
         # lists it, under any import path (None turns it off).
         _setdefault(settings, _SETTING, "scrapy_rerp.RobotsTxtMiddleware", priority)
         disable_component(settings, _SETTING, ScrapyRobotsTxtMiddleware)
-        # Its companion, which hears every answer first.
-        from scrapy_rerp.crawl.middleware import ANSWERS_MIDDLEWARE_PRIORITY
 
-        _setdefault(
-            settings, _SETTING, "scrapy_rerp.AnswersMiddleware", ANSWERS_MIDDLEWARE_PRIORITY
-        )
+        from scrapy_rerp.crawl import evidence, middleware, page_directives, signing
 
-        # Web Bot Auth signatures (RERP_SIGNATURE_KEY; off otherwise), made last, after every
-        # middleware that may change a header they cover.
-        from scrapy_rerp.crawl.signing import SIGNING_MIDDLEWARE_PRIORITY
-
-        _setdefault(
-            settings, _SETTING, "scrapy_rerp.SigningMiddleware", SIGNING_MIDDLEWARE_PRIORITY
-        )
-
-        from scrapy_rerp.crawl.page_directives import PAGE_MIDDLEWARE_PRIORITY
-
-        _setdefault(
-            settings,
-            _SPIDER_SETTING,
-            "scrapy_rerp.PageDirectivesMiddleware",
-            PAGE_MIDDLEWARE_PRIORITY,
-        )
-        # An item's provenance (RERP_EVIDENCE_ITEM_FIELD; off otherwise), added to the items
-        # the page directives kept.
-        from scrapy_rerp.crawl.evidence import EVIDENCE_ITEMS_PRIORITY
-
-        _setdefault(
-            settings,
-            _SPIDER_SETTING,
-            "scrapy_rerp.EvidenceItemsMiddleware",
-            EVIDENCE_ITEMS_PRIORITY,
-        )
+        for name, path, at in (
+            # Its companion, which hears every answer first.
+            (_SETTING, "scrapy_rerp.AnswersMiddleware", middleware.ANSWERS_MIDDLEWARE_PRIORITY),
+            # Web Bot Auth signatures (RERP_SIGNATURE_KEY; off otherwise), made last, after
+            # every middleware that may change a header they cover.
+            (_SETTING, "scrapy_rerp.SigningMiddleware", signing.SIGNING_MIDDLEWARE_PRIORITY),
+            (
+                _SPIDER_SETTING,
+                "scrapy_rerp.PageDirectivesMiddleware",
+                page_directives.PAGE_MIDDLEWARE_PRIORITY,
+            ),
+            # An item's provenance (RERP_EVIDENCE_ITEM_FIELD; off otherwise), added to the
+            # items the page directives kept.
+            (
+                _SPIDER_SETTING,
+                "scrapy_rerp.EvidenceItemsMiddleware",
+                evidence.EVIDENCE_ITEMS_PRIORITY,
+            ),
+        ):
+            _setdefault(settings, name, path, at)
 
 
 def _setdefault(settings: BaseSettings, name: str, path: str, priority: int) -> None:
