@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ._agents import caller_tokens
+from ._constants import as_text
 from ._dates import WEEKDAYS, read_date
 from ._page_rules import (
     DATE,
@@ -484,10 +485,7 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
 
     Raises TypeError for arguments of the wrong types; never raises on their content.
     """
-    if isinstance(user_agent, (bytes, bytearray)):
-        user_agent = bytes(user_agent).decode("utf-8", "surrogateescape")
-    if not isinstance(user_agent, str):
-        raise TypeError(f"user_agent must be str or bytes, not {type(user_agent).__name__}")
+    user_agent = as_text(user_agent, "user_agent")
     warnings: list[PageWarning] = []
     found: list[tuple[str | None, PageStatement]] = []
 

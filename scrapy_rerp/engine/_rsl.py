@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 from xml.parsers import expat
 
+from ._constants import as_text
 from ._patterns import escape_pattern, path_params_query, pattern_matches
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
@@ -224,10 +225,7 @@ class RslFile:
         """What the file says of *purpose* (``train-ai``, ``ai-input``, ``search``; a
         Content-Signal key naming one) for *url*. Raises ValueError for an unknown purpose."""
         purpose = usage_category(purpose)
-        if isinstance(url, (bytes, bytearray)):
-            url = bytes(url).decode("utf-8", "surrogateescape")
-        if not isinstance(url, str):
-            raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+        url = as_text(url, "url")
         if not self.valid:
             return RslDecision(UNKNOWN, purpose, self.url, None, None, "the RSL file is unusable")
         content = self.content_for(url)

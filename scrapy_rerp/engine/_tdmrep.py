@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ._constants import as_text
 from ._page import _header_text, _meta_tags, _pairs, _warner
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
@@ -220,10 +221,7 @@ class TdmRepFile:
     def reservation(self, url: str) -> TdmRepStatement | None:
         """What the file says of *url* (a URL, or a path with its query): the first entry
         whose location matches, or None when none does (the reservation is then unset)."""
-        if isinstance(url, (bytes, bytearray)):
-            url = bytes(url).decode("utf-8", "surrogateescape")
-        if not isinstance(url, str):
-            raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+        url = as_text(url, "url")
         if not self.entries:
             return None
         path = _normal_path(url)
@@ -515,10 +513,7 @@ def tdm_reservation(
 
     Raises TypeError for arguments of the wrong types; never raises on their content.
     """
-    if isinstance(url, (bytes, bytearray)):
-        url = bytes(url).decode("utf-8", "surrogateescape")
-    if not isinstance(url, str):
-        raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+    url = as_text(url, "url")
     if file is not None and not isinstance(file, TdmRepFile):
         raise TypeError(f"file must be a TdmRepFile or None, not {type(file).__name__}")
     warnings: list[TdmRepWarning] = []
