@@ -36,7 +36,7 @@ from xml.parsers import expat
 
 from ._constants import as_text
 from ._patterns import escape_pattern, path_params_query, pattern_matches
-from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
+from ._usage import ALLOWED, DISALLOWED, UNKNOWN, strongest, usage_category
 
 __all__ = [
     "MAX_LICENSE_LINKS",
@@ -260,11 +260,8 @@ def license_decision(url: str, purpose: str, files: Iterable[RslFile]) -> RslDec
     lifted by another that permits: no licence is held for it); else the first that allows;
     else the first file's ``unknown``. None when there is no file."""
     decisions = [file.decision(url, purpose) for file in files]
-    for preference in (DISALLOWED, ALLOWED):
-        for decision in decisions:
-            if decision.preference == preference:
-                return decision
-    return decisions[0] if decisions else None
+    outcome = strongest(decision.preference for decision in decisions)
+    return next((decision for decision in decisions if decision.preference == outcome), None)
 
 
 # RFC 8288 link-value: <URI-Reference> *( OWS ";" OWS link-param ), link-values joined by ",".
