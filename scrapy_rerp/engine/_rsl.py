@@ -531,12 +531,11 @@ def parse_rsl(content: bytes | str, url: str = "") -> RslFile:
     try:
         parser.Parse(body, True)
     except _Abort as abort:
-        reader.problems.insert(0, RslProblem(abort.code, parser.CurrentLineNumber, str(abort)))
-        return RslFile(url=url, contents=(), problems=tuple(reader.problems), valid=False)
+        failure = RslProblem(abort.code, parser.CurrentLineNumber, str(abort))
     except (expat.ExpatError, ValueError, LookupError) as error:  # (an unknown encoding)
         line = getattr(error, "lineno", 0) or 0
-        reader.problems.insert(0, RslProblem("not-xml", line, f"not well-formed XML: {error}"))
-        return RslFile(url=url, contents=(), problems=tuple(reader.problems), valid=False)
-    return RslFile(
-        url=url, contents=tuple(reader.contents), problems=tuple(reader.problems), valid=True
-    )
+        failure = RslProblem("not-xml", line, f"not well-formed XML: {error}")
+    else:
+        contents, problems = tuple(reader.contents), tuple(reader.problems)
+        return RslFile(url=url, contents=contents, problems=problems, valid=True)
+    return RslFile(url=url, contents=(), problems=(failure, *reader.problems), valid=False)
