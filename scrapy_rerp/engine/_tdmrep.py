@@ -191,10 +191,8 @@ def _normal_path(url: str) -> str:
 def _compiled(location: str) -> tuple[str, tuple[str, ...], str | None, bool]:
     """A location as glob_match takes it: normalised; a ``$`` before the end is a literal."""
     pattern = _normal(location)
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    pattern = body.replace("$", "%24") + ("$" if anchored else "")
-    return split_glob(pattern)
+    body = pattern.removesuffix("$").replace("$", "%24")
+    return split_glob(body + "$" if pattern.endswith("$") else body)
 
 
 # -- the file ---------------------------------------------------------------------------------
