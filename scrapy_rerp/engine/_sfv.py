@@ -214,8 +214,7 @@ class _Parser:
     # -- 4.2.3 items, parameters, keys ------------------------------------------------------
 
     def parse_item(self) -> Item:
-        bare_item = self.parse_bare_item()
-        return bare_item, self.parse_parameters()
+        return self.parse_bare_item(), self.parse_parameters()
 
     def parse_bare_item(self) -> BareItem:
         char = self.peek()
