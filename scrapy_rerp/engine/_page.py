@@ -142,10 +142,7 @@ def restrictions_of(statement: PageStatement, now: datetime.datetime) -> frozens
 def _smallest_limit(values: list[int]) -> int | None:
     """The most restrictive of max-snippet or max-video-preview values: the smallest limit,
     -1 (no limit) only when nothing else is given."""
-    limits = [value for value in values if value >= 0]
-    if limits:
-        return min(limits)
-    return -1 if values else None
+    return min((value for value in values if value >= 0), default=-1 if values else None)
 
 
 @dataclass(frozen=True, kw_only=True)
