@@ -211,10 +211,7 @@ class PageDirectives:
         ``nofollow``, ``noarchive``, ``nosnippet``, ``noimageindex``, ``notranslate``,
         ``noai``, ``noimageai``. A naive *now* is read as UTC."""
         moment = _utc(now)
-        found: set[str] = set()
-        for statement in self.statements:
-            found |= restrictions_of(statement, moment)
-        return frozenset(found)
+        return frozenset().union(*(restrictions_of(s, moment) for s in self.statements))
 
     def usage(
         self, purpose: str, image: bool = False, now: datetime.datetime | None = None
