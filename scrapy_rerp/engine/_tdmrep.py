@@ -522,12 +522,9 @@ def tdm_reservation(
         _meta_statement(meta, warn),
     )
     statements = tuple(statement for statement in said if statement is not None)
-    reserved_by = policy_by = None
-    for statement in statements:
-        if statement.reservation is not None:
-            reserved_by = statement
-        if statement.policy is not None:
-            policy_by = statement
+    # Each property is the last technique's that states it.
+    reserved_by = next((s for s in reversed(statements) if s.reservation is not None), None)
+    policy_by = next((s for s in reversed(statements) if s.policy is not None), None)
     reserved = None if reserved_by is None else reserved_by.reservation == 1
     if not reserved:
         policy_by = None
