@@ -101,14 +101,14 @@ class UsagePolicy:
     def check_request(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
         """What robots.txt says about the request's URL; raises IgnoreRequest for a purpose
         it disallows (unless ``RERP_USAGE_DROP`` is off)."""
-        if robots.states_usage:
-            decisions = {
-                purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes
-            }
-        else:  # most files: what usage() would say of an allowed URL, without matching it
+        if not robots.states_usage:
+            # Most files: what usage() would say of an allowed URL, without matching it.
             request.meta[USAGE_META] = self._unstated.copy()
             return
-        self._decided(request, decisions)
+        self._decided(
+            request,
+            {purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes},
+        )
 
     def check_documents(self, request: Request) -> None:
         """What the licence files robots.txt names (RSL, attached by the gate) say of the
@@ -259,10 +259,7 @@ def _licence_decision(
 def _first(
     decisions: Mapping[str, UsageDecision], outcome: str
 ) -> tuple[str, UsageDecision] | None:
-    for purpose, decision in decisions.items():
-        if decision.preference == outcome:
-            return purpose, decision
-    return None
+    return next(((purpose, d) for purpose, d in decisions.items() if d.preference == outcome), None)
 
 
 def _header(response: Response) -> tuple[str | None, int]:
