@@ -174,12 +174,10 @@ class UsagePolicy:
         refused = _first(decisions, DISALLOWED)
         if refused is None and self.deny_unknown:
             refused = _first(decisions, UNKNOWN)
-        if refused is None:
-            return
-        if not self.drop:
+        if refused is not None and self.drop:
+            self._drop(request, *refused)
+        elif refused is not None:
             self.stats.inc_value("robotstxt/usage/marked")
-            return
-        self._drop(request, *refused)
 
     def _drop(self, request: Request, purpose: str, decision: UsageDecision) -> None:
         """Count, log and raise IgnoreRequest for *decision*, which refuses *purpose*."""
