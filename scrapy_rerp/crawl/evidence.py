@@ -307,8 +307,7 @@ class EvidenceLog:
     def request_failed(
         self, request: Request, exception: Exception, decision: Mapping[str, Any]
     ) -> None:
-        error = f"{type(exception).__name__}: {exception}"[:500]
-        self.decision(request, "failed", decision, error)
+        self.decision(request, "failed", decision, f"{type(exception).__name__}: {exception}"[:500])
 
     def page_read(
         self,
