@@ -614,9 +614,7 @@ def _matched(entry: RobotsEntry, user_agent: str | None) -> tuple[str, ...] | No
 def _headers(response: Any) -> dict[str, bytes | None]:
     """The response headers a robots.txt record keeps (no others are ever read)."""
     headers = getattr(response, "headers", None)
-    if headers is None:
-        return {}
-    return {name: headers.get(name) for name in ROBOTS_HEADERS}
+    return {name: headers.get(name) for name in ROBOTS_HEADERS} if headers is not None else {}
 
 
 def _documents(decided: Mapping[str, Any] | None) -> Mapping[str, Any]:
