@@ -208,16 +208,15 @@ class UsagePolicy:
     def _cut(self, request: Request, unread: int) -> None:
         """Count, and log the first time, a Content-Usage header cut at the cap."""
         self.stats.inc_value("robotstxt/usage/header_cut")
-        if self._cut_logged:
-            return
-        self._cut_logged = True
-        logger.info(
-            "Content-Usage header of %(request)s cut at %(cap)s bytes (%(unread)s more not "
-            "read): what it allows is unknown, what it disallows stays disallowed; further cuts "
-            "are counted in robotstxt/usage/header_cut",
-            {"request": bounded(str(request)), "cap": MAX_HEADER_BYTES, "unread": unread},
-            extra={"spider": self.crawler.spider},
-        )
+        if not self._cut_logged:
+            self._cut_logged = True
+            logger.info(
+                "Content-Usage header of %(request)s cut at %(cap)s bytes (%(unread)s more not "
+                "read): what it allows is unknown, what it disallows stays disallowed; further "
+                "cuts are counted in robotstxt/usage/header_cut",
+                {"request": bounded(str(request)), "cap": MAX_HEADER_BYTES, "unread": unread},
+                extra={"spider": self.crawler.spider},
+            )
 
     def _flush_counts(self) -> None:
         for key, count in self._counted.items():
