@@ -171,12 +171,10 @@ class SlotFloors:
         for slot in list(self._downloader().slots.values()):
             if not slot.queue:
                 continue
-            staying = []
+            staying: list[tuple[Request, Any]] = []
             for request, download in slot.queue:
-                if origin_of_parts(urlparse_cached(request)) == origin and keep(request):
-                    taken.append((request, download))
-                else:
-                    staying.append((request, download))
+                ours = origin_of_parts(urlparse_cached(request)) == origin and keep(request)
+                (taken if ours else staying).append((request, download))
             if len(staying) != len(slot.queue):
                 slot.queue.clear()
                 slot.queue.extend(staying)
