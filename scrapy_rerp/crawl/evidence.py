@@ -418,10 +418,9 @@ class EvidenceLog:
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
-        started = datetime.now(tz=timezone.utc).replace(microsecond=0)
         self._params = {
             "name": spider.name,
-            "time": started.isoformat().replace(":", "-"),
+            "time": datetime.now(tz=timezone.utc).isoformat(timespec="seconds").replace(":", "-"),
             "worker": f"{socket.gethostname()}-{os.getpid()}",
         }
         for output in self.outputs:
