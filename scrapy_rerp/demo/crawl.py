@@ -62,7 +62,7 @@ from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import crawler_process
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
-from scrapy_rerp.demo.local_server import Hit, Reply, Server, gaps, urlset
+from scrapy_rerp.demo.local_server import Reply, Server, gaps, urlset
 from scrapy_rerp.engine import RobotsTxt
 
 USER_AGENT = "Mozilla/5.0 (compatible; PoliteDemoBot/1.0; +https://example.com/polite-demo)"
@@ -74,10 +74,6 @@ TOLERANCE = 0.02
 # -- two small web sites ------------------------------------------------------------------------
 
 
-def _not_found(hit: Hit) -> Reply:
-    return Reply(status=404, body="not found")
-
-
 class Site(Server):
     """One of the demo's web sites: a local server on 127.0.0.1 that records every request it
     receives, with a name and a line on what it serves. A path without a route gets 404."""
@@ -86,7 +82,7 @@ class Site(Server):
         super().__init__(host_name=host_name)  # how the crawl addresses it
         self.name = name
         self.description = ""
-        self.default = _not_found
+        self.default = lambda hit: Reply(status=404, body="not found")
 
 
 def page(title: str, links: Iterable[str] = ()) -> Reply:
