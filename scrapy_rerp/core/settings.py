@@ -27,6 +27,7 @@ import os
 import re
 import weakref
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import import_module
@@ -442,15 +443,11 @@ class _Reader:
         raise RerpSettingsError(name, value, "a boolean (True/False)")
 
     def _number(self, name: str, value: object) -> float:
-        if isinstance(value, bool):
-            raise RerpSettingsError(name, value, "a number")
-        if isinstance(value, (int, float)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, str):
-            try:
+            with suppress(ValueError):
                 return float(value.strip())
-            except ValueError:
-                pass
         raise RerpSettingsError(name, value, "a number")
 
     def seconds(self, name: str, default: float, *, positive: bool = False) -> float:
