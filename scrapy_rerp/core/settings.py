@@ -435,11 +435,9 @@ class _Reader:
             return bool(value)
         if isinstance(value, str):
             # The strings Scrapy's Settings.getbool() accepts (values from the command line).
-            lowered = value.strip().lower()
-            if lowered in ("1", "true"):
-                return True
-            if lowered in ("0", "false"):
-                return False
+            found = {"1": True, "true": True, "0": False, "false": False}.get(value.strip().lower())
+            if found is not None:
+                return found
         raise RerpSettingsError(name, value, "a boolean (True/False)")
 
     def _number(self, name: str, value: object) -> float:
