@@ -102,17 +102,15 @@ def write_new_key(path: str) -> str:
 def _read_jwk(path: str, *, private: bool) -> dict[str, Any]:
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise SigningKeyError(f"key file {path!r} does not exist") from None
-    except OSError as error:
-        raise SigningKeyError(f"key file {path!r} cannot be read ({error.strerror})") from None
-    if private and mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise SigningKeyError(
-            f"key file {path!r} is readable by others (mode {stat.S_IMODE(mode):04o}); chmod 600 it"
-        )
-    try:
+        if private and mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise SigningKeyError(
+                f"key file {path!r} is readable by others (mode {stat.S_IMODE(mode):04o}); "
+                "chmod 600 it"
+            )
         with open(path, encoding="utf-8") as file:
             text = file.read(65536)
+    except FileNotFoundError:
+        raise SigningKeyError(f"key file {path!r} does not exist") from None
     except OSError as error:
         raise SigningKeyError(f"key file {path!r} cannot be read ({error.strerror})") from None
     except UnicodeDecodeError:

@@ -126,7 +126,7 @@ class Politeness:
         # Once a slow-down was heard (or a cool-down began), admit() looks at each request's
         # meta: its wait, a retry.
         self._heard = False
-        self._stopped = False  # the crawl is closing
+        self.stopped = False  # the crawl is closing
         self.coordination: Coordination | None = None  # a fleet's: coordinate_with()
 
     def coordinate_with(self, coordination: Coordination) -> None:
@@ -154,11 +154,6 @@ class Politeness:
         if self.coordination is not None:
             floor = None if robots is None else self.floors.floor_for(robots, user_agent)
             await self.coordination.before_sharing(origin, floor)
-
-    @property
-    def stopped(self) -> bool:
-        """The crawl is closing."""
-        return self._stopped
 
     # -- every request -------------------------------------------------------------------------
     def admit(self, origin: str, request: Any) -> Admitting:
@@ -292,7 +287,7 @@ class Politeness:
     def stop(self) -> None:
         """The crawl is closing: cool-down timers end (their requests are kept or dropped with
         the parking lot's)."""
-        self._stopped = True
+        self.stopped = True
         if self.cool_downs is not None:
             self.cool_downs.stop()
         if self.coordination is not None:

@@ -27,6 +27,7 @@ import os
 import re
 import weakref
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import import_module
@@ -434,23 +435,17 @@ class _Reader:
             return bool(value)
         if isinstance(value, str):
             # The strings Scrapy's Settings.getbool() accepts (values from the command line).
-            lowered = value.strip().lower()
-            if lowered in ("1", "true"):
-                return True
-            if lowered in ("0", "false"):
-                return False
+            found = {"1": True, "true": True, "0": False, "false": False}.get(value.strip().lower())
+            if found is not None:
+                return found
         raise RerpSettingsError(name, value, "a boolean (True/False)")
 
     def _number(self, name: str, value: object) -> float:
-        if isinstance(value, bool):
-            raise RerpSettingsError(name, value, "a number")
-        if isinstance(value, (int, float)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, str):
-            try:
+            with suppress(ValueError):
                 return float(value.strip())
-            except ValueError:
-                pass
         raise RerpSettingsError(name, value, "a number")
 
     def seconds(self, name: str, default: float, *, positive: bool = False) -> float:

@@ -104,17 +104,8 @@ def redirect_target(base: str, location: str) -> str:
     them, or with credentials (``http://user:password@host/``). A redirect that cannot be
     followed makes robots.txt unavailable.
     """
-    try:
-        url = urljoin(base, location.strip())
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
-    except ValueError as exc:
-        raise ValueError(f"malformed URL ({exc})") from None
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are followed")
-    if not parts.hostname:
-        raise ValueError("no host")
-    if "@" in parts.netloc:
+    url = _http_url(base, location.strip(), "followed")
+    if "@" in urlsplit(url).netloc:
         # Credentials a redirect hands over are not the crawler's to send, and would end up
         # in logs and evidence: the redirect fails, as one to another scheme does.
         raise ValueError("user:password@ in the URL: credentials are not followed")
@@ -143,16 +134,23 @@ def sitemap_url(robots_url: str | None, value: str) -> str:
     value = value.strip()
     if not value:
         raise ValueError("empty")
+    return _http_url(robots_url, value, "fetched")
+
+
+def _http_url(base: str | None, value: str, done: str) -> str:
+    """``value`` resolved against ``base``; ``ValueError`` naming the problem when it is
+    malformed, without a host, or of a scheme other than http and https (which alone are
+    ``done``). Without ``base``, a relative value is returned as written."""
     try:
-        url = urljoin(robots_url, value) if robots_url else value
+        url = urljoin(base, value) if base else value
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
     except ValueError as exc:
         raise ValueError(f"malformed URL ({exc})") from None
-    if robots_url is None and not parts.scheme:
+    if base is None and not parts.scheme:
         return url  # relative, and nothing to resolve it against
     if parts.scheme.lower() not in ("http", "https"):
-        raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are fetched")
+        raise ValueError(f"{parts.scheme or 'no'} scheme: only http and https are {done}")
     if not parts.hostname:
         raise ValueError("no host")
     return url

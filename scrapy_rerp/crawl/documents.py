@@ -130,13 +130,12 @@ class DocumentListener:
             return
         if kind.stats.file_invalid is not None:
             self.stats.inc_value(kind.stats.file_invalid)
-        if not self._said.first(origin):
-            return
-        logger.warning(
-            "%(kind)s of %(origin)s (%(url)s) not used: %(why)s",
-            {"kind": kind.name, "origin": origin, "url": entry.url, "why": why},
-            extra={"spider": self.crawler.spider},
-        )
+        if self._said.first(origin):
+            logger.warning(
+                "%(kind)s of %(origin)s (%(url)s) not used: %(why)s",
+                {"kind": kind.name, "origin": origin, "url": entry.url, "why": why},
+                extra={"spider": self.crawler.spider},
+            )
 
     def robots_retry_in(self, failures: int, retry_after: float | None) -> float:
         """An unreachable document is retried as robots.txt is."""

@@ -307,8 +307,7 @@ class EvidenceLog:
     def request_failed(
         self, request: Request, exception: Exception, decision: Mapping[str, Any]
     ) -> None:
-        error = f"{type(exception).__name__}: {exception}"[:500]
-        self.decision(request, "failed", decision, error)
+        self.decision(request, "failed", decision, f"{type(exception).__name__}: {exception}"[:500])
 
     def page_read(
         self,
@@ -419,10 +418,9 @@ class EvidenceLog:
 
     # -- writing ---------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
-        started = datetime.now(tz=timezone.utc).replace(microsecond=0)
         self._params = {
             "name": spider.name,
-            "time": started.isoformat().replace(":", "-"),
+            "time": datetime.now(tz=timezone.utc).isoformat(timespec="seconds").replace(":", "-"),
             "worker": f"{socket.gethostname()}-{os.getpid()}",
         }
         for output in self.outputs:
@@ -615,9 +613,7 @@ def _matched(entry: RobotsEntry, user_agent: str | None) -> tuple[str, ...] | No
 def _headers(response: Any) -> dict[str, bytes | None]:
     """The response headers a robots.txt record keeps (no others are ever read)."""
     headers = getattr(response, "headers", None)
-    if headers is None:
-        return {}
-    return {name: headers.get(name) for name in ROBOTS_HEADERS}
+    return {name: headers.get(name) for name in ROBOTS_HEADERS} if headers is not None else {}
 
 
 def _documents(decided: Mapping[str, Any] | None) -> Mapping[str, Any]:

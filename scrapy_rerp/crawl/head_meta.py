@@ -126,20 +126,15 @@ def head_meta_tags(
     if "<meta" not in lowered:
         return []
     names = _lowered(tuple(mentioning))
-    if names:
-        for name in names:
-            if name in lowered:
-                break
-        else:
-            return []
+    if names and not any(name in lowered for name in names):
+        return []
     try:
         tags = Selector(text=head, type="html").xpath(_HEAD_META)
     except (ValueError, etree.LxmlError):
         return []
-    found = []
-    for tag in tags:
-        name = tag.attrib.get("name")
-        content = tag.attrib.get("content")
-        if name and content is not None:
-            found.append((name.strip(_SPACE).lower(), content))
-    return found
+    pairs = ((tag.attrib.get("name"), tag.attrib.get("content")) for tag in tags)
+    return [
+        (name.strip(_SPACE).lower(), content)
+        for name, content in pairs
+        if name and content is not None
+    ]

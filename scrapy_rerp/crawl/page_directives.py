@@ -365,10 +365,7 @@ class PageDirectivesMiddleware:
             {
                 "purpose": purpose,
                 "images_only": (purpose, refusal) not in refused[False],
-                "rule": refusal.rule,
-                "source": refusal.source,
-                "statement": refusal.statement,
-                "reason": refusal.reason,
+                **refusal._asdict(),  # rule, source, statement, reason
             }
             for purpose, refusal in refused[True]  # image items: every purpose refused for any
         ]

@@ -266,7 +266,11 @@ class ParkingLot:
             spot.waiter.callback(action)
         elif spot.out:
             del self._spots[request]
-            self._hand_back(request, action)
+            self._prepare(request, action)
+            engine = engine_of(self.crawler)
+            # None, or no spider: closed meanwhile (counted already), nothing can take it.
+            if engine is not None and engine.spider is not None:
+                engine.crawl(request)
         else:
             # Still on its way out of the downloader: done when the engine offers it.
             spot.pending = action
@@ -344,13 +348,6 @@ class ParkingLot:
                     {"request": request},
                     extra={"spider": spider},
                 )
-
-    def _hand_back(self, request: Request, action: str) -> None:
-        self._prepare(request, action)
-        engine = engine_of(self.crawler)
-        if engine is None or engine.spider is None:
-            return  # closed meanwhile: counted already, nothing can take it
-        engine.crawl(request)
 
     @staticmethod
     def _prepare(request: Request, action: str) -> None:

@@ -72,9 +72,9 @@ def check_signing_enabled(crawler: Crawler, settings: RerpSettings) -> None:
     would send every request unsigned."""
     if settings.signature_key is None:
         return
-    for key, priority in component_priorities(crawler.settings, "DOWNLOADER_MIDDLEWARES").items():
-        if priority is not None and loaded(key) is SigningMiddleware:
-            return
+    middlewares = component_priorities(crawler.settings, "DOWNLOADER_MIDDLEWARES")
+    if any(p is not None and loaded(key) is SigningMiddleware for key, p in middlewares.items()):
+        return
     raise RerpSettingsError(
         "RERP_SIGNATURE_KEY",
         settings.signature_key,

@@ -171,12 +171,10 @@ class SlotFloors:
         for slot in list(self._downloader().slots.values()):
             if not slot.queue:
                 continue
-            staying = []
+            staying: list[tuple[Request, Any]] = []
             for request, download in slot.queue:
-                if origin_of_parts(urlparse_cached(request)) == origin and keep(request):
-                    taken.append((request, download))
-                else:
-                    staying.append((request, download))
+                ours = origin_of_parts(urlparse_cached(request)) == origin and keep(request)
+                (taken if ours else staying).append((request, download))
             if len(staying) != len(slot.queue):
                 slot.queue.clear()
                 slot.queue.extend(staying)
@@ -270,12 +268,17 @@ class SlotFloors:
             # max(its configured delay, floor), which also lowers it when a floor goes down.
             slot.delay = max(slot.delay, floor) if self.autothrottle else max(base, floor)
 
-    def _clamp(self, slot: Slot, floor: float) -> bool:
-        """Raise the slot's delay to *floor*, and take its jitter off; whether either changed."""
+    def _clamp(self, key: str) -> tuple[Slot, bool] | None:
+        """Raise the delay of *key*'s live slot to its floor, and take its jitter off: the slot
+        and whether either changed, or None when *key* has no floor or no live slot."""
+        floor = self._key_floor.get(key)
+        slot = self._downloader().slots.get(key) if floor is not None else None
+        if floor is None or slot is None:
+            return None
         changed = slot.delay < floor or bool(slot_jitter(slot))
         slot.delay = max(slot.delay, floor)
         set_slot_jitter(slot, 0.0)
-        return changed
+        return slot, changed
 
     # -- signal handlers -----------------------------------------------------------------------
 
@@ -295,12 +298,7 @@ class SlotFloors:
                 self._key_origins.setdefault(key, set()).add(origin)
                 self._apply(key)
                 self._inherit_lastseen(key, origin)
-        floor = self._key_floor.get(key)
-        if floor is None:
-            return
-        slot = self._downloader().slots.get(key)
-        if slot is not None:
-            self._clamp(slot, floor)
+        self._clamp(key)
 
     def _inherit_lastseen(self, key: str, origin: str) -> None:
         """Start a newly mapped slot's delay from the origin's last request (robots.txt, say)
@@ -320,13 +318,11 @@ class SlotFloors:
         if not self._key_floor:
             return
         key = request.meta.get(_SLOT_META)
-        floor = self._key_floor.get(key) if key is not None else None
-        if floor is None:
+        clamped = self._clamp(key) if key is not None else None
+        if clamped is None:
             return
-        slot = self._downloader().slots.get(key)
-        if slot is None:
-            return
-        if self._clamp(slot, floor):
+        slot, changed = clamped
+        if changed:
             self.stats.inc_value(STAT_RECLAMPED)
         # Scrapy counts the delay from when a request leaves the queue; the server sees it
         # later, by the connection set-up time, which varies (a new connection, then a reused

@@ -254,7 +254,7 @@ class RobotsTxtDownloader:
             meta=robotstxt_request_meta(
                 self.settings.robotstxt_meta,
                 origin,
-                0 if _is_http(url) else self._other_maxsize,
+                0 if url[:6].lower().startswith(("http:", "https:")) else self._other_maxsize,
             ),
         )
 
@@ -297,7 +297,3 @@ class RobotsTxtDownloader:
         if encodings:
             request.meta[_ENCODING] = encodings
             del response.headers[b"Content-Encoding"]
-
-
-def _is_http(url: str) -> bool:
-    return url[:6].lower().startswith(("http:", "https:"))

@@ -101,14 +101,14 @@ class UsagePolicy:
     def check_request(self, robots: RobotsTxt, request: Request, user_agent: str) -> None:
         """What robots.txt says about the request's URL; raises IgnoreRequest for a purpose
         it disallows (unless ``RERP_USAGE_DROP`` is off)."""
-        if robots.states_usage:
-            decisions = {
-                purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes
-            }
-        else:  # most files: what usage() would say of an allowed URL, without matching it
+        if not robots.states_usage:
+            # Most files: what usage() would say of an allowed URL, without matching it.
             request.meta[USAGE_META] = self._unstated.copy()
             return
-        self._decided(request, decisions)
+        self._decided(
+            request,
+            {purpose: robots.usage(request.url, user_agent, purpose) for purpose in self.purposes},
+        )
 
     def check_documents(self, request: Request) -> None:
         """What the licence files robots.txt names (RSL, attached by the gate) say of the
@@ -174,12 +174,10 @@ class UsagePolicy:
         refused = _first(decisions, DISALLOWED)
         if refused is None and self.deny_unknown:
             refused = _first(decisions, UNKNOWN)
-        if refused is None:
-            return
-        if not self.drop:
+        if refused is not None and self.drop:
+            self._drop(request, *refused)
+        elif refused is not None:
             self.stats.inc_value("robotstxt/usage/marked")
-            return
-        self._drop(request, *refused)
 
     def _drop(self, request: Request, purpose: str, decision: UsageDecision) -> None:
         """Count, log and raise IgnoreRequest for *decision*, which refuses *purpose*."""
@@ -210,16 +208,15 @@ class UsagePolicy:
     def _cut(self, request: Request, unread: int) -> None:
         """Count, and log the first time, a Content-Usage header cut at the cap."""
         self.stats.inc_value("robotstxt/usage/header_cut")
-        if self._cut_logged:
-            return
-        self._cut_logged = True
-        logger.info(
-            "Content-Usage header of %(request)s cut at %(cap)s bytes (%(unread)s more not "
-            "read): what it allows is unknown, what it disallows stays disallowed; further cuts "
-            "are counted in robotstxt/usage/header_cut",
-            {"request": bounded(str(request)), "cap": MAX_HEADER_BYTES, "unread": unread},
-            extra={"spider": self.crawler.spider},
-        )
+        if not self._cut_logged:
+            self._cut_logged = True
+            logger.info(
+                "Content-Usage header of %(request)s cut at %(cap)s bytes (%(unread)s more not "
+                "read): what it allows is unknown, what it disallows stays disallowed; further "
+                "cuts are counted in robotstxt/usage/header_cut",
+                {"request": bounded(str(request)), "cap": MAX_HEADER_BYTES, "unread": unread},
+                extra={"spider": self.crawler.spider},
+            )
 
     def _flush_counts(self) -> None:
         for key, count in self._counted.items():
@@ -259,10 +256,7 @@ def _licence_decision(
 def _first(
     decisions: Mapping[str, UsageDecision], outcome: str
 ) -> tuple[str, UsageDecision] | None:
-    for purpose, decision in decisions.items():
-        if decision.preference == outcome:
-            return purpose, decision
-    return None
+    return next(((purpose, d) for purpose, d in decisions.items() if d.preference == outcome), None)
 
 
 def _header(response: Response) -> tuple[str | None, int]:

@@ -57,11 +57,12 @@ from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
+from scrapy_rerp.cli._parser import add_demo_arguments
 from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import crawler_process
 from scrapy_rerp.crawl.middleware import RobotsTxtMiddleware
-from scrapy_rerp.demo.local_server import Hit, Reply, Server, gaps, urlset
+from scrapy_rerp.demo.local_server import Reply, Server, gaps, urlset
 from scrapy_rerp.engine import RobotsTxt
 
 USER_AGENT = "Mozilla/5.0 (compatible; PoliteDemoBot/1.0; +https://example.com/polite-demo)"
@@ -73,10 +74,6 @@ TOLERANCE = 0.02
 # -- two small web sites ------------------------------------------------------------------------
 
 
-def _not_found(hit: Hit) -> Reply:
-    return Reply(status=404, body="not found")
-
-
 class Site(Server):
     """One of the demo's web sites: a local server on 127.0.0.1 that records every request it
     receives, with a name and a line on what it serves. A path without a route gets 404."""
@@ -85,7 +82,7 @@ class Site(Server):
         super().__init__(host_name=host_name)  # how the crawl addresses it
         self.name = name
         self.description = ""
-        self.default = _not_found
+        self.default = lambda hit: Reply(status=404, body="not found")
 
 
 def page(title: str, links: Iterable[str] = ()) -> Reply:
@@ -380,23 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         "robots.txt once per origin, disallowed URLs dropped, Crawl-delay kept, "
         "503 robots.txt retried, sitemaps followed. Offline; takes a few seconds."
     )
-    parser.add_argument(
-        "--pages",
-        type=int,
-        default=3,
-        metavar="N",
-        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
-    )
-    parser.add_argument(
-        "--blog-robots",
-        choices=["flaky", "missing"],
-        default="flaky",
-        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
-        "'missing' (404: allow all)",
-    )
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
-    )
+    add_demo_arguments(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.pages <= 40:
         parser.error("--pages must be between 1 and 40")

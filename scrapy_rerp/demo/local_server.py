@@ -202,9 +202,7 @@ class Server:
     def _record(self, hit: Hit) -> Reply:
         with self._lock:
             self._hits.append(hit)
-            route = self._routes.get(hit.path)
-            if route is None:
-                route = self._routes.get(urlsplit(hit.path).path)
+            route = self._routes.get(hit.path, self._routes.get(urlsplit(hit.path).path))
             index = self._counters.get(hit.path, 0)
             self._counters[hit.path] = index + 1
         if route is None:

@@ -100,14 +100,10 @@ def _read_caller_tokens(user_agent: str) -> tuple[str, ...]:
         return ()
     if _HEADER_MARKS.isdisjoint(user_agent):
         return (user_agent.lower(),)
-    found: list[str] = []
     first = _FIRST_NAME.match(user_agent)
     candidates = [first.group()] if first and first.group() else []
     candidates += _PRODUCT.findall(user_agent)
     candidates += _COMPATIBLE.findall(user_agent)
-    for token in candidates:
-        token = token.lower()
-        if token not in found:
-            found.append(token)
+    found = list(dict.fromkeys(token.lower() for token in candidates))  # in order, each once
     specific = [t for t in found if t not in GENERIC_PRODUCTS]
     return tuple(specific or found)

@@ -38,3 +38,13 @@ def check_syntax(syntax: object) -> int:
         "syntax must be MK1996, GYM2008 or RFC9309 (or the names 'mk1996', 'gym2008', "
         f"'rfc9309'), not {syntax!r}"
     )
+
+
+def as_text(value: object, name: str) -> str:
+    """*value*, a URL or a user agent, as str: bytes are decoded as UTF-8, a byte that is not
+    kept as a surrogate; TypeError, naming the argument *name*, for any other type."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be str or bytes, not {type(value).__name__}")
+    return value

@@ -61,11 +61,12 @@ def parse_crawl_delay(value: str) -> float | None:
     return delay
 
 
-def _clock(hhmm: str) -> datetime.time | None:
-    hours, minutes = int(hhmm[:2]), int(hhmm[2:])
-    if hours > 23 or minutes > 59:
+def _window(start: str, end: str) -> tuple[datetime.time, datetime.time] | None:
+    """``HHMM``-``HHMM`` as two times; None for an hour past 23 or a minute past 59."""
+    clocks = [(int(hhmm[:2]), int(hhmm[2:])) for hhmm in (start, end)]
+    if any(hours > 23 or minutes > 59 for hours, minutes in clocks):
         return None
-    return datetime.time(hours, minutes)
+    return datetime.time(*clocks[0]), datetime.time(*clocks[1])
 
 
 def parse_request_rate(value: str) -> RequestRate | None:
@@ -79,20 +80,16 @@ def parse_request_rate(value: str) -> RequestRate | None:
         return None
     if start is None:
         return RequestRate(count, span)
-    start_time, end_time = _clock(start), _clock(end)
-    if start_time is None or end_time is None:
-        return None
-    return RequestRate(count, span, start_time, end_time)
+    window = _window(start, end)
+    return None if window is None else RequestRate(count, span, *window)
 
 
 def parse_visit_time(value: str) -> VisitTime | None:
     match = _WINDOW.fullmatch(value.strip())
     if match is None:
         return None
-    start_time, end_time = _clock(match.group(1)), _clock(match.group(2))
-    if start_time is None or end_time is None:
-        return None
-    return VisitTime(start_time, end_time)
+    window = _window(*match.groups())
+    return None if window is None else VisitTime(*window)
 
 
 class UsageStatement(NamedTuple):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ._agents import caller_tokens
+from ._constants import as_text
 from ._dates import WEEKDAYS, read_date
 from ._page_rules import (
     DATE,
@@ -141,10 +142,7 @@ def restrictions_of(statement: PageStatement, now: datetime.datetime) -> frozens
 def _smallest_limit(values: list[int]) -> int | None:
     """The most restrictive of max-snippet or max-video-preview values: the smallest limit,
     -1 (no limit) only when nothing else is given."""
-    limits = [value for value in values if value >= 0]
-    if limits:
-        return min(limits)
-    return -1 if values else None
+    return min((value for value in values if value >= 0), default=-1 if values else None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,10 +211,7 @@ class PageDirectives:
         ``nofollow``, ``noarchive``, ``nosnippet``, ``noimageindex``, ``notranslate``,
         ``noai``, ``noimageai``. A naive *now* is read as UTC."""
         moment = _utc(now)
-        found: set[str] = set()
-        for statement in self.statements:
-            found |= restrictions_of(statement, moment)
-        return frozenset(found)
+        return frozenset().union(*(restrictions_of(s, moment) for s in self.statements))
 
     def usage(
         self, purpose: str, image: bool = False, now: datetime.datetime | None = None
@@ -484,10 +479,7 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
 
     Raises TypeError for arguments of the wrong types; never raises on their content.
     """
-    if isinstance(user_agent, (bytes, bytearray)):
-        user_agent = bytes(user_agent).decode("utf-8", "surrogateescape")
-    if not isinstance(user_agent, str):
-        raise TypeError(f"user_agent must be str or bytes, not {type(user_agent).__name__}")
+    user_agent = as_text(user_agent, "user_agent")
     warnings: list[PageWarning] = []
     found: list[tuple[str | None, PageStatement]] = []
 

@@ -16,8 +16,7 @@ from ._groups import Extra, StoredGroup
 
 def render_value(kind: int, value: Any) -> str:
     """A value of directive *kind* as it is written after its key."""
-    render = DIRECTIVES[kind].render_value or str
-    return render(value)
+    return (DIRECTIVES[kind].render_value or str)(value)
 
 
 def render_extra(kind: int, value: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from . import _lines as L
 from ._agents import caller_tokens
-from ._constants import RFC9309, SYNTAX_NAMES, check_syntax
+from ._constants import RFC9309, SYNTAX_NAMES, as_text, check_syntax
 from ._directives import (
     CONTENT_SIGNAL,
     DIRECTIVES,
@@ -285,7 +285,7 @@ class RobotsTxt:
         group (record) its rules are checked against, the agents naming one of its product
         tokens, else ``*``; () when no group applies (everything is allowed)."""
         if type(user_agent) is not str:
-            user_agent = _coerce("", user_agent)[1]
+            user_agent = as_text(user_agent, "user_agent")
         queries = self._queries(user_agent)
         if queries.matched is not None:
             return queries.matched
@@ -355,7 +355,7 @@ class RobotsTxt:
 
     def _group_value(self, user_agent: str, kind: int) -> Any:
         if type(user_agent) is not str:
-            _, user_agent = _coerce("", user_agent)
+            user_agent = as_text(user_agent, "user_agent")
         values = self._queries(user_agent).values
         value = values.get(kind, _NOT_READ)
         if value is _NOT_READ:
@@ -528,15 +528,7 @@ class _UsageStatements:
 
 
 def _coerce(url: object, user_agent: object) -> tuple[str, str]:
-    if isinstance(url, bytes):
-        url = url.decode("utf-8", "surrogateescape")
-    if isinstance(user_agent, bytes):
-        user_agent = user_agent.decode("utf-8", "surrogateescape")
-    if not isinstance(url, str):
-        raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
-    if not isinstance(user_agent, str):
-        raise TypeError(f"user_agent must be str or bytes, not {type(user_agent).__name__}")
-    return url, user_agent
+    return as_text(url, "url"), as_text(user_agent, "user_agent")
 
 
 def parse(content: str | bytes, syntax: int = RFC9309) -> RobotsTxt:

@@ -34,8 +34,9 @@ from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 from xml.parsers import expat
 
+from ._constants import as_text
 from ._patterns import escape_pattern, path_params_query, pattern_matches
-from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
+from ._usage import ALLOWED, DISALLOWED, UNKNOWN, strongest, usage_category
 
 __all__ = [
     "MAX_LICENSE_LINKS",
@@ -224,10 +225,7 @@ class RslFile:
         """What the file says of *purpose* (``train-ai``, ``ai-input``, ``search``; a
         Content-Signal key naming one) for *url*. Raises ValueError for an unknown purpose."""
         purpose = usage_category(purpose)
-        if isinstance(url, (bytes, bytearray)):
-            url = bytes(url).decode("utf-8", "surrogateescape")
-        if not isinstance(url, str):
-            raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+        url = as_text(url, "url")
         if not self.valid:
             return RslDecision(UNKNOWN, purpose, self.url, None, None, "the RSL file is unusable")
         content = self.content_for(url)
@@ -262,11 +260,8 @@ def license_decision(url: str, purpose: str, files: Iterable[RslFile]) -> RslDec
     lifted by another that permits: no licence is held for it); else the first that allows;
     else the first file's ``unknown``. None when there is no file."""
     decisions = [file.decision(url, purpose) for file in files]
-    for preference in (DISALLOWED, ALLOWED):
-        for decision in decisions:
-            if decision.preference == preference:
-                return decision
-    return decisions[0] if decisions else None
+    outcome = strongest(decision.preference for decision in decisions)
+    return next((decision for decision in decisions if decision.preference == outcome), None)
 
 
 # RFC 8288 link-value: <URI-Reference> *( OWS ";" OWS link-param ), link-values joined by ",".
@@ -536,12 +531,11 @@ def parse_rsl(content: bytes | str, url: str = "") -> RslFile:
     try:
         parser.Parse(body, True)
     except _Abort as abort:
-        reader.problems.insert(0, RslProblem(abort.code, parser.CurrentLineNumber, str(abort)))
-        return RslFile(url=url, contents=(), problems=tuple(reader.problems), valid=False)
+        failure = RslProblem(abort.code, parser.CurrentLineNumber, str(abort))
     except (expat.ExpatError, ValueError, LookupError) as error:  # (an unknown encoding)
         line = getattr(error, "lineno", 0) or 0
-        reader.problems.insert(0, RslProblem("not-xml", line, f"not well-formed XML: {error}"))
-        return RslFile(url=url, contents=(), problems=tuple(reader.problems), valid=False)
-    return RslFile(
-        url=url, contents=tuple(reader.contents), problems=tuple(reader.problems), valid=True
-    )
+        failure = RslProblem("not-xml", line, f"not well-formed XML: {error}")
+    else:
+        contents, problems = tuple(reader.contents), tuple(reader.problems)
+        return RslFile(url=url, contents=contents, problems=problems, valid=True)
+    return RslFile(url=url, contents=(), problems=(failure, *reader.problems), valid=False)

@@ -177,9 +177,7 @@ class _Parser:
         return False
 
     def parse_item_or_inner_list(self) -> Member:
-        if self.peek() == "(":
-            return self.parse_inner_list()
-        return self.parse_item()
+        return self.parse_inner_list() if self.peek() == "(" else self.parse_item()
 
     def parse_inner_list(self) -> InnerList:
         self.pos += 1  # the "(" that parse_item_or_inner_list saw
@@ -214,8 +212,7 @@ class _Parser:
     # -- 4.2.3 items, parameters, keys ------------------------------------------------------
 
     def parse_item(self) -> Item:
-        bare_item = self.parse_bare_item()
-        return bare_item, self.parse_parameters()
+        return self.parse_bare_item(), self.parse_parameters()
 
     def parse_bare_item(self) -> BareItem:
         char = self.peek()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ._constants import as_text
 from ._page import _header_text, _meta_tags, _pairs, _warner
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
@@ -190,10 +191,8 @@ def _normal_path(url: str) -> str:
 def _compiled(location: str) -> tuple[str, tuple[str, ...], str | None, bool]:
     """A location as glob_match takes it: normalised; a ``$`` before the end is a literal."""
     pattern = _normal(location)
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    pattern = body.replace("$", "%24") + ("$" if anchored else "")
-    return split_glob(pattern)
+    body = pattern.removesuffix("$").replace("$", "%24")
+    return split_glob(body + "$" if pattern.endswith("$") else body)
 
 
 # -- the file ---------------------------------------------------------------------------------
@@ -220,10 +219,7 @@ class TdmRepFile:
     def reservation(self, url: str) -> TdmRepStatement | None:
         """What the file says of *url* (a URL, or a path with its query): the first entry
         whose location matches, or None when none does (the reservation is then unset)."""
-        if isinstance(url, (bytes, bytearray)):
-            url = bytes(url).decode("utf-8", "surrogateescape")
-        if not isinstance(url, str):
-            raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+        url = as_text(url, "url")
         if not self.entries:
             return None
         path = _normal_path(url)
@@ -515,10 +511,7 @@ def tdm_reservation(
 
     Raises TypeError for arguments of the wrong types; never raises on their content.
     """
-    if isinstance(url, (bytes, bytearray)):
-        url = bytes(url).decode("utf-8", "surrogateescape")
-    if not isinstance(url, str):
-        raise TypeError(f"url must be str or bytes, not {type(url).__name__}")
+    url = as_text(url, "url")
     if file is not None and not isinstance(file, TdmRepFile):
         raise TypeError(f"file must be a TdmRepFile or None, not {type(file).__name__}")
     warnings: list[TdmRepWarning] = []
@@ -529,12 +522,9 @@ def tdm_reservation(
         _meta_statement(meta, warn),
     )
     statements = tuple(statement for statement in said if statement is not None)
-    reserved_by = policy_by = None
-    for statement in statements:
-        if statement.reservation is not None:
-            reserved_by = statement
-        if statement.policy is not None:
-            policy_by = statement
+    # Each property is the last technique's that states it.
+    reserved_by = next((s for s in reversed(statements) if s.reservation is not None), None)
+    policy_by = next((s for s in reversed(statements) if s.policy is not None), None)
     reserved = None if reserved_by is None else reserved_by.reservation == 1
     if not reserved:
         policy_by = None

@@ -218,10 +218,8 @@ def strongest(outcomes: Iterable[str]) -> str:
 def combined(decisions: Sequence[UsageDecision]) -> UsageDecision | None:
     """The first of *decisions* (in the caller's order) whose preference is what they combine to
     (``strongest``); None if there are none."""
-    if not decisions:
-        return None
     outcome = strongest(decision.preference for decision in decisions)
-    return next(decision for decision in decisions if decision.preference == outcome)
+    return next((decision for decision in decisions if decision.preference == outcome), None)
 
 
 def split_content_usage_rule(value: str) -> tuple[str | None, str]:

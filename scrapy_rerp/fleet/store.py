@@ -515,10 +515,8 @@ class RedisOriginCache:
         # Redis's clock to this worker's, through the age each time has on Redis's clock.
         offset = time.time() - (int(seconds) + int(micros) / 1_000_000)
         for name in CLOCK_FIELDS & fields.keys():
-            try:
+            with suppress(ValueError):  # unreadable: the caller finds it so
                 fields[name] = repr(float(fields[name]) + offset).encode()
-            except ValueError:
-                pass  # unreadable: the caller finds it so
         return fields
 
     async def store(
