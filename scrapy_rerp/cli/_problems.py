@@ -463,13 +463,10 @@ def _verdict_text(decision: Decision) -> str:
 def _syntax_problems(
     parsed: dict[int, RobotsTxt], budget: _Budget
 ) -> tuple[list[Problem], int, int]:
-    agents: dict[str, None] = {"*": None}
-    for syntax in _SYNTAXES:
-        for group in parsed[syntax].groups:
-            for agent in group.agents:
-                if agent.strip() and len(agents) < MAX_AGENTS:
-                    agents.setdefault(agent.strip(), None)
-    paths = _candidates(g for s in _SYNTAXES for g in parsed[s].groups)
+    groups = [group for syntax in _SYNTAXES for group in parsed[syntax].groups]
+    named = (agent.strip() for group in groups for agent in group.agents if agent.strip())
+    agents = list(dict.fromkeys(["*", *named]))[:MAX_AGENTS]
+    paths = _candidates(groups)
     # One check: a path asked of the three syntaxes, for one agent; as much again to explain it.
     cost = {agent: sum(_weighed(parsed[s], agent) for s in _SYNTAXES) for agent in agents}
     problems = []
