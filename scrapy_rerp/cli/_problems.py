@@ -389,7 +389,7 @@ def _usage_grant_problems(robots: RobotsTxt, text: str, budget: _Budget) -> list
     never applies. The verdict for the rule's path is the engine's, for each of its agents."""
     problems = []
     lines = text.split("\n")
-    weighed: dict[str, int] = {}
+    weighed = functools.cache(lambda agent: _weighed(robots, agent))
     for agents, line, statement in _usage_rules(robots):
         granted = [category for category, allowed in statement.preferences if allowed]
         if not granted:
@@ -398,11 +398,9 @@ def _usage_grant_problems(robots: RobotsTxt, text: str, budget: _Budget) -> list
         path = _probe_path(statement.path)
         blocked: dict[str, Any] = {}
         for agent in dict.fromkeys(a.strip() for a in agents if a.strip()):
-            if agent not in weighed:
-                weighed[agent] = _weighed(robots, agent)
-            if not budget.spend(weighed[agent]) or crawl_allowed(robots, path, agent):
+            if not budget.spend(weighed(agent)) or crawl_allowed(robots, path, agent):
                 continue
-            if budget.spend(EXPLAIN_WEIGHT * weighed[agent]):  # which line disallows it
+            if budget.spend(EXPLAIN_WEIGHT * weighed(agent)):  # which line disallows it
                 blocked[agent] = crawl_decision(robots, path, agent)
         if not blocked:
             continue
