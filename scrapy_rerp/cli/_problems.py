@@ -244,7 +244,6 @@ def _close_directive(key: str) -> list[str]:
 
 
 def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list[Problem]:
-    robots = parsed[syntax]
     problems: list[Problem] = []
     flagged: set[int] = set()
     # Rules spelled wrong (or without a colon), spelled right: where the file puts them is a
@@ -313,7 +312,7 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                     "against the robots.txt URL, or ignore it",
                 )
     # The engine's warnings but on the lines flagged above, and those of the rules respelled.
-    warnings = [warning for warning in robots.warnings if warning.line not in flagged]
+    warnings = [warning for warning in parsed[syntax].warnings if warning.line not in flagged]
     if respelled:
         right = [respelled.get(number, line) for number, line in enumerate(lines, 1)]
         warnings += [
@@ -509,12 +508,11 @@ def lint(raw: bytes, body: Body, syntax: int) -> Lint:
     """Every problem of the robots.txt ``raw`` (as given or downloaded) and ``body`` (as a
     crawler reads it), its parse warnings read in ``syntax``."""
     parsed = {each: body.rules(each) for each in _SYNTAXES}
-    robots = parsed[syntax]
     text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
     budget = _Budget(MIN_COMPARISONS + COMPARISONS_PER_BYTE * len(body.data))
     result = Lint(problems=_file_problems(raw, body), budget=budget.limit)
     result.problems += _line_problems(text, parsed, syntax)
-    result.problems += _usage_grant_problems(robots, text, budget)
+    result.problems += _usage_grant_problems(parsed[syntax], text, budget)
     differences, result.checked_urls, result.checked_agents = _syntax_problems(parsed, budget)
     result.problems += differences
     result.comparisons, result.skipped_comparisons = budget.spent, budget.skipped
