@@ -127,18 +127,17 @@ def _report(args: argparse.Namespace) -> Report:
         # The URLs before ROBOTS: nothing is downloaded for arguments given in the wrong order.
         for url in args.urls if args.command == "check" else [args.url]:
             check_url_argument(url, args.command)
-    if args.command == "fetch" and is_tdmrep_source(args.url):
-        return TdmRepFileReport.build(args.url, args.agent, args.timeout, lint=False)
-    if args.command == "lint" and is_tdmrep_source(args.robots):
-        return TdmRepFileReport.build(args.robots, args.agent, args.timeout, lint=True)
-    # The others read a robots.txt: ROBOTS, or fetch's URL.
+    given = args.url if args.command == "fetch" else args.robots  # ROBOTS, or fetch's URL
+    if args.command in ("fetch", "lint") and is_tdmrep_source(given):
+        return TdmRepFileReport.build(given, args.agent, args.timeout, lint=args.command == "lint")
+    # The others read a robots.txt.
     if args.command == "fetch":
         source = load_url(
-            args.url, args.syntax, args.agent, args.timeout, args.store, args.ignore_robots_txt
+            given, args.syntax, args.agent, args.timeout, args.store, args.ignore_robots_txt
         )
     else:
         source = load(
-            args.robots, args.syntax, args.agent, args.timeout, sys.stdin, args.ignore_robots_txt
+            given, args.syntax, args.agent, args.timeout, sys.stdin, args.ignore_robots_txt
         )
     if args.command in ("fetch", "lint") and source.parsed and looks_like_rsl(source.raw):
         return RslFileReport.of(source, lint=args.command == "lint")

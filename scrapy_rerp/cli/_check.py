@@ -147,11 +147,9 @@ class Verdict:
     @property
     def disallows_a_usage(self) -> bool:
         """Whether the site says "not for this purpose" for one of the categories asked about."""
-        if any(found.preference == "disallowed" for found in self.usage.values()):
-            return True
-        if any(d.preference == "disallowed" for d in (self.tdmrep or {}).values()):
-            return True
-        return any(d.refused for d in (self.rsl or {}).values())
+        stated = [*self.usage.values(), *(self.tdmrep or {}).values()]
+        refused = any(d.refused for d in (self.rsl or {}).values())
+        return refused or any(found.preference == "disallowed" for found in stated)
 
     def as_dict(self) -> dict[str, Any]:
         return {

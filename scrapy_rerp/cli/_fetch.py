@@ -43,17 +43,14 @@ class FetchReport:
     def build(cls, source: Source, syntax: int, agent: str) -> FetchReport:
         fetched = source.fetched
         assert fetched is not None
-        if fetched.outcome == PARSED:
-            robots = source.rules(syntax)
-            crawl_delay = robots.crawl_delay(agent)
-        else:
-            robots, crawl_delay = RobotsTxt.allow_all(syntax), None
+        parsed = fetched.outcome == PARSED
+        robots = source.rules(syntax) if parsed else RobotsTxt.allow_all(syntax)
         found = source.not_robots_txt
         return cls(
             fetched=fetched,
             syntax=syntax,
             agent=agent,
-            crawl_delay=crawl_delay,
+            crawl_delay=robots.crawl_delay(agent) if parsed else None,
             summary=Summary.of(robots, source.robots_url),
             not_robots_txt=found,
             notes=[f"error: {source.what_it_is()}"] if found is not None else [],

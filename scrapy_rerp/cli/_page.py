@@ -426,9 +426,8 @@ class PageReport:
                 )
                 for purpose in USAGE_CATEGORIES
             }
-            statements = directives.statements
-            nofollow = next((s for s in statements if "nofollow" in s.rule.restricts), None)
-            follow = Answer.follow(nofollow)
+            nofollows = (s for s in directives.statements if "nofollow" in s.rule.restricts)
+            follow = Answer.follow(next(nofollows, None))
             tdmrep = TdmRepReport.of(page, meta, agent, timeout)
             licences = _licences(page, robots, agent, timeout)
         else:

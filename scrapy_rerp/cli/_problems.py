@@ -244,7 +244,6 @@ def _close_directive(key: str) -> list[str]:
 
 
 def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list[Problem]:
-    robots = parsed[syntax]
     problems: list[Problem] = []
     flagged: set[int] = set()
     # Rules spelled wrong (or without a colon), spelled right: where the file puts them is a
@@ -313,7 +312,7 @@ def _line_problems(text: str, parsed: dict[int, RobotsTxt], syntax: int) -> list
                     "against the robots.txt URL, or ignore it",
                 )
     # The engine's warnings but on the lines flagged above, and those of the rules respelled.
-    warnings = [warning for warning in robots.warnings if warning.line not in flagged]
+    warnings = [warning for warning in parsed[syntax].warnings if warning.line not in flagged]
     if respelled:
         right = [respelled.get(number, line) for number, line in enumerate(lines, 1)]
         warnings += [
@@ -389,7 +388,7 @@ def _usage_grant_problems(robots: RobotsTxt, text: str, budget: _Budget) -> list
     never applies. The verdict for the rule's path is the engine's, for each of its agents."""
     problems = []
     lines = text.split("\n")
-    weighed: dict[str, int] = {}
+    weighed = functools.cache(lambda agent: _weighed(robots, agent))
     for agents, line, statement in _usage_rules(robots):
         granted = [category for category, allowed in statement.preferences if allowed]
         if not granted:
@@ -398,11 +397,9 @@ def _usage_grant_problems(robots: RobotsTxt, text: str, budget: _Budget) -> list
         path = _probe_path(statement.path)
         blocked: dict[str, Any] = {}
         for agent in dict.fromkeys(a.strip() for a in agents if a.strip()):
-            if agent not in weighed:
-                weighed[agent] = _weighed(robots, agent)
-            if not budget.spend(weighed[agent]) or crawl_allowed(robots, path, agent):
+            if not budget.spend(weighed(agent)) or crawl_allowed(robots, path, agent):
                 continue
-            if budget.spend(EXPLAIN_WEIGHT * weighed[agent]):  # which line disallows it
+            if budget.spend(EXPLAIN_WEIGHT * weighed(agent)):  # which line disallows it
                 blocked[agent] = crawl_decision(robots, path, agent)
         if not blocked:
             continue
@@ -463,13 +460,10 @@ def _verdict_text(decision: Decision) -> str:
 def _syntax_problems(
     parsed: dict[int, RobotsTxt], budget: _Budget
 ) -> tuple[list[Problem], int, int]:
-    agents: dict[str, None] = {"*": None}
-    for syntax in _SYNTAXES:
-        for group in parsed[syntax].groups:
-            for agent in group.agents:
-                if agent.strip() and len(agents) < MAX_AGENTS:
-                    agents.setdefault(agent.strip(), None)
-    paths = _candidates(g for s in _SYNTAXES for g in parsed[s].groups)
+    groups = [group for syntax in _SYNTAXES for group in parsed[syntax].groups]
+    named = (agent.strip() for group in groups for agent in group.agents if agent.strip())
+    agents = list(dict.fromkeys(["*", *named]))[:MAX_AGENTS]
+    paths = _candidates(groups)
     # One check: a path asked of the three syntaxes, for one agent; as much again to explain it.
     cost = {agent: sum(_weighed(parsed[s], agent) for s in _SYNTAXES) for agent in agents}
     problems = []
@@ -514,12 +508,11 @@ def lint(raw: bytes, body: Body, syntax: int) -> Lint:
     """Every problem of the robots.txt ``raw`` (as given or downloaded) and ``body`` (as a
     crawler reads it), its parse warnings read in ``syntax``."""
     parsed = {each: body.rules(each) for each in _SYNTAXES}
-    robots = parsed[syntax]
     text = body.data.decode(body.charset or "utf-8", "replace").removeprefix("\ufeff")
     budget = _Budget(MIN_COMPARISONS + COMPARISONS_PER_BYTE * len(body.data))
     result = Lint(problems=_file_problems(raw, body), budget=budget.limit)
     result.problems += _line_problems(text, parsed, syntax)
-    result.problems += _usage_grant_problems(robots, text, budget)
+    result.problems += _usage_grant_problems(parsed[syntax], text, budget)
     differences, result.checked_urls, result.checked_agents = _syntax_problems(parsed, budget)
     result.problems += differences
     result.comparisons, result.skipped_comparisons = budget.spent, budget.skipped

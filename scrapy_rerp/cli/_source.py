@@ -60,9 +60,8 @@ class Source:
         return cls(name=url, raw=body.data, body=body, fetched=fetched, site=site)
 
     def rules(self, syntax: int) -> RobotsTxt:
-        if self.fetched is not None:
-            return self.fetched.rules(syntax)
-        return self.body.rules(syntax)
+        """The rules a crawler applies: the download's (its outcome decides), or the file's."""
+        return (self.fetched or self.body).rules(syntax)
 
     @property
     def parsed(self) -> bool:
