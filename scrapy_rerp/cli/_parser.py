@@ -75,28 +75,6 @@ class _OneUrl(argparse.Action):
             )
 
 
-def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
-    """The demo's options, for ``scrapy-rerp demo`` and the demo's own script
-    (:func:`scrapy_rerp.demo.main`)."""
-    parser.add_argument(
-        "--pages",
-        type=int,
-        default=3,
-        metavar="N",
-        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
-    )
-    parser.add_argument(
-        "--blog-robots",
-        choices=["flaky", "missing"],
-        default="flaky",
-        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
-        "'missing' (404: allow all)",
-    )
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scrapy-rerp",
@@ -330,7 +308,14 @@ def build_parser() -> argparse.ArgumentParser:
         "on 127.0.0.1 for the purpose, and a report of what each server received. Offline; a "
         "few seconds; nothing is left running.",
     )
-    add_demo_arguments(demo)
+    demo.add_argument("--pages", type=int, default=3, metavar="N", help="shop pages (1-40)")
+    demo.add_argument(
+        "--blog-robots",
+        choices=["flaky", "missing"],
+        default="flaky",
+        help="the blog's robots.txt: flaky (503 twice, then 200) or missing (404)",
+    )
+    demo.add_argument("-v", "--verbose", action="store_true", help="Scrapy's log on stderr")
 
     keys = commands.add_parser(
         "keys",

@@ -57,7 +57,6 @@ from scrapy.http import Response
 from scrapy.spiders import SitemapSpider
 from twisted.python.failure import Failure
 
-from scrapy_rerp.cli._parser import add_demo_arguments
 from scrapy_rerp.core.urls import origin_of
 from scrapy_rerp.core.version import __version__
 from scrapy_rerp.crawl.compat import crawler_process
@@ -377,7 +376,23 @@ def main(argv: list[str] | None = None) -> int:
         "robots.txt once per origin, disallowed URLs dropped, Crawl-delay kept, "
         "503 robots.txt retried, sitemaps followed. Offline; takes a few seconds."
     )
-    add_demo_arguments(parser)
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=3,
+        metavar="N",
+        help="product pages on the shop, each 0.5 s apart (1-40, default 3)",
+    )
+    parser.add_argument(
+        "--blog-robots",
+        choices=["flaky", "missing"],
+        default="flaky",
+        help="the blog's robots.txt: 'flaky' (503, 503, then 200; the default) or "
+        "'missing' (404: allow all)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show Scrapy's log (DEBUG) on stderr"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.pages <= 40:
         parser.error("--pages must be between 1 and 40")
