@@ -318,7 +318,7 @@ class _BadRow(ValueError):
 
 # -- the file's layout ---------------------------------------------------------------------------
 
-#: A copy's columns, in the order of ``_values``; a row is its origin, its tick, and these.
+#: A copy's columns, in the order of ``_write``'s values; a row is its origin, its tick, and these.
 _COPY_COLUMNS = ("url", "status", "outcome", "fetched_at", "expires_at", *HEADERS, "sha256", "body")
 _SCHEMA = (
     # The body last: the columns before it are read without its overflow pages.
@@ -1082,7 +1082,16 @@ def _check_truncated(path: Path) -> None:
 def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | None:
     """Write ``copy`` as ``origin``'s in the caller's transaction: True when the origin is new,
     False when its copy was replaced, None when a copy fetched later is stored already."""
-    values = _values(copy)
+    values = (  # those of _COPY_COLUMNS
+        copy.url,
+        copy.status,
+        copy.outcome.value,
+        float(copy.fetched_at),
+        float(copy.expires_at),
+        *(getattr(copy, name) for name in HEADERS),
+        copy.sha256,
+        copy.body,
+    )
     updated = conn.execute(
         f"UPDATE robots SET {', '.join(f'{c} = ?' for c in _COPY_COLUMNS)},"
         f" used_at = {_NEXT_TICK} WHERE origin = ?"
@@ -1202,20 +1211,6 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     if len(copy.body) > MAX_BODY:
         return "too_large", f"its body is {len(copy.body)} bytes, over the store's cap ({MAX_BODY})"
     return None
-
-
-def _values(copy: StoredCopy) -> tuple[object, ...]:
-    """The values of :data:`_COPY_COLUMNS` for ``copy``."""
-    return (
-        copy.url,
-        copy.status,
-        copy.outcome.value,
-        float(copy.fetched_at),
-        float(copy.expires_at),
-        *(getattr(copy, name) for name in HEADERS),
-        copy.sha256,
-        copy.body,
-    )
 
 
 def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
