@@ -238,9 +238,8 @@ class CrawlStore:
         if copy is None:
             return None
         self.stats.inc_value("robotstxt/store/revalidated")
-        if copy.fetched_at == fetched_at and previous.robots is not None:
-            return self._entry(copy, previous.robots)  # the copy recalled, renewed
-        return self._entry(copy)
+        # The copy recalled, renewed, keeps its rules; one another process stored is parsed.
+        return self._entry(copy, previous.robots if copy.fetched_at == fetched_at else None)
 
     def put(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
         """Store what ``fetched`` brought (a good copy only: never an outage), with the next
