@@ -626,7 +626,7 @@ class RobotsStore:
                 try:
                     if not row:
                         raise _too_large()
-                    problem = _key_reason(origin)
+                    problem = _text_reason("origin", origin, MAX_ORIGIN)
                     if problem is not None:
                         raise _BadRow(*problem)
                     copies[origin] = _copy(tuple(row), now)  # type: ignore[index]
@@ -763,7 +763,7 @@ class RobotsStore:
 
     def _refused(self, origin: object, copy: StoredCopy) -> bool:
         """Whether ``copy`` cannot be stored as ``origin``'s (then logged, counted)."""
-        found = _key_reason(origin) or _copy_reason(copy, time.time())
+        found = _text_reason("origin", origin, MAX_ORIGIN) or _copy_reason(copy, time.time())
         if found is not None:
             self.counts.refused += 1
             self._say("refused", "robots.txt store %s: not storing %s: %s", origin, found[1])
@@ -1144,11 +1144,7 @@ def _is_utf8(value: str) -> bool:
 
 
 def _key_ok(origin: object) -> bool:
-    return _key_reason(origin) is None
-
-
-def _key_reason(origin: object) -> tuple[str, str] | None:
-    return _text_reason("origin", origin, MAX_ORIGIN)
+    return _text_reason("origin", origin, MAX_ORIGIN) is None
 
 
 def _text_reason(what: str, value: object, cap: int) -> tuple[str, str] | None:
@@ -1248,7 +1244,7 @@ def _listed(row: tuple[object, ...], now: float) -> StoredOrigin:
     values: tuple[Any, ...] = row  # SQLite's values, of any type until checked below
     origin, url, status, outcome, fetched_at, expires_at, sha256, body_type, size = values
     found = (
-        _key_reason(origin)
+        _text_reason("origin", origin, MAX_ORIGIN)
         or (None if body_type == "blob" else ("value", "the body is not bytes"))
         or (
             None
