@@ -720,6 +720,4 @@ def crawler_user_agent(settings: RerpSettings, header: bytes | None) -> str:
     listener are given) and the page layer both ask here."""
     if settings.user_agent:
         return settings.user_agent
-    if header:
-        return header.decode("utf-8", "replace")
-    return settings.default_user_agent
+    return header.decode("utf-8", "replace") if header else settings.default_user_agent
