@@ -588,10 +588,8 @@ class RobotsStore:
                     listing.append(_listed(row, now))
                 except _BadRow as exc:
                     bad.append((rowid, row[0] if row else f"(row {rowid})", exc))
-            dropped: list[tuple[object, _BadRow]] = []
-            if bad and self.read_only:
-                dropped = [(key, exc) for _, key, exc in bad]  # read as absent, left in the file
-            elif bad:
+            dropped = bad if self.read_only else []  # read only: read as absent, left in the file
+            if bad and not self.read_only:
                 with _transaction(conn):
                     for rowid, key, exc in bad:  # unless replaced since
                         try:
@@ -599,8 +597,8 @@ class RobotsStore:
                                 _listed(row, now)
                         except _BadRow:
                             conn.execute("DELETE FROM robots WHERE rowid = ?", (rowid,))
-                            dropped.append((key, exc))
-            for key, exc in dropped:
+                            dropped.append((rowid, key, exc))
+            for _, key, exc in dropped:
                 self._dropped(key, exc)
             return listing
 
