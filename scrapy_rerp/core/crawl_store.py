@@ -203,12 +203,11 @@ class CrawlStore:
         )
 
     def _rules(self, copy: StoredCopy) -> Any:
-        kind = self.kind
         if copy.outcome == Outcome.PARSED:
-            return kind.parse(stored_body(copy, self.max_size))
-        if copy.outcome == Outcome.DISALLOW_ALL and kind.refused is not None:
-            return kind.refused()
-        return kind.absent()
+            return self.kind.parse(stored_body(copy, self.max_size))
+        if copy.outcome == Outcome.DISALLOW_ALL and self.kind.refused is not None:
+            return self.kind.refused()
+        return self.kind.absent()
 
     def renew(
         self,
