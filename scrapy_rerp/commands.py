@@ -98,10 +98,8 @@ class _RobotsSpider(Spider):
         message = failure.getErrorMessage()
         if failure.check(IgnoreRequest) and message == "Forbidden by robots.txt":
             self._note(request, "disallowed", "")
-        elif failure.check(IgnoreRequest):
-            self._note(request, "dropped", message)
         else:
-            self._note(request, "error", message)
+            self._note(request, "dropped" if failure.check(IgnoreRequest) else "error", message)
 
     def _note(self, request: Request | None, verdict: str, message: str) -> None:
         if request is None:
@@ -187,10 +185,8 @@ class RobotsCommand(ScrapyCommand):
         reason = crawler.stats.get_value("finish_reason") if crawler.stats else None
         if reason == "rerp_settings_error":
             self.exitcode = 2
-        elif all(r["decision"] == "allowed" for r in results):
-            self.exitcode = 0
         else:
-            self.exitcode = 1
+            self.exitcode = 0 if all(r["decision"] == "allowed" for r in results) else 1
         if opts.format == "json":
             json.dump({"results": results, "exit_status": self.exitcode}, sys.stdout, indent=2)
             sys.stdout.write("\n")

@@ -197,11 +197,8 @@ def not_robots_txt(raw: bytes, body: Body) -> NotRobotsTxt | None:
         found = NotRobotsTxt("binary", "binary data")
     else:
         return None
-    for syntax in _SYNTAXES:
-        robots = body.rules(syntax)
-        if robots.groups or robots.sitemaps:
-            return None
-    return found
+    read = (body.rules(syntax) for syntax in _SYNTAXES)
+    return None if any(robots.groups or robots.sitemaps for robots in read) else found
 
 
 def _file_problems(raw: bytes, body: Body) -> list[Problem]:

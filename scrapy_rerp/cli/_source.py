@@ -234,9 +234,8 @@ def _crawl_refuses(url: str, settings: RerpSettings, agent: str, timeout: float)
     decision = crawl_decision(robots.rules(settings.syntax), url, agent)
     if decision.allowed:
         return None
-    if decision.line is None:
-        return f"robots.txt disallows it ({decision.reason})"
-    return f"robots.txt disallows it (line {decision.line}: {decision.rule})"
+    why = decision.reason if decision.line is None else f"line {decision.line}: {decision.rule}"
+    return f"robots.txt disallows it ({why})"
 
 
 _OUTCOME_TEXT = {

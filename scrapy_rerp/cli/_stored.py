@@ -41,10 +41,9 @@ def open_store(path: str) -> Iterator[RobotsStore]:
     try:
         store = RobotsStore(path, read_only=True)
         try:
-            if not store.available:
-                raise CliError(f"{path}: not a usable robots.txt store: {store.reason}")
-            yield store
-            if not store.available:  # damage met by a read
+            if store.available:
+                yield store
+            if not store.available:  # unusable, or damage met by a read
                 raise CliError(f"{path}: not a usable robots.txt store: {store.reason}")
         finally:
             store.close()
@@ -82,8 +81,7 @@ def origin_argument(value: str) -> str:
 def from_store(url: str, copy: StoredCopy, settings: RerpSettings) -> Download:
     """What a crawl has from ``copy`` for the robots.txt ``url``, as a download gives it: the
     body read as the crawl reads a stored one (:func:`~scrapy_rerp.core.crawl_store.stored_body`),
-    fresh until the copy's
-    ``expires_at``."""
+    fresh until the copy's ``expires_at``."""
     outcome = copy.outcome
     expires_at = bounded_expiry(copy.fetched_at, copy.expires_at, longest_lifetime(settings))
     body = stored_body(copy, settings.max_size) if outcome == PARSED else None

@@ -164,12 +164,11 @@ class CoolDowns:
         return waited
 
     def _take_back(self, origin: str, request: Any) -> bool:
-        """A request of ``origin`` was queued in a download slot as its cool-down began."""
-        if self.parking.park(self.key(origin), request) is not None:
+        """A request of ``origin`` was queued in a download slot as its cool-down began: parked
+        as :meth:`admit` parks one."""
+        if self.admit(origin, request) is not PARKED:
             return False  # the lot is full or closing: it goes as it would have
-        request.meta[_COOLING_META] = time.time()
         self._not_sent(request.meta)
-        self.stats.inc_value(STAT_PARKED)
         self.stats.inc_value(STAT_TAKEN_BACK)
         return True
 

@@ -203,12 +203,11 @@ class CrawlStore:
         )
 
     def _rules(self, copy: StoredCopy) -> Any:
-        kind = self.kind
         if copy.outcome == Outcome.PARSED:
-            return kind.parse(stored_body(copy, self.max_size))
-        if copy.outcome == Outcome.DISALLOW_ALL and kind.refused is not None:
-            return kind.refused()
-        return kind.absent()
+            return self.kind.parse(stored_body(copy, self.max_size))
+        if copy.outcome == Outcome.DISALLOW_ALL and self.kind.refused is not None:
+            return self.kind.refused()
+        return self.kind.absent()
 
     def renew(
         self,
@@ -238,9 +237,8 @@ class CrawlStore:
         if copy is None:
             return None
         self.stats.inc_value("robotstxt/store/revalidated")
-        if copy.fetched_at == fetched_at and previous.robots is not None:
-            return self._entry(copy, previous.robots)  # the copy recalled, renewed
-        return self._entry(copy)
+        # The copy recalled, renewed, keeps its rules; one another process stored is parsed.
+        return self._entry(copy, previous.robots if copy.fetched_at == fetched_at else None)
 
     def put(self, origin: str, entry: RobotsEntry, fetched: Fetched) -> bool:
         """Store what ``fetched`` brought (a good copy only: never an outage), with the next

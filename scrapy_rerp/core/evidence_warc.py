@@ -211,11 +211,8 @@ def iter_warc_records(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Ite
         if cut:
             yield RecordLine(number=number, problem="cut", reason="cut short")
         elif kind == "response":
-            truncated = headers.get_header("WARC-Truncated") is not None
-            response = (
-                str(headers.get_header("WARC-Record-ID")),
-                None if truncated else _text(content),
-            )
+            body = None if headers.get_header("WARC-Truncated") is not None else _text(content)
+            response = (str(headers.get_header("WARC-Record-ID")), body)
         elif kind == "metadata" and str(headers.get_header("Content-Type")).startswith(JSON_TYPE):
             concurrent_to = headers.get_header("WARC-Concurrent-To")
             body = response[1] if response is not None and response[0] == concurrent_to else None

@@ -50,10 +50,8 @@ def wanted_delay(robots: RobotsTxt, user_agent: str) -> float | None:
     """Seconds between requests ``robots`` asks of ``user_agent``: its Crawl-delay or the
     interval its Request-rate implies (seconds / requests), the larger; None when it asks for
     none."""
-    wanted = 0.0
     delay = robots.crawl_delay(user_agent)
-    if delay is not None and delay > 0:
-        wanted = float(delay)
+    wanted = float(delay) if delay is not None and delay > 0 else 0.0
     rate = robots.request_rate(user_agent)
     if rate is not None and rate.requests > 0 and rate.seconds > 0:
         wanted = max(wanted, rate.seconds / rate.requests)

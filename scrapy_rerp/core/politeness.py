@@ -165,9 +165,7 @@ class Politeness:
         cooling = self.admit_cooling(origin, request)
         if cooling is not None:
             return cooling
-        if self.coordination is None:
-            return GO
-        return self.coordination.admit(origin, request)
+        return GO if self.coordination is None else self.coordination.admit(origin, request)
 
     def admit_cooling(self, origin: str, request: Any) -> Admission | None:
         """:data:`PARKED` (or a refusal) when ``origin`` is in a cool-down known here now."""

@@ -421,9 +421,7 @@ class _Reader:
 
     def syntax(self, name: str) -> int:
         value = self.raw(name)
-        if value is None:
-            return RFC9309
-        return syntax_from(value, name)
+        return RFC9309 if value is None else syntax_from(value, name)
 
     def boolean(self, name: str, default: bool) -> bool:
         value = self.raw(name)
@@ -600,15 +598,14 @@ class _Reader:
         items = [value] if isinstance(value, str) or callable(value) else value
         if not isinstance(items, (list, tuple)):
             raise RerpSettingsError(name, given, expected)
-        paths: list[str] = []
+        paths: dict[str, None] = {}  # each path once, in the order given
         for item in items:
             if callable(item) and hasattr(item, "__qualname__"):
                 item = f"{item.__module__}.{item.__qualname__}"
             path, found = _imported(name, given, item, expected, "importable callables")
             if not callable(found):
                 raise RerpSettingsError(name, given, f"callables, not {type(found).__name__}")
-            if path not in paths:
-                paths.append(path)
+            paths[path] = None
         return tuple(paths)
 
     def dotted_path(self, name: str, default: str) -> str:
@@ -723,6 +720,4 @@ def crawler_user_agent(settings: RerpSettings, header: bytes | None) -> str:
     listener are given) and the page layer both ask here."""
     if settings.user_agent:
         return settings.user_agent
-    if header:
-        return header.decode("utf-8", "replace")
-    return settings.default_user_agent
+    return header.decode("utf-8", "replace") if header else settings.default_user_agent

@@ -318,7 +318,7 @@ class _BadRow(ValueError):
 
 # -- the file's layout ---------------------------------------------------------------------------
 
-#: A copy's columns, in the order of ``_values``; a row is its origin, its tick, and these.
+#: A copy's columns, in the order of ``_write``'s values; a row is its origin, its tick, and these.
 _COPY_COLUMNS = ("url", "status", "outcome", "fetched_at", "expires_at", *HEADERS, "sha256", "body")
 _SCHEMA = (
     # The body last: the columns before it are read without its overflow pages.
@@ -588,10 +588,8 @@ class RobotsStore:
                     listing.append(_listed(row, now))
                 except _BadRow as exc:
                     bad.append((rowid, row[0] if row else f"(row {rowid})", exc))
-            dropped: list[tuple[object, _BadRow]] = []
-            if bad and self.read_only:
-                dropped = [(key, exc) for _, key, exc in bad]  # read as absent, left in the file
-            elif bad:
+            dropped = bad if self.read_only else []  # read only: read as absent, left in the file
+            if bad and not self.read_only:
                 with _transaction(conn):
                     for rowid, key, exc in bad:  # unless replaced since
                         try:
@@ -599,8 +597,8 @@ class RobotsStore:
                                 _listed(row, now)
                         except _BadRow:
                             conn.execute("DELETE FROM robots WHERE rowid = ?", (rowid,))
-                            dropped.append((key, exc))
-            for key, exc in dropped:
+                            dropped.append((rowid, key, exc))
+            for _, key, exc in dropped:
                 self._dropped(key, exc)
             return listing
 
@@ -626,7 +624,7 @@ class RobotsStore:
                 try:
                     if not row:
                         raise _too_large()
-                    problem = _key_reason(origin)
+                    problem = _text_reason("origin", origin, MAX_ORIGIN)
                     if problem is not None:
                         raise _BadRow(*problem)
                     copies[origin] = _copy(tuple(row), now)  # type: ignore[index]
@@ -763,7 +761,7 @@ class RobotsStore:
 
     def _refused(self, origin: object, copy: StoredCopy) -> bool:
         """Whether ``copy`` cannot be stored as ``origin``'s (then logged, counted)."""
-        found = _key_reason(origin) or _copy_reason(copy, time.time())
+        found = _text_reason("origin", origin, MAX_ORIGIN) or _copy_reason(copy, time.time())
         if found is not None:
             self.counts.refused += 1
             self._say("refused", "robots.txt store %s: not storing %s: %s", origin, found[1])
@@ -1082,7 +1080,16 @@ def _check_truncated(path: Path) -> None:
 def _write(conn: sqlite3.Connection, origin: str, copy: StoredCopy) -> bool | None:
     """Write ``copy`` as ``origin``'s in the caller's transaction: True when the origin is new,
     False when its copy was replaced, None when a copy fetched later is stored already."""
-    values = _values(copy)
+    values = (  # those of _COPY_COLUMNS
+        copy.url,
+        copy.status,
+        copy.outcome.value,
+        float(copy.fetched_at),
+        float(copy.expires_at),
+        *(getattr(copy, name) for name in HEADERS),
+        copy.sha256,
+        copy.body,
+    )
     updated = conn.execute(
         f"UPDATE robots SET {', '.join(f'{c} = ?' for c in _COPY_COLUMNS)},"
         f" used_at = {_NEXT_TICK} WHERE origin = ?"
@@ -1135,11 +1142,7 @@ def _is_utf8(value: str) -> bool:
 
 
 def _key_ok(origin: object) -> bool:
-    return _key_reason(origin) is None
-
-
-def _key_reason(origin: object) -> tuple[str, str] | None:
-    return _text_reason("origin", origin, MAX_ORIGIN)
+    return _text_reason("origin", origin, MAX_ORIGIN) is None
 
 
 def _text_reason(what: str, value: object, cap: int) -> tuple[str, str] | None:
@@ -1204,20 +1207,6 @@ def _copy_reason(copy: StoredCopy, now: float) -> tuple[str, str] | None:
     return None
 
 
-def _values(copy: StoredCopy) -> tuple[object, ...]:
-    """The values of :data:`_COPY_COLUMNS` for ``copy``."""
-    return (
-        copy.url,
-        copy.status,
-        copy.outcome.value,
-        float(copy.fetched_at),
-        float(copy.expires_at),
-        *(getattr(copy, name) for name in HEADERS),
-        copy.sha256,
-        copy.body,
-    )
-
-
 def _copy(row: tuple[object, ...], now: float) -> StoredCopy:
     """A row's copy, every value checked, the body against its hash. Raises :class:`_BadRow`."""
     # SQLite's values, of any type until checked: the checks below (and StoredCopy's) say why
@@ -1253,7 +1242,7 @@ def _listed(row: tuple[object, ...], now: float) -> StoredOrigin:
     values: tuple[Any, ...] = row  # SQLite's values, of any type until checked below
     origin, url, status, outcome, fetched_at, expires_at, sha256, body_type, size = values
     found = (
-        _key_reason(origin)
+        _text_reason("origin", origin, MAX_ORIGIN)
         or (None if body_type == "blob" else ("value", "the body is not bytes"))
         or (
             None
