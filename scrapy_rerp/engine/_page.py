@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -273,13 +273,14 @@ def _pairs(things: object, what: str) -> Iterator[tuple[object, object]]:
         yield pair[0], pair[1]
 
 
-def _header_lines(headers: object) -> Iterator[tuple[str, str]]:
-    """(lower-case name, value) per header line; a value may be a list of lines."""
+def _header_lines(headers: object, names: Container[str]) -> Iterator[tuple[str, str]]:
+    """(lower-case name, value) per line of the headers *names* holds (lower case); a value may
+    be a list of lines. The values of other headers are not read (a response has many)."""
     for name, value in _pairs(headers, "headers"):
         key = _header_text(name, "a header name").strip(_WS).lower()
-        lines = value if isinstance(value, (list, tuple)) else (value,)
-        for line in lines:
-            yield key, _header_text(line, "a header value")
+        if key in names:
+            for line in value if isinstance(value, (list, tuple)) else (value,):
+                yield key, _header_text(line, "a header value")
 
 
 def _meta_tags(meta: object) -> Iterator[tuple[int, str, str | None]]:
@@ -499,9 +500,8 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
             warner(statement.source)("too-many", statement.text, message)
 
     lines: dict[str, list[str]] = {_X_ROBOTS_TAG: [], _ROBOTS_TAG: []}
-    for name, value in _header_lines(headers):
-        if name in lines:
-            lines[name].append(value)
+    for name, value in _header_lines(headers, lines):
+        lines[name].append(value)
     for number, value in enumerate(lines[_X_ROBOTS_TAG], 1):
         source = f"X-Robots-Tag header {number}"
         warn = warner(source)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ._constants import as_text
-from ._page import _header_text, _meta_tags, _pairs, _warner
+from ._page import _header_lines, _meta_tags, _warner
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
@@ -428,14 +428,8 @@ def _statement(
 
 def _header_statement(headers: object, warn: Warn) -> TdmRepStatement | None:
     found: dict[str, list[tuple[str, str]]] = {_RESERVATION: [], _POLICY: []}
-    for name, value in _pairs(headers, "headers"):
-        key = _header_text(name, "a header name").strip(_SPACE).lower()
-        lines = found.get(key)
-        if lines is None:
-            continue  # the values of other headers are not read (a response has many)
-        source = f"{key} header"
-        for line in value if isinstance(value, (list, tuple)) else (value,):
-            lines.append((source, _header_text(line, "a header value")))
+    for name, line in _header_lines(headers, found):
+        found[name].append((f"{name} header", line))
     return _statement("header", found, warn)
 
 
