@@ -301,7 +301,7 @@ def _meta_tags(meta: object) -> Iterator[tuple[int, str, str | None]]:
 
 # -- reading rules ------------------------------------------------------------------------------
 
-Emit = Callable[[str | None, PageStatement], None]
+Emit = Callable[[PageStatement], None]
 Warn = Callable[[str, str, str], None]
 
 
@@ -388,7 +388,7 @@ def _read_rules(
         if rule.value is None:
             if value:
                 warn("value-ignored", item, f"{rule.name} takes no value; {value!r} ignored")
-            emit(agent, PageStatement(rule, None, source, agent, item))
+            emit(PageStatement(rule, None, source, agent, item))
             continue
         if rule.value == DATE and value.lower() in WEEKDAYS and position < len(items):
             # The comma after a weekday is the date's own (RFC 850/1123): the next piece is the
@@ -406,7 +406,7 @@ def _read_rules(
             code = "bad-date" if rule.value == DATE else "bad-value"
             warn(code, item, f"{rule.name}: cannot read {value!r}, ignored")
             continue
-        emit(agent, PageStatement(rule, read, source, agent, item))
+        emit(PageStatement(rule, read, source, agent, item))
 
 
 def _read_robots_tag(value: str, source: str, emit: Emit, warn: Warn) -> None:
@@ -435,14 +435,14 @@ def _read_robots_tag(value: str, source: str, emit: Emit, warn: Warn) -> None:
                     warn(
                         "value-ignored", text, f"{rule.name} takes no value; {parameter!r} ignored"
                     )
-                emit(agent, PageStatement(rule, None, source, agent, text))
+                emit(PageStatement(rule, None, source, agent, text))
             else:
                 read = _parameter_value(rule, parameter)
                 if read is None:
                     code = "bad-date" if rule.value == DATE else "bad-value"
                     warn(code, text, f"{rule.name}: cannot read {parameter!r}, ignored")
                 else:
-                    emit(agent, PageStatement(rule, read, source, agent, text))
+                    emit(PageStatement(rule, read, source, agent, text))
 
 
 def _parameter_value(rule: PageRule, parameter: object) -> Any:
@@ -482,7 +482,7 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     """
     user_agent = as_text(user_agent, "user_agent")
     warnings: list[PageWarning] = []
-    found: list[tuple[str | None, PageStatement]] = []
+    found: list[PageStatement] = []
 
     kept = 0
     add_warning = _warner(warnings, PageWarning)
@@ -490,11 +490,11 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     def warner(source: str) -> Warn:
         return lambda code, text, message: add_warning(code, source, text, message)
 
-    def emit(agent: str | None, statement: PageStatement) -> None:
+    def emit(statement: PageStatement) -> None:
         nonlocal kept
         kept += 1
         if kept <= MAX_STATEMENTS:
-            found.append((agent, statement))
+            found.append(statement)
         elif kept == MAX_STATEMENTS + 1:
             message = f"more than {MAX_STATEMENTS} rules; the rest are ignored"
             warner(statement.source)("too-many", statement.text, message)
@@ -521,9 +521,9 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
         _read_robots_tag(_bounded(joined, ",", warn), source, emit, warn)
 
     tags = list(_meta_tags(meta))
-    named = {agent for agent, _ in found if agent is not None} | {name for _, name, _ in tags}
+    named = {statement.agent for statement in found} | {name for _, name, _ in tags}
     agent = next((token for token in caller_tokens(user_agent) if token in named), None)
-    statements = [statement for named_agent, statement in found if named_agent in (None, agent)]
+    statements = [statement for statement in found if statement.agent in (None, agent)]
 
     found.clear()
     read = [
@@ -539,5 +539,5 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
             break
         for_agent = None if name == "robots" else agent
         _read_rules(_bounded(content, ",", warn), source, for_agent, False, emit, warn)
-    statements += [statement for _, statement in found]
+    statements += found
     return PageDirectives._combine(tuple(statements), tuple(warnings), agent)
