@@ -287,16 +287,13 @@ def _meta_tags(meta: object) -> Iterator[tuple[int, str, str | None]]:
     """(1-based position, lower-case name, content) per meta tag."""
     for index, (name, content) in enumerate(_pairs(meta, "meta"), 1):
         key = _header_text(name, "a meta name").strip(_WS).lower()
-        if content is None:
-            yield index, key, None
-        elif isinstance(content, (bytes, bytearray)):
-            yield index, key, bytes(content).decode("utf-8", "replace")
-        elif isinstance(content, str):
-            yield index, key, content
-        else:
+        if isinstance(content, (bytes, bytearray)):
+            content = bytes(content).decode("utf-8", "replace")
+        elif content is not None and not isinstance(content, str):
             raise TypeError(
                 f"a meta content must be str, bytes or None, not {type(content).__name__}"
             )
+        yield index, key, content
 
 
 # -- reading rules ------------------------------------------------------------------------------
