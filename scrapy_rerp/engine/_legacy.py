@@ -52,7 +52,7 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
     def _record(self, user_agent: str) -> _Record:
         """rerp's record for *user_agent* and its split wildcard rules, remembered."""
         memo = self._memo_for_update()
-        position = self._position(user_agent, with_rules=True)
+        position = self._position(user_agent)
         if position is None:
             found = _NO_RECORD
         else:
@@ -65,17 +65,13 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         memo[user_agent] = found
         return found
 
-    def _position(
-        self, user_agent: str, with_rules: bool, extra: tuple[int, ...] = ()
-    ) -> int | None:
+    def _position(self, user_agent: str, extra: tuple[int, ...] = ()) -> int | None:
         """The position of rerp's first matching record; records without rules count only when
         they carry one of the *extra* directives asked for (rerp dropped them: a
         Crawl-delay-only record was lost)."""
         agent = user_agent.lower()
         for position, group in enumerate(self._groups):
-            if not group.patterns and (
-                with_rules or not any(e.kind in extra for e in group.extras)
-            ):
+            if not group.patterns and not any(e.kind in extra for e in group.extras):
                 continue
             if _agent_index(group, agent) is not None:
                 return position
@@ -145,13 +141,13 @@ class LegacyRobotsTxt(RobotsTxt, syntaxes=(MK1996, GYM2008)):
         return RuleTable(rules)
 
     def _extra(self, user_agent: str, kind: int) -> Any:
-        position = self._position(user_agent, with_rules=False, extra=(kind,))
+        position = self._position(user_agent, (kind,))
         if position is None:
             return None
         return self._groups[position].last_extra(kind)  # rerp: the last Crawl-delay wins
 
     def _usage_statements(self, user_agent: str) -> list[Extra]:
-        position = self._position(user_agent, with_rules=False, extra=USAGE_KINDS)
+        position = self._position(user_agent, USAGE_KINDS)
         if position is None:
             return []
         record = self._groups[position]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -273,34 +273,32 @@ def _pairs(things: object, what: str) -> Iterator[tuple[object, object]]:
         yield pair[0], pair[1]
 
 
-def _header_lines(headers: object) -> Iterator[tuple[str, str]]:
-    """(lower-case name, value) per header line; a value may be a list of lines."""
+def _header_lines(headers: object, names: Container[str]) -> Iterator[tuple[str, str]]:
+    """(lower-case name, value) per line of the headers *names* holds (lower case); a value may
+    be a list of lines. The values of other headers are not read (a response has many)."""
     for name, value in _pairs(headers, "headers"):
         key = _header_text(name, "a header name").strip(_WS).lower()
-        lines = value if isinstance(value, (list, tuple)) else (value,)
-        for line in lines:
-            yield key, _header_text(line, "a header value")
+        if key in names:
+            for line in value if isinstance(value, (list, tuple)) else (value,):
+                yield key, _header_text(line, "a header value")
 
 
 def _meta_tags(meta: object) -> Iterator[tuple[int, str, str | None]]:
     """(1-based position, lower-case name, content) per meta tag."""
     for index, (name, content) in enumerate(_pairs(meta, "meta"), 1):
         key = _header_text(name, "a meta name").strip(_WS).lower()
-        if content is None:
-            yield index, key, None
-        elif isinstance(content, (bytes, bytearray)):
-            yield index, key, bytes(content).decode("utf-8", "replace")
-        elif isinstance(content, str):
-            yield index, key, content
-        else:
+        if isinstance(content, (bytes, bytearray)):
+            content = bytes(content).decode("utf-8", "replace")
+        elif content is not None and not isinstance(content, str):
             raise TypeError(
                 f"a meta content must be str, bytes or None, not {type(content).__name__}"
             )
+        yield index, key, content
 
 
 # -- reading rules ------------------------------------------------------------------------------
 
-Emit = Callable[[str | None, PageStatement], None]
+Emit = Callable[[PageStatement], None]
 Warn = Callable[[str, str, str], None]
 
 
@@ -387,7 +385,7 @@ def _read_rules(
         if rule.value is None:
             if value:
                 warn("value-ignored", item, f"{rule.name} takes no value; {value!r} ignored")
-            emit(agent, PageStatement(rule, None, source, agent, item))
+            emit(PageStatement(rule, None, source, agent, item))
             continue
         if rule.value == DATE and value.lower() in WEEKDAYS and position < len(items):
             # The comma after a weekday is the date's own (RFC 850/1123): the next piece is the
@@ -405,7 +403,7 @@ def _read_rules(
             code = "bad-date" if rule.value == DATE else "bad-value"
             warn(code, item, f"{rule.name}: cannot read {value!r}, ignored")
             continue
-        emit(agent, PageStatement(rule, read, source, agent, item))
+        emit(PageStatement(rule, read, source, agent, item))
 
 
 def _read_robots_tag(value: str, source: str, emit: Emit, warn: Warn) -> None:
@@ -434,14 +432,14 @@ def _read_robots_tag(value: str, source: str, emit: Emit, warn: Warn) -> None:
                     warn(
                         "value-ignored", text, f"{rule.name} takes no value; {parameter!r} ignored"
                     )
-                emit(agent, PageStatement(rule, None, source, agent, text))
+                emit(PageStatement(rule, None, source, agent, text))
             else:
                 read = _parameter_value(rule, parameter)
                 if read is None:
                     code = "bad-date" if rule.value == DATE else "bad-value"
                     warn(code, text, f"{rule.name}: cannot read {parameter!r}, ignored")
                 else:
-                    emit(agent, PageStatement(rule, read, source, agent, text))
+                    emit(PageStatement(rule, read, source, agent, text))
 
 
 def _parameter_value(rule: PageRule, parameter: object) -> Any:
@@ -481,7 +479,7 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     """
     user_agent = as_text(user_agent, "user_agent")
     warnings: list[PageWarning] = []
-    found: list[tuple[str | None, PageStatement]] = []
+    found: list[PageStatement] = []
 
     kept = 0
     add_warning = _warner(warnings, PageWarning)
@@ -489,19 +487,18 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
     def warner(source: str) -> Warn:
         return lambda code, text, message: add_warning(code, source, text, message)
 
-    def emit(agent: str | None, statement: PageStatement) -> None:
+    def emit(statement: PageStatement) -> None:
         nonlocal kept
         kept += 1
         if kept <= MAX_STATEMENTS:
-            found.append((agent, statement))
+            found.append(statement)
         elif kept == MAX_STATEMENTS + 1:
             message = f"more than {MAX_STATEMENTS} rules; the rest are ignored"
             warner(statement.source)("too-many", statement.text, message)
 
     lines: dict[str, list[str]] = {_X_ROBOTS_TAG: [], _ROBOTS_TAG: []}
-    for name, value in _header_lines(headers):
-        if name in lines:
-            lines[name].append(value)
+    for name, value in _header_lines(headers, lines):
+        lines[name].append(value)
     for number, value in enumerate(lines[_X_ROBOTS_TAG], 1):
         source = f"X-Robots-Tag header {number}"
         warn = warner(source)
@@ -521,9 +518,9 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
         _read_robots_tag(_bounded(joined, ",", warn), source, emit, warn)
 
     tags = list(_meta_tags(meta))
-    named = {agent for agent, _ in found if agent is not None} | {name for _, name, _ in tags}
+    named = {statement.agent for statement in found} | {name for _, name, _ in tags}
     agent = next((token for token in caller_tokens(user_agent) if token in named), None)
-    statements = [statement for named_agent, statement in found if named_agent in (None, agent)]
+    statements = [statement for statement in found if statement.agent in (None, agent)]
 
     found.clear()
     read = [
@@ -539,5 +536,5 @@ def page_directives(headers: object, meta: object, user_agent: str | bytes) -> P
             break
         for_agent = None if name == "robots" else agent
         _read_rules(_bounded(content, ",", warn), source, for_agent, False, emit, warn)
-    statements += [statement for _, statement in found]
+    statements += found
     return PageDirectives._combine(tuple(statements), tuple(warnings), agent)

@@ -365,10 +365,8 @@ def _origin(url: str) -> str | None:
 def _compiled_url(url: str) -> tuple[str | None, str] | None:
     """A content url as matched: (origin or None for a path, the RFC 9309 path pattern,
     %-escaped as robots.txt rules are); None for a value that is neither."""
-    if _SCHEME.match(url):
-        origin = _origin(url)
-        if origin is None:
-            return None
+    origin = _origin(url)
+    if origin is not None:
         return origin, escape_pattern(path_params_query(url))
     if url.startswith(("/", "*")):
         return None, escape_pattern(url)

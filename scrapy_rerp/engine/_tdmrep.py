@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ._constants import as_text
-from ._page import _header_text, _meta_tags, _pairs, _warner
+from ._page import _header_lines, _meta_tags, _warner
 from ._patterns import escape_pattern, glob_match, path_params_query, split_glob
 from ._usage import ALLOWED, DISALLOWED, UNKNOWN, usage_category
 
@@ -405,10 +405,15 @@ def _one_value(
 
 
 def _statement(
-    technique: str, found: dict[str, list[tuple[str, str]]], warn: Warn
+    technique: str, said: Iterable[tuple[str, str, str | None]], warn: Warn
 ) -> TdmRepStatement | None:
     """What the header lines (or meta tags) of one response say, or None if they say nothing:
-    *found* holds ``(source, value)`` per line (or tag), by name."""
+    *said* holds ``(name, source, value)`` per line (or tag); those of other names, and tags
+    without a content, are not read."""
+    found: dict[str, list[tuple[str, str]]] = {_RESERVATION: [], _POLICY: []}
+    for name, source, value in said:
+        if name in found and value is not None:
+            found[name].append((source, value))
     if not found[_RESERVATION] and not found[_POLICY]:
         return None
     text, reservation_source = _one_value(found[_RESERVATION], _RESERVATION, warn)
@@ -424,28 +429,6 @@ def _statement(
     return TdmRepStatement(
         technique, reservation, policy, source, policy_source if policy is not None else None
     )
-
-
-def _header_statement(headers: object, warn: Warn) -> TdmRepStatement | None:
-    found: dict[str, list[tuple[str, str]]] = {_RESERVATION: [], _POLICY: []}
-    for name, value in _pairs(headers, "headers"):
-        key = _header_text(name, "a header name").strip(_SPACE).lower()
-        lines = found.get(key)
-        if lines is None:
-            continue  # the values of other headers are not read (a response has many)
-        source = f"{key} header"
-        for line in value if isinstance(value, (list, tuple)) else (value,):
-            lines.append((source, _header_text(line, "a header value")))
-    return _statement("header", found, warn)
-
-
-def _meta_statement(meta: object, warn: Warn) -> TdmRepStatement | None:
-    found: dict[str, list[tuple[str, str]]] = {_RESERVATION: [], _POLICY: []}
-    for index, name, content in _meta_tags(meta):
-        tags = found.get(name)
-        if tags is not None and content is not None:
-            tags.append((f"meta tag {index} ({name})", content))
-    return _statement("meta", found, warn)
 
 
 # -- the combination --------------------------------------------------------------------------
@@ -516,10 +499,11 @@ def tdm_reservation(
         raise TypeError(f"file must be a TdmRepFile or None, not {type(file).__name__}")
     warnings: list[TdmRepWarning] = []
     warn = _warner(warnings, TdmRepWarning)
+    lines = _header_lines(headers, TDMREP_META_NAMES)
     said = (
         file.reservation(url) if file is not None else None,
-        _header_statement(headers, warn),
-        _meta_statement(meta, warn),
+        _statement("header", ((name, f"{name} header", line) for name, line in lines), warn),
+        _statement("meta", ((n, f"meta tag {i} ({n})", c) for i, n, c in _meta_tags(meta)), warn),
     )
     statements = tuple(statement for statement in said if statement is not None)
     # Each property is the last technique's that states it.
