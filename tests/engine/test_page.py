@@ -582,6 +582,14 @@ def test_wrong_types_are_type_errors(headers: object, meta_tags: object, agent: 
         page_directives(headers, meta_tags, agent)  # type: ignore[arg-type]
 
 
+def test_the_value_of_a_header_it_does_not_read_is_not_its_concern() -> None:
+    # Only X-Robots-Tag and Robots-Tag values are read (and typed); tdm_reservation reads
+    # its own headers the same way.
+    headers = [("Content-Length", 5), ("X-Robots-Tag", "noindex")]
+    directives = page_directives(headers, None, BOT)  # type: ignore[list-item]
+    assert directives.noindex and not directives.nofollow
+
+
 def test_usage_misuse() -> None:
     directives = xrt("noindex")
     with pytest.raises(ValueError, match="unknown usage category"):
